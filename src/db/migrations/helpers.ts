@@ -1,0 +1,12 @@
+import { type CreateTableBuilder, type Kysely, PostgresAdapter } from 'kysely';
+
+export function isPostgres(db: Kysely<any>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/** An integer id column that the database numbers: the same column type (int4) on both engines. */
+export function withId<T extends string>(db: Kysely<any>, table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'> {
+  return isPostgres(db)
+    ? table.addColumn('id', 'integer', (c) => c.primaryKey().generatedByDefaultAsIdentity())
+    : table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+}

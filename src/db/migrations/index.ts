@@ -1,0 +1,23 @@
+// The migrations, in order. One set for both databases.
+import type { Migration } from 'kysely';
+import * as core from './0001_core.ts';
+import * as activity from './0002_activity.ts';
+import * as updaterAccess from './0003_updater_access.ts';
+import * as codeSecurity from './0004_code_security.ts';
+import * as assistantMetrics from './0005_assistant_metrics.ts';
+import * as issueTypes from './0006_issue_types.ts';
+import * as notifications from './0007_notifications.ts';
+import * as appWebhooks from './0008_app_webhooks.ts';
+import * as userMigrations from './0009_user_migrations.ts';
+
+export const migrations: Record<string, Migration> = {
+  '0001_core': core,
+  '0002_activity': activity,
+  '0003_updater_access': updaterAccess,
+  '0004_code_security': codeSecurity,
+  '0005_assistant_metrics': assistantMetrics,
+  '0006_issue_types': issueTypes,
+  '0007_notifications': notifications,
+  '0008_app_webhooks': appWebhooks,
+  '0009_user_migrations': userMigrations,
+};

@@ -1,0 +1,228 @@
+// Access rules, declared once beside each route. The same declaration produces the decision for the
+// credential kind and scopes, and the `X-Accepted-*` headers. Resource-dependent checks (does this
+// token reach this organization or repository, does the user hold this role) are the helpers below,
+// called by services; what a caller may not see is a 404.
+import type { Executor } from '../db/index.ts';
+import type { RepositoryRow } from './representations.ts';
+import { ApiError, forbidden, notFound, requiresAuthentication } from './errors.ts';
+import type { CredentialKind, Level, Permissions, Principal, UserPrincipal } from './principal.ts';
+
+export interface AccessRule {
+  /** Credential kinds the endpoint accepts. */
+  credentials: readonly CredentialKind[];
+  /** Answer without credentials too (public resources). */
+  anonymous?: boolean;
+  /** Classic and OAuth scopes, any one of which suffices (implied scopes count). */
+  scopes?: readonly string[];
+  /** Fine-grained permission sets, any one of which suffices. */
+  permissions?: readonly Permissions[];
+}
+
+export const USER_TOKENS = ['classic', 'oauth', 'fine_grained', 'app_user'] as const satisfies readonly CredentialKind[];
+export const ALL_TOKENS = [...USER_TOKENS, 'installation'] as const satisfies readonly CredentialKind[];
+export const CLASSIC_TOKENS = ['classic', 'oauth'] as const satisfies readonly CredentialKind[];
+
+/** Scopes that a broader scope implies. */
+const IMPLIED_SCOPES: Record<string, readonly string[]> = {
+  repo: ['repo:status', 'repo_deployment', 'public_repo', 'repo:invite', 'security_events'],
+  'admin:org': ['write:org', 'read:org', 'manage_runners:org'],
+  'write:org': ['read:org'],
+  'admin:enterprise': ['manage_runners:enterprise', 'manage_billing:enterprise', 'read:enterprise', 'scim:enterprise'],
+  'manage_billing:enterprise': ['read:enterprise'],
+  user: ['read:user', 'user:email', 'user:follow'],
+  'admin:repo_hook': ['write:repo_hook', 'read:repo_hook'],
+  'write:repo_hook': ['read:repo_hook'],
+  'admin:org_hook': [],
+};
+
+export function expandScopes(scopes: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  const visit = (scope: string) => {
+    if (out.has(scope)) return;
+    out.add(scope);
+    for (const implied of IMPLIED_SCOPES[scope] ?? []) visit(implied);
+  };
+  scopes.forEach(visit);
+  return out;
+}
+
+export function hasScope(principal: Principal, scopes: readonly string[]): boolean {
+  if (principal.type !== 'user' || (principal.kind !== 'classic' && principal.kind !== 'oauth')) return false;
+  const held = expandScopes(principal.scopes);
+  return scopes.some((scope) => held.has(scope));
+}
+
+const levelReaches = (held: Level | undefined, needed: Level) => held === 'write' || (held === 'read' && needed === 'read');
+
+/** Whether a fine-grained credential's permissions satisfy one of the acceptable sets. */
+export function hasPermissions(permissions: Permissions, sets: readonly Permissions[]): boolean {
+  return sets.some((set) => Object.entries(set).every(([name, level]) => levelReaches(permissions[name], level)));
+}
+
+export function isFineGrained(principal: Principal): boolean {
+  return principal.kind === 'fine_grained' || principal.kind === 'app_user' || principal.kind === 'installation';
+}
+
+/** The response headers that tell a client what the endpoint accepts. */
+export function acceptedHeaders(rule: AccessRule): Record<string, string> {
+  return {
+    'x-accepted-oauth-scopes': (rule.scopes ?? []).join(', '),
+    'x-accepted-vendor-permissions': (rule.permissions ?? [])
+      .map((set) => Object.entries(set).map(([name, level]) => `${name}=${level}`).join(','))
+      .join('; '),
+  };
+}
+
+function notAccessible(principal: Principal): ApiError {
+  return forbidden(
+    principal.kind === 'classic' || principal.kind === 'fine_grained'
+      ? 'Resource not accessible by personal access token'
+      : 'Resource not accessible by integration',
+  );
+}
+
+/** The endpoint-level decision: credential kind, scopes, and whether the token holds a permission set at all. */
+export function checkRule(rule: AccessRule, principal: Principal): void {
+  if (principal.type === 'anonymous') {
+    if (rule.anonymous) return;
+    throw requiresAuthentication();
+  }
+  if (!rule.credentials.includes(principal.kind)) throw notAccessible(principal);
+  if ((principal.kind === 'classic' || principal.kind === 'oauth') && rule.scopes?.length) {
+    if (!hasScope(principal, rule.scopes)) throw notAccessible(principal);
+  }
+  if (principal.type !== 'app' && isFineGrained(principal) && rule.permissions?.length) {
+    if (!hasPermissions(principal.permissions, rule.permissions)) throw notAccessible(principal);
+  }
+}
+
+// --- Resource-dependent checks -------------------------------------------------------------------
+
+export type OrgRole = 'owner' | 'member' | 'security_manager' | 'billing_manager';
+
+export async function orgRoles(db: Executor, orgId: number, userId: number): Promise<Set<OrgRole>> {
+  const rows = await db.selectFrom('org_memberships').select('role').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+  return new Set(rows.map((r) => r.role as OrgRole));
+}
+
+export async function isEnterpriseOwner(db: Executor, enterpriseId: number, userId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('enterprise_members')
+    .select('user_id')
+    .where('enterprise_id', '=', enterpriseId)
+    .where('user_id', '=', userId)
+    .where('role', '=', 'owner')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The user behind a principal, if any. */
+export function actingUser(principal: Principal): UserPrincipal['user'] | null {
+  return principal.type === 'user' ? principal.user : null;
+}
+
+/**
+ * Whether a fine-grained credential reaches an account's resources: a fine-grained personal token
+ * must be owned by that account, an installation token must belong to an installation on it, and an
+ * app user token needs its app installed on it.
+ */
+export async function reachesAccount(db: Executor, principal: Principal, accountId: number): Promise<boolean> {
+  if (principal.type === 'installation') return principal.accountId === accountId;
+  if (principal.type !== 'user') return false;
+  if (principal.kind === 'fine_grained') return principal.resourceOwnerId === accountId;
+  if (principal.kind === 'app_user') {
+    const installation = await db
+      .selectFrom('installations')
+      .select('id')
+      .where('app_id', '=', principal.appId ?? -1)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return installation !== undefined;
+  }
+  return true;
+}
+
+/** Whether a fine-grained credential's repository selection includes a repository. */
+export async function reachesRepository(db: Executor, principal: Principal, repository: Pick<RepositoryRow, 'id' | 'owner_id'>): Promise<boolean> {
+  if (!isFineGrained(principal)) return true;
+  if (!(await reachesAccount(db, principal, repository.owner_id))) return false;
+  if (principal.type === 'installation' || principal.type === 'user') {
+    if (principal.repositorySelection === 'selected' && !principal.repositoryIds.includes(repository.id)) return false;
+    if (principal.type === 'installation' || principal.kind === 'app_user') {
+      const installationId =
+        principal.type === 'installation'
+          ? principal.installationId
+          : (await db.selectFrom('installations').select('id').where('app_id', '=', principal.appId ?? -1).where('account_id', '=', repository.owner_id).executeTakeFirst())?.id;
+      if (installationId === undefined) return false;
+      const installation = await db.selectFrom('installations').select('repository_selection').where('id', '=', installationId).executeTakeFirstOrThrow();
+      if (installation.repository_selection === 'selected') {
+        const covered = await db
+          .selectFrom('installation_repositories')
+          .select('repository_id')
+          .where('installation_id', '=', installationId)
+          .where('repository_id', '=', repository.id)
+          .executeTakeFirst();
+        if (!covered) return false;
+      }
+    }
+  }
+  return true;
+}
+
+export interface RepositoryPermissions {
+  admin: boolean;
+  push: boolean;
+  pull: boolean;
+}
+
+const NONE: RepositoryPermissions = { admin: false, push: false, pull: false };
+
+/**
+ * What a user may do with a repository: its owner and the owners of its organization administer it;
+ * organization members read and write it; anyone reads a public one; internal repositories are read
+ * by members of organizations in the same enterprise.
+ */
+export async function userRepositoryPermissions(
+  db: Executor,
+  userId: number | null,
+  repository: Pick<RepositoryRow, 'owner_id' | 'visibility'>,
+): Promise<RepositoryPermissions> {
+  const publicRead = repository.visibility === 'public' ? { admin: false, push: false, pull: true } : NONE;
+  if (userId === null) return publicRead;
+  if (repository.owner_id === userId) return { admin: true, push: true, pull: true };
+  const roles = await orgRoles(db, repository.owner_id, userId);
+  if (roles.has('owner')) return { admin: true, push: true, pull: true };
+  if (roles.has('member')) return { admin: false, push: true, pull: true };
+  if (repository.visibility === 'internal') {
+    const sameEnterprise = await db
+      .selectFrom('organizations as target')
+      .innerJoin('organizations as other', 'other.enterprise_id', 'target.enterprise_id')
+      .innerJoin('org_memberships', 'org_memberships.org_id', 'other.id')
+      .select('org_memberships.user_id')
+      .where('target.id', '=', repository.owner_id)
+      .where('org_memberships.user_id', '=', userId)
+      .executeTakeFirst();
+    if (sameEnterprise) return { admin: false, push: false, pull: true };
+  }
+  return publicRead;
+}
+
+/**
+ * Whether the principal may read a repository: the user's own access, narrowed by a fine-grained
+ * token's reach. Used to answer 404 for what the caller may not see.
+ */
+export async function canReadRepository(db: Executor, principal: Principal, repository: RepositoryRow): Promise<boolean> {
+  if (principal.type === 'installation') return reachesRepository(db, principal, repository);
+  if (principal.type === 'app') return false;
+  const userId = principal.type === 'user' ? principal.user.id : null;
+  const permissions = await userRepositoryPermissions(db, userId, repository);
+  if (!permissions.pull) return false;
+  if (repository.visibility === 'public') return true;
+  return reachesRepository(db, principal, repository);
+}
+
+/** Throws the platform's 404 unless the principal may read the repository. */
+export async function requireReadableRepository(db: Executor, principal: Principal, repository: RepositoryRow | undefined): Promise<RepositoryRow> {
+  if (!repository || !(await canReadRepository(db, principal, repository))) throw notFound();
+  return repository;
+}

@@ -1,0 +1,64 @@
+// The platform's error bodies: `{message, documentation_url, status}`, and for validation failures
+// 422 with `errors: [{resource, field, code}]`.
+export const DOCUMENTATION_URL = 'https://docs.codehost.dev/rest';
+
+export type ValidationCode = 'missing' | 'missing_field' | 'invalid' | 'already_exists' | 'unprocessable' | 'custom';
+
+export interface ValidationError {
+  resource: string;
+  field: string;
+  code: ValidationCode;
+  message?: string;
+  value?: unknown;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly errors?: ValidationError[];
+  readonly headers?: Record<string, string>;
+  readonly extra?: Record<string, unknown>;
+
+  constructor(
+    status: number,
+    message: string,
+    options: { errors?: ValidationError[]; headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+  ) {
+    super(message);
+    this.status = status;
+    this.errors = options.errors;
+    this.headers = options.headers;
+    this.extra = options.extra;
+  }
+
+  body(): Record<string, unknown> {
+    return {
+      message: this.message,
+      ...(this.errors ? { errors: this.errors } : {}),
+      ...this.extra,
+      documentation_url: DOCUMENTATION_URL,
+      status: String(this.status),
+    };
+  }
+}
+
+export const notFound = (message = 'Not Found') => new ApiError(404, message);
+export const forbidden = (message: string) => new ApiError(403, message);
+export const conflict = (message: string) => new ApiError(409, message);
+export const badRequest = (message: string) => new ApiError(400, message);
+export const requiresAuthentication = () => new ApiError(401, 'Requires authentication');
+export const badCredentials = () => new ApiError(401, 'Bad credentials');
+
+export function validationFailed(errors: ValidationError[], message = 'Validation Failed'): ApiError {
+  return new ApiError(422, message, { errors });
+}
+
+/** One invalid field: the common case of a 422. */
+export function invalidField(resource: string, field: string, message?: string, code: ValidationCode = message ? 'custom' : 'invalid'): ApiError {
+  return validationFailed([{ resource, field, code, ...(message ? { message } : {}) }]);
+}
+
+/** A unique-constraint violation from either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; errcode?: string; message?: string };
+  return e?.code === '23505' || e?.code === 'ERR_SQLITE_ERROR' && /UNIQUE constraint failed/.test(e.message ?? '') || /UNIQUE constraint failed/.test(e?.message ?? '');
+}

@@ -1,0 +1,191 @@
+// Credentials → principal: who is calling, with which kind of credential, scopes and permissions.
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import type { Selectable } from 'kysely';
+import type { Executor } from '../db/index.ts';
+import type { AppsTable, UsersTable } from '../db/schema.ts';
+import type { Clock } from './clock.ts';
+import { ApiError, badCredentials } from './errors.ts';
+import { hashSecret, tokenKindOf, type TokenKind } from './tokens.ts';
+
+export type UserRow = Selectable<UsersTable>;
+export type AppRow = Selectable<AppsTable>;
+export type Level = 'read' | 'write';
+export type Permissions = Record<string, Level>;
+
+/** A credential kind an endpoint may accept: the five token kinds, an app JWT, or Basic client credentials. */
+export type CredentialKind = TokenKind | 'jwt' | 'basic';
+
+interface TokenFacts {
+  tokenId: number;
+  permissions: Permissions;
+  repositorySelection: 'all' | 'selected';
+  repositoryIds: number[];
+  expiresAt: string | null;
+}
+
+/** A token acting as a user: classic, fine-grained personal, OAuth, or app user. */
+export interface UserPrincipal extends TokenFacts {
+  type: 'user';
+  kind: 'classic' | 'fine_grained' | 'oauth' | 'app_user';
+  user: UserRow;
+  scopes: string[];
+  appId: number | null;
+  /** Fine-grained personal tokens reach only this account's resources. */
+  resourceOwnerId: number | null;
+}
+
+export interface InstallationPrincipal extends TokenFacts {
+  type: 'installation';
+  kind: 'installation';
+  installationId: number;
+  appId: number;
+  accountId: number;
+}
+
+/** An app authenticated by its JWT (`jwt`) or by client id and secret (`basic`). */
+export interface AppPrincipal {
+  type: 'app';
+  kind: 'jwt' | 'basic';
+  app: AppRow;
+}
+
+export interface AnonymousPrincipal {
+  type: 'anonymous';
+  kind: null;
+}
+
+export type Principal = UserPrincipal | InstallationPrincipal | AppPrincipal | AnonymousPrincipal;
+
+export const ANONYMOUS: AnonymousPrincipal = { type: 'anonymous', kind: null };
+
+const json = <T>(text: string): T => JSON.parse(text) as T;
+
+const publicKeys = new Map<number, KeyObject>();
+function publicKeyOf(app: AppRow): KeyObject {
+  let key = publicKeys.get(app.id);
+  if (!key) {
+    key = createPublicKey(app.public_key_pem);
+    publicKeys.set(app.id, key);
+  }
+  return key;
+}
+
+/** Looks a token up by its hash. Unknown, revoked (deleted) and expired tokens are all `Bad credentials`. */
+export async function principalFromToken(db: Executor, clock: Clock, token: string): Promise<UserPrincipal | InstallationPrincipal> {
+  const kind = tokenKindOf(token);
+  if (!kind) throw badCredentials();
+  const row = await db
+    .selectFrom('tokens')
+    .leftJoin('installations', 'installations.id', 'tokens.installation_id')
+    .select([
+      'tokens.id', 'tokens.kind', 'tokens.user_id', 'tokens.app_id', 'tokens.installation_id', 'tokens.scopes',
+      'tokens.permissions', 'tokens.resource_owner_id', 'tokens.repository_selection', 'tokens.repository_ids',
+      'tokens.expires_at', 'installations.account_id',
+    ])
+    .where('tokens.hashed_token', '=', hashSecret(token))
+    .executeTakeFirst();
+  if (!row || row.kind !== kind) throw badCredentials();
+  if (row.expires_at && row.expires_at <= clock.now().toISOString()) throw badCredentials();
+  const facts: TokenFacts = {
+    tokenId: row.id,
+    permissions: json(row.permissions),
+    repositorySelection: row.repository_selection as 'all' | 'selected',
+    repositoryIds: json(row.repository_ids),
+    expiresAt: row.expires_at,
+  };
+  if (kind === 'installation') {
+    if (row.installation_id === null || row.app_id === null || row.account_id === null) throw badCredentials();
+    return { type: 'installation', kind, installationId: row.installation_id, appId: row.app_id, accountId: row.account_id, ...facts };
+  }
+  const user = row.user_id === null ? undefined : await db.selectFrom('users').selectAll().where('id', '=', row.user_id).executeTakeFirst();
+  if (!user) throw badCredentials();
+  return { type: 'user', kind, user, scopes: json(row.scopes), appId: row.app_id, resourceOwnerId: row.resource_owner_id, ...facts };
+}
+
+const JWT_MAX_LIFETIME_SECONDS = 600;
+const JWT_IAT_LEEWAY_SECONDS = 60;
+
+/** An app JWT: RS256 with the app's key, `iss` its id or client id, `iat` at most 60 s ahead, `exp` at most 10 minutes after `iat`. */
+export async function principalFromJwt(db: Executor, clock: Clock, jwt: string): Promise<AppPrincipal> {
+  const invalid = (message = 'A JSON web token could not be decoded') => new ApiError(401, message);
+  let claims: ReturnType<typeof decodeJwt>;
+  try {
+    if (decodeProtectedHeader(jwt).alg !== 'RS256') throw invalid();
+    claims = decodeJwt(jwt);
+  } catch {
+    throw invalid();
+  }
+  const iss = claims.iss ?? (claims as { iss?: unknown }).iss;
+  if (iss === undefined || iss === null || iss === '') throw invalid("'Issuer' claim ('iss') must be an Integer or the app's client ID");
+  const issuer = String(iss);
+  const app = /^\d+$/.test(issuer)
+    ? await db.selectFrom('apps').selectAll().where('id', '=', Number(issuer)).executeTakeFirst()
+    : await db.selectFrom('apps').selectAll().where('client_id', '=', issuer).executeTakeFirst();
+  if (!app) throw invalid('Integration not found');
+  const now = Math.floor(clock.nowMs() / 1000);
+  try {
+    await jwtVerify(jwt, publicKeyOf(app), { algorithms: ['RS256'], currentDate: clock.now() });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'ERR_JWT_EXPIRED') throw invalid("'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires");
+    throw invalid();
+  }
+  const { iat, exp } = claims;
+  if (typeof iat !== 'number' || typeof exp !== 'number') throw invalid("Missing 'issued at' ('iat') or 'expiration time' ('exp') claim");
+  if (iat > now + JWT_IAT_LEEWAY_SECONDS) throw invalid("'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued");
+  if (exp - iat > JWT_MAX_LIFETIME_SECONDS) throw invalid("'Expiration time' claim ('exp') is too far in the future");
+  return { type: 'app', kind: 'jwt', app };
+}
+
+export interface ParsedAuthorization {
+  scheme: 'bearer' | 'token' | 'basic';
+  credential: string;
+  username?: string;
+}
+
+/** Splits an Authorization header; a header that is present but unreadable is `Bad credentials`. */
+export function parseAuthorization(header: string | undefined): ParsedAuthorization | null {
+  if (header === undefined || header.trim() === '') return null;
+  const match = /^(\S+)\s+(\S+)\s*$/.exec(header);
+  if (!match) throw badCredentials();
+  const scheme = match[1]!.toLowerCase();
+  const value = match[2]!;
+  if (scheme === 'bearer' || scheme === 'token') return { scheme, credential: value };
+  if (scheme === 'basic') {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) throw badCredentials();
+    return { scheme, username: decoded.slice(0, colon), credential: decoded.slice(colon + 1) };
+  }
+  throw badCredentials();
+}
+
+const looksLikeJwt = (value: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/.test(value);
+
+/**
+ * The principal of a request. Basic credentials are an app's client id and secret on the routes that
+ * take them (`basicApp`), elsewhere a username and token pair as the platform accepts.
+ */
+export async function authenticate(
+  db: Executor,
+  clock: Clock,
+  header: string | undefined,
+  options: { basicApp: boolean },
+): Promise<Principal> {
+  const parsed = parseAuthorization(header);
+  if (!parsed) return ANONYMOUS;
+  if (parsed.scheme === 'basic') {
+    if (options.basicApp) {
+      const app = await db.selectFrom('apps').selectAll().where('client_id', '=', parsed.username!).executeTakeFirst();
+      if (!app || app.client_secret_hash !== hashSecret(parsed.credential)) throw new ApiError(404, 'Not Found');
+      return { type: 'app', kind: 'basic', app };
+    }
+    return principalFromToken(db, clock, parsed.credential);
+  }
+  if (looksLikeJwt(parsed.credential)) {
+    if (parsed.scheme !== 'bearer') throw badCredentials();
+    return principalFromJwt(db, clock, parsed.credential);
+  }
+  return principalFromToken(db, clock, parsed.credential);
+}

@@ -1,0 +1,287 @@
+// The shared representations: User (simple, and with the access-list extras) and Repository
+// (minimal: the core and link fields; full: everything the migration and notification responses carry).
+import type { Selectable } from 'kysely';
+import { Type, type Static } from 'typebox';
+import type { RepositoriesTable } from '../db/schema.ts';
+import { isoSeconds } from './clock.ts';
+import type { UserRow } from './principal.ts';
+
+export type RepositoryRow = Selectable<RepositoriesTable>;
+
+export interface Urls {
+  api: string;
+  web: string;
+}
+
+/** Opaque, stable node ids: a type tag and the integer id, base64-encoded. */
+export function nodeId(type: string, id: number): string {
+  return Buffer.from(`0:${type}${id}`).toString('base64url').replace(/=+$/, '');
+}
+
+// --- User ----------------------------------------------------------------------------------------
+
+export const SimpleUser = Type.Object({
+  login: Type.String(),
+  id: Type.Integer(),
+  node_id: Type.String(),
+  avatar_url: Type.String(),
+  gravatar_id: Type.String(),
+  url: Type.String(),
+  html_url: Type.String(),
+  followers_url: Type.String(),
+  following_url: Type.String(),
+  gists_url: Type.String(),
+  starred_url: Type.String(),
+  subscriptions_url: Type.String(),
+  organizations_url: Type.String(),
+  repos_url: Type.String(),
+  events_url: Type.String(),
+  received_events_url: Type.String(),
+  type: Type.String(),
+  site_admin: Type.Boolean(),
+  user_view_type: Type.Optional(Type.String()),
+  name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  email: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  starred_at: Type.Optional(Type.String()),
+});
+export type SimpleUser = Static<typeof SimpleUser>;
+
+export function simpleUser(urls: Urls, user: Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>): SimpleUser {
+  const base = `${urls.api}/users/${user.login}`;
+  return {
+    login: user.login,
+    id: user.id,
+    node_id: nodeId(user.type === 'Organization' ? 'Organization' : 'User', user.id),
+    avatar_url: `${urls.web}/avatars/u/${user.id}?v=4`,
+    gravatar_id: '',
+    url: base,
+    html_url: `${urls.web}/${user.login}`,
+    followers_url: `${base}/followers`,
+    following_url: `${base}/following{/other_user}`,
+    gists_url: `${base}/gists{/gist_id}`,
+    starred_url: `${base}/starred{/owner}{/repo}`,
+    subscriptions_url: `${base}/subscriptions`,
+    organizations_url: `${base}/orgs`,
+    repos_url: `${base}/repos`,
+    events_url: `${base}/events{/privacy}`,
+    received_events_url: `${base}/received_events`,
+    type: user.type,
+    site_admin: Boolean(user.site_admin),
+  };
+}
+
+/** The access-list form of a user: the simple user plus `name`, `email` and `user_view_type`. */
+export function userWithProfile(urls: Urls, user: UserRow): SimpleUser {
+  return { ...simpleUser(urls, user), name: user.name, email: user.email, user_view_type: 'public' };
+}
+
+// --- Repository ----------------------------------------------------------------------------------
+
+const LINK_TEMPLATES = {
+  archive_url: '/{archive_format}{/ref}',
+  assignees_url: '/assignees{/user}',
+  blobs_url: '/git/blobs{/sha}',
+  branches_url: '/branches{/branch}',
+  collaborators_url: '/collaborators{/collaborator}',
+  comments_url: '/comments{/number}',
+  commits_url: '/commits{/sha}',
+  compare_url: '/compare/{base}...{head}',
+  contents_url: '/contents/{+path}',
+  contributors_url: '/contributors',
+  deployments_url: '/deployments',
+  downloads_url: '/downloads',
+  events_url: '/events',
+  forks_url: '/forks',
+  git_commits_url: '/git/commits{/sha}',
+  git_refs_url: '/git/refs{/sha}',
+  git_tags_url: '/git/tags{/sha}',
+  issue_comment_url: '/issues/comments{/number}',
+  issue_events_url: '/issues/events{/number}',
+  issues_url: '/issues{/number}',
+  keys_url: '/keys{/key_id}',
+  labels_url: '/labels{/name}',
+  languages_url: '/languages',
+  merges_url: '/merges',
+  milestones_url: '/milestones{/number}',
+  notifications_url: '/notifications{?since,all,participating}',
+  pulls_url: '/pulls{/number}',
+  releases_url: '/releases{/id}',
+  stargazers_url: '/stargazers',
+  statuses_url: '/statuses/{sha}',
+  subscribers_url: '/subscribers',
+  subscription_url: '/subscription',
+  tags_url: '/tags',
+  teams_url: '/teams',
+  trees_url: '/git/trees{/sha}',
+  hooks_url: '/hooks',
+} as const;
+
+type LinkField = keyof typeof LINK_TEMPLATES;
+const linkFields = Object.fromEntries(Object.keys(LINK_TEMPLATES).map((k) => [k, Type.String()])) as Record<LinkField, ReturnType<typeof Type.String>>;
+
+export const MinimalRepository = Type.Object({
+  id: Type.Integer(),
+  node_id: Type.String(),
+  name: Type.String(),
+  full_name: Type.String(),
+  owner: SimpleUser,
+  private: Type.Boolean(),
+  html_url: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  fork: Type.Boolean(),
+  url: Type.String(),
+  ...linkFields,
+});
+export type MinimalRepository = Static<typeof MinimalRepository>;
+
+const Status = Type.Object({ status: Type.String() });
+export const SecurityAndAnalysis = Type.Object({
+  advanced_security: Type.Optional(Status),
+  code_security: Type.Optional(Status),
+  secret_scanning: Type.Optional(Status),
+  secret_scanning_push_protection: Type.Optional(Status),
+  secret_scanning_non_provider_patterns: Type.Optional(Status),
+  secret_scanning_ai_detection: Type.Optional(Status),
+  secret_scanning_validity_checks: Type.Optional(Status),
+  updater_security_updates: Type.Optional(Status),
+});
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+export const FullRepository = Type.Object({
+  ...MinimalRepository.properties,
+  git_url: Type.String(),
+  ssh_url: Type.String(),
+  clone_url: Type.String(),
+  mirror_url: NullableString,
+  svn_url: Type.String(),
+  homepage: NullableString,
+  language: NullableString,
+  forks_count: Type.Integer(),
+  stargazers_count: Type.Integer(),
+  watchers_count: Type.Integer(),
+  size: Type.Integer(),
+  open_issues_count: Type.Integer(),
+  subscribers_count: Type.Integer(),
+  network_count: Type.Integer(),
+  forks: Type.Integer(),
+  open_issues: Type.Integer(),
+  watchers: Type.Integer(),
+  default_branch: Type.String(),
+  is_template: Type.Boolean(),
+  has_issues: Type.Boolean(),
+  has_projects: Type.Boolean(),
+  has_wiki: Type.Boolean(),
+  has_pages: Type.Boolean(),
+  has_downloads: Type.Boolean(),
+  has_discussions: Type.Boolean(),
+  archived: Type.Boolean(),
+  disabled: Type.Boolean(),
+  allow_rebase_merge: Type.Boolean(),
+  allow_squash_merge: Type.Boolean(),
+  allow_auto_merge: Type.Boolean(),
+  delete_branch_on_merge: Type.Boolean(),
+  allow_merge_commit: Type.Boolean(),
+  topics: Type.Array(Type.String()),
+  visibility: Type.String(),
+  pushed_at: NullableString,
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  permissions: Type.Optional(Type.Object({ admin: Type.Boolean(), push: Type.Boolean(), pull: Type.Boolean() })),
+  template_repository: Type.Null(),
+  temp_clone_token: Type.Optional(Type.String()),
+  license: Type.Null(),
+  security_and_analysis: Type.Union([SecurityAndAnalysis, Type.Null()]),
+});
+export type FullRepository = Static<typeof FullRepository>;
+
+export type RepositoryOwner = Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>;
+
+export function minimalRepository(urls: Urls, repo: RepositoryRow, owner: RepositoryOwner): MinimalRepository {
+  const url = `${urls.api}/repos/${owner.login}/${repo.name}`;
+  const links = Object.fromEntries(Object.entries(LINK_TEMPLATES).map(([k, suffix]) => [k, url + suffix])) as Record<LinkField, string>;
+  return {
+    id: repo.id,
+    node_id: nodeId('Repository', repo.id),
+    name: repo.name,
+    full_name: `${owner.login}/${repo.name}`,
+    owner: simpleUser(urls, owner),
+    private: repo.visibility !== 'public',
+    html_url: `${urls.web}/${owner.login}/${repo.name}`,
+    description: repo.description,
+    fork: false,
+    url,
+    ...links,
+  };
+}
+
+export interface RepositoryCounts {
+  open_issues: number;
+  subscribers: number;
+}
+
+export function fullRepository(
+  urls: Urls,
+  repo: RepositoryRow,
+  owner: RepositoryOwner,
+  counts: RepositoryCounts = { open_issues: 0, subscribers: 0 },
+  permissions?: { admin: boolean; push: boolean; pull: boolean },
+): FullRepository {
+  const minimal = minimalRepository(urls, repo, owner);
+  const host = new URL(urls.web).host;
+  return {
+    ...minimal,
+    git_url: `git://${host}/${owner.login}/${repo.name}.git`,
+    ssh_url: `git@${host}:${owner.login}/${repo.name}.git`,
+    clone_url: `${urls.web}/${owner.login}/${repo.name}.git`,
+    mirror_url: null,
+    svn_url: `${urls.web}/${owner.login}/${repo.name}`,
+    homepage: null,
+    language: repo.language,
+    forks_count: 0,
+    stargazers_count: 0,
+    watchers_count: 0,
+    size: 0,
+    open_issues_count: counts.open_issues,
+    subscribers_count: counts.subscribers,
+    network_count: 0,
+    forks: 0,
+    open_issues: counts.open_issues,
+    watchers: 0,
+    default_branch: repo.default_branch,
+    is_template: false,
+    has_issues: true,
+    has_projects: true,
+    has_wiki: true,
+    has_pages: false,
+    has_downloads: true,
+    has_discussions: false,
+    archived: false,
+    disabled: false,
+    allow_rebase_merge: true,
+    allow_squash_merge: true,
+    allow_auto_merge: false,
+    delete_branch_on_merge: false,
+    allow_merge_commit: true,
+    topics: JSON.parse(repo.topics) as string[],
+    visibility: repo.visibility,
+    pushed_at: repo.pushed_at ? isoSeconds(repo.pushed_at) : null,
+    created_at: isoSeconds(repo.created_at),
+    updated_at: isoSeconds(repo.updated_at),
+    ...(permissions ? { permissions } : {}),
+    template_repository: null,
+    license: null,
+    security_and_analysis: securityAndAnalysis(repo),
+  };
+}
+
+export function securityAndAnalysis(repo: Pick<RepositoryRow, 'security_and_analysis'>): Static<typeof SecurityAndAnalysis> {
+  const stored = JSON.parse(repo.security_and_analysis) as Record<string, string>;
+  const status = (key: string) => ({ status: stored[key] === 'enabled' ? 'enabled' : 'disabled' });
+  return {
+    advanced_security: status('advanced_security'),
+    secret_scanning: status('secret_scanning'),
+    secret_scanning_push_protection: status('secret_scanning_push_protection'),
+    secret_scanning_non_provider_patterns: status('secret_scanning_non_provider_patterns'),
+  };
+}

@@ -1,0 +1,84 @@
+// Token format: `<prefix>_<30 random base62 chars><6 base62 chars of CRC-32>`. 30 base62 characters
+// carry 178 bits from the CSPRNG; the checksum lets a secret scanner recognise a token offline.
+// Only the SHA-256 hash (base64) and the last eight characters are ever stored.
+import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+
+export type TokenKind = 'classic' | 'fine_grained' | 'oauth' | 'app_user' | 'installation';
+
+export const TOKEN_PREFIXES: Record<TokenKind, string> = {
+  classic: 'chp',
+  fine_grained: 'chpat',
+  oauth: 'cho',
+  app_user: 'chu',
+  installation: 'chs',
+};
+
+const KIND_BY_PREFIX = new Map(Object.entries(TOKEN_PREFIXES).map(([kind, prefix]) => [prefix, kind as TokenKind]));
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const RANDOM_LENGTH = 30;
+const CHECKSUM_LENGTH = 6;
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+function crc32(text: string): number {
+  let crc = 0xffffffff;
+  for (const byte of Buffer.from(text)) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+function base62(value: number, width: number): string {
+  let out = '';
+  for (let i = 0; i < width; i++) {
+    out = BASE62[value % 62] + out;
+    value = Math.floor(value / 62);
+  }
+  return out;
+}
+
+export function randomBase62(length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += BASE62[randomInt(62)];
+  return out;
+}
+
+export function generateToken(kind: TokenKind): string {
+  const body = randomBase62(RANDOM_LENGTH);
+  return `${TOKEN_PREFIXES[kind]}_${body}${base62(crc32(body), CHECKSUM_LENGTH)}`;
+}
+
+/** The kind a well-formed token (prefix and checksum both right) belongs to, else null. */
+export function tokenKindOf(token: string): TokenKind | null {
+  const match = /^([a-z]+)_([0-9A-Za-z]{36})$/.exec(token);
+  if (!match) return null;
+  const kind = KIND_BY_PREFIX.get(match[1]!);
+  if (!kind) return null;
+  const body = match[2]!.slice(0, RANDOM_LENGTH);
+  return match[2]!.slice(RANDOM_LENGTH) === base62(crc32(body), CHECKSUM_LENGTH) ? kind : null;
+}
+
+/** base64 SHA-256: the stored form of every token and secret, and the API's `hashed_token`. */
+export function hashSecret(value: string): string {
+  return createHash('sha256').update(value).digest('base64');
+}
+
+export function secretsEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+export function randomHex(bytes: number): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+export function hmacHex(key: string, value: string): string {
+  return createHmac('sha256', key).update(value).digest('hex');
+}
