@@ -82,6 +82,8 @@ export interface RepositoriesTable {
   default_branch: string;
   /** Path of the bare git data under the data directory, when the repository has any. */
   git_path: string | null;
+  /** The user migration that locked the repository; a locked repository refuses writes. */
+  locked_by_migration_id: number | null;
   /** JSON: the effective security_and_analysis statuses. */
   security_and_analysis: string;
   created_at: string;
@@ -181,6 +183,8 @@ export interface JobsTable {
   attempts: number;
   retry_limit: number;
   retry_delay_seconds: number;
+  /** 1: the retry delay doubles after each failure. */
+  retry_backoff: number;
   last_error: string | null;
   created_at: string;
 }

@@ -221,6 +221,11 @@ export async function canReadRepository(db: Executor, principal: Principal, repo
   return reachesRepository(db, principal, repository);
 }
 
+/** A repository locked by a user migration refuses writes until it is unlocked. */
+export function assertRepositoryWritable(repository: Pick<RepositoryRow, 'locked_by_migration_id'>): void {
+  if (repository.locked_by_migration_id !== null) throw forbidden('Repository is locked for migration');
+}
+
 /** Throws the platform's 404 unless the principal may read the repository. */
 export async function requireReadableRepository(db: Executor, principal: Principal, repository: RepositoryRow | undefined): Promise<RepositoryRow> {
   if (!repository || !(await canReadRepository(db, principal, repository))) throw notFound();

@@ -60,5 +60,15 @@ export function invalidField(resource: string, field: string, message?: string, 
 /** A unique-constraint violation from either database. */
 export function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string; errcode?: string; message?: string };
-  return e?.code === '23505' || e?.code === 'ERR_SQLITE_ERROR' && /UNIQUE constraint failed/.test(e.message ?? '') || /UNIQUE constraint failed/.test(e?.message ?? '');
+  return e?.code === '23505' || /UNIQUE constraint failed/.test(e?.message ?? '');
+}
+
+/** Runs an insert; a unique-constraint violation becomes the platform's 422 `already_exists`. */
+export async function insertUnique<T>(resource: string, field: string, insert: () => Promise<T>): Promise<T> {
+  try {
+    return await insert();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw validationFailed([{ resource, field, code: 'already_exists' }]);
+    throw error;
+  }
 }

@@ -49,9 +49,14 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export function generateToken(kind: TokenKind): string {
-  const body = randomBase62(RANDOM_LENGTH);
+/** A token of `kind` around a 30-character base62 body (fixed bodies make reproducible example tokens). */
+export function formatToken(kind: TokenKind, body: string): string {
+  if (!/^[0-9A-Za-z]{30}$/.test(body)) throw new Error('a token body is 30 base62 characters');
   return `${TOKEN_PREFIXES[kind]}_${body}${base62(crc32(body), CHECKSUM_LENGTH)}`;
+}
+
+export function generateToken(kind: TokenKind): string {
+  return formatToken(kind, randomBase62(RANDOM_LENGTH));
 }
 
 /** The kind a well-formed token (prefix and checksum both right) belongs to, else null. */

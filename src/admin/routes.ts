@@ -1,0 +1,230 @@
+// The admin API under /_admin (spec/admin-api.md): JSON in and out, the admin token as Bearer.
+import { Type } from 'typebox';
+import { drain } from '../jobs/queue.ts';
+import { isoSeconds } from '../platform/clock.ts';
+import type { Api, Context } from '../platform/context.ts';
+import { ApiError, notFound } from '../platform/errors.ts';
+import { findRepository } from '../platform/lookups.ts';
+import { fullRepository, nodeId, simpleUser, userWithProfile, type Urls } from '../platform/representations.ts';
+import { authorizationBody } from '../areas/app-tokens/service.ts';
+import type { UserRow } from '../platform/principal.ts';
+import { AppBody, AuthorizationBody, EnterpriseBody, InstallationBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody } from './schemas.ts';
+import type { AdminService } from './service.ts';
+
+const admin = { admin: true } as const;
+const hidden = { hide: true, tags: ['admin'] } as const;
+
+export function organizationBody(urls: Urls, org: UserRow) {
+  const url = `${urls.api}/orgs/${org.login}`;
+  return {
+    login: org.login,
+    id: org.id,
+    node_id: nodeId('Organization', org.id),
+    url,
+    repos_url: `${url}/repos`,
+    events_url: `${url}/events`,
+    hooks_url: `${url}/hooks`,
+    issues_url: `${url}/issues`,
+    members_url: `${url}/members{/member}`,
+    public_members_url: `${url}/public_members{/member}`,
+    avatar_url: `${urls.web}/avatars/u/${org.id}?v=4`,
+    description: null,
+    name: org.name,
+    html_url: `${urls.web}/${org.login}`,
+    type: 'Organization',
+  };
+}
+
+export function teamBody(urls: Urls, org: UserRow, team: { id: number; slug: string; name: string }) {
+  const url = `${urls.api}/orgs/${org.login}/teams/${team.slug}`;
+  return {
+    id: team.id,
+    node_id: nodeId('Team', team.id),
+    url,
+    html_url: `${urls.web}/orgs/${org.login}/teams/${team.slug}`,
+    name: team.name,
+    slug: team.slug,
+    description: null,
+    privacy: 'closed',
+    notification_setting: 'notifications_enabled',
+    permission: 'pull',
+    members_url: `${url}/members{/member}`,
+    repositories_url: `${url}/repos`,
+    parent: null,
+  };
+}
+
+export function adminRoutes(app: Api, ctx: Context, service: AdminService): void {
+  const { urls } = ctx;
+
+  app.post('/_admin/users', {
+    config: admin,
+    schema: {
+      ...hidden,
+      body: UserBody,
+    },
+  }, async (request, reply) => reply.code(201).send(userWithProfile(urls, await service.createUser(request.body))));
+
+  app.post('/_admin/enterprises', {
+    config: admin,
+    schema: { ...hidden, body: EnterpriseBody },
+  }, async (request, reply) => {
+    const enterprise = await service.createEnterprise(request.body);
+    return reply.code(201).send({ id: enterprise.id, slug: enterprise.slug, name: enterprise.name });
+  });
+
+  app.post('/_admin/orgs', {
+    config: admin,
+    schema: {
+      ...hidden,
+      body: OrgBody,
+    },
+  }, async (request, reply) => reply.code(201).send(organizationBody(urls, await service.createOrganization(request.body))));
+
+  app.post('/_admin/orgs/:org/teams', {
+    config: admin,
+    schema: {
+      ...hidden,
+      params: Type.Object({ org: Type.String() }),
+      body: TeamBody,
+    },
+  }, async (request, reply) => {
+    const { team, org } = await service.createTeam(request.params.org, request.body);
+    return reply.code(201).send(teamBody(urls, org, team));
+  });
+
+  app.post('/_admin/repos', {
+    config: admin,
+    schema: {
+      ...hidden,
+      body: RepoBody,
+    },
+  }, async (request, reply) => {
+    const repository = await service.createRepository(request.body);
+    return reply.code(201).send(fullRepository(urls, repository, repository.owner));
+  });
+
+  app.put('/_admin/repos/:owner/:repo/subscription', {
+    config: admin,
+    schema: {
+      ...hidden,
+      params: Type.Object({ owner: Type.String(), repo: Type.String() }),
+      body: WatchBody,
+    },
+  }, async (request) => {
+    const { repository, row, user } = await service.setWatch(request.params.owner, request.params.repo, request.body);
+    const repositoryUrl = `${urls.api}/repos/${repository.owner.login}/${repository.name}`;
+    return {
+      login: user.login,
+      subscribed: Boolean(row.subscribed),
+      ignored: Boolean(row.ignored),
+      reason: null,
+      created_at: isoSeconds(row.created_at),
+      url: `${repositoryUrl}/subscription`,
+      repository_url: repositoryUrl,
+    };
+  });
+
+  app.post('/_admin/tokens', {
+    config: admin,
+    schema: {
+      ...hidden,
+      body: TokenBody,
+    },
+  }, async (request, reply) => {
+    const { row, token } = await service.createToken(request.body);
+    return reply.code(201).send({
+      id: row.id,
+      token,
+      kind: row.kind,
+      scopes: JSON.parse(row.scopes),
+      permissions: JSON.parse(row.permissions),
+      expires_at: row.expires_at ? isoSeconds(row.expires_at) : null,
+    });
+  });
+
+  app.post('/_admin/apps', {
+    config: admin,
+    schema: {
+      ...hidden,
+      body: AppBody,
+    },
+  }, async (request, reply) => {
+    const { app: created, clientSecret, privateKey } = await service.createApp(request.body);
+    return reply.code(201).send({
+      id: created.id,
+      slug: created.slug,
+      name: created.name,
+      client_id: created.client_id,
+      client_secret: clientSecret,
+      private_key: privateKey,
+      permissions: JSON.parse(created.permissions),
+      events: JSON.parse(created.events),
+    });
+  });
+
+  app.post('/_admin/apps/:app_slug/installations', {
+    config: admin,
+    schema: {
+      ...hidden,
+      params: Type.Object({ app_slug: Type.String() }),
+      body: InstallationBody,
+    },
+  }, async (request, reply) => {
+    const { installation, account } = await service.createInstallation(request.params.app_slug, request.body);
+    return reply.code(201).send({
+      id: installation.id,
+      account: simpleUser(urls, account),
+      repository_selection: installation.repository_selection,
+      permissions: JSON.parse(installation.permissions),
+      app_id: installation.app_id,
+    });
+  });
+
+  app.post('/_admin/apps/:app_slug/authorizations', {
+    config: admin,
+    schema: {
+      ...hidden,
+      params: Type.Object({ app_slug: Type.String() }),
+      body: AuthorizationBody,
+    },
+  }, async (request, reply) => {
+    const result = await service.createAuthorization(request.params.app_slug, request.body);
+    return reply.code(201).send(authorizationBody(urls, { token: result.row, app: result.app, user: result.user, authorization: result.authorization }, result.token));
+  });
+
+  app.get('/_admin/clock', { config: admin, schema: hidden }, async () => {
+    if (!ctx.clock.adjustable) throw notFound();
+    return { now: ctx.clock.now().toISOString() };
+  });
+
+  app.post('/_admin/clock', {
+    config: admin,
+    schema: { ...hidden, body: Type.Object({ advance_seconds: Type.Number({ minimum: 0 }) }) },
+  }, async (request) => {
+    if (!ctx.clock.adjustable) throw notFound();
+    return { now: ctx.clock.advance(request.body.advance_seconds).toISOString() };
+  });
+
+  app.post('/_admin/jobs/drain', {
+    config: admin,
+    schema: { ...hidden, body: Type.Object({ timeout_seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 600 })) }) },
+  }, async (request, reply) => {
+    const deadline = Date.now() + (request.body.timeout_seconds ?? 30) * 1000;
+    // Sweeps first (they may enqueue work), then until nothing is queued; twice, since jobs can enqueue jobs.
+    await ctx.periodic.runAll();
+    const drained = await drain(ctx.queue, Math.max(0, deadline - Date.now()));
+    const pending = await ctx.queue.pending();
+    if (!drained || pending > 0) return reply.code(504).send(new ApiError(504, 'Background jobs are still running', { extra: { pending } }).body());
+    return { pending: 0 };
+  });
+
+  app.get('/_admin/repos/:owner/:repo', {
+    config: admin,
+    schema: { ...hidden, params: Type.Object({ owner: Type.String(), repo: Type.String() }) },
+  }, async (request) => {
+    const repository = await findRepository(ctx.db.kysely, request.params.owner, request.params.repo);
+    if (!repository) throw notFound();
+    return fullRepository(urls, repository, repository.owner);
+  });
+}

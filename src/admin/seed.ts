@@ -1,0 +1,101 @@
+// Seed files (YAML or JSON): top-level keys mirror the admin API. Loading is idempotent: an entry
+// that already exists is left alone. Areas add their own keys (issues, comments, licenses...).
+import { readFile } from 'node:fs/promises';
+import { Type, type TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import { parse } from 'yaml';
+import type { Area, Context } from '../platform/context.ts';
+import { ApiError, invalidField } from '../platform/errors.ts';
+import {
+  AppBody, AuthorizationBody, EnterpriseBody, InstallationBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody,
+} from './schemas.ts';
+import { AdminService } from './service.ts';
+
+export interface SeedReport {
+  created: Record<string, number>;
+  skipped: Record<string, number>;
+  /** One-time secrets of what was created (client secrets, private keys and generated tokens). */
+  secrets: { kind: string; name: string; values: Record<string, string> }[];
+}
+
+/** Validates one entry against its admin body schema; a bad entry is a 422 naming the key and index. */
+function entry<T extends TSchema>(schema: T, value: unknown, key: string, index: number) {
+  if (!Value.Check(schema, value)) {
+    const [first] = Value.Errors(schema, value);
+    throw invalidField('Seed', `${key}[${index}]${first?.instancePath ?? ''}`, `${key}[${index}]: ${first?.message ?? 'invalid entry'}`);
+  }
+  return value;
+}
+
+const alreadyThere = (error: unknown) =>
+  error instanceof ApiError && error.status === 422 && (error.errors ?? []).some((e) => e.code === 'already_exists');
+
+export async function loadSeedFile(ctx: Context, areas: readonly Area[], path: string): Promise<SeedReport> {
+  const text = await readFile(path, 'utf8');
+  return loadSeed(ctx, areas, parse(text));
+}
+
+export async function loadSeed(ctx: Context, areas: readonly Area[], data: unknown): Promise<SeedReport> {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalidField('Seed', 'file', 'a seed file is a mapping of keys to lists');
+  const seed = data as Record<string, unknown>;
+  const known = new Set(['users', 'enterprises', 'orgs', 'teams', 'repos', 'watching', 'tokens', 'apps', 'installations', 'authorizations', ...areas.flatMap((a) => Object.keys(a.seed ?? {}))]);
+  for (const key of Object.keys(seed)) {
+    if (!known.has(key)) throw invalidField('Seed', key, `unknown seed key "${key}"`);
+  }
+  const service = new AdminService(ctx, areas);
+  const report: SeedReport = { created: {}, skipped: {}, secrets: [] };
+
+  async function each<T extends TSchema>(key: string, schema: T, create: (value: any) => Promise<void>): Promise<void> {
+    const list = seed[key];
+    if (list === undefined) return;
+    if (!Array.isArray(list)) throw invalidField('Seed', key, `${key} must be a list`);
+    for (const [index, value] of list.entries()) {
+      try {
+        await create(entry(schema, value, key, index));
+        report.created[key] = (report.created[key] ?? 0) + 1;
+      } catch (error) {
+        if (!alreadyThere(error)) throw error;
+        report.skipped[key] = (report.skipped[key] ?? 0) + 1;
+      }
+    }
+  }
+
+  await each('users', UserBody, (v) => service.createUser(v).then(() => {}));
+  await each('enterprises', EnterpriseBody, (v) => service.createEnterprise(v).then(() => {}));
+  await each('orgs', OrgBody, (v) => service.createOrganization(v).then(() => {}));
+  await each('teams', Type.Intersect([Type.Object({ org: Type.String() }), TeamBody]), ({ org, ...team }) =>
+    service.createTeam(org, team).then(() => {}));
+  await each('repos', RepoBody, (v) => service.createRepository(v).then(() => {}));
+  await each('watching', Type.Intersect([Type.Object({ repository: Type.String() }), WatchBody]), ({ repository, ...watch }) => {
+    const [owner, name] = String(repository).split('/');
+    return service.setWatch(owner ?? '', name ?? '', watch).then(() => {});
+  });
+  await each('tokens', TokenBody, async (v) => {
+    const { token } = await service.createToken(v);
+    if (!v.value) report.secrets.push({ kind: 'token', name: `${v.login} (${v.kind})`, values: { token } });
+  });
+  await each('apps', AppBody, async (v) => {
+    const { app, clientSecret, privateKey } = await service.createApp(v);
+    const values: Record<string, string> = { client_id: app.client_id, app_id: String(app.id) };
+    if (!v.client_secret) values.client_secret = clientSecret;
+    if (!v.private_key) values.private_key = privateKey;
+    report.secrets.push({ kind: 'app', name: app.slug, values });
+  });
+  await each('installations', Type.Intersect([Type.Object({ app: Type.String() }), InstallationBody]), ({ app, ...installation }) =>
+    service.createInstallation(app, installation).then(() => {}));
+  await each('authorizations', Type.Intersect([Type.Object({ app: Type.String() }), AuthorizationBody]), async ({ app, ...authorization }) => {
+    const { token } = await service.createAuthorization(app, authorization);
+    if (!authorization.value) report.secrets.push({ kind: 'authorization', name: `${app} for ${authorization.login}`, values: { token } });
+  });
+
+  for (const area of areas) {
+    for (const [key, load] of Object.entries(area.seed ?? {})) {
+      const list = seed[key];
+      if (list === undefined) continue;
+      if (!Array.isArray(list)) throw invalidField('Seed', key, `${key} must be a list`);
+      await load(ctx, list);
+      report.created[key] = (report.created[key] ?? 0) + list.length;
+    }
+  }
+  return report;
+}

@@ -1,0 +1,441 @@
+// The operator surface's rules: it creates what the public API only reads. Unknown references are
+// 404, duplicates 422 `already_exists`. Every create returns the row; routes shape the answer.
+import { execFile } from 'node:child_process';
+import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Executor } from '../db/index.ts';
+import type { Area, Context } from '../platform/context.ts';
+import { ApiError, insertUnique, invalidField, notFound } from '../platform/errors.ts';
+import { findAccount, findApp, findEnterprise, findRepository, findTeam } from '../platform/lookups.ts';
+import type { AppRow, Permissions, UserRow } from '../platform/principal.ts';
+import type { RepositoryRow } from '../platform/representations.ts';
+import { issueToken } from '../platform/token-store.ts';
+import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../platform/tokens.ts';
+
+const run = promisify(execFile);
+
+export const LOGIN_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+export const REPO_NAME_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
+
+async function requireAccount(db: Executor, login: string, type?: 'user' | 'org'): Promise<UserRow> {
+  const account = await findAccount(db, login);
+  if (!account || (type === 'org' && account.type !== 'Organization') || (type === 'user' && account.type === 'Organization')) {
+    throw notFound(`${type === 'org' ? 'Organization' : 'User'} not found: ${login}`);
+  }
+  return account;
+}
+
+async function requireUsers(db: Executor, logins: readonly string[] = []): Promise<UserRow[]> {
+  const users: UserRow[] = [];
+  for (const login of logins) users.push(await requireAccount(db, login, 'user'));
+  return users;
+}
+
+export class AdminService {
+  private readonly ctx: Context;
+  private readonly areas: readonly Area[];
+
+  constructor(ctx: Context, areas: readonly Area[]) {
+    this.ctx = ctx;
+    this.areas = areas;
+  }
+
+  private get db() {
+    return this.ctx.db.kysely;
+  }
+
+  private now(): string {
+    return this.ctx.clock.now().toISOString();
+  }
+
+  async createUser(input: { login: string; name?: string; email?: string; type?: 'User' | 'Bot'; site_admin?: boolean }): Promise<UserRow> {
+    if (!LOGIN_PATTERN.test(input.login)) throw invalidField('User', 'login', 'login may only contain alphanumeric characters or single hyphens');
+    const now = this.now();
+    return insertUnique('User', 'login', () =>
+      this.db
+        .insertInto('users')
+        .values({
+          login: input.login,
+          login_lower: input.login.toLowerCase(),
+          type: input.type ?? 'User',
+          name: input.name ?? null,
+          email: input.email ?? null,
+          site_admin: input.site_admin ? 1 : 0,
+          created_at: now,
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    );
+  }
+
+  async createEnterprise(input: { slug: string; name?: string; owners?: string[] }) {
+    if (!LOGIN_PATTERN.test(input.slug)) throw invalidField('Enterprise', 'slug');
+    const owners = await requireUsers(this.db, input.owners);
+    const now = this.now();
+    return this.db.transaction().execute(async (trx) => {
+      const enterprise = await insertUnique('Enterprise', 'slug', () =>
+        trx
+          .insertInto('enterprises')
+          .values({ slug: input.slug, slug_lower: input.slug.toLowerCase(), name: input.name ?? input.slug, created_at: now, updated_at: now })
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      );
+      for (const owner of owners) {
+        await trx.insertInto('enterprise_members').values({ enterprise_id: enterprise.id, user_id: owner.id, role: 'owner' }).execute();
+      }
+      return enterprise;
+    });
+  }
+
+  async createOrganization(input: {
+    login: string;
+    name?: string;
+    enterprise?: string;
+    owners?: string[];
+    members?: string[];
+    security_managers?: string[];
+    billing_managers?: string[];
+  }): Promise<UserRow> {
+    if (!LOGIN_PATTERN.test(input.login)) throw invalidField('Organization', 'login');
+    const enterprise = input.enterprise ? await findEnterprise(this.db, input.enterprise) : undefined;
+    if (input.enterprise && !enterprise) throw notFound(`Enterprise not found: ${input.enterprise}`);
+    const roles: [string, UserRow[]][] = [
+      ['owner', await requireUsers(this.db, input.owners)],
+      ['member', await requireUsers(this.db, input.members)],
+      ['security_manager', await requireUsers(this.db, input.security_managers)],
+      ['billing_manager', await requireUsers(this.db, input.billing_managers)],
+    ];
+    const now = this.now();
+    return this.db.transaction().execute(async (trx) => {
+      const org = await insertUnique('Organization', 'login', () =>
+        trx
+          .insertInto('users')
+          .values({ login: input.login, login_lower: input.login.toLowerCase(), type: 'Organization', name: input.name ?? null, email: null, site_admin: 0, created_at: now, updated_at: now })
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      );
+      await trx.insertInto('organizations').values({ id: org.id, enterprise_id: enterprise?.id ?? null }).execute();
+      for (const [role, users] of roles) {
+        for (const user of users) {
+          await trx.insertInto('org_memberships').values({ org_id: org.id, user_id: user.id, role }).onConflict((oc) => oc.doNothing()).execute();
+        }
+      }
+      return org;
+    });
+  }
+
+  async createTeam(orgLogin: string, input: { slug: string; name?: string; members?: string[] }) {
+    const org = await requireAccount(this.db, orgLogin, 'org');
+    const slug = input.slug.toLowerCase();
+    if (!/^[a-z0-9][a-z0-9_-]*$/.test(slug)) throw invalidField('Team', 'slug');
+    const members = await requireUsers(this.db, input.members);
+    const now = this.now();
+    return this.db.transaction().execute(async (trx) => {
+      const team = await insertUnique('Team', 'slug', () =>
+        trx.insertInto('teams').values({ org_id: org.id, slug, name: input.name ?? input.slug, created_at: now, updated_at: now }).returningAll().executeTakeFirstOrThrow(),
+      );
+      for (const member of members) await trx.insertInto('team_members').values({ team_id: team.id, user_id: member.id }).execute();
+      return { team, org };
+    });
+  }
+
+  async createRepository(input: {
+    owner: string;
+    name: string;
+    visibility?: 'public' | 'private' | 'internal';
+    description?: string;
+    language?: string;
+    topics?: string[];
+    default_branch?: string;
+    init_git?: boolean;
+  }): Promise<RepositoryRow & { owner: UserRow }> {
+    const owner = await requireAccount(this.db, input.owner);
+    if (!REPO_NAME_PATTERN.test(input.name) || input.name.toLowerCase().endsWith('.git')) throw invalidField('Repository', 'name');
+    if (input.visibility === 'internal' && owner.type !== 'Organization') {
+      throw invalidField('Repository', 'visibility', 'internal repositories belong to organizations');
+    }
+    const branch = input.default_branch ?? 'main';
+    if (!/^[A-Za-z0-9._/-]{1,100}$/.test(branch) || branch.includes('..')) throw invalidField('Repository', 'default_branch');
+    const now = this.now();
+    const repository = await insertUnique('Repository', 'name', () =>
+      this.db
+        .insertInto('repositories')
+        .values({
+          owner_id: owner.id,
+          name: input.name,
+          name_lower: input.name.toLowerCase(),
+          description: input.description ?? null,
+          visibility: input.visibility ?? 'public',
+          language: input.language ?? null,
+          topics: JSON.stringify(input.topics ?? []),
+          default_branch: branch,
+          git_path: null,
+          locked_by_migration_id: null,
+          security_and_analysis: '{}',
+          created_at: now,
+          updated_at: now,
+          pushed_at: input.init_git ? now : null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    );
+    if (input.init_git) {
+      const gitPath = join('git', `${repository.id}.git`);
+      try {
+        await initBareRepository(join(this.ctx.config.dataDir, gitPath), input.name, branch);
+      } catch (error) {
+        await this.db.deleteFrom('repositories').where('id', '=', repository.id).execute();
+        throw error;
+      }
+      await this.db.updateTable('repositories').set({ git_path: gitPath }).where('id', '=', repository.id).execute();
+      repository.git_path = gitPath;
+    }
+    for (const area of this.areas) await area.onRepositoryCreated?.(this.ctx, repository);
+    const current = await this.db.selectFrom('repositories').selectAll().where('id', '=', repository.id).executeTakeFirstOrThrow();
+    return { ...current, owner };
+  }
+
+  async setWatch(owner: string, name: string, input: { login: string; subscribed?: boolean; ignored?: boolean }) {
+    const repository = await findRepository(this.db, owner, name);
+    if (!repository) throw notFound('Repository not found');
+    const user = await requireAccount(this.db, input.login, 'user');
+    const ignored = input.ignored ?? false;
+    const subscribed = ignored ? false : (input.subscribed ?? true);
+    const now = this.now();
+    const row = await this.db
+      .insertInto('repository_subscriptions')
+      .values({ repository_id: repository.id, user_id: user.id, subscribed: subscribed ? 1 : 0, ignored: ignored ? 1 : 0, created_at: now })
+      .onConflict((oc) => oc.columns(['repository_id', 'user_id']).doUpdateSet({ subscribed: subscribed ? 1 : 0, ignored: ignored ? 1 : 0 }))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { repository, user, row };
+  }
+
+  async createToken(input: {
+    login: string;
+    kind: 'classic' | 'fine_grained';
+    scopes?: string[];
+    resource_owner?: string;
+    repositories?: 'all' | string[];
+    permissions?: Permissions;
+    expires_at?: string;
+    value?: string;
+    note?: string;
+  }) {
+    const user = await requireAccount(this.db, input.login, 'user');
+    if (input.value !== undefined && tokenKindOf(input.value) !== input.kind) {
+      throw invalidField('Token', 'value', `value must be a well-formed ${input.kind} token`);
+    }
+    let resourceOwnerId: number | null = null;
+    let repositoryIds: number[] = [];
+    let selection: 'all' | 'selected' = 'all';
+    if (input.kind === 'fine_grained') {
+      const owner = input.resource_owner ? await requireAccount(this.db, input.resource_owner) : user;
+      resourceOwnerId = owner.id;
+      if (Array.isArray(input.repositories)) {
+        selection = 'selected';
+        for (const name of input.repositories) {
+          const repository = await findRepository(this.db, owner.login, name.includes('/') ? name.split('/')[1]! : name);
+          if (!repository) throw notFound(`Repository not found: ${name}`);
+          repositoryIds.push(repository.id);
+        }
+      }
+    } else if (input.permissions || input.resource_owner || input.repositories) {
+      throw invalidField('Token', 'kind', 'permissions, resource_owner and repositories belong to fine-grained tokens');
+    }
+    return issueToken(this.db, this.ctx.clock, {
+      kind: input.kind,
+      value: input.value,
+      user_id: user.id,
+      scopes: input.kind === 'classic' ? (input.scopes ?? []) : [],
+      permissions: input.kind === 'fine_grained' ? (input.permissions ?? {}) : {},
+      resource_owner_id: resourceOwnerId,
+      repository_selection: selection,
+      repository_ids: repositoryIds,
+      expires_at: input.expires_at ?? null,
+      note: input.note ?? null,
+    });
+  }
+
+  async createApp(input: {
+    slug: string;
+    name?: string;
+    owner?: string;
+    permissions?: Permissions;
+    events?: string[];
+    webhook?: Record<string, unknown>;
+    /** Fixed credentials, so seed files and examples can name them; generated when absent. */
+    client_id?: string;
+    client_secret?: string;
+    private_key?: string;
+  }) {
+    if (!/^[a-z0-9][a-z0-9-]{0,33}$/.test(input.slug)) throw invalidField('App', 'slug', 'slug must be lowercase letters, digits and hyphens');
+    const owner = input.owner ? await requireAccount(this.db, input.owner) : null;
+    const { privateKey, publicKey } = input.private_key ? keyPairFrom(input.private_key) : generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    });
+    const clientSecret = input.client_secret ?? randomHex(20);
+    if (input.client_id !== undefined && !/^[A-Za-z0-9._-]{8,64}$/.test(input.client_id)) throw invalidField('App', 'client_id');
+    const now = this.now();
+    const app = await insertUnique('App', 'slug', () =>
+      this.db
+        .insertInto('apps')
+        .values({
+          slug: input.slug,
+          name: input.name ?? input.slug,
+          owner_id: owner?.id ?? null,
+          client_id: input.client_id ?? `Iv1.${randomBase62(16)}`,
+          client_secret_hash: hashSecret(clientSecret),
+          public_key_pem: publicKey,
+          permissions: JSON.stringify(input.permissions ?? {}),
+          events: JSON.stringify(input.events ?? []),
+          created_at: now,
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    );
+    try {
+      for (const area of this.areas) await area.onAppCreated?.(this.ctx, app, input);
+    } catch (error) {
+      await this.db.deleteFrom('apps').where('id', '=', app.id).execute();
+      throw error;
+    }
+    return { app, clientSecret, privateKey };
+  }
+
+  async createInstallation(appSlug: string, input: { account: string; repositories?: 'all' | string[]; permissions?: Permissions }) {
+    const app = await this.requireApp(appSlug);
+    const account = await requireAccount(this.db, input.account);
+    const repositoryIds: number[] = [];
+    if (Array.isArray(input.repositories)) {
+      for (const name of input.repositories) {
+        const repository = await findRepository(this.db, account.login, name.includes('/') ? name.split('/')[1]! : name);
+        if (!repository) throw notFound(`Repository not found: ${name}`);
+        repositoryIds.push(repository.id);
+      }
+    }
+    const appPermissions = JSON.parse(app.permissions) as Permissions;
+    const permissions = input.permissions ?? appPermissions;
+    for (const [name, level] of Object.entries(permissions)) {
+      const granted = appPermissions[name];
+      if (!granted || (level === 'write' && granted !== 'write')) {
+        throw invalidField('Installation', 'permissions', `the app does not request ${name}=${level}`);
+      }
+    }
+    const now = this.now();
+    return this.db.transaction().execute(async (trx) => {
+      const installation = await insertUnique('Installation', 'account', () =>
+        trx
+          .insertInto('installations')
+          .values({
+            app_id: app.id,
+            account_id: account.id,
+            repository_selection: Array.isArray(input.repositories) ? 'selected' : 'all',
+            permissions: JSON.stringify(permissions),
+            created_at: now,
+            updated_at: now,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      );
+      for (const id of repositoryIds) {
+        await trx.insertInto('installation_repositories').values({ installation_id: installation.id, repository_id: id }).execute();
+      }
+      return { installation, account, app };
+    });
+  }
+
+  /**
+   * A user's authorization of an app and a token under it: an OAuth token (classic scopes) by
+   * default, or an app user token (`kind: app_user`) that acts with the app's permissions.
+   */
+  async createAuthorization(appSlug: string, input: { login: string; scopes?: string[]; note?: string; note_url?: string; expires_at?: string; kind?: 'oauth' | 'app_user'; value?: string }) {
+    const app = await this.requireApp(appSlug);
+    const user = await requireAccount(this.db, input.login, 'user');
+    const kind = input.kind ?? 'oauth';
+    if (input.value !== undefined && tokenKindOf(input.value) !== kind) throw invalidField('Authorization', 'value', `value must be a well-formed ${kind} token`);
+    const now = this.now();
+    return this.db.transaction().execute(async (trx) => {
+      const authorization = await trx
+        .insertInto('app_authorizations')
+        .values({ app_id: app.id, user_id: user.id, scopes: JSON.stringify(input.scopes ?? []), note: input.note ?? null, note_url: input.note_url ?? null, created_at: now, updated_at: now })
+        .onConflict((oc) => oc.columns(['app_id', 'user_id']).doUpdateSet({ scopes: JSON.stringify(input.scopes ?? []), updated_at: now }))
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const issued = await issueToken(
+        trx,
+        this.ctx.clock,
+        {
+          kind,
+          value: input.value,
+          user_id: user.id,
+          app_id: app.id,
+          authorization_id: authorization.id,
+          scopes: kind === 'oauth' ? (input.scopes ?? []) : [],
+          permissions: kind === 'app_user' ? (JSON.parse(app.permissions) as Permissions) : {},
+          expires_at: input.expires_at ?? null,
+          note: input.note ?? null,
+          note_url: input.note_url ?? null,
+        },
+      );
+      return { authorization, app, user, ...issued };
+    });
+  }
+
+  private async requireApp(slug: string): Promise<AppRow> {
+    const app = await findApp(this.db, slug);
+    if (!app) throw notFound(`App not found: ${slug}`);
+    return app;
+  }
+
+  async requireTeam(orgLogin: string, slug: string) {
+    const org = await requireAccount(this.db, orgLogin, 'org');
+    const team = await findTeam(this.db, org.id, slug);
+    if (!team) throw notFound(`Team not found: ${orgLogin}/${slug}`);
+    return { org, team };
+  }
+}
+
+function keyPairFrom(privateKeyPem: string): { privateKey: string; publicKey: string } {
+  try {
+    const key = createPrivateKey(privateKeyPem);
+    if (key.asymmetricKeyType !== 'rsa') throw new Error('not RSA');
+    return { privateKey: privateKeyPem, publicKey: createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString() };
+  } catch {
+    throw invalidField('App', 'private_key', 'private_key must be an RSA private key in PEM form');
+  }
+}
+
+/** Bare git data with one commit holding a README, written with git's plumbing (no work tree). */
+async function initBareRepository(path: string, name: string, branch: string): Promise<void> {
+  await mkdir(path, { recursive: true });
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'codehost',
+    GIT_AUTHOR_EMAIL: 'codehost@localhost',
+    GIT_COMMITTER_NAME: 'codehost',
+    GIT_COMMITTER_EMAIL: 'codehost@localhost',
+  };
+  const git = async (args: string[], input?: string) => {
+    const child = run('git', ['--git-dir', path, ...args], { env });
+    if (input !== undefined) {
+      child.child.stdin!.end(input);
+    }
+    return (await child).stdout.trim();
+  };
+  try {
+    await git(['init', '--bare', '--quiet', `--initial-branch=${branch}`]);
+    const blob = await git(['hash-object', '-w', '--stdin'], `# ${name}\n`);
+    const tree = await git(['mktree'], `100644 blob ${blob}\tREADME.md\n`);
+    const commit = await git(['commit-tree', tree, '-m', 'Initial commit']);
+    await git(['update-ref', `refs/heads/${branch}`, commit]);
+  } catch (error) {
+    throw new ApiError(500, `could not create git data: ${(error as Error).message}`);
+  }
+}

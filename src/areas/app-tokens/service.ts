@@ -1,0 +1,204 @@
+// App token management: an app checks, resets and revokes the tokens its users hold, revokes a
+// user's grant, narrows a user token, and mints installation tokens (60 minutes).
+import type { Selectable } from 'kysely';
+import { Type, type Static } from 'typebox';
+import type { AppAuthorizationsTable, TokensTable } from '../../db/schema.ts';
+import { isoSeconds } from '../../platform/clock.ts';
+import type { Context } from '../../platform/context.ts';
+import { invalidField, notFound } from '../../platform/errors.ts';
+import type { AppRow, Permissions, UserRow } from '../../platform/principal.ts';
+import { minimalRepository, simpleUser, SimpleUser, type Urls } from '../../platform/representations.ts';
+import { issueToken } from '../../platform/token-store.ts';
+import { generateToken, type TokenKind } from '../../platform/tokens.ts';
+import * as store from './store.ts';
+
+export const INSTALLATION_TOKEN_MINUTES = 60;
+
+export const Authorization = Type.Object({
+  id: Type.Integer(),
+  url: Type.String(),
+  scopes: Type.Array(Type.String()),
+  token: Type.String(),
+  token_last_eight: Type.String(),
+  hashed_token: Type.String(),
+  app: Type.Object({ url: Type.String(), name: Type.String(), client_id: Type.String() }),
+  note: Type.Union([Type.String(), Type.Null()]),
+  note_url: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  fingerprint: Type.Union([Type.String(), Type.Null()]),
+  expires_at: Type.Union([Type.String(), Type.Null()]),
+  user: SimpleUser,
+  installation: Type.Null(),
+});
+export type Authorization = Static<typeof Authorization>;
+
+/** The app authorization representation of a token (check, reset, scoped, and the admin create). */
+export function authorizationBody(
+  urls: Urls,
+  parts: { token: Selectable<TokensTable>; app: AppRow; user: UserRow; authorization?: Selectable<AppAuthorizationsTable> },
+  tokenValue: string,
+): Authorization {
+  const { token, app, user, authorization } = parts;
+  return {
+    id: token.id,
+    url: `${urls.api}/authorizations/${token.id}`,
+    scopes: JSON.parse(token.scopes) as string[],
+    token: tokenValue,
+    token_last_eight: token.token_last_eight,
+    hashed_token: token.hashed_token,
+    app: { url: `${urls.web}/apps/${app.slug}`, name: app.name, client_id: app.client_id },
+    note: token.note ?? authorization?.note ?? null,
+    note_url: token.note_url ?? authorization?.note_url ?? null,
+    created_at: isoSeconds(token.created_at),
+    updated_at: isoSeconds(token.updated_at),
+    fingerprint: token.fingerprint,
+    expires_at: token.expires_at ? isoSeconds(token.expires_at) : null,
+    user: simpleUser(urls, user),
+    installation: null,
+  };
+}
+
+const levelRank = { read: 1, write: 2 } as const;
+
+/** Requested permissions may only narrow what is held: each name held, at the same or a lower level. */
+function narrowPermissions(held: Permissions, requested: Permissions | undefined, resource: string): Permissions {
+  if (!requested) return held;
+  for (const [name, level] of Object.entries(requested)) {
+    const current = held[name];
+    if (!current || levelRank[level] > levelRank[current]) {
+      throw invalidField(resource, 'permissions', `The permissions requested are not granted to this installation: ${name}=${level}`);
+    }
+  }
+  return requested;
+}
+
+export class AppTokenService {
+  private readonly ctx: Context;
+
+  constructor(ctx: Context) {
+    this.ctx = ctx;
+  }
+
+  private get db() {
+    return this.ctx.db.kysely;
+  }
+
+  /** The token, if it is a live token of this app's users; an unknown, revoked or expired one is a 404. */
+  private async live(app: AppRow, accessToken: string) {
+    const found = await store.findAppUserToken(this.db, app.id, accessToken);
+    if (!found) throw notFound();
+    if (found.token.expires_at && found.token.expires_at <= this.ctx.clock.now().toISOString()) throw notFound();
+    return found;
+  }
+
+  async check(app: AppRow, accessToken: string): Promise<Authorization> {
+    const found = await this.live(app, accessToken);
+    return authorizationBody(this.ctx.urls, { ...found, app }, accessToken);
+  }
+
+  /** A new value for the same token: the old one stops working at once. */
+  async reset(app: AppRow, accessToken: string): Promise<Authorization> {
+    const found = await this.live(app, accessToken);
+    const value = generateToken(found.token.kind as TokenKind);
+    const token = await store.replaceTokenValue(this.db, found.token.id, value, this.ctx.clock.now().toISOString());
+    return authorizationBody(this.ctx.urls, { ...found, token, app }, value);
+  }
+
+  async deleteToken(app: AppRow, accessToken: string): Promise<void> {
+    const found = await this.live(app, accessToken);
+    await store.deleteToken(this.db, found.token.id);
+  }
+
+  async deleteGrant(app: AppRow, accessToken: string): Promise<void> {
+    const found = await this.live(app, accessToken);
+    await store.deleteGrant(this.db, app.id, found.user.id);
+  }
+
+  /** A new app user token narrowed to a target account, some of its repositories, and fewer permissions. */
+  async scoped(
+    app: AppRow,
+    input: { access_token: string; target?: string; target_id?: number; repositories?: string[]; repository_ids?: number[]; permissions?: Permissions },
+  ): Promise<Authorization> {
+    const found = await this.live(app, input.access_token);
+    if (found.token.kind !== 'app_user') throw invalidField('Authorization', 'access_token', 'Only app user tokens can be scoped');
+    if (input.target === undefined && input.target_id === undefined) throw invalidField('Authorization', 'target', undefined, 'missing_field');
+    const target =
+      input.target_id !== undefined
+        ? await this.db.selectFrom('users').selectAll().where('id', '=', input.target_id).executeTakeFirst()
+        : await this.db.selectFrom('users').selectAll().where('login_lower', '=', input.target!.toLowerCase()).executeTakeFirst();
+    const installation = target
+      ? await this.db.selectFrom('installations').selectAll().where('app_id', '=', app.id).where('account_id', '=', target.id).executeTakeFirst()
+      : undefined;
+    if (!target || !installation) throw invalidField('Authorization', 'target', 'The app is not installed on the target');
+    const repositories = await this.selectRepositories(installation, input.repositories, input.repository_ids, 'Authorization');
+    const permissions = narrowPermissions(JSON.parse(found.token.permissions) as Permissions, input.permissions, 'Authorization');
+    const issued = await issueToken(this.db, this.ctx.clock, {
+      kind: 'app_user',
+      user_id: found.user.id,
+      app_id: app.id,
+      authorization_id: found.token.authorization_id,
+      permissions,
+      resource_owner_id: target.id,
+      repository_selection: repositories ? 'selected' : 'all',
+      repository_ids: repositories?.map((r) => r.id) ?? [],
+      expires_at: found.token.expires_at,
+    });
+    return authorizationBody(this.ctx.urls, { token: issued.row, app, user: found.user, authorization: found.authorization }, issued.token);
+  }
+
+  /** An installation token: 60 minutes, the installation's permissions and repositories, optionally narrowed. */
+  async createInstallationToken(
+    app: AppRow,
+    installationId: number,
+    input: { repositories?: string[]; repository_ids?: number[]; permissions?: Permissions },
+  ) {
+    const installation = await store.findInstallation(this.db, app.id, installationId);
+    if (!installation) throw notFound();
+    const repositories = await this.selectRepositories(installation, input.repositories, input.repository_ids, 'Installation');
+    const permissions = narrowPermissions(JSON.parse(installation.permissions) as Permissions, input.permissions, 'Installation');
+    const expiresAt = new Date(this.ctx.clock.nowMs() + INSTALLATION_TOKEN_MINUTES * 60_000).toISOString();
+    const selection = repositories || installation.repository_selection === 'selected' ? 'selected' : 'all';
+    const covered = repositories ?? (selection === 'selected' ? await store.installationRepositories(this.db, installation) : null);
+    const issued = await issueToken(this.db, this.ctx.clock, {
+      kind: 'installation',
+      app_id: app.id,
+      installation_id: installation.id,
+      permissions,
+      repository_selection: selection,
+      repository_ids: covered?.map((r) => r.id) ?? [],
+      expires_at: expiresAt,
+    });
+    const account = await this.db.selectFrom('users').selectAll().where('id', '=', installation.account_id).executeTakeFirstOrThrow();
+    return {
+      token: issued.token,
+      expires_at: isoSeconds(expiresAt),
+      permissions,
+      repository_selection: selection,
+      ...(repositories ? { repositories: repositories.map((r) => minimalRepository(this.ctx.urls, r, account)) } : {}),
+    };
+  }
+
+  /** Requested repositories (names or ids) must be covered by the installation; none requested means all it covers. */
+  private async selectRepositories(
+    installation: { id: number; account_id: number; repository_selection: string },
+    names: string[] | undefined,
+    ids: number[] | undefined,
+    resource: string,
+  ) {
+    if (!names?.length && !ids?.length) return null;
+    const covered = await store.installationRepositories(this.db, installation);
+    const chosen = [];
+    for (const name of names ?? []) {
+      const repository = covered.find((r) => r.name_lower === name.toLowerCase());
+      if (!repository) throw invalidField(resource, 'repositories', `There is at least one repository that does not exist or is not accessible to the parent installation: ${name}`);
+      chosen.push(repository);
+    }
+    for (const id of ids ?? []) {
+      const repository = covered.find((r) => r.id === id);
+      if (!repository) throw invalidField(resource, 'repository_ids', `There is at least one repository that does not exist or is not accessible to the parent installation: ${id}`);
+      if (!chosen.includes(repository)) chosen.push(repository);
+    }
+    return chosen;
+  }
+}

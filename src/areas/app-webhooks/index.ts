@@ -1,0 +1,5 @@
+import type { Area } from '../../platform/context.ts';
+
+export const appWebhooks: Area = {
+  name: 'app-webhooks',
+};

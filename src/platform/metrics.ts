@@ -1,0 +1,36 @@
+// Prometheus metrics at /metrics: request counts and latencies by route and status, queue depth.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Api, Context } from './context.ts';
+
+export function installMetrics(app: Api, ctx: Context): void {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const labelNames = ['method', 'route', 'status_code'] as const;
+  const requests = new Counter({ name: 'codehost_http_requests_total', help: 'HTTP requests', labelNames, registers: [registry] });
+  const latency = new Histogram({
+    name: 'codehost_http_request_duration_seconds',
+    help: 'HTTP request latency',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'codehost_jobs_pending',
+    help: 'Background jobs ready to run or running',
+    registers: [registry],
+    async collect() {
+      this.set(await ctx.queue.pending());
+    },
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) };
+    requests.inc(labels);
+    latency.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.type(registry.contentType);
+    return registry.metrics();
+  });
+}

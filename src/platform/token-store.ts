@@ -1,0 +1,59 @@
+// Issuing tokens: every kind is created here, so the format and the stored hash have one source.
+import type { Executor } from '../db/index.ts';
+import type { Clock } from './clock.ts';
+import { insertUnique, invalidField } from './errors.ts';
+import type { Permissions } from './principal.ts';
+import { generateToken, hashSecret, type TokenKind } from './tokens.ts';
+
+export interface IssueTokenInput {
+  kind: TokenKind;
+  value?: string;
+  user_id?: number | null;
+  app_id?: number | null;
+  installation_id?: number | null;
+  authorization_id?: number | null;
+  scopes?: string[];
+  permissions?: Permissions;
+  resource_owner_id?: number | null;
+  repository_selection?: 'all' | 'selected';
+  repository_ids?: number[];
+  expires_at?: string | null;
+  note?: string | null;
+  note_url?: string | null;
+}
+
+/** Stores a new token's hash (the only form kept) and returns the token, shown once. */
+export async function issueToken(db: Executor, clock: Clock, input: IssueTokenInput) {
+  const token = input.value ?? generateToken(input.kind);
+  if (input.expires_at !== undefined && input.expires_at !== null && Number.isNaN(Date.parse(input.expires_at))) {
+    throw invalidField('Token', 'expires_at');
+  }
+  const now = clock.now().toISOString();
+  const row = await insertUnique('Token', 'value', () =>
+    db
+      .insertInto('tokens')
+      .values({
+        kind: input.kind,
+        hashed_token: hashSecret(token),
+        token_last_eight: token.slice(-8),
+        user_id: input.user_id ?? null,
+        app_id: input.app_id ?? null,
+        installation_id: input.installation_id ?? null,
+        authorization_id: input.authorization_id ?? null,
+        scopes: JSON.stringify(input.scopes ?? []),
+        permissions: JSON.stringify(input.permissions ?? {}),
+        resource_owner_id: input.resource_owner_id ?? null,
+        repository_selection: input.repository_selection ?? 'all',
+        repository_ids: JSON.stringify(input.repository_ids ?? []),
+        note: input.note ?? null,
+        note_url: input.note_url ?? null,
+        fingerprint: null,
+        expires_at: input.expires_at ? new Date(input.expires_at).toISOString() : null,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow(),
+  );
+  return { row, token };
+}
