@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import { activity } from './activity/index.ts';
+import { registerDispatcher } from './activity/outbox.ts';
 import { adminArea } from './admin/index.ts';
 import { appWebhooks } from './areas/app-webhooks/index.ts';
 import { appTokens } from './areas/app-tokens/index.ts';
@@ -146,6 +147,7 @@ export async function createServer(config: Config, options: { logger?: boolean |
   for (const area of AREAS) area.admin?.(app, ctx);
 
   if (config.jobs.worker) {
+    registerDispatcher(ctx, AREAS);
     for (const area of AREAS) area.workers?.(ctx);
   }
 

@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
 import type { Config } from '../config.ts';
-import type { Db } from '../db/index.ts';
+import type { ActivityRow } from '../activity/outbox.ts';
+import type { Db, Executor } from '../db/index.ts';
 import type { Periodic } from '../jobs/periodic.ts';
 import type { Queue } from '../jobs/queue.ts';
 import type { Clock } from './clock.ts';
@@ -38,6 +39,11 @@ export interface Area {
   /** Seed-file keys this area loads, in order, after the core keys (users, orgs, repos, apps...). */
   seed?: Record<string, (ctx: Context, entries: unknown[]) => Promise<void>>;
   onRepositoryCreated?(ctx: Context, repository: RepositoryRow): Promise<void>;
+  /**
+   * Consumes one row of the activity outbox inside `trx` (which also records the consumption), so
+   * its effects and the marker commit together. See src/activity/outbox.ts.
+   */
+  onActivity?(ctx: Context, trx: Executor, activity: ActivityRow): Promise<void>;
   /** An app was created on the operator surface; `input` is the whole create body (e.g. its `webhook`). */
   onAppCreated?(ctx: Context, app: AppRow, input: Record<string, unknown>): Promise<void>;
 }

@@ -1,0 +1,65 @@
+// The activity outbox. A write records its change and an outbox row in one transaction, and in the
+// same transaction enqueues the job that dispatches the row; so nothing is lost when the process
+// dies between the two. The dispatcher hands the row to every area's `onActivity` (notification
+// fan-out, webhook deliveries), each in its own transaction with a consumption marker, so each
+// consumer applies each row exactly once even when the job runs again.
+import type { Selectable } from 'kysely';
+import type { Executor } from '../db/index.ts';
+import type { Area, Context } from '../platform/context.ts';
+import type { ActivityOutboxTable } from './tables.ts';
+
+export type ActivityRow = Selectable<ActivityOutboxTable>;
+
+export interface ActivityInput {
+  event: string;
+  action?: string | null;
+  repository_id?: number | null;
+  account_id?: number | null;
+  actor_id?: number | null;
+  issue_id?: number | null;
+  comment_id?: number | null;
+  payload?: Record<string, unknown>;
+}
+
+export const DISPATCH_QUEUE = 'activity.dispatch';
+
+/** Records one activity inside the caller's transaction `trx`. */
+export async function recordActivity(ctx: Context, trx: Executor, input: ActivityInput): Promise<ActivityRow> {
+  const row = await trx
+    .insertInto('activity_outbox')
+    .values({
+      event: input.event,
+      action: input.action ?? null,
+      repository_id: input.repository_id ?? null,
+      account_id: input.account_id ?? null,
+      actor_id: input.actor_id ?? null,
+      issue_id: input.issue_id ?? null,
+      comment_id: input.comment_id ?? null,
+      payload: JSON.stringify(input.payload ?? {}),
+      created_at: ctx.clock.now().toISOString(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await ctx.queue.send(DISPATCH_QUEUE, { outboxId: row.id }, { transaction: trx, singletonKey: `outbox-${row.id}`, retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
+  return row;
+}
+
+/** Registers the dispatcher worker: each outbox row goes to every area that consumes activity. */
+export function registerDispatcher(ctx: Context, areas: readonly Area[]): void {
+  const consumers = areas.filter((area) => area.onActivity);
+  ctx.queue.work<{ outboxId: number }>(DISPATCH_QUEUE, async ({ outboxId }) => {
+    const row = await ctx.db.kysely.selectFrom('activity_outbox').selectAll().where('id', '=', outboxId).executeTakeFirst();
+    if (!row) return;
+    for (const area of consumers) {
+      await ctx.db.kysely.transaction().execute(async (trx) => {
+        const marked = await trx
+          .insertInto('activity_consumptions')
+          .values({ outbox_id: row.id, consumer: area.name, created_at: ctx.clock.now().toISOString() })
+          .onConflict((oc) => oc.columns(['consumer', 'outbox_id']).doNothing())
+          .returning('outbox_id')
+          .executeTakeFirst();
+        if (marked) await area.onActivity!(ctx, trx, row);
+      });
+    }
+  }, { concurrency: 4 });
+}
