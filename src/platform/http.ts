@@ -8,7 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { acceptedHeaders, checkRule, type AccessRule } from './access.ts';
 import type { Context } from './context.ts';
 import { ApiError, forbidden, validationFailed, type ValidationError } from './errors.ts';
-import { ANONYMOUS, authenticate, type Principal } from './principal.ts';
+import { ANONYMOUS, authenticate, type AnonymousPrincipal, type Principal } from './principal.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
 import { hashSecret, secretsEqual } from './tokens.ts';
 
@@ -69,7 +69,7 @@ function errorReply(reply: FastifyReply, error: ApiError): FastifyReply {
 
 export function installConventions(app: FastifyInstance, ctx: Context): void {
   app.setValidatorCompiler(validatorCompilers());
-  app.decorateRequest('principal', null as unknown as Principal);
+  app.decorateRequest('principal', null as unknown as AnonymousPrincipal);
   app.decorateRequest('rateLimitKey', null);
 
   // The platform reads every body as JSON, whatever its content type.
