@@ -79,7 +79,7 @@ export async function createServer(config: Config, options: { logger?: boolean |
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
 
-  const db = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: `${config.dataDir}/codehost.db` });
+  const db = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: `${config.dataDir}/codehost.db`, poolSize: config.databasePoolSize });
   const applied = await migrateToLatest(db);
   const freshDatabase = applied.includes('0001_core');
 

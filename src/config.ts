@@ -6,6 +6,8 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | null;
+  /** Connections in this process's PostgreSQL pool. */
+  databasePoolSize: number;
   adminToken: string | null;
   apiUrl: string;
   webUrl: string;
@@ -85,6 +87,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     dataDir: resolve(str(env, 'CODEHOST_DATA_DIR', './data')),
     databaseUrl: env.DATABASE_URL || null,
+    databasePoolSize: int(env, 'CODEHOST_DATABASE_POOL_SIZE', 10, 1),
     adminToken: env.CODEHOST_ADMIN_TOKEN || null,
     apiUrl: str(env, 'CODEHOST_API_URL', `${webUrl}/api/v3`).replace(/\/+$/, ''),
     webUrl,

@@ -84,6 +84,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     CODEHOST_TEST_CLOCK: '1',
     CODEHOST_LOG_LEVEL: process.env.CODEHOST_TEST_LOG_LEVEL ?? 'silent',
     CODEHOST_JOB_POLL_MS: '20',
+    CODEHOST_DATABASE_POOL_SIZE: '4',
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
     ...env,
   });
