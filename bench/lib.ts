@@ -1,0 +1,169 @@
+// Shared pieces of the benchmarks: the real server in its own process (so load generation and
+// serving do not share an event loop), a bare node:http baseline answering fixed bytes, and
+// autocannon runs. Every figure is reported beside a baseline measured in the same run.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+
+export const ADMIN_TOKEN = 'bench-admin-token';
+const NODE = process.execPath;
+const ROOT = new URL('..', import.meta.url).pathname;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function waitFor(url: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before answering ${url}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+export interface ServerProcess {
+  url: string;
+  apiUrl: string;
+  pid: number;
+  child: ChildProcess;
+  dataDir: string;
+  admin<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  /** Peak resident set size of the server process so far, in bytes (Linux VmHWM). */
+  peakRss(): number;
+  stop(): Promise<void>;
+}
+
+/** Starts `codehost serve` in a child process on SQLite (or DATABASE_URL when `postgres`). */
+export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'codehost-bench-'));
+  const port = await freePort();
+  const child = spawn(NODE, ['src/main.ts', 'serve'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      CODEHOST_PORT: String(port),
+      CODEHOST_DATA_DIR: dataDir,
+      CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN,
+      CODEHOST_DEMO: '0',
+      CODEHOST_LOG_LEVEL: 'warn',
+      CODEHOST_RATE_LIMIT: '100000000',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/readyz`, child);
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}/_admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: body === undefined ? (method === 'GET' ? undefined : '{}') : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`admin ${method} ${path}: ${response.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+  return {
+    url,
+    apiUrl: `${url}/api/v3`,
+    pid: child.pid!,
+    child,
+    dataDir,
+    admin,
+    peakRss: () => {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+      return kb * 1024;
+    },
+    stop: async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Baseline {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** A bare node:http server in its own process answering every request with the same status, headers and body. */
+export async function startBaseline(response: { status: number; headers: Record<string, string>; body: string }): Promise<Baseline> {
+  const port = await freePort();
+  const script = `
+    const http = require('node:http');
+    const r = ${JSON.stringify(response)};
+    http.createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(r.status, r.headers); res.end(r.body); }); })
+      .listen(${port}, '127.0.0.1');
+  `;
+  const child = spawn(NODE, ['-e', script], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(url, child);
+  return {
+    url,
+    stop: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** The response of a real request, minus hop-by-hop headers, for a baseline to replay. */
+export async function capture(url: string, init: RequestInit): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  const response = await fetch(url, init);
+  const body = await response.text();
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, key) => {
+    if (!['connection', 'keep-alive', 'date', 'transfer-encoding', 'content-length'].includes(key)) headers[key] = value;
+  });
+  return { status: response.status, headers, body };
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  non2xx: number;
+  errors: number;
+}
+
+export async function load(options: { url: string; method?: string; headers?: Record<string, string>; body?: string; seconds: number; connections?: number }): Promise<LoadResult> {
+  const result = await autocannon({
+    url: options.url,
+    method: (options.method ?? 'GET') as 'GET',
+    headers: options.headers,
+    body: options.body,
+    duration: options.seconds,
+    connections: options.connections ?? 20,
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+export const ratio = (value: number, baseline: number) => (baseline > 0 ? Number((value / baseline).toFixed(3)) : 0);
