@@ -25,7 +25,15 @@ export interface WorkOptions {
   concurrency?: number;
 }
 
+/** `attempt` is 1 on the first run; a run cut short by a dead process counts as an attempt. */
 export type JobHandler<T> = (data: T, job: { id: string; attempt: number }) => Promise<void>;
+
+/** The part of a pino logger (Fastify's `app.log`) the queues write failures to. */
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
 
 export interface Queue {
   /** Creates the queue's storage if needed. Sends need no worker; `work` and `start` are for workers. */
@@ -34,9 +42,15 @@ export interface Queue {
   work<T extends object>(name: string, handler: JobHandler<T>, options?: WorkOptions): void;
   /** Starts fetching and running jobs for the registered handlers. */
   start(): Promise<void>;
-  /** Stops fetching, waits for running jobs up to `timeoutMs`, then releases resources. */
+  /**
+   * Stops fetching, waits for running jobs up to `timeoutMs` (default 30 s), then releases resources.
+   * A job still running then is given up, and runs again elsewhere (or after a restart).
+   */
   stop(timeoutMs?: number): Promise<void>;
-  /** Jobs queued or running, across every queue (for /metrics and drain). */
+  /**
+   * Jobs ready to run now or running, across every queue (for /metrics and drain). Jobs scheduled
+   * for later (`startAfterSeconds`, or waiting out a retry delay) are not counted until they are due.
+   */
   pending(): Promise<number>;
 }
 

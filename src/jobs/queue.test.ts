@@ -1,0 +1,280 @@
+// The Queue contract, on whichever database the run targets (SQLite, or PostgreSQL when DATABASE_URL
+// is set): the same tests hold for the table queue and for pg-boss.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, test } from 'node:test';
+import { createTestDatabase, engine, type TestDatabase } from '../../test/helpers/database.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { openDatabase, type Db } from '../db/index.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { createQueue, drain, type Logger, type Queue } from './index.ts';
+
+// pg-boss takes heartbeats of 10 s at the least; on SQLite a short lease keeps the recovery tests quick.
+const leaseSeconds = engine === 'postgres' ? 10 : 2;
+const pollMilliseconds = 50;
+const config: Config = { ...loadConfig({}), databasePoolSize: 4, jobs: { worker: true, leaseSeconds, pollMilliseconds } };
+const fixture = fileURLToPath(new URL('../../test/fixtures/queue-worker.ts', import.meta.url));
+
+let testDatabase: TestDatabase;
+let db: Db;
+
+before(async () => {
+  testDatabase = await createTestDatabase();
+  db = openDatabase({
+    databaseUrl: testDatabase.databaseUrl,
+    sqlitePath: `${testDatabase.dataDir}/codehost.db`,
+    poolSize: config.databasePoolSize,
+  });
+  await migrateToLatest(db);
+});
+
+after(async () => {
+  await db.close();
+  await testDatabase.drop();
+});
+
+interface LogEntry {
+  level: 'info' | 'warn' | 'error';
+  msg: string | undefined;
+}
+
+function recordingLogger(): Logger & { entries: LogEntry[] } {
+  const entries: LogEntry[] = [];
+  const at = (level: LogEntry['level']) => (_obj: object, msg?: string) => void entries.push({ level, msg });
+  return { entries, info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** A queue for one test, stopped at its end (each test uses queue names of its own). */
+async function withQueue(run: (queue: Queue, log: ReturnType<typeof recordingLogger>) => Promise<void>): Promise<void> {
+  const log = recordingLogger();
+  const queue = createQueue(db, config, log);
+  try {
+    await run(queue, log);
+  } finally {
+    await queue.stop(5_000);
+  }
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+test('a sent job runs once on a started worker', async () => {
+  await withQueue(async (queue) => {
+    const runs: Array<{ data: object; attempt: number }> = [];
+    queue.work<{ n: number }>('once', async (data, job) => void runs.push({ data, attempt: job.attempt }));
+    await queue.start();
+    await queue.send('once', { n: 1 });
+    assert.equal(await drain(queue, 10_000), true);
+    await sleep(300);
+    assert.deepEqual(runs, [{ data: { n: 1 }, attempt: 1 }]);
+    assert.equal(await queue.pending(), 0);
+  });
+});
+
+test('a singleton key keeps one job per key while it exists', async () => {
+  await withQueue(async (queue) => {
+    for (const key of ['a', 'a', 'b']) await queue.send('singleton', { key }, { singletonKey: key });
+    await queue.send('singleton', { key: null });
+    await queue.send('singleton', { key: null });
+    assert.equal(await queue.pending(), 4);
+
+    const keys: Array<string | null> = [];
+    queue.work<{ key: string | null }>('singleton', async ({ key }) => void keys.push(key));
+    await queue.start();
+    assert.equal(await drain(queue, 10_000), true);
+    assert.deepEqual(keys.sort(), ['a', 'b', null, null]);
+
+    // Once the first job is done, the key is free again.
+    await queue.send('singleton', { key: 'a' }, { singletonKey: 'a' });
+    assert.equal(await drain(queue, 10_000), true);
+    assert.deepEqual(keys.sort(), ['a', 'a', 'b', null, null]);
+  });
+});
+
+test('a failed job is retried, and given up once its retries are spent', async () => {
+  await withQueue(async (queue, log) => {
+    const attempts: Array<[string, number]> = [];
+    queue.work<{ kind: string }>('retry', async ({ kind }, job) => {
+      attempts.push([kind, job.attempt]);
+      if (kind === 'always' || job.attempt === 1) throw new Error(`${kind} failed`);
+    });
+    await queue.start();
+    await queue.send('retry', { kind: 'once' }, { retryDelaySeconds: 0 });
+    await queue.send('retry', { kind: 'always' }, { retryLimit: 1, retryDelaySeconds: 0 });
+    await waitFor(() => attempts.length === 4, 15_000, 'four attempts');
+    assert.equal(await drain(queue, 10_000), true);
+    await sleep(500);
+    assert.deepEqual(attempts.filter(([kind]) => kind === 'once'), [['once', 1], ['once', 2]]);
+    assert.deepEqual(attempts.filter(([kind]) => kind === 'always'), [['always', 1], ['always', 2]]);
+    assert.equal(log.entries.filter((e) => e.msg === 'job failed; will retry').length, 2);
+    assert.equal(log.entries.filter((e) => e.msg === 'job failed; no retries left').length, 1);
+  });
+});
+
+test('a job sent in a transaction exists exactly when the transaction commits', async () => {
+  await withQueue(async (queue) => {
+    await assert.rejects(
+      db.kysely.transaction().execute(async (trx) => {
+        await queue.send('outbox', { n: 1 }, { transaction: trx });
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.equal(await queue.pending(), 0);
+
+    await db.kysely.transaction().execute(async (trx) => {
+      await queue.send('outbox', { n: 2 }, { transaction: trx });
+    });
+    assert.equal(await queue.pending(), 1);
+
+    const seen: number[] = [];
+    queue.work<{ n: number }>('outbox', async ({ n }) => void seen.push(n));
+    await queue.start();
+    assert.equal(await drain(queue, 10_000), true);
+    assert.deepEqual(seen, [2]);
+  });
+});
+
+test('pending counts jobs due now, not jobs scheduled for later; drain waits for them', async () => {
+  await withQueue(async (queue) => {
+    await queue.send('later', { n: 1 }, { startAfterSeconds: 3600 });
+    assert.equal(await queue.pending(), 0);
+    assert.equal(await drain(queue, 1_000), true);
+
+    await queue.send('now', { n: 2 });
+    assert.equal(await queue.pending(), 1);
+    assert.equal(await drain(queue, 300), false, 'nothing works the queue yet');
+
+    let ran = 0;
+    queue.work('now', async () => void ran++);
+    queue.work('later', async () => assert.fail('a job scheduled for later ran now'));
+    await queue.start();
+    assert.equal(await drain(queue, 10_000), true);
+    assert.equal(ran, 1);
+  });
+});
+
+test('a worker runs at most `concurrency` jobs of its queue at once', async () => {
+  await withQueue(async (queue) => {
+    for (let n = 0; n < 6; n++) await queue.send('concurrent', { n });
+    let running = 0;
+    let most = 0;
+    let done = 0;
+    queue.work(
+      'concurrent',
+      async () => {
+        most = Math.max(most, ++running);
+        await sleep(150);
+        running--;
+        done++;
+      },
+      { concurrency: 2 },
+    );
+    await queue.start();
+    assert.equal(await drain(queue, 15_000), true);
+    assert.equal(done, 6);
+    assert.equal(most, 2);
+  });
+});
+
+test('stop waits for a running job to finish', async () => {
+  await withQueue(async (queue) => {
+    let started = false;
+    let finished = false;
+    queue.work('slow', async () => {
+      started = true;
+      await sleep(700);
+      finished = true;
+    });
+    await queue.start();
+    await queue.send('slow', {});
+    await waitFor(() => started, 10_000, 'the job to start');
+    await queue.stop(10_000);
+    assert.equal(finished, true);
+  });
+  await withQueue(async (queue) => assert.equal(await queue.pending(), 0));
+});
+
+test('a job running longer than its lease keeps it while its process lives', async () => {
+  const other = createQueue(db, config, recordingLogger());
+  try {
+    await withQueue(async (queue, log) => {
+      const attempts: number[] = [];
+      // Long enough for an unrenewed lease (or pg-boss heartbeat) to run out and be noticed.
+      const handler = async (_data: object, job: { attempt: number }) => {
+        attempts.push(job.attempt);
+        await sleep(leaseSeconds * 1500);
+      };
+      queue.work('long', handler);
+      other.work('long', handler);
+      await Promise.all([queue.start(), other.start()]);
+      await queue.send('long', {});
+      assert.equal(await drain(queue, leaseSeconds * 1500 + 10_000), true);
+      assert.deepEqual(attempts, [1]);
+      assert.deepEqual(log.entries.filter((e) => e.level !== 'info'), []);
+    });
+  } finally {
+    await other.stop(5_000);
+  }
+});
+
+/** Resolves once the child prints `text`; rejects if it exits or stays silent first. */
+function output(child: ChildProcess, text: string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`the worker did not print "${text}" within ${timeoutMs} ms`)), timeoutMs);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(text)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the worker exited (${code ?? signal}) before printing "${text}"`));
+    });
+  });
+}
+
+test('a job whose process was killed mid-run runs again, once, after a restart', async () => {
+  await withQueue(async (queue) => {
+    await queue.send('restart', { n: 1 }, { retryDelaySeconds: 0 });
+
+    const child = spawn(process.execPath, [fixture, 'restart'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: testDatabase.databaseUrl ?? '',
+        CODEHOST_DATA_DIR: testDatabase.dataDir,
+        CODEHOST_JOB_LEASE_SECONDS: String(leaseSeconds),
+        CODEHOST_JOB_POLL_MS: String(pollMilliseconds),
+        CODEHOST_DATABASE_POOL_SIZE: String(config.databasePoolSize),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = once(child, 'exit');
+    try {
+      await output(child, 'started', 30_000);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+
+    const attempts: number[] = [];
+    queue.work('restart', async (_data, job) => void attempts.push(job.attempt));
+    await queue.start();
+    // The lease (pg-boss: heartbeat, then a supervise pass) runs out, then the next poll claims the job.
+    await waitFor(() => attempts.length > 0, leaseSeconds * 2_000 + 5_000, 'the job to run again');
+    assert.equal(await drain(queue, 10_000), true);
+    await sleep(1_000);
+    assert.deepEqual(attempts, [2]);
+  });
+});
