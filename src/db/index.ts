@@ -24,21 +24,32 @@ function toSqlite(value: unknown): SQLInputValue {
   return value as SQLInputValue;
 }
 
-/** Adapts node:sqlite's synchronous API to the interface Kysely's SqliteDialect drives. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Adapts node:sqlite's synchronous API to the interface Kysely's SqliteDialect drives. Prepared
+ * statements are cached by their SQL: preparing was a fifth of a simple request's CPU time.
+ */
 function nodeSqlite(path: string): SqliteDatabase {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path);
   db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;');
+  const cache = new Map<string, SqliteStatement>();
   return {
     close: () => db.close(),
     prepare(sql: string): SqliteStatement {
+      const cached = cache.get(sql);
+      if (cached) return cached;
       const statement = db.prepare(sql);
-      return {
+      const adapted: SqliteStatement = {
         reader: statement.columns().length > 0,
         all: (parameters) => statement.all(...parameters.map(toSqlite)),
         run: (parameters) => statement.run(...parameters.map(toSqlite)),
         iterate: (parameters) => statement.iterate(...parameters.map(toSqlite)) as IterableIterator<unknown>,
       };
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      cache.set(sql, adapted);
+      return adapted;
     },
   };
 }
