@@ -231,3 +231,16 @@ export async function requireReadableRepository(db: Executor, principal: Princip
   if (!repository || !(await canReadRepository(db, principal, repository))) throw notFound();
   return repository;
 }
+
+/**
+ * Whether the principal acts for an organization in one of `roles`: a user who holds one of them,
+ * through a token that reaches the organization, or an installation on the organization (an app acts
+ * through its permissions, which the route's rule has checked). Callers answer 404 when it does not.
+ */
+export async function actsForOrganization(db: Executor, principal: Principal, orgId: number, roles: readonly OrgRole[]): Promise<boolean> {
+  if (principal.type === 'installation') return principal.accountId === orgId;
+  if (principal.type !== 'user') return false;
+  const held = await orgRoles(db, orgId, principal.user.id);
+  if (!roles.some((role) => held.has(role))) return false;
+  return reachesAccount(db, principal, orgId);
+}

@@ -30,3 +30,8 @@ export async function findEnterprise(db: Executor, slug: string) {
 export async function findTeam(db: Executor, orgId: number, slug: string) {
   return db.selectFrom('teams').selectAll().where('org_id', '=', orgId).where('slug', '=', slug.toLowerCase()).executeTakeFirst();
 }
+
+/** Whether an integer can be a row id at all (ids are int4 on both engines; PostgreSQL refuses larger values). */
+export function isRowId(id: number): boolean {
+  return Number.isInteger(id) && id >= 1 && id <= 2 ** 31 - 1;
+}
