@@ -1,0 +1,167 @@
+// The delivery engine. Activity becomes one message per app (guid, payload) and a pending attempt
+// whose job is enqueued in the same transaction, so a delivery exists exactly when its activity was
+// consumed. The job posts the attempt and records the outcome with a conditional update: a job that
+// runs again after its process died mid-request posts again (same guid, so receivers can tell) but
+// the attempt is recorded once. Throttling defers the job to the app's next slot; failures may be
+// retried automatically as new attempts of the same message.
+import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { ActivityRow } from '../../activity/outbox.ts';
+import type { Executor } from '../../db/index.ts';
+import type { Context } from '../../platform/context.ts';
+import { eventBody, installationBody } from './payloads.ts';
+import { postWebhook } from './sender.ts';
+import * as store from './store.ts';
+
+export const DELIVER_QUEUE = 'webhooks.deliver';
+
+interface DeliverJob {
+  deliveryId: number;
+  generation: number;
+}
+
+/** `Vendor-Hookshot/<short id>`: the short id names this codehost release. */
+const USER_AGENT = (() => {
+  const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return `Vendor-Hookshot/${createHash('sha1').update(`codehost ${version}`).digest('hex').slice(0, 7)}`;
+})();
+
+/** Enqueues the job of an attempt inside the transaction that created (or moved) it. */
+async function enqueue(ctx: Context, trx: Executor, job: DeliverJob, startAfterSeconds?: number): Promise<void> {
+  // A job that fails (the database, not the receiver: that outcome is recorded) runs again; a job
+  // cut short by a dead process counts as a run too, so allow a few.
+  await ctx.queue.send(DELIVER_QUEUE, job, { transaction: trx, retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true, startAfterSeconds });
+}
+
+const subscribes = (events: string, event: string) => (JSON.parse(events) as string[]).includes(event);
+
+/** The account an activity concerns: the repository's owner, or the activity's own account. */
+async function accountOf(trx: Executor, activity: Pick<ActivityRow, 'repository_id' | 'account_id'>): Promise<number | null> {
+  if (activity.repository_id === null) return activity.account_id;
+  const repository = await trx.selectFrom('repositories').select('owner_id').where('id', '=', activity.repository_id).executeTakeFirst();
+  return repository?.owner_id ?? null;
+}
+
+/** The apps an activity is delivered to: installed over it, subscribed to its event, with an active webhook. */
+export async function targetsOf(trx: Executor, activity: Pick<ActivityRow, 'event' | 'repository_id' | 'account_id'>): Promise<store.Target[]> {
+  const accountId = await accountOf(trx, activity);
+  if (accountId === null) return [];
+  const targets = await store.deliveryTargets(trx, { accountId, repositoryId: activity.repository_id });
+  return targets.filter((target) => subscribes(target.events, activity.event));
+}
+
+/** The outbox consumer: one message, one pending attempt and its job per target app. */
+export async function fanOut(ctx: Context, trx: Executor, activity: ActivityRow): Promise<number> {
+  const targets = await targetsOf(trx, activity);
+  if (targets.length === 0) return 0;
+  const body = await eventBody(trx, ctx.urls, activity);
+  if (!body) return 0;
+  const now = ctx.clock.now().toISOString();
+  for (const target of targets) {
+    const messageId = await store.insertMessage(trx, {
+      app_id: target.app_id,
+      guid: randomUUID(),
+      event: activity.event,
+      action: activity.action,
+      installation_id: target.installation_id,
+      repository_id: activity.repository_id,
+      payload: JSON.stringify({ ...body, installation: installationBody(target.installation_id) }),
+      created_at: now,
+    });
+    const deliveryId = await store.insertAttempt(trx, { message_id: messageId, app_id: target.app_id, redelivery: false, retry_count: 0, created_at: now });
+    await enqueue(ctx, trx, { deliveryId, generation: 0 });
+  }
+  return targets.length;
+}
+
+/** A new attempt of a message (redelivery or retry), pending with its job. */
+export async function newAttempt(
+  ctx: Context,
+  trx: Executor,
+  attempt: { messageId: number; appId: number; retryCount: number; startAfterSeconds?: number },
+): Promise<void> {
+  const deliveryId = await store.insertAttempt(trx, {
+    message_id: attempt.messageId,
+    app_id: attempt.appId,
+    redelivery: true,
+    retry_count: attempt.retryCount,
+    created_at: ctx.clock.now().toISOString(),
+  });
+  await enqueue(ctx, trx, { deliveryId, generation: 0 }, attempt.startAfterSeconds);
+}
+
+const isFailure = (statusCode: number) => statusCode < 200 || statusCode >= 400;
+
+/** The request of an attempt: the spec's headers, both signatures of the exact body when there is a secret. */
+function buildRequest(ctx: Context, attempt: NonNullable<Awaited<ReturnType<typeof store.attemptToSend>>>) {
+  const form = attempt.content_type === 'form';
+  const body = form ? `payload=${encodeURIComponent(attempt.payload)}` : attempt.payload;
+  const headers: Record<string, string> = {
+    'user-agent': USER_AGENT,
+    accept: '*/*',
+    'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json',
+    'x-vendor-delivery': attempt.guid,
+    'x-vendor-event': attempt.event,
+    'x-vendor-hook-id': String(attempt.hook_id),
+    'x-vendor-hook-installation-target-id': String(attempt.app_id),
+    'x-vendor-hook-installation-target-type': 'integration',
+  };
+  if (attempt.secret) {
+    const secret = ctx.secrets.decrypt(attempt.secret);
+    headers['x-hub-signature'] = `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`;
+    headers['x-hub-signature-256'] = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  }
+  return { url: attempt.url!, headers, body, insecureSsl: attempt.insecure_ssl === '1' };
+}
+
+/** The job: throttle, post, record once, maybe schedule a retry. */
+export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
+  const db = ctx.db.kysely;
+  const attempt = await store.attemptToSend(db, job.deliveryId);
+  // Gone (retention, app deleted), already recorded, or a stale duplicate of a job that was moved on.
+  if (!attempt || attempt.delivered_at !== null || attempt.generation !== job.generation) return;
+  if (!attempt.active || !attempt.url) {
+    // The webhook was switched off or has no target any more: nothing to attempt.
+    await store.deleteAttempt(db, attempt.id);
+    return;
+  }
+
+  const { ratePerSecond } = ctx.config.webhooks;
+  if (ratePerSecond > 0 && attempt.throttled_at === null) {
+    const now = Date.now();
+    const tat = await store.reserveSlot(db, attempt.app_id, now, 1000 / ratePerSecond);
+    // GCRA with a burst of one second's worth: the slot opens one second before the arrival time.
+    const waitMs = tat - 1000 - now;
+    if (waitMs > 0) {
+      await db.transaction().execute(async (trx) => {
+        const moved = await store.advanceGeneration(trx, attempt.id, attempt.generation, { throttled_at: ctx.clock.now().toISOString() });
+        if (moved) await enqueue(ctx, trx, { deliveryId: attempt.id, generation: attempt.generation + 1 }, waitMs / 1000);
+      });
+      return;
+    }
+  }
+
+  const request = buildRequest(ctx, attempt);
+  const result = await postWebhook(request, ctx.config.webhooks);
+  const { retries, retryBaseSeconds } = ctx.config.webhooks;
+  await db.transaction().execute(async (trx) => {
+    const recorded = await store.completeAttempt(trx, attempt.id, {
+      delivered_at: ctx.clock.now().toISOString(),
+      status: result.status,
+      status_code: result.statusCode,
+      duration: result.durationSeconds,
+      url: request.url,
+      request_headers: JSON.stringify(request.headers),
+      response_headers: result.responseHeaders ? JSON.stringify(result.responseHeaders) : null,
+      response_body: result.responseBody,
+    });
+    if (recorded && isFailure(result.statusCode) && attempt.retry_count < retries) {
+      await newAttempt(ctx, trx, {
+        messageId: attempt.message_id,
+        appId: attempt.app_id,
+        retryCount: attempt.retry_count + 1,
+        startAfterSeconds: retryBaseSeconds * 2 ** attempt.retry_count,
+      });
+    }
+  });
+}

@@ -1,0 +1,119 @@
+// App webhook routes: the configuration and the deliveries, with an app JWT only (every other
+// credential is refused by the access rule); and the operator's raw events under /_admin.
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { AccessRule } from '../../platform/access.ts';
+import type { Api, Context } from '../../platform/context.ts';
+import { notFound } from '../../platform/errors.ts';
+import { pageParams, PerPage, setCursorLinks } from '../../platform/pagination.ts';
+import type { AppRow } from '../../platform/principal.ts';
+import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { AppWebhookService, DeliveryDetail, DeliverySummary, HookConfig } from './service.ts';
+
+const jwt: AccessRule = { credentials: ['jwt'] };
+const tags = ['apps'];
+const security = [{ token: [] }];
+const refused = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
+const DeliveryParams = Type.Object({ delivery_id: Type.Integer({ description: 'The delivery id' }) });
+
+/** The app behind the JWT (the access rule admits nothing else). */
+function callingApp(request: FastifyRequest): AppRow {
+  const principal = request.principal;
+  if (principal.type !== 'app') throw notFound();
+  return principal.app;
+}
+
+export function appWebhookRoutes(app: Api, ctx: Context): void {
+  const service = new AppWebhookService(ctx);
+
+  app.get('/app/hook/config', {
+    config: { access: jwt },
+    schema: { summary: 'Get a webhook configuration for an app', tags, security, response: { 200: HookConfig, ...refused, 404: ErrorBody } },
+  }, async (request) => service.getConfig(callingApp(request)));
+
+  app.patch('/app/hook/config', {
+    config: { access: jwt },
+    schema: {
+      summary: 'Update a webhook configuration for an app',
+      tags,
+      security,
+      body: Type.Object({
+        url: Type.Optional(Type.String({ description: 'The http(s) URL deliveries are posted to' })),
+        content_type: Type.Optional(Type.String({ description: '`json` or `form`' })),
+        secret: Type.Optional(Type.String({ description: 'Signs deliveries (X-Hub-Signature-256); an empty string removes it' })),
+        insecure_ssl: Type.Optional(Type.Union([Type.String(), Type.Number()], { description: '`0` or `1`' })),
+      }),
+      response: { 200: HookConfig, ...refused, 404: ErrorBody, 422: ValidationErrorBody },
+    },
+  }, async (request) => service.updateConfig(callingApp(request), request.body));
+
+  app.get('/app/hook/deliveries', {
+    config: { access: jwt },
+    schema: {
+      summary: 'List deliveries for an app webhook',
+      description: 'Newest first; deliveries stay listed for the retention period (3 days by default).',
+      tags,
+      security,
+      querystring: Type.Object({
+        per_page: Type.Optional(PerPage),
+        cursor: Type.Optional(Type.String({ description: 'Where the page starts, as given in the Link header' })),
+        status: Type.Optional(Type.Union([Type.Literal('success'), Type.Literal('failure')], {
+          description: '`success`: status code 200-399; `failure`: 400-599, or no response at all',
+        })),
+      }),
+      response: { 200: Type.Array(DeliverySummary), ...refused, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const { perPage } = pageParams(request.query, { perPage: 30, maxPerPage: 100 });
+    const { deliveries, next, prev } = await service.listDeliveries(callingApp(request), request.query, perPage);
+    setCursorLinks(reply, request, ctx.urls.api, { next: next ? { cursor: next } : undefined, prev: prev ? { cursor: prev } : undefined }, ['cursor']);
+    return deliveries;
+  });
+
+  app.get('/app/hook/deliveries/:delivery_id', {
+    config: { access: jwt },
+    schema: {
+      summary: 'Get a delivery for an app webhook',
+      tags,
+      security,
+      params: DeliveryParams,
+      response: { 200: DeliveryDetail, ...refused, 404: ErrorBody, 422: ValidationErrorBody },
+    },
+  }, async (request) => service.getDelivery(callingApp(request), request.params.delivery_id));
+
+  app.post('/app/hook/deliveries/:delivery_id/attempts', {
+    config: { access: jwt },
+    schema: {
+      summary: 'Redeliver a delivery for an app webhook',
+      description: 'A new attempt of the delivery: the same guid, a new id, `redelivery` true.',
+      tags,
+      security,
+      params: DeliveryParams,
+      response: { 202: Type.Object({}), ...refused, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    await service.redeliver(callingApp(request), request.params.delivery_id);
+    return reply.code(202).send({});
+  });
+}
+
+export function appWebhookAdminRoutes(app: Api, ctx: Context): void {
+  const service = new AppWebhookService(ctx);
+
+  app.post('/_admin/events', {
+    config: { admin: true },
+    schema: {
+      hide: true,
+      tags: ['admin'],
+      body: Type.Object({
+        event: Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z][a-z0-9_]*$' }),
+        action: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        repository: Type.Optional(Type.String()),
+        /** The account of an event without a repository (default: the sender's). */
+        account: Type.Optional(Type.String()),
+        sender: Type.Optional(Type.String()),
+        payload: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      }),
+    },
+  }, async (request, reply) => reply.code(201).send({ deliveries: await service.recordEvent(request.body) }));
+}

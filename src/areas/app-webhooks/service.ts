@@ -1,0 +1,271 @@
+// App webhook rules: the configuration (validated, secret sealed at rest and masked in answers), the
+// deliveries an app may list, read and redeliver within the retention period, and raw events
+// recorded by the operator.
+import { isIP } from 'node:net';
+import { Type, type Static } from 'typebox';
+import { recordActivity } from '../../activity/outbox.ts';
+import { isoSeconds } from '../../platform/clock.ts';
+import type { Context } from '../../platform/context.ts';
+import { invalidField, notFound, validationFailed } from '../../platform/errors.ts';
+import { findAccount, findRepository } from '../../platform/lookups.ts';
+import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
+import type { AppRow } from '../../platform/principal.ts';
+import { newAttempt, targetsOf } from './engine.ts';
+import { blockedReason } from './sender.ts';
+import * as store from './store.ts';
+
+export const SECRET_MASK = '********';
+const MAX_URL_LENGTH = 2048;
+const MAX_SECRET_LENGTH = 1024;
+
+export const HookConfig = Type.Object({
+  url: Type.String({ description: 'The delivery target; empty until one is set' }),
+  content_type: Type.String({ description: '`json` or `form`' }),
+  secret: Type.Optional(Type.String({ description: 'Masked as ******** when a secret is set' })),
+  insecure_ssl: Type.String({ description: '`0` verifies the TLS certificate of the target, `1` does not' }),
+});
+export type HookConfig = Static<typeof HookConfig>;
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+const NullableInteger = Type.Union([Type.Integer(), Type.Null()]);
+
+export const DeliverySummary = Type.Object({
+  id: Type.Integer(),
+  guid: Type.String(),
+  delivered_at: Type.String(),
+  redelivery: Type.Boolean(),
+  duration: Type.Number({ description: 'Seconds' }),
+  status: Type.String(),
+  status_code: Type.Integer(),
+  event: Type.String(),
+  action: NullableString,
+  installation_id: NullableInteger,
+  repository_id: NullableInteger,
+  throttled_at: NullableString,
+});
+export type DeliverySummary = Static<typeof DeliverySummary>;
+
+const HeaderMap = Type.Record(Type.String(), Type.String());
+
+export const DeliveryDetail = Type.Object({
+  ...DeliverySummary.properties,
+  url: Type.String(),
+  request: Type.Object({ headers: HeaderMap, payload: Type.Record(Type.String(), Type.Unknown()) }),
+  response: Type.Object({ headers: HeaderMap, payload: NullableString }),
+});
+export type DeliveryDetail = Static<typeof DeliveryDetail>;
+
+export interface HookInput {
+  url?: unknown;
+  content_type?: unknown;
+  secret?: unknown;
+  insecure_ssl?: unknown;
+  active?: unknown;
+}
+
+function summary(row: store.DeliverySummaryRow): DeliverySummary {
+  return {
+    id: row.id,
+    guid: row.guid,
+    delivered_at: isoSeconds(row.delivered_at!),
+    redelivery: Boolean(row.redelivery),
+    duration: Number(row.duration),
+    status: row.status!,
+    status_code: row.status_code!,
+    event: row.event,
+    action: row.action,
+    installation_id: row.installation_id,
+    repository_id: row.repository_id,
+    throttled_at: row.throttled_at ? isoSeconds(row.throttled_at) : null,
+  };
+}
+
+export function hookConfigBody(hook: store.HookRow): HookConfig {
+  return {
+    url: hook.url ?? '',
+    content_type: hook.content_type,
+    ...(hook.secret ? { secret: SECRET_MASK } : {}),
+    insecure_ssl: hook.insecure_ssl,
+  };
+}
+
+/** A cursor names a position and a direction: older than an id (`next`) or newer than it (`prev`). */
+type Position = { before?: undefined; after?: undefined } | { before: number; after?: undefined } | { after: number; before?: undefined };
+
+function readCursor(cursor: string): Position {
+  const match = /^(before|after):(\d{1,15})$/.exec(decodeCursor(cursor, 'cursor'));
+  if (!match) throw invalidField('Pagination', 'cursor', `"${cursor}" is not a valid cursor`);
+  return match[1] === 'before' ? { before: Number(match[2]) } : { after: Number(match[2]) };
+}
+
+export class AppWebhookService {
+  private readonly ctx: Context;
+
+  constructor(ctx: Context) {
+    this.ctx = ctx;
+  }
+
+  private get db() {
+    return this.ctx.db.kysely;
+  }
+
+  /** The oldest delivery time still listed. */
+  private cutoff(): string {
+    return new Date(this.ctx.clock.nowMs() - this.ctx.config.webhooks.retentionDays * 86_400_000).toISOString();
+  }
+
+  /** Checks the fields given and answers the columns they set; a bad value is a 422 naming the field. */
+  validate(input: HookInput): { url?: string; content_type?: string; secret?: string | null; insecure_ssl?: string; active?: number } {
+    const out: ReturnType<AppWebhookService['validate']> = {};
+    if (input.url !== undefined) {
+      if (typeof input.url !== 'string') throw invalidField('Hook', 'url', 'url must be a string');
+      out.url = this.validUrl(input.url);
+    }
+    if (input.content_type !== undefined) {
+      if (input.content_type !== 'json' && input.content_type !== 'form') throw invalidField('Hook', 'content_type', 'content_type must be "json" or "form"');
+      out.content_type = input.content_type;
+    }
+    if (input.secret !== undefined) {
+      if (typeof input.secret !== 'string') throw invalidField('Hook', 'secret', 'secret must be a string');
+      if (input.secret.length > MAX_SECRET_LENGTH) throw invalidField('Hook', 'secret', `secret is longer than ${MAX_SECRET_LENGTH} characters`);
+      // An empty secret removes it: deliveries are then unsigned.
+      out.secret = input.secret === '' ? null : this.ctx.secrets.encrypt(input.secret);
+    }
+    if (input.insecure_ssl !== undefined) {
+      if (!['0', '1', 0, 1].includes(input.insecure_ssl as string | number)) throw invalidField('Hook', 'insecure_ssl', 'insecure_ssl must be "0" or "1"');
+      out.insecure_ssl = String(input.insecure_ssl);
+    }
+    if (input.active !== undefined) {
+      if (typeof input.active !== 'boolean') throw invalidField('Hook', 'active', 'active must be a boolean');
+      out.active = input.active ? 1 : 0;
+    }
+    return out;
+  }
+
+  private validUrl(value: string): string {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw invalidField('Hook', 'url', 'url must be an http or https URL');
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) throw invalidField('Hook', 'url', 'url must be an http or https URL');
+    if (value.length > MAX_URL_LENGTH) throw invalidField('Hook', 'url', `url is longer than ${MAX_URL_LENGTH} characters`);
+    // A literal address that deliveries would refuse is refused now; host names are checked at each delivery, after DNS.
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const reason = isIP(host) ? blockedReason(host, this.ctx.config.webhooks.allowPrivateAddresses) : null;
+    if (reason) throw invalidField('Hook', 'url', `url must not point to a ${reason} address`);
+    return value;
+  }
+
+  /** The app's webhook, from the operator's create body (`webhook`); an app without one gets an empty configuration. */
+  async createForApp(app: AppRow, webhook: unknown): Promise<void> {
+    if (webhook !== undefined && (webhook === null || typeof webhook !== 'object' || Array.isArray(webhook))) throw invalidField('App', 'webhook', 'webhook must be an object');
+    const fields = this.validate((webhook ?? {}) as HookInput);
+    const now = this.ctx.clock.now().toISOString();
+    await store.insertHook(this.db, {
+      app_id: app.id,
+      url: fields.url ?? null,
+      content_type: fields.content_type ?? 'json',
+      secret: fields.secret ?? null,
+      insecure_ssl: fields.insecure_ssl ?? '0',
+      active: fields.active ?? 1,
+      throttle_tat: 0,
+      created_at: now,
+      updated_at: now,
+    });
+  }
+
+  private async hook(app: AppRow): Promise<store.HookRow> {
+    const hook = await store.findHook(this.db, app.id);
+    if (!hook) throw notFound();
+    return hook;
+  }
+
+  async getConfig(app: AppRow): Promise<HookConfig> {
+    return hookConfigBody(await this.hook(app));
+  }
+
+  async updateConfig(app: AppRow, input: HookInput): Promise<HookConfig> {
+    const { active: _active, ...changes } = this.validate({ url: input.url, content_type: input.content_type, secret: input.secret, insecure_ssl: input.insecure_ssl });
+    const hook = await store.updateHook(this.db, app.id, { ...changes, updated_at: this.ctx.clock.now().toISOString() });
+    if (!hook) throw notFound();
+    return hookConfigBody(hook);
+  }
+
+  async listDeliveries(app: AppRow, query: { per_page?: number; cursor?: string; status?: store.DeliveryFilter }, perPage: number) {
+    const position: Position = query.cursor === undefined ? {} : readCursor(query.cursor);
+    const cutoff = this.cutoff();
+    const rows = await store.listDeliveries(this.db, app.id, { cutoff, status: query.status, ...position, limit: perPage + 1 });
+    // One row more than the page tells whether the list goes on in the direction read.
+    const more = rows.length > perPage;
+    const cursor = (direction: 'before' | 'after', id: number) => encodeCursor(`${direction}:${id}`);
+    if (position.after !== undefined) {
+      // Read upwards from the position: the extra row is the newest one.
+      const page = more ? rows.slice(1) : rows;
+      return {
+        deliveries: page.map(summary),
+        next: cursor('before', page.at(-1)?.id ?? position.after + 1),
+        prev: more ? cursor('after', page[0]!.id) : undefined,
+      };
+    }
+    const page = rows.slice(0, perPage);
+    return {
+      deliveries: page.map(summary),
+      next: more ? cursor('before', page.at(-1)!.id) : undefined,
+      prev: position.before !== undefined ? cursor('after', page[0]?.id ?? position.before - 1) : undefined,
+    };
+  }
+
+  async getDelivery(app: AppRow, deliveryId: number): Promise<DeliveryDetail> {
+    const row = await store.findDelivery(this.db, app.id, deliveryId, this.cutoff());
+    if (!row) throw notFound();
+    return {
+      ...summary(row),
+      url: row.url ?? '',
+      request: { headers: JSON.parse(row.request_headers ?? '{}') as Record<string, string>, payload: JSON.parse(row.payload) as Record<string, unknown> },
+      response: { headers: JSON.parse(row.response_headers ?? '{}') as Record<string, string>, payload: row.response_body },
+    };
+  }
+
+  /** A new attempt of a delivery still within retention: same guid, new id, `redelivery` true. */
+  async redeliver(app: AppRow, deliveryId: number): Promise<void> {
+    const row = await store.findDelivery(this.db, app.id, deliveryId, this.cutoff());
+    if (!row) throw invalidField('Delivery', 'delivery_id', 'The delivery does not exist or is older than the retention period');
+    const hook = await this.hook(app);
+    if (!hook.active || !hook.url) throw invalidField('Hook', 'url', 'The webhook is not active or has no URL');
+    await this.db.transaction().execute((trx) => newAttempt(this.ctx, trx, { messageId: row.message_id, appId: app.id, retryCount: 0 }));
+  }
+
+  /**
+   * A raw event from the operator: an outbox row like any platform activity, answered with the number
+   * of deliveries it produces (the apps it reaches now; the dispatcher creates them).
+   */
+  async recordEvent(input: { event: string; action?: string; repository?: string; account?: string; sender?: string; payload?: Record<string, unknown> }): Promise<number> {
+    let repository: Awaited<ReturnType<typeof findRepository>>;
+    if (input.repository !== undefined) {
+      const [owner, name, extra] = input.repository.split('/');
+      if (!owner || !name || extra !== undefined) throw invalidField('Event', 'repository', 'repository must be "owner/name"');
+      repository = await findRepository(this.db, owner, name);
+      if (!repository) throw notFound(`Repository not found: ${input.repository}`);
+    }
+    const sender = input.sender === undefined ? undefined : await findAccount(this.db, input.sender);
+    if (input.sender !== undefined && !sender) throw notFound(`User not found: ${input.sender}`);
+    const account = input.account === undefined ? undefined : await findAccount(this.db, input.account);
+    if (input.account !== undefined && !account) throw notFound(`Account not found: ${input.account}`);
+    const accountId = repository?.owner_id ?? account?.id ?? sender?.id;
+    if (accountId === undefined) throw validationFailed([{ resource: 'Event', field: 'repository', code: 'missing_field', message: 'an event needs a repository, an account or a sender' }]);
+    return this.db.transaction().execute(async (trx) => {
+      const activity = {
+        event: input.event,
+        action: input.action ?? null,
+        repository_id: repository?.id ?? null,
+        account_id: accountId,
+        actor_id: sender?.id ?? null,
+        payload: input.payload ?? {},
+      };
+      await recordActivity(this.ctx, trx, activity);
+      return (await targetsOf(trx, activity)).length;
+    });
+  }
+}

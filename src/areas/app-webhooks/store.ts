@@ -1,0 +1,213 @@
+// SQL of app webhooks: hook configurations, messages and their delivery attempts.
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Executor } from '../../db/index.ts';
+import type { AppWebhooksTable, WebhookDeliveriesTable } from './tables.ts';
+
+export type HookRow = Selectable<AppWebhooksTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+export async function insertHook(db: Executor, hook: Insertable<AppWebhooksTable>): Promise<HookRow> {
+  return db.insertInto('app_webhooks').values(hook).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findHook(db: Executor, appId: number): Promise<HookRow | undefined> {
+  return db.selectFrom('app_webhooks').selectAll().where('app_id', '=', appId).executeTakeFirst();
+}
+
+export async function updateHook(db: Executor, appId: number, changes: Updateable<AppWebhooksTable>): Promise<HookRow | undefined> {
+  return db.updateTable('app_webhooks').set(changes).where('app_id', '=', appId).returningAll().executeTakeFirst();
+}
+
+export interface Target {
+  app_id: number;
+  events: string;
+  installation_id: number;
+}
+
+/**
+ * Apps whose installation covers the repository (or is on the account, for an event without a
+ * repository) and whose webhook is active with a URL. Event subscription is checked by the caller.
+ */
+export async function deliveryTargets(db: Executor, where: { accountId: number; repositoryId: number | null }): Promise<Target[]> {
+  let query = db
+    .selectFrom('installations')
+    .innerJoin('apps', 'apps.id', 'installations.app_id')
+    .innerJoin('app_webhooks', 'app_webhooks.app_id', 'apps.id')
+    .select(['apps.id as app_id', 'apps.events', 'installations.id as installation_id'])
+    .where('installations.account_id', '=', where.accountId)
+    .where('app_webhooks.active', '=', 1)
+    .where('app_webhooks.url', 'is not', null);
+  if (where.repositoryId !== null) {
+    const repositoryId = where.repositoryId;
+    query = query.where((eb) =>
+      eb.or([
+        eb('installations.repository_selection', '=', 'all'),
+        eb.exists(
+          eb
+            .selectFrom('installation_repositories')
+            .select('installation_repositories.repository_id')
+            .whereRef('installation_repositories.installation_id', '=', 'installations.id')
+            .where('installation_repositories.repository_id', '=', repositoryId),
+        ),
+      ]),
+    );
+  }
+  return query.orderBy('apps.id').execute();
+}
+
+export async function insertMessage(
+  db: Executor,
+  message: { app_id: number; guid: string; event: string; action: string | null; installation_id: number | null; repository_id: number | null; payload: string; created_at: string },
+): Promise<number> {
+  const row = await db.insertInto('webhook_messages').values(message).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** A pending attempt: no outcome until its job records one. */
+export async function insertAttempt(
+  db: Executor,
+  attempt: { message_id: number; app_id: number; redelivery: boolean; retry_count: number; created_at: string },
+): Promise<number> {
+  const row = await db
+    .insertInto('webhook_deliveries')
+    .values({ ...attempt, redelivery: attempt.redelivery ? 1 : 0, generation: 0 })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** An attempt with its message and the app's current webhook: everything its job needs. */
+export async function attemptToSend(db: Executor, deliveryId: number) {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+    .innerJoin('app_webhooks as h', 'h.app_id', 'd.app_id')
+    .select([
+      'd.id', 'd.app_id', 'd.message_id', 'd.retry_count', 'd.generation', 'd.throttled_at', 'd.delivered_at',
+      'm.guid', 'm.event', 'm.payload',
+      'h.id as hook_id', 'h.url', 'h.content_type', 'h.secret', 'h.insecure_ssl', 'h.active',
+    ])
+    .where('d.id', '=', deliveryId)
+    .executeTakeFirst();
+}
+
+/**
+ * Reserves the app's next delivery slot (GCRA, one atomic update shared by every process): returns
+ * the new theoretical arrival time; the delivery may go at that time minus one second's burst.
+ */
+export async function reserveSlot(db: Executor, appId: number, nowMs: number, intervalMs: number): Promise<number> {
+  const row = await db
+    .updateTable('app_webhooks')
+    .set({ throttle_tat: sql<number>`(case when throttle_tat > ${nowMs} then throttle_tat else ${nowMs} end) + ${intervalMs}` })
+    .where('app_id', '=', appId)
+    .returning('throttle_tat')
+    .executeTakeFirst();
+  return Number(row?.throttle_tat ?? nowMs);
+}
+
+/** Hands a pending attempt to its next job generation; false when another job already moved it on. */
+export async function advanceGeneration(db: Executor, deliveryId: number, generation: number, changes: Updateable<WebhookDeliveriesTable> = {}): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ ...changes, generation: generation + 1 })
+    .where('id', '=', deliveryId)
+    .where('generation', '=', generation)
+    .where('delivered_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Records the outcome once: only the first job to finish a pending attempt writes it. */
+export async function completeAttempt(db: Executor, deliveryId: number, outcome: Updateable<WebhookDeliveriesTable>): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set(outcome)
+    .where('id', '=', deliveryId)
+    .where('delivered_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function deleteAttempt(db: Executor, deliveryId: number): Promise<void> {
+  await db.deleteFrom('webhook_deliveries').where('id', '=', deliveryId).where('delivered_at', 'is', null).execute();
+}
+
+const summaryColumns = [
+  'd.id', 'd.redelivery', 'd.throttled_at', 'd.delivered_at', 'd.status', 'd.status_code', 'd.duration',
+  'm.guid', 'm.event', 'm.action', 'm.installation_id', 'm.repository_id',
+] as const;
+
+export type DeliveryFilter = 'success' | 'failure';
+
+/** Delivered attempts of an app since `cutoff`; `before`/`after` are ids (cursor positions). */
+export async function listDeliveries(
+  db: Executor,
+  appId: number,
+  options: { cutoff: string; status?: DeliveryFilter; before?: number; after?: number; limit: number },
+) {
+  let query = db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+    .select(summaryColumns)
+    .where('d.app_id', '=', appId)
+    .where('d.delivered_at', '>=', options.cutoff);
+  // success: 200-399; failure: everything else, including no response at all (status_code 0).
+  if (options.status === 'success') query = query.where('d.status_code', '>=', 200).where('d.status_code', '<', 400);
+  if (options.status === 'failure') query = query.where((eb) => eb.or([eb('d.status_code', '<', 200), eb('d.status_code', '>=', 400)]));
+  if (options.before !== undefined) query = query.where('d.id', '<', options.before);
+  if (options.after !== undefined) query = query.where('d.id', '>', options.after);
+  const rows = await query.orderBy('d.id', options.after !== undefined ? 'asc' : 'desc').limit(options.limit).execute();
+  return options.after !== undefined ? rows.reverse() : rows;
+}
+
+export type DeliverySummaryRow = Awaited<ReturnType<typeof listDeliveries>>[number];
+
+/** One delivered attempt of an app since `cutoff`, with request and response. */
+export async function findDelivery(db: Executor, appId: number, deliveryId: number, cutoff: string) {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+    .select([...summaryColumns, 'd.message_id', 'd.url', 'd.request_headers', 'd.response_headers', 'd.response_body', 'm.payload'])
+    .where('d.app_id', '=', appId)
+    .where('d.id', '=', deliveryId)
+    .where('d.delivered_at', '>=', cutoff)
+    .executeTakeFirst();
+}
+
+/**
+ * The retention sweep: attempts delivered (or, if stuck, created) before `cutoff`, then messages
+ * left without attempts. In batches, so neither database holds a long lock.
+ */
+export async function deleteExpired(db: Executor, cutoff: string, batch = 1000): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const result = await db
+      .deleteFrom('webhook_deliveries')
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where((w) => w.or([w('delivered_at', '<', cutoff), w.and([w('delivered_at', 'is', null), w('created_at', '<', cutoff)])]))
+          .limit(batch),
+      )
+      .executeTakeFirst();
+    const count = Number(result.numDeletedRows);
+    deleted += count;
+    if (count < batch) break;
+  }
+  for (;;) {
+    const result = await db
+      .deleteFrom('webhook_messages')
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('webhook_messages as m')
+          .select('m.id')
+          .where('m.created_at', '<', cutoff)
+          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.message_id', '=', 'm.id'))))
+          .limit(batch),
+      )
+      .executeTakeFirst();
+    if (Number(result.numDeletedRows) < batch) break;
+  }
+  return deleted;
+}
