@@ -161,7 +161,10 @@ export async function main(argv: string[]): Promise<void> {
 export function run(argv: string[]): void {
   main(argv).catch((error: unknown) => {
     if (error instanceof ConfigError) console.error(error.message);
-    else if (error instanceof ApiError) console.error(`error: ${error.message}${error.errors ? ` ${JSON.stringify(error.errors)}` : ''}`);
+    else if (error instanceof ApiError) {
+      const details = error.errors?.map((e) => e.message ?? `${e.resource} ${e.field}: ${e.code}`).join('; ');
+      console.error(`error: ${error.message}${details ? `: ${details}` : ''}`);
+    }
     else console.error(error);
     process.exit(1);
   });

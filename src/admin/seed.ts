@@ -38,20 +38,52 @@ export async function loadSeedFile(ctx: Context, areas: readonly Area[], path: s
 export async function loadSeed(ctx: Context, areas: readonly Area[], data: unknown): Promise<SeedReport> {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalidField('Seed', 'file', 'a seed file is a mapping of keys to lists');
   const seed = data as Record<string, unknown>;
-  const known = new Set(['users', 'enterprises', 'orgs', 'teams', 'repos', 'watching', 'tokens', 'apps', 'installations', 'authorizations', ...areas.flatMap((a) => Object.keys(a.seed ?? {}))]);
-  for (const key of Object.keys(seed)) {
-    if (!known.has(key)) throw invalidField('Seed', key, `unknown seed key "${key}"`);
-  }
   const service = new AdminService(ctx, areas);
   const report: SeedReport = { created: {}, skipped: {}, secrets: [] };
 
-  async function each<T extends TSchema>(key: string, schema: T, create: (value: any) => Promise<void>): Promise<void> {
-    const list = seed[key];
-    if (list === undefined) return;
+  // The core keys, in the order their references need.
+  const core: [string, TSchema, (value: any) => Promise<unknown>][] = [
+    ['users', UserBody, (v) => service.createUser(v)],
+    ['enterprises', EnterpriseBody, (v) => service.createEnterprise(v)],
+    ['orgs', OrgBody, (v) => service.createOrganization(v)],
+    ['teams', Type.Intersect([Type.Object({ org: Type.String() }), TeamBody]), ({ org, ...team }) => service.createTeam(org, team)],
+    ['repos', RepoBody, (v) => service.createRepository(v)],
+    ['watching', Type.Intersect([Type.Object({ repository: Type.String({ pattern: '^[^/]+/[^/]+$' }) }), WatchBody]), ({ repository, ...watch }) => {
+      const [owner, name] = String(repository).split('/');
+      return service.setWatch(owner!, name!, watch);
+    }],
+    ['tokens', TokenBody, async (v) => {
+      const { token } = await service.createToken(v);
+      if (!v.value) report.secrets.push({ kind: 'token', name: `${v.login} (${v.kind})`, values: { token } });
+    }],
+    ['apps', AppBody, async (v) => {
+      const { app, clientSecret, privateKey } = await service.createApp(v);
+      const values: Record<string, string> = { client_id: app.client_id, app_id: String(app.id) };
+      if (!v.client_secret) values.client_secret = clientSecret;
+      if (!v.private_key) values.private_key = privateKey;
+      report.secrets.push({ kind: 'app', name: app.slug, values });
+    }],
+    ['installations', Type.Intersect([Type.Object({ app: Type.String() }), InstallationBody]), ({ app, ...installation }) => service.createInstallation(app, installation)],
+    ['authorizations', Type.Intersect([Type.Object({ app: Type.String() }), AuthorizationBody]), async ({ app, ...authorization }) => {
+      const { token } = await service.createAuthorization(app, authorization);
+      if (!authorization.value) report.secrets.push({ kind: 'authorization', name: `${app} for ${authorization.login}`, values: { token } });
+    }],
+  ];
+
+  // Check the whole file before creating anything: a bad entry must not leave half a seed behind.
+  const known = new Set([...core.map(([key]) => key), ...areas.flatMap((a) => Object.keys(a.seed ?? {}))]);
+  for (const [key, list] of Object.entries(seed)) {
+    if (!known.has(key)) throw invalidField('Seed', key, `unknown seed key "${key}"`);
     if (!Array.isArray(list)) throw invalidField('Seed', key, `${key} must be a list`);
-    for (const [index, value] of list.entries()) {
+  }
+  for (const [key, schema] of core) {
+    ((seed[key] ?? []) as unknown[]).forEach((value, index) => entry(schema, value, key, index));
+  }
+
+  for (const [key, , create] of core) {
+    for (const value of (seed[key] ?? []) as unknown[]) {
       try {
-        await create(entry(schema, value, key, index));
+        await create(value);
         report.created[key] = (report.created[key] ?? 0) + 1;
       } catch (error) {
         if (!alreadyThere(error)) throw error;
@@ -60,39 +92,10 @@ export async function loadSeed(ctx: Context, areas: readonly Area[], data: unkno
     }
   }
 
-  await each('users', UserBody, (v) => service.createUser(v).then(() => {}));
-  await each('enterprises', EnterpriseBody, (v) => service.createEnterprise(v).then(() => {}));
-  await each('orgs', OrgBody, (v) => service.createOrganization(v).then(() => {}));
-  await each('teams', Type.Intersect([Type.Object({ org: Type.String() }), TeamBody]), ({ org, ...team }) =>
-    service.createTeam(org, team).then(() => {}));
-  await each('repos', RepoBody, (v) => service.createRepository(v).then(() => {}));
-  await each('watching', Type.Intersect([Type.Object({ repository: Type.String() }), WatchBody]), ({ repository, ...watch }) => {
-    const [owner, name] = String(repository).split('/');
-    return service.setWatch(owner ?? '', name ?? '', watch).then(() => {});
-  });
-  await each('tokens', TokenBody, async (v) => {
-    const { token } = await service.createToken(v);
-    if (!v.value) report.secrets.push({ kind: 'token', name: `${v.login} (${v.kind})`, values: { token } });
-  });
-  await each('apps', AppBody, async (v) => {
-    const { app, clientSecret, privateKey } = await service.createApp(v);
-    const values: Record<string, string> = { client_id: app.client_id, app_id: String(app.id) };
-    if (!v.client_secret) values.client_secret = clientSecret;
-    if (!v.private_key) values.private_key = privateKey;
-    report.secrets.push({ kind: 'app', name: app.slug, values });
-  });
-  await each('installations', Type.Intersect([Type.Object({ app: Type.String() }), InstallationBody]), ({ app, ...installation }) =>
-    service.createInstallation(app, installation).then(() => {}));
-  await each('authorizations', Type.Intersect([Type.Object({ app: Type.String() }), AuthorizationBody]), async ({ app, ...authorization }) => {
-    const { token } = await service.createAuthorization(app, authorization);
-    if (!authorization.value) report.secrets.push({ kind: 'authorization', name: `${app} for ${authorization.login}`, values: { token } });
-  });
-
   for (const area of areas) {
     for (const [key, load] of Object.entries(area.seed ?? {})) {
-      const list = seed[key];
+      const list = seed[key] as unknown[] | undefined;
       if (list === undefined) continue;
-      if (!Array.isArray(list)) throw invalidField('Seed', key, `${key} must be a list`);
       await load(ctx, list);
       report.created[key] = (report.created[key] ?? 0) + list.length;
     }
