@@ -73,7 +73,8 @@ export function acceptedHeaders(rule: AccessRule): Record<string, string> {
   };
 }
 
-function notAccessible(principal: Principal): ApiError {
+/** The 403 for a credential that may not be used here (its kind, scopes or permissions fall short). */
+export function notAccessible(principal: Principal): ApiError {
   return forbidden(
     principal.kind === 'classic' || principal.kind === 'fine_grained'
       ? 'Resource not accessible by personal access token'

@@ -58,6 +58,10 @@ function validationErrors(errors: AjvError[], part: string): ValidationError[] {
       const field = [path, error.params.missingProperty].filter(Boolean).join('.');
       return { resource: part, field, code: 'missing_field' };
     }
+    if (error.keyword === 'additionalProperties') {
+      const field = [path, error.params.additionalProperty].filter(Boolean).join('.');
+      return { resource: part, field, code: 'invalid', message: `${field} is not a permitted key` };
+    }
     return { resource: part, field: path, code: 'invalid', message: `${path || part} ${error.message ?? 'is invalid'}` };
   });
 }
