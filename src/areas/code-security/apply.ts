@@ -1,0 +1,89 @@
+// The background half of attach and update: each repository waiting on a configuration gets the
+// configuration's effective settings (free features only when no license covers a private or
+// internal repository), then its attachment turns `attached`, `enforced` or `failed`.
+import type { Executor } from '../../db/index.ts';
+import { assertRepositoryWritable } from '../../platform/access.ts';
+import type { Context } from '../../platform/context.ts';
+import type { RepositoryRow } from '../../platform/representations.ts';
+import { effectiveSettings, needsLicense, parseSecurityAndAnalysis, usesPaidFeature, type Settings } from './features.ts';
+import * as store from './store.ts';
+
+export const APPLY_QUEUE = 'code-security.apply';
+
+export interface ApplyJob {
+  configurationId: number;
+}
+
+/** Queues the apply job of a configuration, inside the caller's transaction so it exists exactly when the attachments do. */
+export async function queueApply(ctx: Context, trx: Executor, configurationId: number): Promise<void> {
+  await ctx.queue.send<ApplyJob>(APPLY_QUEUE, { configurationId }, { transaction: trx, retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
+}
+
+const BATCH = 100;
+
+export function registerApplyWorker(ctx: Context): void {
+  ctx.queue.work<ApplyJob>(APPLY_QUEUE, ({ configurationId }) => applyConfiguration(ctx, configurationId), { concurrency: 2 });
+}
+
+/** Applies a configuration to every repository waiting on it. Idempotent: a second run finds nothing waiting. */
+export async function applyConfiguration(ctx: Context, configurationId: number): Promise<void> {
+  let after = 0;
+  for (;;) {
+    const ids = await store.pendingRepositoryIds(ctx.db.kysely, configurationId, after, BATCH);
+    if (!ids.length) return;
+    for (const repositoryId of ids) {
+      try {
+        await ctx.db.kysely.transaction().execute((trx) => applyToRepository(ctx, trx, configurationId, repositoryId));
+      } catch (err) {
+        // An error on one repository fails its attachment, not the others'.
+        ctx.log.error({ err, configurationId, repositoryId }, 'applying a code security configuration failed');
+        await store.setAttachmentStatus(ctx.db.kysely, repositoryId, configurationId, 'failed', ctx.clock.now().toISOString());
+      }
+    }
+    after = ids[ids.length - 1]!;
+  }
+}
+
+async function applyToRepository(ctx: Context, trx: Executor, configurationId: number, repositoryId: number): Promise<void> {
+  const postgres = ctx.db.dialect === 'postgres';
+  const now = ctx.clock.now().toISOString();
+  const attachment = await store.lockAttachment(trx, repositoryId, postgres);
+  // Re-attached elsewhere, detached or already applied meanwhile: nothing left for this job.
+  if (!attachment || attachment.configuration_id !== configurationId || !(store.PENDING_STATUSES as readonly string[]).includes(attachment.status)) return;
+  const configuration = await store.findConfiguration(trx, configurationId);
+  const repository = await trx.selectFrom('repositories').selectAll().where('id', '=', repositoryId).executeTakeFirst();
+  if (!configuration || !repository) return;
+  try {
+    assertRepositoryWritable(repository);
+  } catch {
+    await store.setAttachmentStatus(trx, repositoryId, configurationId, 'failed', now);
+    return;
+  }
+  const settings = JSON.parse(configuration.settings) as Settings;
+  const restricted = repository.visibility !== 'public';
+  let seat = restricted ? await store.seatOf(trx, repositoryId) : undefined;
+  if (restricted && !seat && needsLicense(settings)) seat = await takeLicense(trx, repository, now, postgres);
+  const current = parseSecurityAndAnalysis(repository.security_and_analysis);
+  const next = effectiveSettings(current, settings, repository, !restricted || seat !== undefined);
+  if (seat && !usesPaidFeature(next)) await store.releaseSeat(trx, repositoryId);
+  await store.setRepositorySecurityAndAnalysis(trx, repositoryId, JSON.stringify(next));
+  await store.setAttachmentStatus(trx, repositoryId, configurationId, configuration.enforcement === 'enforced' ? 'enforced' : 'attached', now);
+}
+
+/**
+ * A license for a private or internal repository: from its organization's own licenses first, then
+ * from its enterprise's (shared by the enterprise's organizations). None left: no seat.
+ */
+async function takeLicense(trx: Executor, repository: RepositoryRow, now: string, postgres: boolean) {
+  const enterpriseId = await store.organizationEnterpriseId(trx, repository.owner_id);
+  const pools: [store.OwnerType, number][] = [['organization', repository.owner_id]];
+  if (enterpriseId !== null) pools.push(['enterprise', enterpriseId]);
+  for (const [ownerType, ownerId] of pools) {
+    const licenses = await store.lockLicenses(trx, ownerType, ownerId, postgres);
+    if (licenses > 0 && (await store.seatsUsed(trx, ownerType, ownerId)) < licenses) {
+      await store.takeSeat(trx, repository.id, ownerType, ownerId, now);
+      return store.seatOf(trx, repository.id);
+    }
+  }
+  return undefined;
+}

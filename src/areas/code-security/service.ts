@@ -1,0 +1,565 @@
+// Code security configurations: who may manage them, what a configuration may say, attaching and
+// detaching repositories, the defaults for new repositories, and licenses. No HTTP here.
+import type { Selectable } from 'kysely';
+import type { EnterprisesTable } from '../../db/schema.ts';
+import { isEnterpriseOwner, notAccessible, orgRoles, reachesAccount, reachesRepository, requireReadableRepository, userRepositoryPermissions } from '../../platform/access.ts';
+import { isoSeconds } from '../../platform/clock.ts';
+import type { Context } from '../../platform/context.ts';
+import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
+import { findAccount, findEnterprise, findRepository, isRowId } from '../../platform/lookups.ts';
+import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
+import type { Principal, UserRow } from '../../platform/principal.ts';
+import type { RepositoryRow, Urls } from '../../platform/representations.ts';
+import { queueApply } from './apply.ts';
+import { defaultSettings, ENABLEMENT_FIELDS, type Enforcement, type Settings } from './features.ts';
+import type { Configuration, ConfigurationInput } from './schemas.ts';
+import * as store from './store.ts';
+
+type EnterpriseRow = Selectable<EnterprisesTable>;
+
+/** Where an operation runs: an organization (with its enterprise, if any) or an enterprise. */
+export type Scope =
+  | { type: 'organization'; org: UserRow; enterpriseId: number | null }
+  | { type: 'enterprise'; enterprise: EnterpriseRow };
+
+export type DefaultForNewRepos = 'all' | 'none' | 'private_and_internal' | 'public';
+export type AttachScope = 'all' | 'all_without_configurations' | 'public' | 'private_or_internal' | 'selected';
+
+export const ATTACHMENT_STATUSES = ['attached', 'attaching', 'detached', 'removed', 'enforced', 'failed', 'updating', 'removed_by_enterprise'] as const;
+
+export const PER_PAGE = { perPage: 30, maxPerPage: 100 } as const;
+
+const RESOURCE = 'CodeSecurityConfiguration';
+
+const viewerOf = (scope: Scope): store.Viewer =>
+  scope.type === 'organization'
+    ? { type: 'organization', orgId: scope.org.id, enterpriseId: scope.enterpriseId }
+    : { type: 'enterprise', enterpriseId: scope.enterprise.id };
+
+const ownerOf = (scope: Scope): [store.OwnerType, number] =>
+  scope.type === 'organization' ? ['organization', scope.org.id] : ['enterprise', scope.enterprise.id];
+
+/** The API and web addresses of a configuration as seen from an organization or an enterprise. */
+function addresses(urls: Urls, scope: Scope, id: number): { url: string; html_url: string } {
+  if (scope.type === 'organization') {
+    return {
+      url: `${urls.api}/orgs/${scope.org.login}/code-security/configurations/${id}`,
+      html_url: `${urls.web}/organizations/${scope.org.login}/settings/security_products/configurations/view/${id}`,
+    };
+  }
+  return {
+    url: `${urls.api}/enterprises/${scope.enterprise.slug}/code-security/configurations/${id}`,
+    html_url: `${urls.web}/enterprises/${scope.enterprise.slug}/settings/security_analysis/configurations/${id}/edit`,
+  };
+}
+
+export function configurationBody(urls: Urls, scope: Scope, row: store.ConfigurationRow): Configuration {
+  const settings = JSON.parse(row.settings) as Settings;
+  const fields = Object.fromEntries(ENABLEMENT_FIELDS.map((field) => [field, settings[field]])) as Pick<Settings, (typeof ENABLEMENT_FIELDS)[number]>;
+  return {
+    id: row.id,
+    target_type: row.target_type as Configuration['target_type'],
+    name: row.name,
+    description: row.description,
+    ...fields,
+    dependency_graph_autosubmit_action_options: settings.dependency_graph_autosubmit_action_options,
+    code_scanning_default_setup_options: settings.code_scanning_default_setup_options,
+    code_scanning_options: settings.code_scanning_options,
+    secret_scanning_delegated_bypass_options: {
+      reviewers: settings.secret_scanning_delegated_bypass_options.reviewers.map((reviewer) => ({ security_configuration_id: row.id, ...reviewer })),
+    },
+    enforcement: row.enforcement as Enforcement,
+    ...addresses(urls, scope, row.id),
+    created_at: isoSeconds(row.created_at),
+    updated_at: isoSeconds(row.updated_at),
+  };
+}
+
+/** How a bad configuration body is refused: a 422, or on enterprise create the 400 its status table lists. */
+type Refuse = (field: string, message: string, code?: ValidationCode) => ApiError;
+
+const unprocessable: Refuse = (field, message, code = 'custom') => validationFailed([{ resource: RESOURCE, field, code, message }]);
+const malformed: Refuse = (field, message, code = 'custom') =>
+  new ApiError(400, message, { errors: [{ resource: RESOURCE, field, code, message }] });
+
+export interface CursorArgs {
+  per_page?: number;
+  before?: string;
+  after?: string;
+}
+
+export interface CursorPage<T> {
+  items: T[];
+  /** Cursor of the next page (`after`), when there is one. */
+  next?: string;
+  /** Cursor of the previous page (`before`), when there is one. */
+  prev?: string;
+}
+
+function cursorPosition(cursor: string, field: string): number {
+  const position = Number(decodeCursor(cursor, field));
+  if (position !== 0 && !isRowId(position)) throw invalidField('Pagination', field, `"${cursor}" is not a valid cursor`);
+  return position;
+}
+
+/** A page of a list ordered by an integer key, before or after a cursor, with the neighbouring cursors. */
+async function cursorPage<T>(args: CursorArgs, fetch: (window: store.Window) => Promise<T[]>, key: (item: T) => number): Promise<CursorPage<T>> {
+  const limit = Math.min(args.per_page ?? PER_PAGE.perPage, PER_PAGE.maxPerPage);
+  if (args.before !== undefined && args.after !== undefined) throw invalidField('Pagination', 'before', 'before and after cannot be used together');
+  let items: T[];
+  let hasNext: boolean;
+  let hasPrev: boolean;
+  if (args.before !== undefined) {
+    const rows = await fetch({ lt: cursorPosition(args.before, 'before'), order: 'desc', limit: limit + 1 });
+    hasPrev = rows.length > limit;
+    items = rows.slice(0, limit).reverse();
+    hasNext = items.length > 0 && (await fetch({ gt: key(items[items.length - 1]!), order: 'asc', limit: 1 })).length > 0;
+  } else {
+    const rows = await fetch({ gt: args.after === undefined ? undefined : cursorPosition(args.after, 'after'), order: 'asc', limit: limit + 1 });
+    hasNext = rows.length > limit;
+    items = rows.slice(0, limit);
+    hasPrev = items.length > 0 && (await fetch({ lt: key(items[0]!), order: 'desc', limit: 1 })).length > 0;
+  }
+  return {
+    items,
+    ...(hasNext ? { next: encodeCursor(key(items[items.length - 1]!)) } : {}),
+    ...(hasPrev ? { prev: encodeCursor(key(items[0]!)) } : {}),
+  };
+}
+
+export class CodeSecurityService {
+  private readonly ctx: Context;
+
+  constructor(ctx: Context) {
+    this.ctx = ctx;
+  }
+
+  private get db() {
+    return this.ctx.db.kysely;
+  }
+
+  private now(): string {
+    return this.ctx.clock.now().toISOString();
+  }
+
+  // --- Who may call ------------------------------------------------------------------------------
+
+  /**
+   * An organization the caller administers: an owner or security manager, through a token that
+   * reaches the organization (a fine-grained token owned by it, an app installed on it). Members
+   * without those roles are refused (403); anyone else does not see the organization (404).
+   */
+  async organizationScope(principal: Principal, login: string): Promise<Scope & { type: 'organization' }> {
+    const org = await findAccount(this.db, login);
+    if (!org || org.type !== 'Organization') throw notFound();
+    if (principal.type === 'installation') {
+      if (principal.accountId !== org.id) throw notFound();
+    } else if (principal.type === 'user') {
+      if (!(await reachesAccount(this.db, principal, org.id))) throw notFound();
+      const roles = await orgRoles(this.db, org.id, principal.user.id);
+      if (!roles.has('owner') && !roles.has('security_manager')) {
+        if (roles.size) throw forbidden('You must be an organization owner or security manager to manage code security configurations.');
+        throw notFound();
+      }
+    } else {
+      throw notFound();
+    }
+    return { type: 'organization', org, enterpriseId: await store.organizationEnterpriseId(this.db, org.id) };
+  }
+
+  /** An enterprise the caller owns. Its other members (and members of its organizations) are refused (403); others see 404. */
+  async enterpriseScope(principal: Principal, slug: string): Promise<Scope & { type: 'enterprise' }> {
+    const enterprise = await findEnterprise(this.db, slug);
+    if (!enterprise || principal.type !== 'user') throw notFound();
+    const userId = principal.user.id;
+    if (!(await isEnterpriseOwner(this.db, enterprise.id, userId))) {
+      const member =
+        (await this.db.selectFrom('enterprise_members').select('user_id').where('enterprise_id', '=', enterprise.id).where('user_id', '=', userId).executeTakeFirst()) ??
+        (await this.db
+          .selectFrom('org_memberships')
+          .innerJoin('organizations', 'organizations.id', 'org_memberships.org_id')
+          .select('org_memberships.user_id')
+          .where('organizations.enterprise_id', '=', enterprise.id)
+          .where('org_memberships.user_id', '=', userId)
+          .executeTakeFirst());
+      if (member) throw forbidden('You must be an enterprise owner to manage code security configurations.');
+      throw notFound();
+    }
+    return { type: 'enterprise', enterprise };
+  }
+
+  /**
+   * A repository whose configuration the caller may read: one it can see (else 404), reached by the
+   * token, and administered by the caller (repository admin, or the organization's security manager).
+   */
+  async administeredRepository(principal: Principal, owner: string, name: string): Promise<RepositoryRow & { owner: UserRow }> {
+    const found = await findRepository(this.db, owner, name);
+    const repository = (await requireReadableRepository(this.db, principal, found)) as RepositoryRow & { owner: UserRow };
+    if (!(await reachesRepository(this.db, principal, repository))) throw notAccessible(principal);
+    if (principal.type === 'user') {
+      const permissions = await userRepositoryPermissions(this.db, principal.user.id, repository);
+      const roles = await orgRoles(this.db, repository.owner_id, principal.user.id);
+      if (!permissions.admin && !roles.has('security_manager')) {
+        throw forbidden('You must be a repository administrator or a security manager to read its code security configuration.');
+      }
+    }
+    return repository;
+  }
+
+  // --- Configurations ----------------------------------------------------------------------------
+
+  /** A configuration visible from the scope (global, the scope's own, an organization's enterprise's), else 404. */
+  async visibleConfiguration(scope: Scope, id: number): Promise<store.ConfigurationRow> {
+    const row = isRowId(id) ? await store.findConfiguration(this.db, id) : undefined;
+    const visible =
+      row !== undefined &&
+      (row.target_type === 'global' ||
+        (scope.type === 'organization'
+          ? row.org_id === scope.org.id || (row.enterprise_id !== null && row.enterprise_id === scope.enterpriseId)
+          : row.enterprise_id === scope.enterprise.id));
+    if (!visible) throw notFound();
+    return row;
+  }
+
+  async list(scope: Scope, query: CursorArgs & { target_type?: 'global' | 'all' }): Promise<CursorPage<store.ConfigurationRow>> {
+    const globalOnly = query.target_type === 'global';
+    return cursorPage(query, (window) => store.listConfigurations(this.db, viewerOf(scope), { globalOnly }, window), (row) => row.id);
+  }
+
+  async create(scope: Scope, input: ConfigurationInput & { name: string }): Promise<store.ConfigurationRow> {
+    const refuse = scope.type === 'enterprise' ? malformed : unprocessable;
+    const name = this.checkName(input.name, refuse);
+    const settings = await this.settingsFrom(scope, defaultSettings(), input, refuse);
+    const [ownerType, ownerId] = ownerOf(scope);
+    const duplicate = () =>
+      scope.type === 'enterprise' ? malformed('name', 'Name has already been taken', 'already_exists') : validationFailed([{ resource: RESOURCE, field: 'name', code: 'already_exists' }]);
+    if (await this.nameTaken(ownerType, ownerId, name, null)) throw duplicate();
+    const now = this.now();
+    try {
+      return await store.insertConfiguration(this.db, {
+        target_type: ownerType,
+        org_id: ownerType === 'organization' ? ownerId : null,
+        enterprise_id: ownerType === 'enterprise' ? ownerId : null,
+        name,
+        name_lower: name.toLowerCase(),
+        description: input.description ?? '',
+        settings: JSON.stringify(settings),
+        enforcement: input.enforcement ?? 'enforced',
+        created_at: now,
+        updated_at: now,
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw duplicate();
+      throw error;
+    }
+  }
+
+  /**
+   * Updates a configuration. `changed` is false when the body changes nothing (nothing is written).
+   * A change of features or enforcement re-applies the configuration to its repositories.
+   */
+  async update(scope: Scope, id: number, input: ConfigurationInput): Promise<{ row: store.ConfigurationRow; changed: boolean }> {
+    const row = await this.visibleConfiguration(scope, id);
+    if (row.target_type === 'global') throw conflict('Global configurations are read-only and cannot be updated.');
+    if (scope.type === 'organization' && row.target_type !== 'organization') {
+      throw badRequest('Enterprise configurations can only be updated through the enterprise.');
+    }
+    if (scope.type === 'enterprise' && (await this.inProgress(scope))) {
+      throw conflict('Another enablement is in progress. Updating this configuration is not available until it has finished.');
+    }
+    const name = input.name === undefined ? row.name : this.checkName(input.name, unprocessable);
+    const current = JSON.parse(row.settings) as Settings;
+    const settings = await this.settingsFrom(scope, current, input, unprocessable);
+    const enforcement = input.enforcement ?? row.enforcement;
+    const description = input.description ?? row.description;
+    const featuresChanged = JSON.stringify(settings) !== JSON.stringify(current) || enforcement !== row.enforcement;
+    if (!featuresChanged && name === row.name && description === row.description) return { row, changed: false };
+
+    const [ownerType, ownerId] = ownerOf(scope);
+    const duplicate = () =>
+      scope.type === 'enterprise' ? conflict('Name has already been taken') : validationFailed([{ resource: RESOURCE, field: 'name', code: 'already_exists' }]);
+    if (name.toLowerCase() !== row.name_lower && (await this.nameTaken(ownerType, ownerId, name, row.id))) throw duplicate();
+    try {
+      const updated = await this.db.transaction().execute(async (trx) => {
+        const now = this.now();
+        const saved = await store.updateConfiguration(trx, row.id, {
+          name,
+          name_lower: name.toLowerCase(),
+          description,
+          settings: JSON.stringify(settings),
+          enforcement,
+          updated_at: now,
+        });
+        if (featuresChanged && (await store.markConfigurationUpdating(trx, row.id, now)) > 0) await queueApply(this.ctx, trx, row.id);
+        return saved;
+      });
+      return { row: updated, changed: true };
+    } catch (error) {
+      if (isUniqueViolation(error)) throw duplicate();
+      throw error;
+    }
+  }
+
+  /** Deletes a configuration; its repositories are detached and keep their settings. */
+  async delete(scope: Scope, id: number): Promise<void> {
+    const row = await this.visibleConfiguration(scope, id);
+    if (row.target_type === 'global') throw conflict('Global configurations are read-only and cannot be deleted.');
+    if (scope.type === 'organization' && row.target_type !== 'organization') {
+      throw badRequest('Only organization configurations can be deleted through the organization.');
+    }
+    if (await this.inProgress(scope)) {
+      throw conflict('Another enablement is in progress. Deleting this configuration is not available until it has finished.');
+    }
+    if (await store.isDefaultAnywhere(this.db, row.id)) {
+      throw conflict('The configuration is a default for new repositories. Remove it as a default before deleting it.');
+    }
+    await store.deleteConfiguration(this.db, row.id);
+  }
+
+  // --- Attachments -------------------------------------------------------------------------------
+
+  /**
+   * Attaches a configuration to the repositories the scope names: they turn `attaching` at once, and
+   * the apply job brings them to `attached`, `enforced` or `failed`. Repositories attached to another
+   * configuration are re-attached.
+   */
+  async attach(scope: Scope, id: number, input: { scope: AttachScope; selected_repository_ids?: number[] }): Promise<void> {
+    const row = await this.visibleConfiguration(scope, id);
+    if (scope.type === 'enterprise' && (await this.inProgress(scope))) {
+      throw conflict('Another enablement is in progress. Attaching this configuration is not available until it has finished.');
+    }
+    const ids = input.selected_repository_ids;
+    if (input.scope === 'selected' && !ids?.length) throw invalidField(RESOURCE, 'selected_repository_ids', undefined, 'missing_field');
+    if (input.scope !== 'selected' && ids !== undefined) {
+      throw invalidField(RESOURCE, 'selected_repository_ids', 'selected_repository_ids is allowed only with the scope selected');
+    }
+    const orgIds = await this.organizationsOf(scope);
+    let repositoryIds: number[];
+    if (input.scope === 'selected') {
+      const unique = [...new Set(ids)];
+      repositoryIds = await store.repositoryIdsOf(this.db, orgIds, { ids: unique.filter(isRowId) });
+      if (repositoryIds.length !== unique.length) {
+        const missing = unique.filter((repositoryId) => !repositoryIds.includes(repositoryId));
+        throw invalidField(RESOURCE, 'selected_repository_ids', `Repositories not found in the organization: ${missing.join(', ')}`);
+      }
+    } else {
+      repositoryIds = await store.repositoryIdsOf(this.db, orgIds, {
+        visibility: input.scope === 'public' || input.scope === 'private_or_internal' ? input.scope : undefined,
+        withoutConfiguration: input.scope === 'all_without_configurations',
+      });
+    }
+    if (!repositoryIds.length) return;
+    await this.db.transaction().execute(async (trx) => {
+      await store.attachRepositories(trx, row.id, repositoryIds, 'attaching', this.now());
+      await queueApply(this.ctx, trx, row.id);
+    });
+  }
+
+  /** Detaches repositories of the organization from whatever configuration they have; their settings stay. */
+  async detach(scope: Scope & { type: 'organization' }, ids: number[]): Promise<void> {
+    const unique = [...new Set(ids)];
+    const found = await store.repositoryIdsOf(this.db, [scope.org.id], { ids: unique.filter(isRowId) });
+    if (found.length !== unique.length) {
+      const missing = unique.filter((repositoryId) => !found.includes(repositoryId));
+      throw invalidField(RESOURCE, 'selected_repository_ids', `Repositories not found in the organization: ${missing.join(', ')}`);
+    }
+    await store.detachRepositories(this.db, found);
+  }
+
+  async repositories(scope: Scope, id: number, query: CursorArgs & { status?: string }) {
+    const row = await this.visibleConfiguration(scope, id);
+    const statuses = parseStatusFilter(query.status);
+    const orgIds = await this.organizationsOf(scope);
+    return cursorPage(query, (window) => store.listAttachedRepositories(this.db, row.id, orgIds, statuses, window), (item) => item.repository.id);
+  }
+
+  /** The configuration attached to a repository, with the attachment's status; null when there is none. */
+  async repositoryConfiguration(repository: RepositoryRow & { owner: UserRow }) {
+    const attachment = await store.attachmentOf(this.db, repository.id);
+    if (!attachment) return null;
+    const configuration = await store.findConfiguration(this.db, attachment.configuration_id);
+    if (!configuration) return null;
+    const scope: Scope = { type: 'organization', org: repository.owner, enterpriseId: null };
+    return { attachment, configuration, scope };
+  }
+
+  // --- Defaults ----------------------------------------------------------------------------------
+
+  /**
+   * The defaults for new repositories, one record per configuration. An organization's list also
+   * shows its enterprise's default for the repository types it has no default of its own for: those
+   * are the ones its new repositories get.
+   */
+  async defaults(scope: Scope): Promise<{ default_for_new_repos: DefaultForNewRepos; configuration: store.ConfigurationRow }[]> {
+    const slots = await this.effectiveDefaults(scope);
+    const byConfiguration = new Map<number, Set<store.RepositoryType>>();
+    for (const [repositoryType, configurationId] of slots) {
+      byConfiguration.set(configurationId, (byConfiguration.get(configurationId) ?? new Set()).add(repositoryType));
+    }
+    const records = [];
+    for (const [configurationId, types] of byConfiguration) {
+      const configuration = await store.findConfiguration(this.db, configurationId);
+      if (!configuration) continue;
+      const value: DefaultForNewRepos = types.size === 2 ? 'all' : types.has('public') ? 'public' : 'private_and_internal';
+      records.push({ default_for_new_repos: value, configuration });
+    }
+    return records.sort((a, b) => a.configuration.id - b.configuration.id);
+  }
+
+  /** Makes a configuration the default of the scope for some repository types (`none`: for none). */
+  async setDefault(scope: Scope, id: number, value: DefaultForNewRepos) {
+    const row = await this.visibleConfiguration(scope, id);
+    const [ownerType, ownerId] = ownerOf(scope);
+    const wanted: store.RepositoryType[] = value === 'all' ? ['public', 'private_and_internal'] : value === 'none' ? [] : [value];
+    const unwanted = (['public', 'private_and_internal'] as const).filter((type) => !wanted.includes(type));
+    await this.db.transaction().execute(async (trx) => {
+      for (const type of wanted) await store.setDefault(trx, ownerType, ownerId, type, row.id);
+      await store.clearDefault(trx, ownerType, ownerId, unwanted, row.id);
+    });
+    return { default_for_new_repos: value, configuration: row };
+  }
+
+  /**
+   * A repository created in an organization gets the default configuration for its visibility:
+   * the organization's own, otherwise its enterprise's.
+   */
+  async attachDefault(repository: RepositoryRow): Promise<void> {
+    const owner = await this.db.selectFrom('users').select(['id', 'type']).where('id', '=', repository.owner_id).executeTakeFirst();
+    if (owner?.type !== 'Organization') return;
+    const repositoryType: store.RepositoryType = repository.visibility === 'public' ? 'public' : 'private_and_internal';
+    const scope = { type: 'organization', org: { id: owner.id }, enterpriseId: await store.organizationEnterpriseId(this.db, owner.id) } as const;
+    const configurationId = (await this.effectiveDefaults(scope)).get(repositoryType);
+    if (configurationId === undefined) return;
+    await this.db.transaction().execute(async (trx) => {
+      await store.attachRepositories(trx, configurationId, [repository.id], 'attaching', this.now());
+      await queueApply(this.ctx, trx, configurationId);
+    });
+  }
+
+  private async effectiveDefaults(
+    scope: { type: 'organization'; org: { id: number }; enterpriseId: number | null } | (Scope & { type: 'enterprise' }),
+  ): Promise<Map<store.RepositoryType, number>> {
+    const slots = new Map<store.RepositoryType, number>();
+    const fill = (rows: { repository_type: string; configuration_id: number }[]) => {
+      for (const row of rows) {
+        const type = row.repository_type as store.RepositoryType;
+        if (!slots.has(type)) slots.set(type, row.configuration_id);
+      }
+    };
+    if (scope.type === 'enterprise') {
+      fill(await store.defaultsOf(this.db, 'enterprise', scope.enterprise.id));
+      return slots;
+    }
+    fill(await store.defaultsOf(this.db, 'organization', scope.org.id));
+    if (scope.enterpriseId !== null) fill(await store.defaultsOf(this.db, 'enterprise', scope.enterpriseId));
+    return slots;
+  }
+
+  // --- Licenses ----------------------------------------------------------------------------------
+
+  async setLicenses(ownerType: store.OwnerType, ownerId: number, advancedSecurity: number) {
+    await store.setLicenses(this.db, ownerType, ownerId, advancedSecurity, this.now());
+    return this.licenses(ownerType, ownerId);
+  }
+
+  async licenses(ownerType: store.OwnerType, ownerId: number) {
+    return {
+      advanced_security: await store.lockLicenses(this.db, ownerType, ownerId, false),
+      used: await store.seatsUsed(this.db, ownerType, ownerId),
+    };
+  }
+
+  // --- Helpers -----------------------------------------------------------------------------------
+
+  private async organizationsOf(scope: Scope): Promise<number[]> {
+    return scope.type === 'organization' ? [scope.org.id] : store.enterpriseOrganizationIds(this.db, scope.enterprise.id);
+  }
+
+  private async inProgress(scope: Scope): Promise<boolean> {
+    return store.enablementInProgress(this.db, await this.organizationsOf(scope));
+  }
+
+  private checkName(name: string, refuse: Refuse): string {
+    const trimmed = name.trim();
+    if (!trimmed) throw refuse('name', 'name must not be blank', 'invalid');
+    return trimmed;
+  }
+
+  private async nameTaken(ownerType: store.OwnerType, ownerId: number, name: string, exceptId: number | null): Promise<boolean> {
+    let query = this.db
+      .selectFrom('code_security_configurations')
+      .select('id')
+      .where(ownerType === 'organization' ? 'org_id' : 'enterprise_id', '=', ownerId)
+      .where('name_lower', '=', name.toLowerCase());
+    if (exceptId !== null) query = query.where('id', '!=', exceptId);
+    return (await query.executeTakeFirst()) !== undefined;
+  }
+
+  /** The settings a body asks for on top of `current`, checked as a whole. */
+  private async settingsFrom(scope: Scope, current: Settings, input: ConfigurationInput, refuse: Refuse): Promise<Settings> {
+    const next: Settings = structuredClone(current);
+    for (const field of ENABLEMENT_FIELDS) {
+      const value = input[field];
+      if (value !== undefined) (next as Record<string, unknown>)[field] = value;
+    }
+    // The legacy `advanced_security` values name the product they turn on.
+    if (input.advanced_security === 'code_security' && input.code_security === undefined) next.code_security = 'enabled';
+    if (input.advanced_security === 'secret_protection' && input.secret_protection === undefined) next.secret_protection = 'enabled';
+
+    if (input.dependency_graph_autosubmit_action_options !== undefined) {
+      next.dependency_graph_autosubmit_action_options = { labeled_runners: input.dependency_graph_autosubmit_action_options.labeled_runners ?? false };
+    }
+    if (input.code_scanning_default_setup_options !== undefined) {
+      const options = input.code_scanning_default_setup_options;
+      if (options === null) next.code_scanning_default_setup_options = null;
+      else {
+        const runnerType = options.runner_type ?? 'not_set';
+        const runnerLabel = options.runner_label ?? null;
+        if (runnerType === 'labeled' && runnerLabel === null) {
+          throw refuse('code_scanning_default_setup_options.runner_label', 'runner_label is required when runner_type is labeled', 'missing_field');
+        }
+        if (runnerType !== 'labeled' && runnerLabel !== null) {
+          throw refuse('code_scanning_default_setup_options.runner_label', 'runner_label is allowed only when runner_type is labeled');
+        }
+        next.code_scanning_default_setup_options = { runner_type: runnerType, runner_label: runnerLabel };
+      }
+    }
+    if (input.code_scanning_options !== undefined) {
+      next.code_scanning_options = input.code_scanning_options === null ? null : { allow_advanced: input.code_scanning_options.allow_advanced ?? null };
+    }
+
+    const reviewers = input.secret_scanning_delegated_bypass_options?.reviewers;
+    if (reviewers !== undefined) {
+      if (next.secret_scanning_delegated_bypass !== 'enabled') {
+        throw refuse('secret_scanning_delegated_bypass_options', 'Bypass reviewers can be set only when secret_scanning_delegated_bypass is enabled');
+      }
+      if (scope.type === 'organization') await this.checkTeams(scope.org.id, reviewers.filter((r) => r.reviewer_type === 'TEAM').map((r) => r.reviewer_id), refuse);
+      const unique = new Map(reviewers.map((r) => [`${r.reviewer_type}:${r.reviewer_id}`, { reviewer_id: r.reviewer_id, reviewer_type: r.reviewer_type, mode: r.mode ?? 'ALWAYS' }]));
+      next.secret_scanning_delegated_bypass_options = { reviewers: [...unique.values()] };
+    } else if (next.secret_scanning_delegated_bypass !== 'enabled') {
+      next.secret_scanning_delegated_bypass_options = { reviewers: [] };
+    }
+
+    if (next.updater_delegated_alert_dismissal === 'enabled' && next.updater_alerts !== 'enabled') {
+      throw refuse('updater_delegated_alert_dismissal', 'updater_delegated_alert_dismissal can be enabled only when updater_alerts is enabled');
+    }
+    return next;
+  }
+
+  private async checkTeams(orgId: number, teamIds: number[], refuse: Refuse): Promise<void> {
+    if (!teamIds.length) return;
+    const rows = await this.db.selectFrom('teams').select('id').where('org_id', '=', orgId).where('id', 'in', teamIds.filter(isRowId).concat(-1)).execute();
+    const missing = teamIds.filter((teamId) => !rows.some((row) => row.id === teamId));
+    if (missing.length) throw refuse('secret_scanning_delegated_bypass_options.reviewers', `Teams not found in the organization: ${missing.join(', ')}`);
+  }
+}
+
+/** The `status` filter: comma-separated attachment statuses; absent or containing `all`, no filter. */
+function parseStatusFilter(value: string | undefined): string[] | null {
+  if (value === undefined) return null;
+  const statuses = value.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  if (!statuses.length || statuses.includes('all')) return null;
+  const unknown = statuses.filter((s) => !(ATTACHMENT_STATUSES as readonly string[]).includes(s));
+  if (unknown.length) throw invalidField(RESOURCE, 'status', `Unsupported status: ${unknown.join(', ')}`);
+  return statuses;
+}
