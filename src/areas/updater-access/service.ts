@@ -1,0 +1,115 @@
+// Updater repository access: which repositories of an organization (or of an enterprise's
+// organizations) the dependency-updater bot may access, and its default access level. Callers who may
+// not manage the list see a 404, as if the endpoint did not exist.
+import { Type, type Static } from 'typebox';
+import { actingUser, actsForOrganization, isEnterpriseOwner, isFineGrained, reachesAccount } from '../../platform/access.ts';
+import type { Context } from '../../platform/context.ts';
+import { invalidField, notFound } from '../../platform/errors.ts';
+import { findAccount, findEnterprise, isRowId } from '../../platform/lookups.ts';
+import { pageParams, type PageParams } from '../../platform/pagination.ts';
+import type { Principal } from '../../platform/principal.ts';
+import { MinimalRepository, minimalRepository, userWithProfile } from '../../platform/representations.ts';
+import * as store from './store.ts';
+import type { ListOwner } from './store.ts';
+
+export const DefaultLevel = Type.Union([Type.Literal('public'), Type.Literal('internal')], {
+  description: '`public`: public repositories only unless granted otherwise; `internal`: public and internal ones',
+});
+
+export const UpdaterAccessList = Type.Object({
+  default_level: Type.Union([DefaultLevel, Type.Null()]),
+  accessible_repositories: Type.Array(MinimalRepository),
+});
+export type UpdaterAccessList = Static<typeof UpdaterAccessList>;
+
+export const PAGE_DEFAULTS = { perPage: 30, maxPerPage: 100 };
+
+export class UpdaterAccessService {
+  private readonly ctx: Context;
+
+  constructor(ctx: Context) {
+    this.ctx = ctx;
+  }
+
+  private get db() {
+    return this.ctx.db.kysely;
+  }
+
+  /** The organization's list, if the caller administers the organization (an owner, or an installation on it). */
+  async organization(principal: Principal, login: string): Promise<ListOwner> {
+    const org = await findAccount(this.db, login);
+    if (!org || org.type !== 'Organization') throw notFound();
+    if (!(await actsForOrganization(this.db, principal, org.id, ['owner']))) throw notFound();
+    return { type: 'organization', id: org.id };
+  }
+
+  /**
+   * The enterprise's list, for enterprise owners only. A fine-grained token reaches an enterprise
+   * through its owner's own account or one of the enterprise's organizations.
+   */
+  async enterprise(principal: Principal, slug: string): Promise<ListOwner> {
+    const enterprise = await findEnterprise(this.db, slug);
+    const user = actingUser(principal);
+    if (!enterprise || !user || !(await isEnterpriseOwner(this.db, enterprise.id, user.id))) throw notFound();
+    if (isFineGrained(principal)) {
+      const orgs = await this.db.selectFrom('organizations').select('id').where('enterprise_id', '=', enterprise.id).execute();
+      let reached = false;
+      for (const accountId of [user.id, ...orgs.map((o) => o.id)]) {
+        if (await reachesAccount(this.db, principal, accountId)) {
+          reached = true;
+          break;
+        }
+      }
+      if (!reached) throw notFound();
+    }
+    return { type: 'enterprise', id: enterprise.id };
+  }
+
+  async list(owner: ListOwner, query: { page?: number; per_page?: number }): Promise<{ list: UpdaterAccessList; page: PageParams; total: number }> {
+    const page = pageParams(query, PAGE_DEFAULTS);
+    const [level, total, rows] = await Promise.all([
+      store.defaultLevel(this.db, owner),
+      store.countRepositories(this.db, owner),
+      store.pageOfRepositories(this.db, owner, page.perPage, page.offset),
+    ]);
+    const { urls } = this.ctx;
+    return {
+      list: {
+        default_level: level as UpdaterAccessList['default_level'],
+        // The access list shows owners with their profile fields (name, email, user_view_type).
+        accessible_repositories: rows.map(({ repository, owner: account }) => ({
+          ...minimalRepository(urls, repository, account),
+          owner: userWithProfile(urls, account),
+        })),
+      },
+      page,
+      total,
+    };
+  }
+
+  /**
+   * Adds and removes repositories, all or nothing: every id must name a repository the list may
+   * hold, else 404 and nothing changes.
+   */
+  async update(owner: ListOwner, input: { repository_ids_to_add?: number[]; repository_ids_to_remove?: number[] }): Promise<void> {
+    const add = [...new Set(input.repository_ids_to_add ?? [])];
+    const remove = [...new Set(input.repository_ids_to_remove ?? [])];
+    const both = add.filter((id) => remove.includes(id));
+    if (both.length) {
+      throw invalidField('UpdaterRepositoryAccess', 'repository_ids_to_remove', `repository ids both added and removed: ${both.join(', ')}`);
+    }
+    const now = this.ctx.clock.now().toISOString();
+    await this.db.transaction().execute(async (trx) => {
+      const requested = [...add, ...remove];
+      const known = await store.repositoriesWithin(trx, owner, requested.filter(isRowId));
+      const missing = requested.filter((id) => !known.has(id));
+      if (missing.length) throw notFound(`Repository not found: ${missing.join(', ')}`);
+      await store.removeRepositories(trx, owner, remove);
+      await store.addRepositories(trx, owner, add, now);
+    });
+  }
+
+  async setDefaultLevel(owner: ListOwner, level: Static<typeof DefaultLevel>): Promise<void> {
+    await store.setDefaultLevel(this.db, owner, level, this.ctx.clock.now().toISOString());
+  }
+}
