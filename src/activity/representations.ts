@@ -1,0 +1,123 @@
+// The Issue (also for pull requests, with `pull_request`) and issue Comment representations, as the
+// platform shapes them. The admin surface answers with them; webhook payloads and migration
+// archives use the same shapes: load the facts with `loadIssueFacts` / `loadCommentFacts`.
+import { Type, type Static } from 'typebox';
+import { isoSeconds } from '../platform/clock.ts';
+import { nodeId, SimpleUser, simpleUser, type Urls } from '../platform/representations.ts';
+import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
+
+export { loadCommentFacts, loadIssueFacts, type CommentFacts, type IssueFacts } from './store.ts';
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+export const Issue = Type.Object({
+  id: Type.Integer(),
+  node_id: Type.String(),
+  url: Type.String(),
+  repository_url: Type.String(),
+  labels_url: Type.String(),
+  comments_url: Type.String(),
+  events_url: Type.String(),
+  html_url: Type.String(),
+  number: Type.Integer(),
+  state: Type.String(),
+  state_reason: NullableString,
+  title: Type.String(),
+  body: NullableString,
+  user: SimpleUser,
+  labels: Type.Array(Type.Object({ id: Type.Integer(), name: Type.String(), color: Type.String() })),
+  assignee: Type.Union([SimpleUser, Type.Null()]),
+  assignees: Type.Array(SimpleUser),
+  milestone: Type.Null(),
+  locked: Type.Boolean(),
+  comments: Type.Integer(),
+  pull_request: Type.Optional(Type.Object({
+    url: Type.String(),
+    html_url: Type.String(),
+    diff_url: Type.String(),
+    patch_url: Type.String(),
+    merged_at: NullableString,
+  })),
+  closed_at: NullableString,
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+export type Issue = Static<typeof Issue>;
+
+export const IssueComment = Type.Object({
+  id: Type.Integer(),
+  node_id: Type.String(),
+  url: Type.String(),
+  html_url: Type.String(),
+  body: Type.String(),
+  user: SimpleUser,
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  issue_url: Type.String(),
+});
+export type IssueComment = Static<typeof IssueComment>;
+
+const timestamp = (value: string | null) => (value ? isoSeconds(value) : null);
+
+/** The API and web addresses of an issue or pull request. */
+export function issueUrls(urls: Urls, ownerLogin: string, repositoryName: string, issue: Pick<IssueRow, 'number' | 'is_pull_request'>) {
+  const repository = `${urls.api}/repos/${ownerLogin}/${repositoryName}`;
+  const web = `${urls.web}/${ownerLogin}/${repositoryName}`;
+  return {
+    repository,
+    issue: `${repository}/issues/${issue.number}`,
+    pull: `${repository}/pulls/${issue.number}`,
+    html: `${web}/${issue.is_pull_request ? 'pull' : 'issues'}/${issue.number}`,
+    comment: (commentId: number) => `${repository}/issues/comments/${commentId}`,
+  };
+}
+
+export function issueRepresentation(urls: Urls, facts: IssueFacts): Issue {
+  const { issue, repository, owner } = facts;
+  const at = issueUrls(urls, owner.login, repository.name, issue);
+  const assignees = facts.assignees.map((u) => simpleUser(urls, u));
+  return {
+    id: issue.id,
+    node_id: nodeId(issue.is_pull_request ? 'PullRequest' : 'Issue', issue.id),
+    url: at.issue,
+    repository_url: at.repository,
+    labels_url: `${at.issue}/labels{/name}`,
+    comments_url: `${at.issue}/comments`,
+    events_url: `${at.issue}/events`,
+    html_url: at.html,
+    number: issue.number,
+    state: issue.state,
+    state_reason: issue.state_reason,
+    title: issue.title,
+    body: issue.body,
+    user: simpleUser(urls, facts.author),
+    labels: [],
+    assignee: assignees[0] ?? null,
+    assignees,
+    milestone: null,
+    locked: false,
+    comments: facts.comments,
+    ...(issue.is_pull_request
+      ? { pull_request: { url: at.pull, html_url: at.html, diff_url: `${at.html}.diff`, patch_url: `${at.html}.patch`, merged_at: timestamp(issue.merged_at) } }
+      : {}),
+    closed_at: timestamp(issue.closed_at),
+    created_at: isoSeconds(issue.created_at),
+    updated_at: isoSeconds(issue.updated_at),
+  };
+}
+
+export function commentRepresentation(urls: Urls, facts: CommentFacts): IssueComment {
+  const { comment, issue, repository, owner } = facts;
+  const at = issueUrls(urls, owner.login, repository.name, issue);
+  return {
+    id: comment.id,
+    node_id: nodeId('IssueComment', comment.id),
+    url: at.comment(comment.id),
+    html_url: `${at.html}#issuecomment-${comment.id}`,
+    body: comment.body,
+    user: simpleUser(urls, facts.author),
+    created_at: isoSeconds(comment.created_at),
+    updated_at: isoSeconds(comment.updated_at),
+    issue_url: at.issue,
+  };
+}

@@ -1,0 +1,57 @@
+// Seed-file keys `issues` and `comments`: the admin bodies plus `repository` ("owner/name") and, for
+// comments, the issue `number`. Loading is idempotent: an issue with the same title by the same
+// author, or a comment with the same body by the same author on the issue, is left alone.
+import { Type, type TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import type { Context } from '../platform/context.ts';
+import { invalidField, notFound } from '../platform/errors.ts';
+import { findAccount, findRepository } from '../platform/lookups.ts';
+import { CommentBody, IssueBody } from './routes.ts';
+import { ActivityService } from './service.ts';
+import { findIssue } from './store.ts';
+
+const Repository = Type.String({ pattern: '^[^/]+/[^/]+$' });
+const IssueEntry = Type.Intersect([Type.Object({ repository: Repository }), IssueBody]);
+const CommentEntry = Type.Intersect([Type.Object({ repository: Repository, number: Type.Integer({ minimum: 1 }) }), CommentBody]);
+
+function checked<T extends TSchema>(schema: T, key: string, entries: unknown[]) {
+  return entries.map((value, index) => {
+    if (!Value.Check(schema, value)) {
+      const [first] = Value.Errors(schema, value);
+      throw invalidField('Seed', `${key}[${index}]${first?.instancePath ?? ''}`, `${key}[${index}]: ${first?.message ?? 'invalid entry'}`);
+    }
+    return value;
+  });
+}
+
+async function repositoryOf(ctx: Context, fullName: string) {
+  const [owner, name] = fullName.split('/') as [string, string];
+  const repository = await findRepository(ctx.db.kysely, owner, name);
+  if (!repository) throw notFound(`Repository not found: ${fullName}`);
+  return repository;
+}
+
+export async function seedIssues(ctx: Context, entries: unknown[]): Promise<void> {
+  const service = new ActivityService(ctx);
+  for (const { repository: fullName, ...input } of checked(IssueEntry, 'issues', entries)) {
+    const repository = await repositoryOf(ctx, fullName);
+    const author = await findAccount(ctx.db.kysely, input.author);
+    const existing = author
+      ? await ctx.db.kysely.selectFrom('issues').select('id').where('repository_id', '=', repository.id).where('author_id', '=', author.id).where('title', '=', input.title).executeTakeFirst()
+      : undefined;
+    if (!existing) await service.createIssue(repository.owner.login, repository.name, input);
+  }
+}
+
+export async function seedComments(ctx: Context, entries: unknown[]): Promise<void> {
+  const service = new ActivityService(ctx);
+  for (const { repository: fullName, number, ...input } of checked(CommentEntry, 'comments', entries)) {
+    const repository = await repositoryOf(ctx, fullName);
+    const issue = await findIssue(ctx.db.kysely, repository.id, number);
+    const author = await findAccount(ctx.db.kysely, input.author);
+    const existing = issue && author
+      ? await ctx.db.kysely.selectFrom('issue_comments').select('id').where('issue_id', '=', issue.id).where('author_id', '=', author.id).where('body', '=', input.body).executeTakeFirst()
+      : undefined;
+    if (!existing) await service.createComment(repository.owner.login, repository.name, number, input);
+  }
+}

@@ -1,0 +1,351 @@
+// Platform activity written through the operator surface: open an issue or pull request, comment,
+// change state (close, reopen, merge), assign, request reviews. Each write stores its change (the
+// issue tables and its timeline events) and its outbox rows in ONE transaction.
+//
+// Outbox rows (src/activity/outbox.ts), one per webhook event the platform would send, in the order
+// the platform sends them. `event` is `issues` for an issue and `pull_request` for a pull request,
+// except comments (`issue_comment` for both). Every row has `repository_id`, `issue_id` and
+// `actor_id` (the user who acted); `account_id` is null. `payload` (JSON) always has `number` and
+// `pull_request` (boolean), plus:
+//   opened                  mentioned_user_ids, mentioned_team_ids, assignee_ids,
+//                           requested_reviewer_ids, requested_team_ids (all integer arrays)
+//   closed / reopened       state (`closed` or `open`); pull requests also `merged` (boolean: a
+//                           merge is `pull_request` `closed` with merged true)
+//   assigned / unassigned   assignee_id
+//   review_requested /      requested_reviewer_id or requested_team_id (one per row)
+//   review_request_removed
+//   issue_comment created   `comment_id` set on the row; payload mentioned_user_ids, mentioned_team_ids
+// Mentions are those of the opened body or the comment body; ids are of existing users and teams,
+// whether or not they can read the repository (consumers decide who may see what).
+import type { Executor } from '../db/index.ts';
+import { assertRepositoryWritable } from '../platform/access.ts';
+import type { Context } from '../platform/context.ts';
+import { invalidField, isUniqueViolation, notFound } from '../platform/errors.ts';
+import { findAccount, findRepository, findTeam } from '../platform/lookups.ts';
+import type { UserRow } from '../platform/principal.ts';
+import type { RepositoryRow } from '../platform/representations.ts';
+import { parseMentions } from './mentions.ts';
+import { recordActivity, type ActivityInput } from './outbox.ts';
+import * as store from './store.ts';
+import type { CommentFacts, IssueFacts, IssueRow, TeamRow } from './store.ts';
+
+export interface CreateIssueInput {
+  author: string;
+  title: string;
+  body?: string;
+  pull_request?: boolean;
+  assignees?: string[];
+  reviewers?: string[];
+  team_reviewers?: string[];
+  type?: string;
+}
+
+export interface CreateCommentInput {
+  author: string;
+  body: string;
+}
+
+export interface UpdateIssueInput {
+  actor: string;
+  state?: 'open' | 'closed' | 'merged';
+  assignees?: string[];
+  reviewers?: string[];
+  team_reviewers?: string[];
+}
+
+type Repository = RepositoryRow & { owner: UserRow };
+
+interface Mentioned {
+  userIds: number[];
+  teamIds: number[];
+}
+
+/** Attempts at a new issue number when a concurrent create took the same one (PostgreSQL). */
+const NUMBER_ATTEMPTS = 5;
+
+const unique = <T>(values: readonly T[]) => [...new Set(values)];
+const without = (values: readonly number[], removed: readonly number[]) => values.filter((v) => !removed.includes(v));
+
+export class ActivityService {
+  private readonly ctx: Context;
+
+  constructor(ctx: Context) {
+    this.ctx = ctx;
+  }
+
+  private get db() {
+    return this.ctx.db.kysely;
+  }
+
+  async createIssue(ownerLogin: string, repositoryName: string, input: CreateIssueInput): Promise<IssueFacts> {
+    const repository = await this.writableRepository(ownerLogin, repositoryName);
+    const author = await this.user(input.author);
+    const isPullRequest = input.pull_request ?? false;
+    const assignees = await this.users(input.assignees);
+    const reviewers = await this.reviewers(repository, isPullRequest, author, input.reviewers, input.team_reviewers);
+    const mentioned = await this.mentions(input.body);
+    // TODO(issue types): `type` names an issue type of the repository's organization; it is stored
+    // once the issue types area has its table (issue_type_id stays null until then).
+    const now = this.now();
+
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const issueId = await this.db.transaction().execute(async (trx) => {
+          const issue = await store.insertIssue(trx, {
+            repository_id: repository.id,
+            number: await store.nextIssueNumber(trx, repository.id),
+            author_id: author.id,
+            title: input.title,
+            body: input.body ?? null,
+            state: 'open',
+            state_reason: null,
+            is_pull_request: isPullRequest ? 1 : 0,
+            merged_at: null,
+            closed_at: null,
+            issue_type_id: null,
+            created_at: now,
+            updated_at: now,
+          });
+          await store.addAssignees(trx, issue.id, assignees.map((u) => u.id));
+          await store.addReviewRequests(trx, issue.id, reviewers);
+          await store.insertEvents(trx, [
+            ...assignees.map((u) => this.event(issue, author, 'assigned', { user: u.id })),
+            ...reviewers.userIds.map((id) => this.event(issue, author, 'review_requested', { user: id })),
+            ...reviewers.teamIds.map((id) => this.event(issue, author, 'review_requested', { team: id })),
+            ...mentioned.userIds.map((id) => this.event(issue, author, 'mentioned', { user: id })),
+          ]);
+          await this.record(trx, issue, author, 'opened', {
+            mentioned_user_ids: mentioned.userIds,
+            mentioned_team_ids: mentioned.teamIds,
+            assignee_ids: assignees.map((u) => u.id),
+            requested_reviewer_ids: reviewers.userIds,
+            requested_team_ids: reviewers.teamIds,
+          });
+          return issue.id;
+        });
+        return store.loadIssueFacts(this.db, issueId);
+      } catch (error) {
+        if (!isUniqueViolation(error) || attempt >= NUMBER_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  async createComment(ownerLogin: string, repositoryName: string, number: number, input: CreateCommentInput): Promise<CommentFacts> {
+    const repository = await this.writableRepository(ownerLogin, repositoryName);
+    const issue = await this.issue(repository, number);
+    const author = await this.user(input.author);
+    const mentioned = await this.mentions(input.body);
+    const now = this.now();
+    const commentId = await this.db.transaction().execute(async (trx) => {
+      const comment = await store.insertComment(trx, {
+        issue_id: issue.id,
+        repository_id: repository.id,
+        author_id: author.id,
+        body: input.body,
+        created_at: now,
+        updated_at: now,
+      });
+      await store.updateIssue(trx, issue.id, { updated_at: now });
+      await store.insertEvents(trx, mentioned.userIds.map((id) => this.event(issue, author, 'mentioned', { user: id })));
+      await recordActivity(this.ctx, trx, {
+        event: 'issue_comment',
+        action: 'created',
+        repository_id: repository.id,
+        actor_id: author.id,
+        issue_id: issue.id,
+        comment_id: comment.id,
+        payload: { number: issue.number, pull_request: Boolean(issue.is_pull_request), mentioned_user_ids: mentioned.userIds, mentioned_team_ids: mentioned.teamIds },
+      });
+      return comment.id;
+    });
+    return store.loadCommentFacts(this.db, commentId);
+  }
+
+  /**
+   * Changes state, assignees (the given list replaces the current one) and requested reviewers
+   * (likewise, users and teams separately). A change that changes nothing records nothing.
+   */
+  async updateIssue(ownerLogin: string, repositoryName: string, number: number, input: UpdateIssueInput): Promise<IssueFacts> {
+    const repository = await this.writableRepository(ownerLogin, repositoryName);
+    const issue = await this.issue(repository, number);
+    const actor = await this.user(input.actor);
+    const isPullRequest = Boolean(issue.is_pull_request);
+    const transition = this.transition(issue, input.state);
+
+    const currentAssignees = await store.assigneeIds(this.db, issue.id);
+    const wantedAssignees = input.assignees === undefined ? currentAssignees : (await this.users(input.assignees)).map((u) => u.id);
+    const assigned = without(wantedAssignees, currentAssignees);
+    const unassigned = without(currentAssignees, wantedAssignees);
+
+    const current = await store.reviewRequests(this.db, issue.id);
+    const wanted = await this.reviewers(repository, isPullRequest, await this.userById(issue.author_id), input.reviewers, input.team_reviewers);
+    const reviewersGiven = input.reviewers !== undefined;
+    const teamsGiven = input.team_reviewers !== undefined;
+    const requested = {
+      userIds: reviewersGiven ? without(wanted.userIds, current.userIds) : [],
+      teamIds: teamsGiven ? without(wanted.teamIds, current.teamIds) : [],
+    };
+    const removed = {
+      userIds: reviewersGiven ? without(current.userIds, wanted.userIds) : [],
+      teamIds: teamsGiven ? without(current.teamIds, wanted.teamIds) : [],
+    };
+
+    const changes = (transition ? 1 : 0) + assigned.length + unassigned.length + requested.userIds.length + requested.teamIds.length + removed.userIds.length + removed.teamIds.length;
+    if (changes === 0) return store.loadIssueFacts(this.db, issue.id);
+
+    const now = this.now();
+    await this.db.transaction().execute(async (trx) => {
+      if (transition) {
+        await store.updateIssue(trx, issue.id, { ...transition.values(now), updated_at: now });
+        await store.insertEvents(trx, transition.events.map((name) => this.event(issue, actor, name, {})));
+        await this.record(trx, issue, actor, transition.action, {
+          state: transition.state,
+          ...(isPullRequest ? { merged: transition.merged } : {}),
+        });
+      } else {
+        await store.updateIssue(trx, issue.id, { updated_at: now });
+      }
+      await store.removeAssignees(trx, issue.id, unassigned);
+      await store.addAssignees(trx, issue.id, assigned);
+      await store.removeReviewRequests(trx, issue.id, removed);
+      await store.addReviewRequests(trx, issue.id, requested);
+      await store.insertEvents(trx, [
+        ...assigned.map((id) => this.event(issue, actor, 'assigned', { user: id })),
+        ...unassigned.map((id) => this.event(issue, actor, 'unassigned', { user: id })),
+        ...requested.userIds.map((id) => this.event(issue, actor, 'review_requested', { user: id })),
+        ...requested.teamIds.map((id) => this.event(issue, actor, 'review_requested', { team: id })),
+        ...removed.userIds.map((id) => this.event(issue, actor, 'review_request_removed', { user: id })),
+        ...removed.teamIds.map((id) => this.event(issue, actor, 'review_request_removed', { team: id })),
+      ]);
+      for (const id of assigned) await this.record(trx, issue, actor, 'assigned', { assignee_id: id });
+      for (const id of unassigned) await this.record(trx, issue, actor, 'unassigned', { assignee_id: id });
+      for (const id of requested.userIds) await this.record(trx, issue, actor, 'review_requested', { requested_reviewer_id: id });
+      for (const id of requested.teamIds) await this.record(trx, issue, actor, 'review_requested', { requested_team_id: id });
+      for (const id of removed.userIds) await this.record(trx, issue, actor, 'review_request_removed', { requested_reviewer_id: id });
+      for (const id of removed.teamIds) await this.record(trx, issue, actor, 'review_request_removed', { requested_team_id: id });
+    });
+    return store.loadIssueFacts(this.db, issue.id);
+  }
+
+  /** What a state change does, or null when the issue is already in that state. */
+  private transition(issue: IssueRow, state: UpdateIssueInput['state']) {
+    if (state === undefined) return null;
+    const isPullRequest = Boolean(issue.is_pull_request);
+    const merged = issue.merged_at !== null;
+    if (state === 'merged') {
+      if (!isPullRequest) throw invalidField('Issue', 'state', 'only a pull request can be merged');
+      if (merged) return null;
+      if (issue.state === 'closed') throw invalidField('PullRequest', 'state', 'a closed pull request cannot be merged; reopen it first');
+      return {
+        action: 'closed',
+        state: 'closed',
+        merged: true,
+        events: ['merged', 'closed'],
+        values: (now: string) => ({ state: 'closed', state_reason: null, closed_at: now, merged_at: now }),
+      };
+    }
+    if (state === issue.state) return null;
+    if (state === 'closed') {
+      return {
+        action: 'closed',
+        state: 'closed',
+        merged: false,
+        events: ['closed'],
+        values: (now: string) => ({ state: 'closed', state_reason: isPullRequest ? null : 'completed', closed_at: now }),
+      };
+    }
+    if (merged) throw invalidField('PullRequest', 'state', 'a merged pull request cannot be reopened');
+    return {
+      action: 'reopened',
+      state: 'open',
+      merged: false,
+      events: ['reopened'],
+      values: () => ({ state: 'open', state_reason: isPullRequest ? null : 'reopened', closed_at: null }),
+    };
+  }
+
+  private async record(trx: Executor, issue: IssueRow, actor: UserRow, action: string, payload: Record<string, unknown>): Promise<void> {
+    const input: ActivityInput = {
+      event: issue.is_pull_request ? 'pull_request' : 'issues',
+      action,
+      repository_id: issue.repository_id,
+      actor_id: actor.id,
+      issue_id: issue.id,
+      payload: { number: issue.number, pull_request: Boolean(issue.is_pull_request), ...payload },
+    };
+    await recordActivity(this.ctx, trx, input);
+  }
+
+  private event(issue: IssueRow, actor: UserRow, event: string, subject: { user?: number; team?: number }) {
+    return {
+      issue_id: issue.id,
+      repository_id: issue.repository_id,
+      actor_id: actor.id,
+      event,
+      subject_user_id: subject.user ?? null,
+      subject_team_id: subject.team ?? null,
+      created_at: this.now(),
+    };
+  }
+
+  private now(): string {
+    return this.ctx.clock.now().toISOString();
+  }
+
+  private async writableRepository(owner: string, name: string): Promise<Repository> {
+    const repository = await findRepository(this.db, owner, name);
+    if (!repository) throw notFound('Repository not found');
+    assertRepositoryWritable(repository);
+    return repository;
+  }
+
+  private async issue(repository: Repository, number: number): Promise<IssueRow> {
+    const issue = await store.findIssue(this.db, repository.id, number);
+    if (!issue) throw notFound('Issue not found');
+    return issue;
+  }
+
+  private async user(login: string): Promise<UserRow> {
+    const user = await findAccount(this.db, login);
+    if (!user || user.type === 'Organization') throw notFound(`User not found: ${login}`);
+    return user;
+  }
+
+  private async userById(id: number): Promise<UserRow> {
+    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  }
+
+  private async users(logins: readonly string[] = []): Promise<UserRow[]> {
+    const users: UserRow[] = [];
+    for (const login of unique(logins.map((l) => l.toLowerCase()))) users.push(await this.user(login));
+    return users;
+  }
+
+  /** Requested reviewers: users (not the author) and teams of the repository's organization, pull requests only. */
+  private async reviewers(repository: Repository, isPullRequest: boolean, author: UserRow, logins?: string[], slugs?: string[]) {
+    if (!isPullRequest && (logins?.length || slugs?.length)) {
+      throw invalidField('Issue', logins?.length ? 'reviewers' : 'team_reviewers', 'reviews can only be requested on a pull request');
+    }
+    const users = await this.users(logins);
+    if (users.some((u) => u.id === author.id)) throw invalidField('PullRequest', 'reviewers', 'Review cannot be requested from pull request author.');
+    const teams: TeamRow[] = [];
+    for (const name of unique((slugs ?? []).map((s) => s.toLowerCase()))) {
+      const [org, slug] = name.includes('/') ? name.split('/', 2) : [repository.owner.login.toLowerCase(), name];
+      if (repository.owner.type !== 'Organization' || org !== repository.owner.login.toLowerCase()) {
+        throw invalidField('PullRequest', 'team_reviewers', `team reviewers must be teams of the repository's organization: ${name}`);
+      }
+      const team = await findTeam(this.db, repository.owner_id, slug!);
+      if (!team) throw notFound(`Team not found: ${name}`);
+      teams.push(team);
+    }
+    return { userIds: users.map((u) => u.id), teamIds: teams.map((t) => t.id) };
+  }
+
+  private async mentions(body: string | undefined): Promise<Mentioned> {
+    const { logins, teams } = parseMentions(body);
+    const users = await store.usersByLogin(this.db, logins);
+    const byLogin = new Map(users.map((u) => [u.login_lower, u.id]));
+    const found = await store.teamsBySlug(this.db, teams);
+    return { userIds: logins.flatMap((l) => (byLogin.has(l) ? [byLogin.get(l)!] : [])), teamIds: found.map((t) => t.id) };
+  }
+}

@@ -1,0 +1,177 @@
+// SQL of the activity rows: issues, pull requests, their assignees, review requests, comments and
+// timeline events. Writes take the caller's transaction; the readers load what a representation needs.
+import type { Selectable } from 'kysely';
+import type { Executor } from '../db/index.ts';
+import type { TeamsTable } from '../db/schema.ts';
+import type { UserRow } from '../platform/principal.ts';
+import type { RepositoryRow } from '../platform/representations.ts';
+import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from './tables.ts';
+
+export type IssueRow = Selectable<IssuesTable>;
+export type CommentRow = Selectable<IssueCommentsTable>;
+export type TeamRow = Selectable<TeamsTable>;
+
+/** Everything the Issue (and pull request) representation shows. */
+export interface IssueFacts {
+  issue: IssueRow;
+  repository: RepositoryRow;
+  owner: UserRow;
+  author: UserRow;
+  assignees: UserRow[];
+  requestedReviewers: UserRow[];
+  requestedTeams: TeamRow[];
+  comments: number;
+}
+
+export interface CommentFacts {
+  comment: CommentRow;
+  author: UserRow;
+  issue: IssueRow;
+  repository: RepositoryRow;
+  owner: UserRow;
+}
+
+export async function findIssue(db: Executor, repositoryId: number, number: number): Promise<IssueRow | undefined> {
+  return db.selectFrom('issues').selectAll().where('repository_id', '=', repositoryId).where('number', '=', number).executeTakeFirst();
+}
+
+export async function nextIssueNumber(trx: Executor, repositoryId: number): Promise<number> {
+  const row = await trx
+    .selectFrom('issues')
+    .select((eb) => eb.fn.max('number').as('last'))
+    .where('repository_id', '=', repositoryId)
+    .executeTakeFirst();
+  return Number(row?.last ?? 0) + 1;
+}
+
+export async function insertIssue(trx: Executor, values: Omit<IssueRow, 'id'>): Promise<IssueRow> {
+  return trx.insertInto('issues').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function updateIssue(
+  trx: Executor,
+  issueId: number,
+  values: Partial<Pick<IssueRow, 'state' | 'state_reason' | 'closed_at' | 'merged_at' | 'updated_at'>>,
+): Promise<void> {
+  await trx.updateTable('issues').set(values).where('id', '=', issueId).execute();
+}
+
+export async function assigneeIds(db: Executor, issueId: number): Promise<number[]> {
+  const rows = await db.selectFrom('issue_assignees').select('user_id').where('issue_id', '=', issueId).execute();
+  return rows.map((r) => r.user_id);
+}
+
+export async function addAssignees(trx: Executor, issueId: number, userIds: readonly number[]): Promise<void> {
+  if (userIds.length) await trx.insertInto('issue_assignees').values(userIds.map((user_id) => ({ issue_id: issueId, user_id }))).execute();
+}
+
+export async function removeAssignees(trx: Executor, issueId: number, userIds: readonly number[]): Promise<void> {
+  if (userIds.length) await trx.deleteFrom('issue_assignees').where('issue_id', '=', issueId).where('user_id', 'in', userIds).execute();
+}
+
+export async function reviewRequests(db: Executor, issueId: number): Promise<{ userIds: number[]; teamIds: number[] }> {
+  const rows = await db.selectFrom('issue_review_requests').select(['user_id', 'team_id']).where('issue_id', '=', issueId).orderBy('id').execute();
+  return {
+    userIds: rows.flatMap((r) => (r.user_id === null ? [] : [r.user_id])),
+    teamIds: rows.flatMap((r) => (r.team_id === null ? [] : [r.team_id])),
+  };
+}
+
+export async function addReviewRequests(trx: Executor, issueId: number, requests: { userIds: readonly number[]; teamIds: readonly number[] }): Promise<void> {
+  const rows = [
+    ...requests.userIds.map((user_id) => ({ issue_id: issueId, user_id, team_id: null })),
+    ...requests.teamIds.map((team_id) => ({ issue_id: issueId, user_id: null, team_id })),
+  ];
+  if (rows.length) await trx.insertInto('issue_review_requests').values(rows).execute();
+}
+
+export async function removeReviewRequests(trx: Executor, issueId: number, requests: { userIds: readonly number[]; teamIds: readonly number[] }): Promise<void> {
+  if (requests.userIds.length) await trx.deleteFrom('issue_review_requests').where('issue_id', '=', issueId).where('user_id', 'in', requests.userIds).execute();
+  if (requests.teamIds.length) await trx.deleteFrom('issue_review_requests').where('issue_id', '=', issueId).where('team_id', 'in', requests.teamIds).execute();
+}
+
+export async function insertComment(trx: Executor, values: Omit<CommentRow, 'id'>): Promise<CommentRow> {
+  return trx.insertInto('issue_comments').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function insertEvents(trx: Executor, events: Omit<Selectable<IssueEventsTable>, 'id'>[]): Promise<void> {
+  if (events.length) await trx.insertInto('issue_events').values(events).execute();
+}
+
+/** Users by lower-cased login (organizations are not users here). */
+export async function usersByLogin(db: Executor, logins: readonly string[]): Promise<UserRow[]> {
+  if (!logins.length) return [];
+  return db.selectFrom('users').selectAll().where('login_lower', 'in', logins.map((l) => l.toLowerCase())).where('type', '!=', 'Organization').execute();
+}
+
+/** Teams named `org/slug`; unknown ones are left out. */
+export async function teamsBySlug(db: Executor, names: readonly { org: string; slug: string }[]): Promise<TeamRow[]> {
+  const teams: TeamRow[] = [];
+  for (const { org, slug } of names) {
+    const team = await db
+      .selectFrom('teams')
+      .innerJoin('users', 'users.id', 'teams.org_id')
+      .selectAll('teams')
+      .where('users.login_lower', '=', org.toLowerCase())
+      .where('teams.slug', '=', slug.toLowerCase())
+      .executeTakeFirst();
+    if (team) teams.push(team);
+  }
+  return teams;
+}
+
+async function usersById(db: Executor, ids: readonly number[]): Promise<UserRow[]> {
+  if (!ids.length) return [];
+  const rows = await db.selectFrom('users').selectAll().where('id', 'in', ids).execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+}
+
+export async function loadIssueFacts(db: Executor, issueId: number): Promise<IssueFacts> {
+  const issue = await db.selectFrom('issues').selectAll().where('id', '=', issueId).executeTakeFirstOrThrow();
+  const repository = await db.selectFrom('repositories').selectAll().where('id', '=', issue.repository_id).executeTakeFirstOrThrow();
+  const [owner, author] = await usersById(db, [repository.owner_id, issue.author_id]).then((users) => [
+    users.find((u) => u.id === repository.owner_id)!,
+    users.find((u) => u.id === issue.author_id)!,
+  ]);
+  const assignees = await db
+    .selectFrom('issue_assignees')
+    .innerJoin('users', 'users.id', 'issue_assignees.user_id')
+    .selectAll('users')
+    .where('issue_assignees.issue_id', '=', issueId)
+    .orderBy('users.login_lower')
+    .execute();
+  const requests = await reviewRequests(db, issueId);
+  const requestedTeams = requests.teamIds.length
+    ? await db.selectFrom('teams').selectAll().where('id', 'in', requests.teamIds).orderBy('slug').execute()
+    : [];
+  const count = await db
+    .selectFrom('issue_comments')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('issue_id', '=', issueId)
+    .executeTakeFirstOrThrow();
+  return {
+    issue,
+    repository,
+    owner: owner!,
+    author: author!,
+    assignees,
+    requestedReviewers: await usersById(db, requests.userIds),
+    requestedTeams,
+    comments: Number(count.count),
+  };
+}
+
+export async function loadCommentFacts(db: Executor, commentId: number): Promise<CommentFacts> {
+  const comment = await db.selectFrom('issue_comments').selectAll().where('id', '=', commentId).executeTakeFirstOrThrow();
+  const issue = await db.selectFrom('issues').selectAll().where('id', '=', comment.issue_id).executeTakeFirstOrThrow();
+  const repository = await db.selectFrom('repositories').selectAll().where('id', '=', issue.repository_id).executeTakeFirstOrThrow();
+  const users = await usersById(db, [comment.author_id, repository.owner_id]);
+  return {
+    comment,
+    issue,
+    repository,
+    author: users.find((u) => u.id === comment.author_id)!,
+    owner: users.find((u) => u.id === repository.owner_id)!,
+  };
+}

@@ -1,0 +1,241 @@
+// The notifications API (personal access tokens (classic) and OAuth app tokens with `notifications`
+// or `repo`; fine-grained, app user and installation tokens get 403), and the operator row that
+// creates a thread for a subject no issue activity produces.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { CLASSIC_TOKENS, requireReadableRepository, type AccessRule } from '../../platform/access.ts';
+import type { Api, Context } from '../../platform/context.ts';
+import { ApiError } from '../../platform/errors.ts';
+import { findRepository } from '../../platform/lookups.ts';
+import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
+import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { LoadMonitor, pollInterval } from './polling.ts';
+import { NotificationThread, ThreadSubscription } from './representations.ts';
+import { MARK_READ_MESSAGE, NotificationService, REASONS } from './service.ts';
+
+const access: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['notifications', 'repo'] };
+const config = { access } as const;
+const tags = ['activity'];
+const security = [{ token: [] }];
+
+const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
+const ListQuery = Type.Object({
+  all: Type.Optional(Type.Boolean({ description: 'Show read notifications too' })),
+  participating: Type.Optional(Type.Boolean({ description: 'Only notifications in which the user is directly participating or mentioned' })),
+  since: Type.Optional(Timestamp('Only threads updated at or after this time')),
+  before: Type.Optional(Timestamp('Only threads updated before this time')),
+  ...PageQuery,
+});
+const MarkReadBody = Type.Object({
+  last_read_at: Type.Optional(Timestamp('Threads updated after this time stay unread; default now')),
+  read: Type.Optional(Type.Boolean({ description: 'Whether the notifications have been read (default true)' })),
+});
+const ThreadParams = Type.Object({ thread_id: Type.Integer({ minimum: 1, description: 'The thread `id`' }) });
+const RepositoryParams = Type.Object({ owner: Type.String(), repo: Type.String() });
+const NotModified = Type.Null({ description: 'Not modified' });
+const Accepted = Type.Object({ message: Type.String(), url: Type.Optional(Type.String()) });
+const errors = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+
+const AdminNotificationBody = Type.Object({
+  login: Type.String({ minLength: 1 }),
+  repository: Type.String({ pattern: '^[^/]+/[^/]+$', description: 'owner/name' }),
+  subject: Type.Object({
+    type: Type.String({ minLength: 1, maxLength: 100 }),
+    title: Type.String({ minLength: 1, maxLength: 1024 }),
+    url: Type.String({ minLength: 1, maxLength: 2048 }),
+  }),
+  reason: Type.Union(REASONS.map((r) => Type.Literal(r))),
+});
+
+/** 205 Reset Content: no body at all (not even `null`). */
+const resetContent = (reply: FastifyReply) => reply.code(205).send();
+
+function userId(request: FastifyRequest): number {
+  const principal = request.principal;
+  // The access rule admits only classic and OAuth tokens, which act as a user.
+  if (principal.type !== 'user') throw new ApiError(401, 'Requires authentication');
+  return principal.user.id;
+}
+
+export function notificationRoutes(app: Api, ctx: Context): void {
+  const service = new NotificationService(ctx);
+  const load = new LoadMonitor();
+  load.start();
+  app.addHook('onClose', async () => load.stop());
+
+  const polling = (reply: FastifyReply, modifiedAt: string | null) => {
+    reply.header('x-poll-interval', String(pollInterval(ctx.config.notifications.pollInterval, load.utilization())));
+    if (modifiedAt) reply.header('last-modified', new Date(modifiedAt).toUTCString());
+  };
+
+  const readableRepository = async (request: FastifyRequest<{ Params: { owner: string; repo: string } }>) => {
+    const repository = await findRepository(ctx.db.kysely, request.params.owner, request.params.repo);
+    await requireReadableRepository(ctx.db.kysely, request.principal, repository);
+    return repository!;
+  };
+
+  const list = async (
+    request: FastifyRequest<{ Querystring: { all?: boolean; participating?: boolean; since?: string; before?: string; page?: number; per_page?: number } }>,
+    reply: FastifyReply,
+    repositoryId: number | undefined,
+    limits: { perPage: number; maxPerPage: number },
+  ) => {
+    const params = pageParams(request.query, limits);
+    const result = await service.list(userId(request), { ...request.query, repositoryId, page: params.page, perPage: params.perPage });
+    polling(reply, result.modifiedAt);
+    setPageLinks(reply, request, ctx.urls.api, params, { total: result.total, returned: result.threads.length });
+    return result.threads;
+  };
+
+  const markRead = async (request: FastifyRequest<{ Body: { last_read_at?: string; read?: boolean } }>, reply: FastifyReply, repositoryId?: number, url?: string) => {
+    const outcome = await service.markRead(userId(request), { ...request.body, repositoryId });
+    if (outcome === 'queued') return reply.code(202).send({ message: MARK_READ_MESSAGE, ...(url ? { url } : {}) });
+    return resetContent(reply);
+  };
+
+  app.get('/notifications', {
+    config,
+    schema: {
+      summary: 'List notifications for the authenticated user',
+      tags,
+      security,
+      querystring: ListQuery,
+      response: { 200: Type.Array(NotificationThread), 304: NotModified, ...errors, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => list(request, reply, undefined, { perPage: 50, maxPerPage: 50 }));
+
+  app.put('/notifications', {
+    config,
+    schema: {
+      summary: 'Mark notifications as read',
+      tags,
+      security,
+      body: MarkReadBody,
+      response: { 202: Accepted, 205: Type.Null({ description: 'Reset Content' }), ...errors, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => markRead(request, reply));
+
+  app.get('/notifications/threads/:thread_id', {
+    config,
+    schema: {
+      summary: 'Get a thread',
+      tags,
+      security,
+      params: ThreadParams,
+      response: { 200: NotificationThread, 304: NotModified, ...errors, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const { thread, modifiedAt } = await service.thread(userId(request), request.params.thread_id);
+    polling(reply, modifiedAt);
+    return thread;
+  });
+
+  app.patch('/notifications/threads/:thread_id', {
+    config,
+    schema: {
+      summary: 'Mark a thread as read',
+      tags,
+      security,
+      params: ThreadParams,
+      response: { 205: Type.Null({ description: 'Reset Content' }), ...errors, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    await service.markThreadRead(userId(request), request.params.thread_id);
+    return resetContent(reply);
+  });
+
+  app.delete('/notifications/threads/:thread_id', {
+    config,
+    schema: {
+      summary: 'Mark a thread as done',
+      tags,
+      security,
+      params: ThreadParams,
+      response: { 204: Type.Null(), ...errors, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    await service.markThreadDone(userId(request), request.params.thread_id);
+    return reply.code(204).send(null);
+  });
+
+  app.get('/notifications/threads/:thread_id/subscription', {
+    config,
+    schema: {
+      summary: 'Get a thread subscription for the authenticated user',
+      tags,
+      security,
+      params: ThreadParams,
+      response: { 200: ThreadSubscription, 304: NotModified, ...errors, 422: ValidationErrorBody },
+    },
+  }, async (request) => service.subscription(userId(request), request.params.thread_id));
+
+  app.put('/notifications/threads/:thread_id/subscription', {
+    config,
+    schema: {
+      summary: 'Set a thread subscription',
+      tags,
+      security,
+      params: ThreadParams,
+      body: Type.Object({ ignored: Type.Optional(Type.Boolean({ description: 'Block all notifications from this thread' })) }),
+      response: { 200: ThreadSubscription, ...errors, 422: ValidationErrorBody },
+    },
+  }, async (request) => service.setSubscription(userId(request), request.params.thread_id, request.body.ignored ?? false));
+
+  app.delete('/notifications/threads/:thread_id/subscription', {
+    config,
+    schema: {
+      summary: 'Delete a thread subscription',
+      tags,
+      security,
+      params: ThreadParams,
+      response: { 204: Type.Null(), ...errors, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    await service.deleteSubscription(userId(request), request.params.thread_id);
+    return reply.code(204).send(null);
+  });
+
+  app.get('/repos/:owner/:repo/notifications', {
+    config,
+    schema: {
+      summary: 'List repository notifications for the authenticated user',
+      tags,
+      security,
+      params: RepositoryParams,
+      querystring: ListQuery,
+      response: { 200: Type.Array(NotificationThread), 304: NotModified, ...errors, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const repository = await readableRepository(request);
+    return list(request, reply, repository.id, { perPage: 30, maxPerPage: 100 });
+  });
+
+  app.put('/repos/:owner/:repo/notifications', {
+    config,
+    schema: {
+      summary: 'Mark repository notifications as read',
+      tags,
+      security,
+      params: RepositoryParams,
+      body: MarkReadBody,
+      response: { 202: Accepted, 205: Type.Null({ description: 'Reset Content' }), ...errors, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const repository = await readableRepository(request);
+    return markRead(request, reply, repository.id, `${ctx.urls.api}/repos/${repository.owner.login}/${repository.name}/notifications`);
+  });
+}
+
+export function notificationAdminRoutes(app: Api, ctx: Context): void {
+  const service = new NotificationService(ctx);
+  app.post('/_admin/notifications', {
+    config: { admin: true },
+    schema: {
+      hide: true,
+      tags: ['admin'],
+      summary: 'Create or update a user\'s thread for a subject no issue activity produces',
+      body: AdminNotificationBody,
+      response: { 201: NotificationThread, 404: ErrorBody, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => reply.code(201).send(await service.notify(request.body)));
+}

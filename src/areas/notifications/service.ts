@@ -1,0 +1,435 @@
+// Notifications: the fan-out of platform activity to threads, and the rules of the notifications API.
+//
+// Fan-out (one outbox row at a time, inside the dispatcher's transaction):
+// - A thread is one user × one subject (an issue, a pull request, or an operator-made subject).
+// - Reasons from the row itself: assignees (`assign`), requested reviewers and members of requested
+//   teams (`review_requested`), mentioned users (`mention`), members of mentioned teams
+//   (`team_mention`). From the user's thread subscription: its reason (`author`, `comment`,
+//   `state_change`, `manual`, or whichever participation created it). From watching the repository:
+//   `subscribed`. The most direct wins: mention, team_mention, review_requested, assign, author,
+//   comment, state_change, manual, subscribed.
+// - The actor is never notified; only users who can read the repository are.
+// - Participation (author, comment, mention, assign, review request, state change) creates the
+//   thread subscription when there is none. An `ignored` subscription blocks everything, a `muted`
+//   (deleted) one everything but repository watching; commenting or being mentioned subscribes again.
+//   A repository watched with `ignored` lets through only direct participation (not team mentions,
+//   team review requests or watching).
+// - Opening, commenting and state changes reach subscribers and watchers; an assignment or a review
+//   request reaches only the assignee or the requested reviewers.
+import { createHash } from 'node:crypto';
+import type { ActivityRow } from '../../activity/outbox.ts';
+import type { Executor } from '../../db/index.ts';
+import { userRepositoryPermissions } from '../../platform/access.ts';
+import type { Context } from '../../platform/context.ts';
+import { invalidField, notFound } from '../../platform/errors.ts';
+import { findAccount, findRepository } from '../../platform/lookups.ts';
+import type { RepositoryRow } from '../../platform/representations.ts';
+import {
+  subscriptionRepresentation, threadRepresentation, type NotificationThread, type RepositoryFacts, type ThreadSubscription,
+} from './representations.ts';
+import * as store from './store.ts';
+import type { MarkSelection, NewThread, SubscriptionRow, ThreadWithSubject } from './store.ts';
+
+export const REASONS = [
+  'approval_requested', 'assign', 'author', 'ci_activity', 'comment', 'invitation', 'manual', 'member_feature_requested',
+  'mention', 'review_requested', 'security_advisory_credit', 'security_alert', 'state_change', 'subscribed', 'team_mention',
+] as const;
+export type Reason = (typeof REASONS)[number];
+
+/** Most direct first. */
+const PRECEDENCE: readonly Reason[] = ['mention', 'team_mention', 'review_requested', 'assign', 'author', 'comment', 'state_change', 'manual', 'subscribed'];
+/** Reasons that show direct participation (the `participating` filter). */
+export const PARTICIPATING: readonly Reason[] = ['assign', 'author', 'comment', 'mention', 'review_requested', 'state_change', 'team_mention', 'approval_requested'];
+/** Participation that creates a thread subscription. */
+const SUBSCRIBING = new Set<Reason>(['author', 'comment', 'mention', 'assign', 'review_requested', 'state_change']);
+
+export const MARK_READ_QUEUE = 'notifications.mark-read';
+/** Threads marked per transaction by the background job. */
+const MARK_READ_BATCH = 5000;
+export const MARK_READ_MESSAGE = "Unread notifications couldn't be marked in a single request. Notifications are being marked as read in the background.";
+
+const ISSUE_EVENTS = new Set(['issues', 'pull_request', 'issue_comment']);
+
+const rank = (reason: Reason) => {
+  const index = PRECEDENCE.indexOf(reason);
+  return index < 0 ? PRECEDENCE.length : index;
+};
+const mostDirect = (reasons: readonly Reason[]) => [...reasons].sort((a, b) => rank(a) - rank(b))[0];
+
+/** A reason a user has to hear of one activity; `direct` unless it came through a team or watching. */
+interface Claim {
+  reason: Reason;
+  direct: boolean;
+}
+
+interface ActivityPayload {
+  mentioned_user_ids?: number[];
+  mentioned_team_ids?: number[];
+  assignee_ids?: number[];
+  requested_reviewer_ids?: number[];
+  requested_team_ids?: number[];
+  assignee_id?: number;
+  requested_reviewer_id?: number;
+  requested_team_id?: number;
+}
+
+export interface ListOptions {
+  repositoryId?: number;
+  all?: boolean;
+  participating?: boolean;
+  since?: string;
+  before?: string;
+  page: number;
+  perPage: number;
+}
+
+export interface MarkReadJob {
+  userId: number;
+  repositoryId: number | null;
+  until: string;
+  readAt: string;
+  read: boolean;
+}
+
+const ids = (values: unknown): number[] => (Array.isArray(values) ? values.filter((v): v is number => Number.isInteger(v)) : []);
+/** Ids in paths are integers; one beyond the column's range names no thread. */
+const MAX_ID = 2_147_483_647;
+
+export class NotificationService {
+  private readonly ctx: Context;
+
+  constructor(ctx: Context) {
+    this.ctx = ctx;
+  }
+
+  private get db() {
+    return this.ctx.db.kysely;
+  }
+
+  private now(): string {
+    return this.ctx.clock.now().toISOString();
+  }
+
+  // --- Fan-out ------------------------------------------------------------------------------------
+
+  async onActivity(trx: Executor, row: ActivityRow): Promise<void> {
+    if (!ISSUE_EVENTS.has(row.event) || row.issue_id === null || row.actor_id === null) return;
+    const issue = await trx.selectFrom('issues').selectAll().where('id', '=', row.issue_id).executeTakeFirst();
+    if (!issue) return;
+    const repository = await trx.selectFrom('repositories').selectAll().where('id', '=', issue.repository_id).executeTakeFirstOrThrow();
+    const payload = JSON.parse(row.payload) as ActivityPayload;
+    const actorId = row.actor_id;
+
+    const claims = new Map<number, Claim[]>();
+    const claim = (userIds: readonly number[], reason: Reason, direct: boolean) => {
+      for (const id of userIds) claims.set(id, [...(claims.get(id) ?? []), { reason, direct }]);
+    };
+    /** What the actor's own participation is (it subscribes them), and whether the row reaches followers. */
+    let actorReason: Reason | null = null;
+    let followers = false;
+    const action = `${row.event === 'issue_comment' ? 'comment.' : ''}${row.action}`;
+    switch (action) {
+      case 'opened':
+        actorReason = 'author';
+        followers = true;
+        claim(ids(payload.assignee_ids), 'assign', true);
+        claim(ids(payload.requested_reviewer_ids), 'review_requested', true);
+        claim(await store.teamMembers(trx, ids(payload.requested_team_ids)), 'review_requested', false);
+        break;
+      case 'comment.created':
+        actorReason = 'comment';
+        followers = true;
+        break;
+      case 'closed':
+      case 'reopened':
+        actorReason = 'state_change';
+        followers = true;
+        break;
+      case 'assigned':
+        claim(ids([payload.assignee_id]), 'assign', true);
+        break;
+      case 'review_requested':
+        claim(ids([payload.requested_reviewer_id]), 'review_requested', true);
+        claim(await store.teamMembers(trx, ids([payload.requested_team_id])), 'review_requested', false);
+        break;
+      default:
+        return;
+    }
+    claim(await store.teamMembers(trx, ids(payload.mentioned_team_ids)), 'team_mention', false);
+    claim(ids(payload.mentioned_user_ids), 'mention', true);
+
+    const now = this.now();
+    const subjectId = await store.upsertSubject(trx, {
+      repository_id: repository.id,
+      issue_id: issue.id,
+      subject_key: `issue:${issue.id}`,
+      type: issue.is_pull_request ? 'PullRequest' : 'Issue',
+      title: issue.title,
+      url: null,
+    }, now);
+    const subscriptions = new Map((await store.subscriptionsOf(trx, subjectId)).map((s) => [s.user_id, s]));
+    const watches = new Map((await store.watchesOf(trx, repository.id, followers ? undefined : [...claims.keys()])).map((w) => [w.user_id, w]));
+
+    const users = new Set<number>([...claims.keys(), actorId]);
+    if (followers) {
+      for (const s of subscriptions.values()) if (s.state === 'subscribed') users.add(s.user_id);
+      for (const w of watches.values()) if (w.subscribed && !w.ignored) users.add(w.user_id);
+    }
+
+    const threads: NewThread[] = [];
+    const subscriptionChanges: SubscriptionRow[] = [];
+    const subscribe = (userId: number, reason: Reason | null, state: 'subscribed' | 'ignored' | 'muted' = 'subscribed') =>
+      subscriptionChanges.push({ user_id: userId, subject_id: subjectId, state, reason, created_at: subscriptions.get(userId)?.created_at ?? now });
+
+    // Sorted, so concurrent fan-outs lock rows in one order.
+    for (const userId of [...users].sort((a, b) => a - b)) {
+      const own = claims.get(userId) ?? [];
+      const current = subscriptions.get(userId);
+      const participation = own.filter((c) => SUBSCRIBING.has(c.reason)).map((c) => c.reason);
+
+      if (userId === actorId) {
+        const reasons = [...(actorReason ? [actorReason] : []), ...participation];
+        if (!reasons.length) continue;
+        // Commenting (or mentioning oneself) lifts an ignored or muted subscription.
+        const lifts = actorReason === 'comment' || participation.includes('mention');
+        const best = mostDirect([...reasons, ...(current?.reason ? [current.reason as Reason] : [])])!;
+        if (!current || (current.state === 'subscribed' && best !== current.reason) || (current.state !== 'subscribed' && lifts)) {
+          subscribe(userId, best);
+        }
+        continue;
+      }
+
+      if (!(await this.canRead(trx, userId, repository))) continue;
+      let state = current?.state ?? null;
+      const lifted = (state === 'ignored' || state === 'muted') && own.some((c) => c.reason === 'mention');
+      if (lifted) {
+        state = 'subscribed';
+        subscribe(userId, 'mention');
+      }
+      if (state === 'ignored') continue;
+
+      const eligible: Claim[] = state === 'muted' ? [] : [...own];
+      if (followers && state === 'subscribed') eligible.push({ reason: (current?.reason as Reason | null) ?? 'manual', direct: true });
+      const watch = watches.get(userId);
+      if (followers && watch?.subscribed && !watch.ignored) eligible.push({ reason: 'subscribed', direct: false });
+      const allowed = watch?.ignored ? eligible.filter((c) => c.direct) : eligible;
+      if (!allowed.length) continue;
+
+      threads.push({
+        user_id: userId,
+        subject_id: subjectId,
+        repository_id: repository.id,
+        reason: mostDirect(allowed.map((c) => c.reason))!,
+        unread: 1,
+        done: 0,
+        updated_at: row.created_at,
+        last_read_at: null,
+        latest_comment_id: row.comment_id,
+        last_activity_id: row.id,
+        created_at: now,
+      });
+      const subscribing = allowed.filter((c) => SUBSCRIBING.has(c.reason) && own.includes(c)).map((c) => c.reason);
+      if (lifted || !subscribing.length) continue;
+      if (state === null) subscribe(userId, mostDirect(subscribing)!);
+      else if (state === 'subscribed') {
+        const best = mostDirect([...subscribing, ...(current?.reason ? [current.reason as Reason] : [])])!;
+        if (best !== current?.reason) subscribe(userId, best);
+      }
+    }
+
+    await store.upsertThreads(trx, threads);
+    await store.saveSubscriptions(trx, subscriptionChanges);
+    await store.touchInboxes(trx, threads.map((t) => t.user_id), now);
+  }
+
+  private async canRead(db: Executor, userId: number, repository: RepositoryRow): Promise<boolean> {
+    if (repository.visibility === 'public') return true;
+    return (await userRepositoryPermissions(db, userId, repository)).pull;
+  }
+
+  // --- Operator-made notifications ---------------------------------------------------------------
+
+  /** Creates or updates a user's thread for an operator-named subject (CI, invitations, alerts...). */
+  async notify(input: { login: string; repository: string; subject: { type: string; title: string; url: string }; reason: Reason }): Promise<NotificationThread> {
+    const user = await findAccount(this.db, input.login);
+    if (!user || user.type === 'Organization') throw notFound(`User not found: ${input.login}`);
+    const [ownerLogin, name] = input.repository.split('/') as [string, string];
+    const repository = await findRepository(this.db, ownerLogin, name);
+    if (!repository) throw notFound(`Repository not found: ${input.repository}`);
+    if (!(await this.canRead(this.db, user.id, repository))) {
+      throw invalidField('Notification', 'login', `${user.login} cannot read ${input.repository}`);
+    }
+    const key = createHash('sha256').update(`${input.subject.type}\n${input.subject.url}`).digest('base64url');
+    const now = this.now();
+    const threadId = await this.db.transaction().execute(async (trx) => {
+      const subjectId = await store.upsertSubject(trx, {
+        repository_id: repository.id,
+        issue_id: null,
+        subject_key: `subject:${repository.id}:${key}`,
+        type: input.subject.type,
+        title: input.subject.title,
+        url: input.subject.url,
+      }, now);
+      await store.upsertThreads(trx, [{
+        user_id: user.id,
+        subject_id: subjectId,
+        repository_id: repository.id,
+        reason: input.reason,
+        unread: 1,
+        done: 0,
+        updated_at: now,
+        last_read_at: null,
+        latest_comment_id: null,
+        last_activity_id: 0,
+        created_at: now,
+      }]);
+      await store.touchInboxes(trx, [user.id], now);
+      return (await store.findThreadBySubject(trx, user.id, subjectId))!;
+    });
+    return (await this.represent([threadId]))[0]!;
+  }
+
+  // --- The API -----------------------------------------------------------------------------------
+
+  async list(userId: number, options: ListOptions): Promise<{ threads: NotificationThread[]; total: number; modifiedAt: string | null }> {
+    const filter: store.ThreadFilter = {
+      userId,
+      repositoryId: options.repositoryId,
+      all: options.all ?? false,
+      reasons: options.participating ? PARTICIPATING : undefined,
+      since: options.since === undefined ? undefined : new Date(options.since).toISOString(),
+      before: options.before === undefined ? undefined : new Date(options.before).toISOString(),
+    };
+    const [rows, total, modifiedAt] = await Promise.all([
+      store.listThreads(this.db, filter, options.perPage, (options.page - 1) * options.perPage),
+      store.countThreads(this.db, filter),
+      store.inboxModifiedAt(this.db, userId),
+    ]);
+    return { threads: await this.represent(rows), total, modifiedAt };
+  }
+
+  async thread(userId: number, threadId: number): Promise<{ thread: NotificationThread; modifiedAt: string }> {
+    const row = await this.requireThread(userId, threadId);
+    const modifiedAt = row.last_read_at && row.last_read_at > row.updated_at ? row.last_read_at : row.updated_at;
+    return { thread: (await this.represent([row]))[0]!, modifiedAt };
+  }
+
+  /**
+   * Marks the user's threads (of one repository, or all) read: those updated at or before
+   * `last_read_at` (default now). Up to the threshold at once (`done`); above it, in a background
+   * job (`queued`). `read: false` marks them unread instead.
+   */
+  async markRead(userId: number, input: { repositoryId?: number; last_read_at?: string; read?: boolean }): Promise<'done' | 'queued'> {
+    const now = this.now();
+    const until = input.last_read_at === undefined ? now : new Date(input.last_read_at).toISOString();
+    // A thread is never read "in the future": later activity must still make it unread.
+    const readAt = until < now ? until : now;
+    const selection: MarkSelection = { userId, repositoryId: input.repositoryId ?? null, until, read: input.read ?? true };
+    if (await store.coversMoreThan(this.db, selection, this.ctx.config.notifications.markReadThreshold)) {
+      const job: MarkReadJob = { ...selection, readAt };
+      await this.ctx.queue.send(MARK_READ_QUEUE, job, { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
+      return 'queued';
+    }
+    await this.db.transaction().execute(async (trx) => {
+      if ((await store.markThreads(trx, selection, readAt)) > 0) await store.touchInboxes(trx, [userId], now);
+    });
+    return 'done';
+  }
+
+  /** The background half of a large mark-as-read: batches in their own transactions, until none is left. */
+  async runMarkRead(job: MarkReadJob): Promise<void> {
+    for (;;) {
+      const changed = await this.db.transaction().execute(async (trx) => {
+        const count = await store.markThreads(trx, job, job.readAt, MARK_READ_BATCH);
+        if (count > 0) await store.touchInboxes(trx, [job.userId], this.now());
+        return count;
+      });
+      if (changed < MARK_READ_BATCH) return;
+    }
+  }
+
+  async markThreadRead(userId: number, threadId: number): Promise<void> {
+    const thread = await this.requireThread(userId, threadId);
+    if (!thread.unread) return;
+    await this.changeThread(userId, threadId, { unread: 0, last_read_at: this.now() });
+  }
+
+  /** Done: read, and out of the lists until new activity reaches the thread. */
+  async markThreadDone(userId: number, threadId: number): Promise<void> {
+    const thread = await this.requireThread(userId, threadId);
+    if (thread.done) return;
+    await this.changeThread(userId, threadId, { unread: 0, last_read_at: this.now(), done: 1 });
+  }
+
+  async subscription(userId: number, threadId: number): Promise<ThreadSubscription> {
+    const thread = await this.requireThread(userId, threadId);
+    return this.subscriptionOf(thread);
+  }
+
+  /** `ignored: true` blocks the thread; false subscribes (keeping the participation reason, else `manual`). */
+  async setSubscription(userId: number, threadId: number, ignored: boolean): Promise<ThreadSubscription> {
+    const thread = await this.requireThread(userId, threadId);
+    const current = await store.subscription(this.db, userId, thread.subject_id);
+    await store.saveSubscriptions(this.db, [{
+      user_id: userId,
+      subject_id: thread.subject_id,
+      state: ignored ? 'ignored' : 'subscribed',
+      reason: current?.reason ?? (ignored ? null : 'manual'),
+      created_at: current?.created_at ?? this.now(),
+    }]);
+    return this.subscriptionOf(thread);
+  }
+
+  /** Mutes the thread: only repository watching reaches the user, until they comment or are mentioned. */
+  async deleteSubscription(userId: number, threadId: number): Promise<void> {
+    const thread = await this.requireThread(userId, threadId);
+    const current = await store.subscription(this.db, userId, thread.subject_id);
+    await store.saveSubscriptions(this.db, [{
+      user_id: userId,
+      subject_id: thread.subject_id,
+      state: 'muted',
+      reason: current?.reason ?? null,
+      created_at: current?.created_at ?? this.now(),
+    }]);
+  }
+
+  private async subscriptionOf(thread: ThreadWithSubject): Promise<ThreadSubscription> {
+    const current = await store.subscription(this.db, thread.user_id, thread.subject_id);
+    if (current && current.state !== 'muted') {
+      return subscriptionRepresentation(this.ctx.urls, thread.id, {
+        subscribed: current.state === 'subscribed',
+        ignored: current.state === 'ignored',
+        reason: current.reason,
+        created_at: current.created_at,
+      });
+    }
+    // No thread subscription of their own (or a muted one): what reaches them is the repository watch.
+    const watch = await store.watchOf(this.db, thread.repository_id, thread.user_id);
+    return subscriptionRepresentation(this.ctx.urls, thread.id, {
+      subscribed: Boolean(watch?.subscribed && !watch.ignored),
+      ignored: false,
+      reason: null,
+      created_at: current?.created_at ?? thread.created_at,
+    });
+  }
+
+  private async changeThread(userId: number, threadId: number, values: { unread: 0; last_read_at: string; done?: 1 }): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await store.updateThread(trx, threadId, values);
+      await store.touchInboxes(trx, [userId], this.now());
+    });
+  }
+
+  private async requireThread(userId: number, threadId: number): Promise<ThreadWithSubject> {
+    const thread = threadId > MAX_ID ? undefined : await store.findThread(this.db, userId, threadId);
+    if (!thread) throw notFound();
+    return thread;
+  }
+
+  private async represent(rows: readonly ThreadWithSubject[]): Promise<NotificationThread[]> {
+    const repositories = new Map<number, RepositoryFacts>(
+      (await store.repositoriesOf(this.db, [...new Set(rows.map((r) => r.repository_id))])).map((facts) => [facts.repository.id, facts]),
+    );
+    return rows.map((row) => threadRepresentation(this.ctx.urls, row, repositories.get(row.repository_id)!));
+  }
+}

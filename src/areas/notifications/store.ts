@@ -1,0 +1,245 @@
+// SQL of the notifications area: subjects, threads, thread subscriptions and each user's
+// last-change time. Every thread query starts from user_id so it reads one user's index range.
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { Executor } from '../../db/index.ts';
+import type { RepositoryRow } from '../../platform/representations.ts';
+import type { NotificationThreadsTable, ThreadSubscriptionsTable } from './tables.ts';
+
+export type ThreadRow = Selectable<NotificationThreadsTable>;
+export type SubscriptionRow = Selectable<ThreadSubscriptionsTable>;
+export type NewThread = Insertable<NotificationThreadsTable>;
+
+/** Rows per multi-row insert (well under both databases' parameter limits). */
+const CHUNK = 500;
+
+function chunks<T>(rows: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += CHUNK) out.push(rows.slice(i, i + CHUNK));
+  return out;
+}
+
+export async function upsertSubject(
+  db: Executor,
+  subject: { repository_id: number; issue_id: number | null; subject_key: string; type: string; title: string; url: string | null },
+  now: string,
+): Promise<number> {
+  const row = await db
+    .insertInto('notification_subjects')
+    .values({ ...subject, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('subject_key').doUpdateSet({ title: subject.title, type: subject.type, updated_at: now }))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function subscriptionsOf(db: Executor, subjectId: number): Promise<SubscriptionRow[]> {
+  return db.selectFrom('thread_subscriptions').selectAll().where('subject_id', '=', subjectId).execute();
+}
+
+export async function subscription(db: Executor, userId: number, subjectId: number): Promise<SubscriptionRow | undefined> {
+  return db.selectFrom('thread_subscriptions').selectAll().where('user_id', '=', userId).where('subject_id', '=', subjectId).executeTakeFirst();
+}
+
+/** Creates or changes subscriptions (state and reason); `created_at` is kept when one exists. */
+export async function saveSubscriptions(db: Executor, rows: readonly SubscriptionRow[]): Promise<void> {
+  for (const chunk of chunks(rows)) {
+    await db
+      .insertInto('thread_subscriptions')
+      .values(chunk)
+      .onConflict((oc) => oc.columns(['user_id', 'subject_id']).doUpdateSet({ state: sql`excluded.state`, reason: sql`excluded.reason` }))
+      .execute();
+  }
+}
+
+/** Watch states of a repository: all of them, or only those of some users. */
+export async function watchesOf(db: Executor, repositoryId: number, userIds?: readonly number[]) {
+  if (userIds && !userIds.length) return [];
+  let query = db.selectFrom('repository_subscriptions').select(['user_id', 'subscribed', 'ignored', 'created_at']).where('repository_id', '=', repositoryId);
+  if (userIds) query = query.where('user_id', 'in', userIds);
+  return query.execute();
+}
+
+export async function watchOf(db: Executor, repositoryId: number, userId: number) {
+  return db.selectFrom('repository_subscriptions').selectAll().where('repository_id', '=', repositoryId).where('user_id', '=', userId).executeTakeFirst();
+}
+
+export async function teamMembers(db: Executor, teamIds: readonly number[]): Promise<number[]> {
+  if (!teamIds.length) return [];
+  const rows = await db.selectFrom('team_members').select('user_id').distinct().where('team_id', 'in', teamIds).execute();
+  return rows.map((r) => r.user_id);
+}
+
+/**
+ * Records notifications. A thread that exists takes the new reason and latest comment only from a
+ * newer outbox row than the one that last set them (rows may be dispatched out of order); it
+ * becomes unread and leaves "done" unless the user read it after the activity happened.
+ */
+export async function upsertThreads(db: Executor, rows: readonly NewThread[]): Promise<void> {
+  const newer = sql`excluded.last_activity_id >= notification_threads.last_activity_id`;
+  const readSince = sql`notification_threads.last_read_at is not null and notification_threads.last_read_at > excluded.updated_at`;
+  for (const chunk of chunks(rows)) {
+    await db
+      .insertInto('notification_threads')
+      .values(chunk)
+      .onConflict((oc) =>
+        oc.columns(['user_id', 'subject_id']).doUpdateSet({
+          reason: sql`case when ${newer} then excluded.reason else notification_threads.reason end`,
+          latest_comment_id: sql`case when ${newer} then excluded.latest_comment_id else notification_threads.latest_comment_id end`,
+          last_activity_id: sql`case when ${newer} then excluded.last_activity_id else notification_threads.last_activity_id end`,
+          unread: sql`case when ${readSince} then notification_threads.unread else 1 end`,
+          done: sql`case when ${readSince} then notification_threads.done else 0 end`,
+          updated_at: sql`case when excluded.updated_at > notification_threads.updated_at then excluded.updated_at else notification_threads.updated_at end`,
+        }),
+      )
+      .execute();
+  }
+}
+
+/** Moves users' Last-Modified forward (never back). */
+export async function touchInboxes(db: Executor, userIds: readonly number[], now: string): Promise<void> {
+  const sorted = [...new Set(userIds)].sort((a, b) => a - b);
+  for (const chunk of chunks(sorted)) {
+    await db
+      .insertInto('notification_inboxes')
+      .values(chunk.map((user_id) => ({ user_id, modified_at: now })))
+      .onConflict((oc) =>
+        oc.column('user_id').doUpdateSet({
+          modified_at: sql`case when excluded.modified_at > notification_inboxes.modified_at then excluded.modified_at else notification_inboxes.modified_at end`,
+        }),
+      )
+      .execute();
+  }
+}
+
+export async function inboxModifiedAt(db: Executor, userId: number): Promise<string | null> {
+  const row = await db.selectFrom('notification_inboxes').select('modified_at').where('user_id', '=', userId).executeTakeFirst();
+  return row?.modified_at ?? null;
+}
+
+export interface ThreadFilter {
+  userId: number;
+  repositoryId?: number;
+  /** Read threads too (done ones never). */
+  all: boolean;
+  /** Only these reasons. */
+  reasons?: readonly string[];
+  since?: string;
+  before?: string;
+}
+
+function filtered(db: Executor, filter: ThreadFilter) {
+  let query = db.selectFrom('notification_threads as t').where('t.user_id', '=', filter.userId);
+  if (filter.repositoryId !== undefined) query = query.where('t.repository_id', '=', filter.repositoryId);
+  // Unread implies not done, so the unread list is one range of the (user_id, unread, updated_at) index.
+  query = filter.all ? query.where('t.done', '=', 0) : query.where('t.unread', '=', 1);
+  if (filter.reasons) query = query.where('t.reason', 'in', filter.reasons);
+  if (filter.since) query = query.where('t.updated_at', '>=', filter.since);
+  if (filter.before) query = query.where('t.updated_at', '<', filter.before);
+  return query;
+}
+
+const threadColumns = [
+  't.id', 't.user_id', 't.subject_id', 't.repository_id', 't.reason', 't.unread', 't.done', 't.updated_at', 't.last_read_at',
+  't.latest_comment_id', 't.created_at', 's.type as subject_type', 's.title as subject_title', 's.url as subject_url',
+  'i.number as issue_number', 'i.is_pull_request',
+] as const;
+
+export type ThreadWithSubject = NonNullable<Awaited<ReturnType<typeof findThread>>>;
+
+/** A page of threads, newest update first. */
+export async function listThreads(db: Executor, filter: ThreadFilter, limit: number, offset: number) {
+  return filtered(db, filter)
+    .innerJoin('notification_subjects as s', 's.id', 't.subject_id')
+    .leftJoin('issues as i', 'i.id', 's.issue_id')
+    .select(threadColumns)
+    .orderBy('t.updated_at', 'desc')
+    .orderBy('t.id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export async function countThreads(db: Executor, filter: ThreadFilter): Promise<number> {
+  const row = await filtered(db, filter).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function findThread(db: Executor, userId: number, threadId: number) {
+  return db
+    .selectFrom('notification_threads as t')
+    .innerJoin('notification_subjects as s', 's.id', 't.subject_id')
+    .leftJoin('issues as i', 'i.id', 's.issue_id')
+    .select(threadColumns)
+    .where('t.id', '=', threadId)
+    .where('t.user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export async function findThreadBySubject(db: Executor, userId: number, subjectId: number) {
+  const row = await db.selectFrom('notification_threads').select('id').where('user_id', '=', userId).where('subject_id', '=', subjectId).executeTakeFirst();
+  return row ? findThread(db, userId, row.id) : undefined;
+}
+
+export async function updateThread(db: Executor, threadId: number, values: { unread: 0; last_read_at: string; done?: 1 }): Promise<void> {
+  await db.updateTable('notification_threads').set(values).where('id', '=', threadId).execute();
+}
+
+/** The threads a mark-as-read (or unread) covers: updated at or before `until`, of one repository or all. */
+export interface MarkSelection {
+  userId: number;
+  repositoryId: number | null;
+  until: string;
+  /** true: mark unread threads read; false: mark read (not done) threads unread. */
+  read: boolean;
+}
+
+function marked(db: Executor, selection: MarkSelection) {
+  let query = db
+    .selectFrom('notification_threads')
+    .select('id')
+    .where('user_id', '=', selection.userId)
+    .where('unread', '=', selection.read ? 1 : 0)
+    .where('updated_at', '<=', selection.until);
+  if (!selection.read) query = query.where('done', '=', 0);
+  if (selection.repositoryId !== null) query = query.where('repository_id', '=', selection.repositoryId);
+  return query;
+}
+
+/** Whether more than `threshold` threads are covered (reads at most threshold + 1 index entries). */
+export async function coversMoreThan(db: Executor, selection: MarkSelection, threshold: number): Promise<boolean> {
+  const row = await marked(db, selection).limit(1).offset(threshold).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Marks up to `limit` covered threads (all when no limit); returns how many changed. */
+export async function markThreads(db: Executor, selection: MarkSelection, readAt: string, limit?: number): Promise<number> {
+  const ids = limit === undefined ? marked(db, selection) : marked(db, selection).limit(limit);
+  const result = await db
+    .updateTable('notification_threads')
+    .set(selection.read ? { unread: 0, last_read_at: readAt } : { unread: 1 })
+    .where('id', 'in', ids)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Repositories of some threads with their owners and the counts the representation shows. */
+export async function repositoriesOf(db: Executor, repositoryIds: readonly number[]) {
+  if (!repositoryIds.length) return [];
+  const [repositories, openIssues, subscribers] = await Promise.all([
+    db.selectFrom('repositories').innerJoin('users', 'users.id', 'repositories.owner_id')
+      .selectAll('repositories')
+      .select(['users.login as owner_login', 'users.type as owner_type', 'users.site_admin as owner_site_admin'])
+      .where('repositories.id', 'in', repositoryIds)
+      .execute(),
+    db.selectFrom('issues').select(['repository_id', (eb) => eb.fn.countAll<number>().as('count')])
+      .where('repository_id', 'in', repositoryIds).where('state', '=', 'open').groupBy('repository_id').execute(),
+    db.selectFrom('repository_subscriptions').select(['repository_id', (eb) => eb.fn.countAll<number>().as('count')])
+      .where('repository_id', 'in', repositoryIds).where('subscribed', '=', 1).groupBy('repository_id').execute(),
+  ]);
+  const count = (rows: { repository_id: number; count: number }[], id: number) => Number(rows.find((r) => r.repository_id === id)?.count ?? 0);
+  return repositories.map(({ owner_login, owner_type, owner_site_admin, ...repository }) => ({
+    repository: repository as RepositoryRow,
+    owner: { id: repository.owner_id, login: owner_login, type: owner_type, site_admin: owner_site_admin },
+    counts: { open_issues: count(openIssues, repository.id), subscribers: count(subscribers, repository.id) },
+  }));
+}
