@@ -1,0 +1,93 @@
+// Issue types: a repository's types (public repositories answer without authentication), and the
+// organization's create, list, update and delete.
+import { Type } from 'typebox';
+import { ALL_TOKENS, type AccessRule } from '../../platform/access.ts';
+import type { Api, Context } from '../../platform/context.ts';
+import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { IssueType, IssueTypeInput, IssueTypeService } from './service.ts';
+
+const tags = ['issue-types'];
+const security = [{ token: [] }];
+
+const repositoryRead: AccessRule = { credentials: ALL_TOKENS, anonymous: true, scopes: ['repo'], permissions: [{ metadata: 'read' }] };
+const orgRead: AccessRule = { credentials: ALL_TOKENS, scopes: ['read:org'], permissions: [{ organization_issue_types: 'read' }] };
+const orgWrite: AccessRule = { credentials: ALL_TOKENS, scopes: ['admin:org'], permissions: [{ organization_issue_types: 'write' }] };
+
+const OrgParams = Type.Object({ org: Type.String({ description: 'The organization name, not case sensitive' }) });
+const TypeParams = Type.Object({ ...OrgParams.properties, issue_type_id: Type.Integer({ description: 'The id of the issue type' }) });
+const denied = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+
+export function issueTypeRoutes(app: Api, ctx: Context): void {
+  const service = new IssueTypeService(ctx);
+
+  app.get('/repos/:owner/:repo/issue-types', {
+    config: { access: repositoryRead },
+    schema: {
+      summary: 'List issue types for a repository',
+      tags,
+      security,
+      params: Type.Object({
+        owner: Type.String({ description: 'The account owner of the repository, not case sensitive' }),
+        repo: Type.String({ description: 'The name of the repository without the .git extension, not case sensitive' }),
+      }),
+      response: { 200: Type.Array(IssueType), ...denied },
+    },
+  }, async (request) => service.listForRepository(request.principal, request.params.owner, request.params.repo));
+
+  app.get('/orgs/:org/issue-types', {
+    config: { access: orgRead },
+    schema: { summary: 'List issue types for an organization', tags, security, params: OrgParams, response: { 200: Type.Array(IssueType), ...denied } },
+  }, async (request) => service.list(await service.organization(request.principal, request.params.org)));
+
+  app.post('/orgs/:org/issue-types', {
+    config: { access: orgWrite },
+    schema: {
+      summary: 'Create issue type for an organization',
+      tags,
+      security,
+      params: OrgParams,
+      body: IssueTypeInput,
+      response: { 200: IssueType, 400: ErrorBody, ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request) => service.create(await service.organization(request.principal, request.params.org), request.body));
+
+  app.put('/orgs/:org/issue-types/:issue_type_id', {
+    config: { access: orgWrite },
+    schema: {
+      summary: 'Update issue type for an organization',
+      tags,
+      security,
+      params: TypeParams,
+      body: IssueTypeInput,
+      response: { 200: IssueType, 400: ErrorBody, ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request) => service.update(await service.organization(request.principal, request.params.org), request.params.issue_type_id, request.body));
+
+  app.delete('/orgs/:org/issue-types/:issue_type_id', {
+    config: { access: orgWrite },
+    schema: {
+      summary: 'Delete issue type for an organization',
+      tags,
+      security,
+      params: TypeParams,
+      response: { 204: Type.Null(), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    await service.delete(await service.organization(request.principal, request.params.org), request.params.issue_type_id);
+    return reply.code(204).send(null);
+  });
+}
+
+/** Operator surface: a repository's override of one of its organization's types. */
+export function issueTypeAdminRoutes(app: Api, ctx: Context): void {
+  const service = new IssueTypeService(ctx);
+  app.put('/_admin/repos/:owner/:repo/issue-types/:name', {
+    config: { admin: true },
+    schema: {
+      hide: true,
+      tags: ['admin'],
+      params: Type.Object({ owner: Type.String(), repo: Type.String(), name: Type.String() }),
+      body: Type.Object({ is_enabled: Type.Boolean({ description: 'false: the repository disables the type' }) }),
+    },
+  }, async (request) => service.setRepositoryOverride(request.params.owner, request.params.repo, request.params.name, request.body.is_enabled));
+}
