@@ -61,12 +61,13 @@ export const ANONYMOUS: AnonymousPrincipal = { type: 'anonymous', kind: null };
 
 const json = <T>(text: string): T => JSON.parse(text) as T;
 
-const publicKeys = new Map<number, KeyObject>();
+// Keyed by the PEM itself, not the app id: several servers in one process (tests) may number their apps alike.
+const publicKeys = new Map<string, KeyObject>();
 function publicKeyOf(app: AppRow): KeyObject {
-  let key = publicKeys.get(app.id);
+  let key = publicKeys.get(app.public_key_pem);
   if (!key) {
     key = createPublicKey(app.public_key_pem);
-    publicKeys.set(app.id, key);
+    publicKeys.set(app.public_key_pem, key);
   }
   return key;
 }
