@@ -6,6 +6,7 @@
 // retried automatically as new attempts of the same message.
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ActivityRow } from '../../activity/outbox.ts';
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
@@ -14,6 +15,9 @@ import { postWebhook } from './sender.ts';
 import * as store from './store.ts';
 
 export const DELIVER_QUEUE = 'webhooks.deliver';
+
+/** A throttled attempt whose slot is this close waits in its worker; a later one goes back to the queue. */
+const SLEEP_LIMIT_MS = 200;
 
 interface DeliverJob {
   deliveryId: number;
@@ -127,17 +131,22 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   }
 
   const { ratePerSecond } = ctx.config.webhooks;
-  if (ratePerSecond > 0 && attempt.throttled_at === null) {
+  let throttledAt = attempt.throttled_at;
+  // A throttled attempt already holds its slot: the job that waited for it sends at once.
+  if (ratePerSecond > 0 && throttledAt === null) {
     const now = Date.now();
-    const tat = await store.reserveSlot(db, attempt.app_id, now, 1000 / ratePerSecond);
-    // GCRA with a burst of one second's worth: the slot opens one second before the arrival time.
-    const waitMs = tat - 1000 - now;
+    const waitMs = (await store.reserveSlot(db, attempt.app_id, now, Math.ceil(1000 / ratePerSecond))) - now;
     if (waitMs > 0) {
-      await db.transaction().execute(async (trx) => {
-        const moved = await store.advanceGeneration(trx, attempt.id, attempt.generation, { throttled_at: ctx.clock.now().toISOString() });
-        if (moved) await enqueue(ctx, trx, { deliveryId: attempt.id, generation: attempt.generation + 1 }, waitMs / 1000);
-      });
-      return;
+      throttledAt = ctx.clock.now().toISOString();
+      if (waitMs > SLEEP_LIMIT_MS) {
+        // A long wait is spent in the queue, not in a worker slot.
+        await db.transaction().execute(async (trx) => {
+          const moved = await store.advanceGeneration(trx, attempt.id, attempt.generation, { throttled_at: throttledAt });
+          if (moved) await enqueue(ctx, trx, { deliveryId: attempt.id, generation: attempt.generation + 1 }, waitMs / 1000);
+        });
+        return;
+      }
+      await sleep(waitMs);
     }
   }
 
@@ -147,6 +156,7 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const recorded = await store.completeAttempt(trx, attempt.id, {
       delivered_at: ctx.clock.now().toISOString(),
+      throttled_at: throttledAt,
       status: result.status,
       status_code: result.statusCode,
       duration: result.durationSeconds,

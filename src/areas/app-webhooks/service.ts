@@ -170,7 +170,7 @@ export class AppWebhookService {
       secret: fields.secret ?? null,
       insecure_ssl: fields.insecure_ssl ?? '0',
       active: fields.active ?? 1,
-      throttle_tat: 0,
+      throttle_next_at: 0,
       created_at: now,
       updated_at: now,
     });

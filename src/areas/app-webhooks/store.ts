@@ -92,17 +92,17 @@ export async function attemptToSend(db: Executor, deliveryId: number) {
 }
 
 /**
- * Reserves the app's next delivery slot (GCRA, one atomic update shared by every process): returns
- * the new theoretical arrival time; the delivery may go at that time minus one second's burst.
+ * Reserves the app's next delivery slot, `intervalMs` after the one before (one atomic update shared
+ * by every process): answers when the slot opens, now or later, in epoch milliseconds.
  */
 export async function reserveSlot(db: Executor, appId: number, nowMs: number, intervalMs: number): Promise<number> {
   const row = await db
     .updateTable('app_webhooks')
-    .set({ throttle_tat: sql<number>`(case when throttle_tat > ${nowMs} then throttle_tat else ${nowMs} end) + ${intervalMs}` })
+    .set({ throttle_next_at: sql<number>`(case when throttle_next_at > ${nowMs} then throttle_next_at else ${nowMs} end) + ${intervalMs}` })
     .where('app_id', '=', appId)
-    .returning('throttle_tat')
+    .returning('throttle_next_at')
     .executeTakeFirst();
-  return Number(row?.throttle_tat ?? nowMs);
+  return row ? Number(row.throttle_next_at) - intervalMs : nowMs;
 }
 
 /** Hands a pending attempt to its next job generation; false when another job already moved it on. */

@@ -18,10 +18,10 @@ export interface AppWebhooksTable {
   insecure_ssl: string;
   active: Bool;
   /**
-   * Throttling (GCRA): the theoretical arrival time, in epoch milliseconds of wall time, of the
-   * app's next delivery. Shared by every process, moved in one atomic update per delivery.
+   * Throttling: when the app's next delivery slot opens, in epoch milliseconds of wall time. Slots
+   * are 1/rate seconds apart; every process moves this in one atomic update per delivery.
    */
-  throttle_tat: number;
+  throttle_next_at: number;
   created_at: string;
   updated_at: string;
 }

@@ -10,15 +10,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('secret', 'text')
     .addColumn('insecure_ssl', 'text', (c) => c.notNull().defaultTo('0'))
     .addColumn('active', 'integer', (c) => c.notNull().defaultTo(1))
-    .addColumn('throttle_tat', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('throttle_next_at', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
   // Apps created before this migration get an empty configuration, as new apps do.
   await db
     .insertInto('app_webhooks')
-    .columns(['app_id', 'content_type', 'insecure_ssl', 'active', 'throttle_tat', 'created_at', 'updated_at'])
-    .expression(db.selectFrom('apps').select(['id', sql.lit('json').as('content_type'), sql.lit('0').as('insecure_ssl'), sql.lit(1).as('active'), sql.lit(0).as('throttle_tat'), 'created_at', 'updated_at']))
+    .columns(['app_id', 'content_type', 'insecure_ssl', 'active', 'throttle_next_at', 'created_at', 'updated_at'])
+    .expression(db.selectFrom('apps').select(['id', sql.lit('json').as('content_type'), sql.lit('0').as('insecure_ssl'), sql.lit(1).as('active'), sql.lit(0).as('throttle_next_at'), 'created_at', 'updated_at']))
     .execute();
 
   await withId(db, db.schema.createTable('webhook_messages'))
