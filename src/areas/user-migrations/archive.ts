@@ -1,0 +1,300 @@
+// Writes a migration archive: a tar stream (tar-stream), gzip (node:zlib), into archive storage, all
+// streamed. Records are read in keyset batches and written in files of 1,000; git files are piped
+// from disk; every write waits for the compressor to take it, so memory stays flat whatever the size.
+import { once } from 'node:events';
+import { createReadStream, type Dirent, type Stats } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import tar, { type Pack } from 'tar-stream';
+import { commentRepresentation, issueRepresentation, type IssueFacts } from '../../activity/representations.ts';
+import type { Executor } from '../../db/index.ts';
+import type { UserRow } from '../../platform/principal.ts';
+import { fullRepository, type RepositoryRow, type Urls } from '../../platform/representations.ts';
+import { issueEventRecord, organizationRecord, pullRequestRecord, userRecord, type RepositoryRef } from './records.ts';
+import type { ArchiveStorage } from './storage.ts';
+import * as store from './store.ts';
+
+export const SCHEMA_VERSION = '1.2.0';
+export const RECORDS_PER_FILE = 1000;
+
+export interface ExportPlan {
+  migration: store.MigrationRow;
+  owner: UserRow;
+  repositories: (RepositoryRow & { owner: UserRow })[];
+}
+
+export interface ExportEnvironment {
+  db: Executor;
+  urls: Urls;
+  storage: ArchiveStorage;
+  /** Where repositories' `git_path` is relative to. */
+  dataDir: string;
+  now: Date;
+  /** Called after each file of records with the number of records written so far. */
+  progress(records: number): Promise<void>;
+}
+
+/**
+ * What an archive holds, from the migration's flags (org_metadata_only overrides the others).
+ * exclude_releases and exclude_owner_projects name kinds codehost keeps no records of, so every
+ * archive already leaves them out.
+ */
+export function archiveContents(migration: store.MigrationRow) {
+  const orgOnly = Boolean(migration.org_metadata_only);
+  const metadata = orgOnly || !migration.exclude_metadata;
+  return {
+    users: metadata,
+    organizations: metadata,
+    repositoryMetadata: metadata && !orgOnly,
+    attachments: metadata && !orgOnly && !migration.exclude_attachments,
+    gitData: !orgOnly && !migration.exclude_git_data,
+  };
+}
+
+type EntryHeader = Parameters<Pack['entry']>[0];
+type EntrySink = ReturnType<Pack['entry']>;
+
+/** The tar stream into storage; every write races the pipeline, so a failing sink fails the export instead of stalling it. */
+class ArchiveWriter {
+  private readonly pack = tar.pack();
+  private readonly done: Promise<void>;
+  private readonly failed: Promise<never>;
+  private readonly mtime: Date;
+
+  constructor(sink: Writable, mtime: Date) {
+    this.mtime = mtime;
+    this.done = pipeline(this.pack, createGzip(), sink);
+    this.failed = this.done.then(() => new Promise<never>(() => {}));
+    this.failed.catch(() => {});
+  }
+
+  /** Adds one entry; `write` fills it. Resolves once the entry is in the tar stream, which waits for gzip to take it. */
+  private entry(header: EntryHeader, write: (sink: EntrySink) => Promise<void>): Promise<void> {
+    const written = new Promise<void>((resolve, reject) => {
+      const sink = this.pack.entry({ ...header, mtime: header.mtime ?? this.mtime }, (error) => (error ? reject(error) : resolve()));
+      write(sink).catch((error: Error) => {
+        sink.destroy(error);
+        reject(error);
+      });
+    });
+    return Promise.race([written, this.failed]);
+  }
+
+  file(name: string, body: Buffer): Promise<void> {
+    return this.entry({ name, size: body.length, mode: 0o644, type: 'file' }, async (sink) => {
+      sink.end(body);
+    });
+  }
+
+  directory(name: string, mtime?: Date): Promise<void> {
+    return this.entry({ name, type: 'directory', mode: 0o755, mtime }, async (sink) => {
+      sink.end(null);
+    });
+  }
+
+  /** A file copied from disk; its size must not change while it is read (a changed size fails the entry). */
+  copy(name: string, path: string, stats: Stats): Promise<void> {
+    return this.entry({ name, size: stats.size, mode: stats.mode & 0o777, mtime: stats.mtime, type: 'file' }, async (sink) => {
+      for await (const chunk of createReadStream(path)) {
+        if (!sink.write(chunk as Buffer)) await once(sink as unknown as NodeJS.EventEmitter, 'drain');
+      }
+      sink.end(null);
+    });
+  }
+
+  async finish(): Promise<void> {
+    this.pack.finalize();
+    await this.done;
+  }
+
+  async abort(error: Error): Promise<void> {
+    this.pack.destroy(error);
+    await this.done.catch(() => {});
+  }
+}
+
+/** One kind's records, written as `<kind>_000001.json`, `<kind>_000002.json`... of 1,000 records each. */
+class KindFiles {
+  private readonly archive: ArchiveWriter;
+  private readonly kind: string;
+  private readonly counter: { records: number; progress(records: number): Promise<void> };
+  private pending: string[] = [];
+  private files = 0;
+
+  constructor(archive: ArchiveWriter, kind: string, counter: KindFiles['counter']) {
+    this.archive = archive;
+    this.kind = kind;
+    this.counter = counter;
+  }
+
+  async add(record: object): Promise<void> {
+    this.pending.push(JSON.stringify(record));
+    if (this.pending.length >= RECORDS_PER_FILE) await this.flush();
+  }
+
+  /** Writes what is pending; a kind with no records leaves no file. */
+  async flush(): Promise<void> {
+    if (!this.pending.length) return;
+    this.files += 1;
+    const body = Buffer.from(`[\n${this.pending.join(',\n')}\n]\n`);
+    const count = this.pending.length;
+    this.pending = [];
+    await this.archive.file(`${this.kind}_${String(this.files).padStart(6, '0')}.json`, body);
+    this.counter.records += count;
+    await this.counter.progress(this.counter.records);
+  }
+}
+
+/** Writes the archive under `key`; returns its size. Nothing is visible under `key` unless it completes. */
+export async function writeArchive(env: ExportEnvironment, plan: ExportPlan, key: string): Promise<number> {
+  const upload = await env.storage.create(key);
+  const archive = new ArchiveWriter(upload.stream, env.now);
+  try {
+    await writeEntries(env, plan, archive);
+    await archive.finish();
+    return await upload.commit();
+  } catch (error) {
+    await archive.abort(error as Error);
+    await upload.abort();
+    throw error;
+  }
+}
+
+async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: ArchiveWriter): Promise<void> {
+  const { db, urls } = env;
+  const contents = archiveContents(plan.migration);
+  const counter = { records: 0, progress: env.progress };
+  const kind = async (name: string, produce: (files: KindFiles) => Promise<void>) => {
+    const files = new KindFiles(archive, name, counter);
+    await produce(files);
+    await files.flush();
+  };
+  const repositoryIds = contents.repositoryMetadata ? plan.repositories.map((r) => r.id) : [];
+  const refs = plan.repositories.map((repo) => ({ repo, ref: { owner: repo.owner.login, name: repo.name } satisfies RepositoryRef }));
+
+  await archive.file('schema.json', Buffer.from(`${JSON.stringify({ version: SCHEMA_VERSION })}\n`));
+
+  if (contents.users) {
+    await kind('users', async (files) => {
+      for (let after = 0; ;) {
+        const users = await store.involvedUsers(db, plan.owner.id, repositoryIds, after, store.BATCH);
+        for (const user of users) await files.add(userRecord(urls, user, plan.owner.id));
+        if (users.length < store.BATCH) break;
+        after = users.at(-1)!.id;
+      }
+    });
+  }
+  if (contents.organizations) {
+    await kind('organizations', async (files) => {
+      for (const { org, roles } of await store.userOrganizations(db, plan.owner.id)) await files.add(organizationRecord(urls, org, roles));
+    });
+  }
+  if (contents.repositoryMetadata) {
+    await kind('repositories', async (files) => {
+      const counts = await store.repositoryCounts(db, repositoryIds);
+      for (const { repo } of refs) await files.add(fullRepository(urls, repo, repo.owner, counts.get(repo.id)));
+    });
+    for (const pullRequests of [false, true]) {
+      await kind(pullRequests ? 'pull_requests' : 'issues', async (files) => {
+        for (const { repo } of refs) await issuesOf(db, urls, repo, pullRequests, files);
+      });
+    }
+    await kind('issue_comments', async (files) => {
+      for (const { repo } of refs) {
+        for (let after = 0; ;) {
+          const rows = await store.commentsAfter(db, repo.id, after, store.BATCH);
+          const issues = await store.issuesById(db, [...new Set(rows.map((r) => r.issue_id))]);
+          const authors = await store.usersById(db, [...new Set(rows.map((r) => r.author_id))]);
+          for (const comment of rows) {
+            const facts = { comment, issue: issues.get(comment.issue_id)!, author: authors.get(comment.author_id)!, repository: repo, owner: repo.owner };
+            await files.add(commentRepresentation(urls, facts));
+          }
+          if (rows.length < store.BATCH) break;
+          after = rows.at(-1)!.id;
+        }
+      }
+    });
+    await kind('issue_events', async (files) => {
+      for (const { repo, ref } of refs) {
+        for (let after = 0; ;) {
+          const rows = await store.eventsAfter(db, repo.id, after, store.BATCH);
+          const issues = await store.issuesById(db, [...new Set(rows.map((r) => r.issue_id))]);
+          const users = await store.usersById(db, [...new Set(rows.flatMap((r) => (r.subject_user_id === null ? [r.actor_id] : [r.actor_id, r.subject_user_id])))]);
+          const teams = await store.teamsById(db, [...new Set(rows.flatMap((r) => (r.subject_team_id === null ? [] : [r.subject_team_id])))]);
+          for (const event of rows) {
+            await files.add(issueEventRecord(urls, ref, {
+              ...event,
+              number: issues.get(event.issue_id)!.number,
+              actor: users.get(event.actor_id)!,
+              subject: event.subject_user_id === null ? null : (users.get(event.subject_user_id) ?? null),
+              team: event.subject_team_id === null ? null : (teams.get(event.subject_team_id) ?? null),
+            }));
+          }
+          if (rows.length < store.BATCH) break;
+          after = rows.at(-1)!.id;
+        }
+      }
+    });
+    // Releases, milestones, projects, protected branches, reviews, review and commit comments: codehost
+    // keeps none of these, so their files are left out (as for any kind with no records).
+  }
+  if (contents.attachments) await archive.directory('attachments/');
+  if (contents.gitData) {
+    for (const { repo, ref } of refs) {
+      if (repo.git_path) await copyGitData(archive, join(env.dataDir, repo.git_path), `repositories/${ref.owner}/${ref.name}.git`);
+    }
+  }
+}
+
+async function issuesOf(db: Executor, urls: Urls, repo: RepositoryRow & { owner: UserRow }, pullRequests: boolean, files: KindFiles): Promise<void> {
+  for (let after = 0; ;) {
+    const rows = await store.issuesAfter(db, repo.id, pullRequests, after, store.BATCH);
+    const ids = rows.map((r) => r.id);
+    const authors = await store.usersById(db, [...new Set(rows.map((r) => r.author_id))]);
+    const assignees = await store.assigneesOf(db, ids);
+    const reviews = pullRequests ? await store.reviewRequestsOf(db, ids) : new Map<number, { users: UserRow[]; teams: store.TeamRow[] }>();
+    for (const { comment_count, ...issue } of rows) {
+      const facts: IssueFacts = {
+        issue,
+        repository: repo,
+        owner: repo.owner,
+        author: authors.get(issue.author_id)!,
+        assignees: assignees.get(issue.id) ?? [],
+        requestedReviewers: reviews.get(issue.id)?.users ?? [],
+        requestedTeams: reviews.get(issue.id)?.teams ?? [],
+        comments: Number(comment_count ?? 0),
+      };
+      await files.add(pullRequests ? pullRequestRecord(urls, facts) : issueRepresentation(urls, facts));
+    }
+    if (rows.length < store.BATCH) break;
+    after = rows.at(-1)!.number;
+  }
+}
+
+/** The repository's bare git data, file by file, under `prefix/`. Anything but directories and regular files is refused. */
+async function copyGitData(archive: ArchiveWriter, root: string, prefix: string): Promise<void> {
+  const rootStats = await lstat(root).catch(() => null);
+  if (!rootStats?.isDirectory()) throw new Error(`git data of ${prefix} is missing or unreadable`);
+  await archive.directory(`${prefix}/`, rootStats.mtime);
+  const visit = async (dir: string, name: string): Promise<void> => {
+    const entries: Dirent[] = await readdir(dir, { withFileTypes: true });
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      const entryName = `${name}/${entry.name}`;
+      const stats = await lstat(path);
+      if (stats.isDirectory()) {
+        await archive.directory(`${entryName}/`, stats.mtime);
+        await visit(path, entryName);
+      } else if (stats.isFile()) {
+        await archive.copy(entryName, path, stats);
+      } else {
+        throw new Error(`git data of ${prefix} holds an unexpected file: ${entryName}`);
+      }
+    }
+  };
+  await visit(root, prefix);
+}

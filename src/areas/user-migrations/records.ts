@@ -1,0 +1,88 @@
+// The records an archive holds, in the platform's REST shapes with their API and web URLs. Issues,
+// pull requests and comments use the activity core's representations; users, organizations, teams
+// and issue events are shaped here.
+import { issueRepresentation, type IssueFacts } from '../../activity/representations.ts';
+import { isoSeconds } from '../../platform/clock.ts';
+import type { UserRow } from '../../platform/principal.ts';
+import { nodeId, simpleUser, userWithProfile, type SimpleUser, type Urls } from '../../platform/representations.ts';
+import type { TeamRow } from './store.ts';
+
+/** The migration's owner with profile fields; other users as simple users (their e-mail is not theirs to export). */
+export function userRecord(urls: Urls, user: UserRow, ownerId: number): SimpleUser {
+  return user.id === ownerId ? userWithProfile(urls, user) : simpleUser(urls, user);
+}
+
+export function organizationRecord(urls: Urls, org: UserRow, roles: string[]) {
+  const url = `${urls.api}/orgs/${org.login}`;
+  return {
+    login: org.login,
+    id: org.id,
+    node_id: nodeId('Organization', org.id),
+    url,
+    repos_url: `${url}/repos`,
+    events_url: `${url}/events`,
+    hooks_url: `${url}/hooks`,
+    issues_url: `${url}/issues`,
+    members_url: `${url}/members{/member}`,
+    public_members_url: `${url}/public_members{/member}`,
+    avatar_url: `${urls.web}/avatars/u/${org.id}?v=4`,
+    description: null,
+    name: org.name,
+    html_url: `${urls.web}/${org.login}`,
+    type: 'Organization',
+    created_at: isoSeconds(org.created_at),
+    updated_at: isoSeconds(org.updated_at),
+    /** The exporting user's roles in the organization. */
+    roles,
+  };
+}
+
+export interface RepositoryRef {
+  owner: string;
+  name: string;
+}
+
+type TeamWithOrg = TeamRow & { org_login: string };
+
+function teamRecord(urls: Urls, team: TeamWithOrg) {
+  const url = `${urls.api}/orgs/${team.org_login}/teams/${team.slug}`;
+  return { id: team.id, node_id: nodeId('Team', team.id), url, html_url: `${urls.web}/orgs/${team.org_login}/teams/${team.slug}`, name: team.name, slug: team.slug };
+}
+
+/** A pull request: the issue representation (with `pull_request`) and who is asked to review it. */
+export function pullRequestRecord(urls: Urls, facts: IssueFacts) {
+  return {
+    ...issueRepresentation(urls, facts),
+    requested_reviewers: facts.requestedReviewers.map((u) => simpleUser(urls, u)),
+    requested_teams: facts.requestedTeams.map((t) => teamRecord(urls, t as TeamWithOrg)),
+  };
+}
+
+export function issueEventRecord(
+  urls: Urls,
+  repo: RepositoryRef,
+  event: { id: number; event: string; created_at: string; number: number; actor: UserRow; subject: UserRow | null; team: TeamWithOrg | null },
+) {
+  const api = `${urls.api}/repos/${repo.owner}/${repo.name}`;
+  const actor = simpleUser(urls, event.actor);
+  const subject = event.subject ? simpleUser(urls, event.subject) : null;
+  // The event's subject is named as the REST timeline names it for that kind of event.
+  const about: Record<string, unknown> = {};
+  if (subject && (event.event === 'assigned' || event.event === 'unassigned')) Object.assign(about, { assignee: subject, assigner: actor });
+  else if (event.event === 'review_requested' || event.event === 'review_request_removed') {
+    Object.assign(about, { review_requester: actor, ...(subject ? { requested_reviewer: subject } : {}) });
+    if (event.team) about.requested_team = teamRecord(urls, event.team);
+  } else if (subject) about.subject = subject;
+  return {
+    id: event.id,
+    node_id: nodeId('IssueEvent', event.id),
+    url: `${api}/issues/events/${event.id}`,
+    actor,
+    event: event.event,
+    commit_id: null,
+    commit_url: null,
+    created_at: isoSeconds(event.created_at),
+    issue_url: `${api}/issues/${event.number}`,
+    ...about,
+  };
+}

@@ -1,0 +1,355 @@
+// User migrations: a user exports their repositories (metadata and git data) to a tar.gz archive,
+// downloads it through a short-lived signed URL, and deletes it (or it expires). Only the owner sees a
+// migration. The export is a queued job: pending → exporting → exported, or failed with no archive.
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { Type, type Static } from 'typebox';
+import type { Context } from '../../platform/context.ts';
+import { userRepositoryPermissions } from '../../platform/access.ts';
+import { isoSeconds } from '../../platform/clock.ts';
+import { forbidden, invalidField, notFound, validationFailed, type ValidationError } from '../../platform/errors.ts';
+import { findRepository } from '../../platform/lookups.ts';
+import type { UserRow } from '../../platform/principal.ts';
+import { FullRepository, fullRepository, nodeId, SimpleUser, simpleUser, type RepositoryRow, type Urls } from '../../platform/representations.ts';
+import { writeArchive } from './archive.ts';
+import { DirectoryStorage, type ArchiveStorage } from './storage.ts';
+import * as store from './store.ts';
+
+export const EXPORT_QUEUE = 'user-migrations.export';
+export const STATES = ['pending', 'exporting', 'exported', 'failed'] as const;
+/** The attributes the `exclude` parameter may drop from a response. */
+export const EXCLUDABLE = ['repositories'] as const;
+export type Excludable = (typeof EXCLUDABLE)[number];
+
+export const UserMigration = Type.Object({
+  id: Type.Integer(),
+  node_id: Type.String(),
+  owner: SimpleUser,
+  guid: Type.String(),
+  state: Type.Union(STATES.map((s) => Type.Literal(s))),
+  lock_repositories: Type.Boolean(),
+  exclude_metadata: Type.Boolean(),
+  exclude_git_data: Type.Boolean(),
+  exclude_attachments: Type.Boolean(),
+  exclude_releases: Type.Boolean(),
+  exclude_owner_projects: Type.Boolean(),
+  org_metadata_only: Type.Boolean(),
+  repositories: Type.Optional(Type.Array(FullRepository)),
+  url: Type.String(),
+  archive_url: Type.String(),
+  /** The attributes left out of this response. */
+  exclude: Type.Optional(Type.Array(Type.String())),
+  created_at: Type.String({ description: 'ISO 8601 with a numeric time-zone offset' }),
+  updated_at: Type.String({ description: 'ISO 8601 with a numeric time-zone offset' }),
+});
+export type UserMigration = Static<typeof UserMigration>;
+
+export interface StartInput {
+  repositories: string[];
+  lock_repositories?: boolean;
+  exclude_metadata?: boolean;
+  exclude_git_data?: boolean;
+  exclude_attachments?: boolean;
+  exclude_releases?: boolean;
+  exclude_owner_projects?: boolean;
+  org_metadata_only?: boolean;
+  exclude?: Excludable[];
+}
+
+/** The spec gives migration timestamps with a numeric offset (`+00:00`) rather than `Z`. */
+const isoOffset = (value: string) => isoSeconds(value).replace(/Z$/, '+00:00');
+
+type MigrationRepository = RepositoryRow & { owner: UserRow };
+
+export function migrationBody(urls: Urls, row: store.MigrationRow, owner: UserRow, repositories: FullRepository[] | null): UserMigration {
+  const url = `${urls.api}/user/migrations/${row.id}`;
+  return {
+    id: row.id,
+    node_id: nodeId('Migration', row.id),
+    owner: simpleUser(urls, owner),
+    guid: row.guid,
+    state: row.state as UserMigration['state'],
+    lock_repositories: Boolean(row.lock_repositories),
+    exclude_metadata: Boolean(row.exclude_metadata),
+    exclude_git_data: Boolean(row.exclude_git_data),
+    exclude_attachments: Boolean(row.exclude_attachments),
+    exclude_releases: Boolean(row.exclude_releases),
+    exclude_owner_projects: Boolean(row.exclude_owner_projects),
+    org_metadata_only: Boolean(row.org_metadata_only),
+    ...(repositories ? { repositories } : { exclude: ['repositories'] }),
+    url,
+    archive_url: `${url}/archive`,
+    created_at: isoOffset(row.created_at),
+    updated_at: isoOffset(row.updated_at),
+  };
+}
+
+/** Archive storage for the configuration: a directory under the data directory. */
+export function archiveStorage(ctx: Context): ArchiveStorage {
+  return new DirectoryStorage(join(ctx.config.dataDir, 'migration-archives'));
+}
+
+/** The archive's folder in storage: every run's archive (and leftovers of dead runs) live under it. */
+const archiveFolder = (migrationId: number) => `${migrationId}/`;
+const signedValue = (migrationId: number, expires: number) => `user-migration-archive:${migrationId}:${expires}`;
+
+export class UserMigrationService {
+  private readonly ctx: Context;
+  readonly storage: ArchiveStorage;
+
+  constructor(ctx: Context, storage: ArchiveStorage = archiveStorage(ctx)) {
+    this.ctx = ctx;
+    this.storage = storage;
+  }
+
+  private get db() {
+    return this.ctx.db.kysely;
+  }
+
+  private now(): string {
+    return this.ctx.clock.now().toISOString();
+  }
+
+  /** Archives exported at or before this time have expired. */
+  private expiryCutoff(): string {
+    return new Date(this.ctx.clock.nowMs() - this.ctx.config.migrations.archiveDays * 86_400_000).toISOString();
+  }
+
+  private downloadable(row: store.MigrationRow): boolean {
+    return row.archive_key !== null && row.exported_at !== null && row.exported_at > this.expiryCutoff();
+  }
+
+  /** The caller's migration; anyone else's, or an unknown one, is a 404. */
+  private async owned(user: UserRow, migrationId: number): Promise<store.MigrationRow> {
+    const row = await store.findMigration(this.db, migrationId);
+    if (!row || row.owner_id !== user.id) throw notFound();
+    return row;
+  }
+
+  private async repositoryBodies(user: UserRow, repositories: MigrationRepository[]): Promise<FullRepository[]> {
+    const counts = await store.repositoryCounts(this.db, [...new Set(repositories.map((r) => r.id))]);
+    const bodies: FullRepository[] = [];
+    for (const repo of repositories) {
+      const permissions = await userRepositoryPermissions(this.db, user.id, repo);
+      bodies.push(fullRepository(this.ctx.urls, repo, repo.owner, counts.get(repo.id), permissions));
+    }
+    return bodies;
+  }
+
+  private async body(user: UserRow, row: store.MigrationRow, exclude: readonly string[] = []): Promise<UserMigration> {
+    if (exclude.includes('repositories')) return migrationBody(this.ctx.urls, row, user, null);
+    const repositories = await store.migrationRepositories(this.db, [row.id]);
+    return migrationBody(this.ctx.urls, row, user, await this.repositoryBodies(user, repositories));
+  }
+
+  async list(user: UserRow, page: { limit: number; offset: number }): Promise<{ migrations: UserMigration[]; total: number }> {
+    const { rows, total } = await store.listMigrations(this.db, user.id, page.limit, page.offset);
+    const repositories = await store.migrationRepositories(this.db, rows.map((r) => r.id));
+    const bodies = await this.repositoryBodies(user, repositories);
+    const migrations = rows.map((row) =>
+      migrationBody(this.ctx.urls, row, user, bodies.filter((_, i) => repositories[i]!.migration_id === row.id)),
+    );
+    return { migrations, total };
+  }
+
+  async get(user: UserRow, migrationId: number, exclude: readonly string[] = []): Promise<UserMigration> {
+    return this.body(user, await this.owned(user, migrationId), exclude);
+  }
+
+  /** The repositories a start request names: the user's own, by `name` or `owner/name`, each once. */
+  private async resolveRepositories(user: UserRow, names: string[], lock: boolean): Promise<RepositoryRow[]> {
+    const errors: ValidationError[] = [];
+    const chosen: RepositoryRow[] = [];
+    const problem = (message: string) => errors.push({ resource: 'Migration', field: 'repositories', code: 'custom', message });
+    for (const name of names) {
+      const parts = name.split('/');
+      const [ownerLogin, repoName] = parts.length === 2 ? parts : [user.login, parts[0]!];
+      if (parts.length > 2 || !repoName || ownerLogin!.toLowerCase() !== user.login_lower) {
+        problem(`${name} is not a repository owned by ${user.login}`);
+        continue;
+      }
+      const repository = await findRepository(this.db, user.login, repoName);
+      if (!repository || repository.owner_id !== user.id) {
+        problem(`${name} is not a repository owned by ${user.login}`);
+      } else if (chosen.some((r) => r.id === repository.id)) {
+        problem(`${name} is named more than once`);
+      } else if (lock && repository.locked_by_migration_id !== null) {
+        problem(`${name} is already locked by migration ${repository.locked_by_migration_id}`);
+      } else {
+        chosen.push(repository);
+      }
+    }
+    if (errors.length) throw validationFailed(errors);
+    return chosen;
+  }
+
+  async start(user: UserRow, input: StartInput): Promise<UserMigration> {
+    const orgOnly = input.org_metadata_only ?? false;
+    const lock = input.lock_repositories ?? false;
+    if (orgOnly && input.repositories.length) {
+      throw invalidField('Migration', 'repositories', 'repositories must be empty when org_metadata_only is true');
+    }
+    if (!orgOnly && !input.repositories.length) {
+      throw invalidField('Migration', 'repositories', 'repositories must name at least one repository unless org_metadata_only is true');
+    }
+    const repositories = await this.resolveRepositories(user, input.repositories, lock);
+    const now = this.now();
+    const row = await this.db.transaction().execute(async (trx) => {
+      const row = await store.insertMigration(
+        trx,
+        {
+          guid: randomUUID(),
+          owner_id: user.id,
+          state: 'pending',
+          lock_repositories: lock ? 1 : 0,
+          exclude_metadata: input.exclude_metadata ? 1 : 0,
+          exclude_git_data: input.exclude_git_data ? 1 : 0,
+          exclude_attachments: input.exclude_attachments ? 1 : 0,
+          exclude_releases: input.exclude_releases ? 1 : 0,
+          exclude_owner_projects: input.exclude_owner_projects ? 1 : 0,
+          org_metadata_only: orgOnly ? 1 : 0,
+          export_run: null,
+          archive_key: null,
+          archive_size: null,
+          records_exported: 0,
+          failure: null,
+          exported_at: null,
+          archive_deleted_at: null,
+          created_at: now,
+          updated_at: now,
+        },
+        repositories.map((r) => r.id),
+      );
+      // Locked at start, in the same transaction; a repository another migration locked meanwhile undoes it all.
+      if (lock && (await store.lockRepositories(trx, row.id, repositories.map((r) => r.id))) !== repositories.length) {
+        throw invalidField('Migration', 'repositories', 'a repository was locked by another migration meanwhile');
+      }
+      await this.ctx.queue.send(EXPORT_QUEUE, { migrationId: row.id }, { transaction: trx, singletonKey: `migration-${row.id}`, retryLimit: 3 });
+      return row;
+    });
+    return this.body(user, row, input.exclude ?? []);
+  }
+
+  async repositories(user: UserRow, migrationId: number, page: { limit: number; offset: number }): Promise<{ repositories: FullRepository[]; total: number }> {
+    await this.owned(user, migrationId);
+    const rows = await store.migrationRepositories(this.db, [migrationId], page);
+    return { repositories: await this.repositoryBodies(user, rows), total: await store.countMigrationRepositories(this.db, migrationId) };
+  }
+
+  /** The signed, short-lived URL of the archive; 404 unless it is exported and neither deleted nor expired. */
+  async archiveLocation(user: UserRow, migrationId: number): Promise<string> {
+    const row = await this.owned(user, migrationId);
+    if (!this.downloadable(row)) throw notFound();
+    const expires = Math.floor(this.ctx.clock.nowMs() / 1000) + this.ctx.config.migrations.downloadUrlSeconds;
+    const signature = this.ctx.secrets.sign(signedValue(row.id, expires));
+    return `${this.ctx.urls.api}/_storage/user-migrations/${row.id}/archive.tar.gz?expires=${expires}&signature=${signature}`;
+  }
+
+  /**
+   * The archive behind a signed URL: a tampered or expired URL is a 403, an archive that is gone a 404.
+   * The signature is checked before anything is looked up, so an unsigned caller learns nothing.
+   */
+  async signedArchive(migrationId: number, expires: string | undefined, signature: string | undefined): Promise<{ key: string; size: number; guid: string }> {
+    if (!expires || !signature || !/^\d{1,12}$/.test(expires) || !this.ctx.secrets.verify(signedValue(migrationId, Number(expires)), signature)) {
+      throw forbidden('Request signature does not match');
+    }
+    if (Number(expires) * 1000 < this.ctx.clock.nowMs()) throw forbidden('Request has expired');
+    const row = await store.findMigration(this.db, migrationId);
+    if (!row || !this.downloadable(row)) throw notFound();
+    const size = await this.storage.size(row.archive_key!);
+    if (size === null) throw notFound();
+    return { key: row.archive_key!, size, guid: row.guid };
+  }
+
+  async deleteArchive(user: UserRow, migrationId: number): Promise<void> {
+    const row = await this.owned(user, migrationId);
+    if (!this.downloadable(row)) throw notFound();
+    if (!(await store.dropArchive(this.db, row.id, this.now()))) throw notFound();
+    await this.storage.clear(archiveFolder(row.id));
+  }
+
+  /** Unlocks one of the migration's repositories, by name, once the export has finished. */
+  async unlock(user: UserRow, migrationId: number, repoName: string): Promise<void> {
+    const row = await this.owned(user, migrationId);
+    const repository = await findRepository(this.db, user.login, repoName);
+    if (!repository || repository.locked_by_migration_id !== row.id) throw notFound();
+    if (row.state === 'pending' || row.state === 'exporting') {
+      throw invalidField('Migration', 'state', 'Repositories can be unlocked once the migration has been exported');
+    }
+    if (!(await store.unlockRepository(this.db, row.id, repository.id))) throw notFound();
+  }
+
+  /**
+   * The export job. Each run takes the migration over with a run id of its own, starts from scratch
+   * (a run cut short by a dead process leaves at most an unfinished file, cleared here), and writes to
+   * a key of its own; only the run that still owns the migration may publish its archive or fail it.
+   */
+  async exportMigration(migrationId: number): Promise<void> {
+    const run = randomUUID();
+    const migration = await store.beginExport(this.db, migrationId, run, this.now());
+    if (!migration) return;
+    await this.storage.clear(archiveFolder(migrationId));
+    const key = `${archiveFolder(migrationId)}${run}.tar.gz`;
+    try {
+      const owner = (await store.usersById(this.db, [migration.owner_id])).get(migration.owner_id)!;
+      const repositories = await store.migrationRepositories(this.db, [migrationId]);
+      const size = await writeArchive(
+        {
+          db: this.db,
+          urls: this.ctx.urls,
+          storage: this.storage,
+          dataDir: this.ctx.config.dataDir,
+          now: this.ctx.clock.now(),
+          progress: (records) => store.recordProgress(this.db, migrationId, run, records),
+        },
+        { migration, owner, repositories },
+        key,
+      );
+      if (!(await store.finishExport(this.db, migrationId, run, { key, size }, this.now()))) await this.storage.remove(key);
+    } catch (error) {
+      const failure = error instanceof Error ? error.message : String(error);
+      this.ctx.log.warn({ migrationId, failure }, 'user migration export failed');
+      await this.storage.remove(key);
+      await store.failExport(this.db, migrationId, run, failure, this.now());
+    }
+  }
+
+  /** The expiry sweep: archives older than the configured days are deleted; the migrations stay. */
+  async expireArchives(): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const ids = await store.expiredArchives(this.db, this.expiryCutoff(), 100);
+      for (const id of ids) {
+        if (await store.dropArchive(this.db, id, this.now())) {
+          await this.storage.clear(archiveFolder(id));
+          removed += 1;
+        }
+      }
+      if (ids.length < 100) return removed;
+    }
+  }
+
+  /** The operator's view of a migration: state, progress, archive, failure, locks. */
+  async adminView(migrationId: number) {
+    const row = await store.findMigration(this.db, migrationId);
+    if (!row) throw notFound('Migration not found');
+    const owner = (await store.usersById(this.db, [row.owner_id])).get(row.owner_id)!;
+    const locked = await store.lockedRepositories(this.db, row.id);
+    const expiresAt = row.exported_at ? new Date(Date.parse(row.exported_at) + this.ctx.config.migrations.archiveDays * 86_400_000) : null;
+    return {
+      id: row.id,
+      guid: row.guid,
+      owner: owner.login,
+      state: row.state,
+      records_exported: row.records_exported,
+      failure: row.failure,
+      archive: row.archive_key && expiresAt
+        ? { size: Number(row.archive_size), exported_at: isoSeconds(row.exported_at!), expires_at: isoSeconds(expiresAt) }
+        : null,
+      archive_deleted_at: row.archive_deleted_at ? isoSeconds(row.archive_deleted_at) : null,
+      locked_repositories: locked.map((r) => `${owner.login}/${r.name}`),
+      created_at: isoSeconds(row.created_at),
+      updated_at: isoSeconds(row.updated_at),
+    };
+  }
+}

@@ -1,0 +1,86 @@
+// Archive storage: where finished migration archives live. The interface is what an object store
+// offers (put a stream under a key, read a byte range, delete), so S3-like storage can replace the
+// directory under the data directory that is the default.
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+
+/** An archive being written: nothing is visible under its key until `commit`. */
+export interface ArchiveUpload {
+  stream: Writable;
+  /** Publishes the finished object under its key (after `stream` has finished); returns its size in bytes. */
+  commit(): Promise<number>;
+  /** Drops what was written. */
+  abort(): Promise<void>;
+}
+
+export interface ArchiveStorage {
+  create(key: string): Promise<ArchiveUpload>;
+  /** The object's size in bytes, or null when there is no such object. */
+  size(key: string): Promise<number | null>;
+  /** The object's bytes, or the inclusive byte range `start`..`end` of them. */
+  read(key: string, range?: { start: number; end: number }): Readable;
+  remove(key: string): Promise<void>;
+  /** Removes every object under a folder (`prefix` ends with `/`), finished or not. */
+  clear(prefix: string): Promise<void>;
+}
+
+const KEY_PATTERN = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_.-]+)*\/?$/;
+
+/** Archive storage in a local directory: written under a temporary name, renamed into place when complete. */
+export class DirectoryStorage implements ArchiveStorage {
+  private readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  private path(key: string): string {
+    if (!KEY_PATTERN.test(key) || key.split('/').some((part) => part === '.' || part === '..')) throw new Error(`invalid storage key: ${key}`);
+    return join(this.root, key);
+  }
+
+  async create(key: string): Promise<ArchiveUpload> {
+    const target = this.path(key);
+    await mkdir(dirname(target), { recursive: true });
+    const partial = `${target}.${randomUUID()}.partial`;
+    // `flush` syncs the data to disk before close, so a renamed archive is a complete one.
+    const stream = createWriteStream(partial, { flags: 'wx', flush: true });
+    return {
+      stream,
+      commit: async () => {
+        await rename(partial, target);
+        return (await stat(target)).size;
+      },
+      abort: async () => {
+        stream.destroy();
+        await rm(partial, { force: true });
+      },
+    };
+  }
+
+  async size(key: string): Promise<number | null> {
+    try {
+      const info = await stat(this.path(key));
+      return info.isFile() ? info.size : null;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  read(key: string, range?: { start: number; end: number }): Readable {
+    return createReadStream(this.path(key), range ? { start: range.start, end: range.end } : {});
+  }
+
+  async remove(key: string): Promise<void> {
+    await rm(this.path(key), { force: true });
+  }
+
+  async clear(prefix: string): Promise<void> {
+    if (!prefix.endsWith('/')) throw new Error(`not a folder: ${prefix}`);
+    await rm(this.path(prefix), { recursive: true, force: true });
+  }
+}
