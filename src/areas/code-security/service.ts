@@ -190,18 +190,17 @@ export class CodeSecurityService {
 
   /**
    * A repository whose configuration the caller may read: one it can see (else 404), reached by the
-   * token, and administered by the caller (repository admin, or the organization's security manager).
+   * token, and administered by the caller (repository admin, or the organization's security manager,
+   * who sees every repository of the organization).
    */
   async administeredRepository(principal: Principal, owner: string, name: string): Promise<RepositoryRow & { owner: UserRow }> {
-    const found = await findRepository(this.db, owner, name);
-    const repository = (await requireReadableRepository(this.db, principal, found)) as RepositoryRow & { owner: UserRow };
+    const repository = await findRepository(this.db, owner, name);
+    if (!repository) throw notFound();
+    const securityManager = principal.type === 'user' && (await orgRoles(this.db, repository.owner_id, principal.user.id)).has('security_manager');
+    if (!securityManager) await requireReadableRepository(this.db, principal, repository);
     if (!(await reachesRepository(this.db, principal, repository))) throw notAccessible(principal);
-    if (principal.type === 'user') {
-      const permissions = await userRepositoryPermissions(this.db, principal.user.id, repository);
-      const roles = await orgRoles(this.db, repository.owner_id, principal.user.id);
-      if (!permissions.admin && !roles.has('security_manager')) {
-        throw forbidden('You must be a repository administrator or a security manager to read its code security configuration.');
-      }
+    if (principal.type === 'user' && !securityManager && !(await userRepositoryPermissions(this.db, principal.user.id, repository)).admin) {
+      throw forbidden('You must be a repository administrator or a security manager to read its code security configuration.');
     }
     return repository;
   }
