@@ -37,14 +37,17 @@ SQLite file under CODEHOST_DATA_DIR) and exits.`,
 Loads a YAML or JSON seed file (keys: users, enterprises, orgs, teams, repos, watching, tokens,
 apps, installations, authorizations, issues, comments, and the areas' keys). What exists is left
 alone. Prints the one-time secrets of what it created.`,
-  admin: `Usage: codehost admin METHOD PATH [JSON]
+  admin: `Usage: codehost admin METHOD PATH [JSON] [--follow]
 
 Calls the admin API of a running server: CODEHOST_URL (default http://127.0.0.1:$CODEHOST_PORT)
 with CODEHOST_ADMIN_TOKEN. PATH is relative to /_admin.
+--follow repeats a GET every second while the answer's state is pending or exporting, printing
+each change, then prints the final answer (exit status 1 when it ends failed).
 Examples:
   codehost admin POST /users '{"login":"alice"}'
   codehost admin POST /jobs/drain
-  codehost admin GET /clock`,
+  codehost admin GET /clock
+  codehost admin GET /migrations/7 --follow`,
 };
 
 function printSeedReport(report: SeedReport): void {
@@ -99,21 +102,38 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+/** States of a background operation (a user migration's export) that `--follow` waits out. */
+const IN_PROGRESS = ['pending', 'exporting'];
+
 async function adminCall(config: Config, args: string[]): Promise<void> {
-  const [method, path, body] = args;
+  const follow = args.includes('--follow');
+  const [method, path, body] = args.filter((arg) => arg !== '--follow');
   if (!method || !path) throw new ConfigError(HELP.admin!);
+  if (follow && method.toUpperCase() !== 'GET') throw new ConfigError('--follow repeats a GET');
   const token = process.env.CODEHOST_ADMIN_TOKEN;
   if (!token) throw new ConfigError('CODEHOST_ADMIN_TOKEN must be set to call the admin API');
   const base = (process.env.CODEHOST_URL ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, '');
   const url = `${base}/_admin${path.startsWith('/') ? path : `/${path}`}`;
-  const response = await fetch(url, {
-    method: method.toUpperCase(),
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ?? (method.toUpperCase() === 'POST' ? '{}' : undefined),
-  });
-  const text = await response.text();
-  console.log(text ? JSON.stringify(JSON.parse(text), null, 2) : `${response.status} ${response.statusText}`);
-  if (!response.ok) process.exitCode = 1;
+  let last = '';
+  for (;;) {
+    const response = await fetch(url, {
+      method: method.toUpperCase(),
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ?? (method.toUpperCase() === 'POST' ? '{}' : undefined),
+    });
+    const text = await response.text();
+    const answer = text ? (JSON.parse(text) as { state?: string; records_exported?: number }) : undefined;
+    if (follow && response.ok && IN_PROGRESS.includes(answer?.state ?? '')) {
+      const line = `state: ${answer!.state}${answer!.records_exported ? `, records: ${answer!.records_exported}` : ''}`;
+      if (line !== last) console.log(line);
+      last = line;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      continue;
+    }
+    console.log(answer !== undefined ? JSON.stringify(answer, null, 2) : `${response.status} ${response.statusText}`);
+    if (!response.ok || (follow && answer?.state === 'failed')) process.exitCode = 1;
+    return;
+  }
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -111,11 +111,19 @@ test('an export cut short by a killed process is re-run from scratch and finishe
   const during = (await (await apiGet(`/user/migrations/${id}`)).json()) as { state: string };
   if (during.state !== 'exported') assert.equal((await apiGet(`/user/migrations/${id}/archive`)).status, 404);
 
-  const done = await waitFor('the export to finish', 180, async () => {
-    const view = await admin('GET', `/migrations/${id}`);
-    assert.notEqual(view.state, 'failed', view.failure);
-    return view.state === 'exported' ? view : undefined;
+  // `codehost admin GET /migrations/ID --follow` is how an operator follows the export to its end.
+  const cli = spawn(process.execPath, ['src/main.ts', 'admin', 'GET', `/migrations/${id}`, '--follow'], {
+    cwd: new URL('..', import.meta.url).pathname,
+    env: { PATH: process.env.PATH, CODEHOST_URL: base, CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
+  let output = '';
+  cli.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exitCode = await new Promise<number | null>((resolve) => cli.once('exit', resolve));
+  assert.equal(exitCode, 0, output);
+  const done = JSON.parse(output.slice(output.indexOf('{'))) as { state: string; records_exported: number };
+  assert.equal(done.state, 'exported');
+  assert.match(output, /^state: exporting/m, 'progress lines before the final answer');
   assert.equal(done.records_exported, 2 + ISSUES * (1 + COMMENTS_PER_ISSUE), 'users, repositories, issues and comments, each once');
   assert.deepEqual(readdirSync(folder).filter((name) => !name.endsWith('.tar.gz')), [], 'the dead run\'s leftovers are gone');
 
