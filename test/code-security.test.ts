@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Octokit } from '@octokit/core';
+import { loadSeed } from '../src/admin/seed.ts';
+import { AREAS } from '../src/app.ts';
 import { classicToken } from './helpers/credentials.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
@@ -568,6 +570,24 @@ describe('licenses', () => {
     assert.deepEqual(enabled, ['enabled', 'enabled', 'disabled']);
     assert.deepEqual(await server.admin('GET', '/orgs/licent/licenses'), { advanced_security: 1, used: 1 });
     assert.deepEqual(await server.admin('GET', '/enterprises/lic-ent/licenses'), { advanced_security: 1, used: 1 });
+  });
+
+  test('a seed file sets license counts (idempotently) and refuses bad entries before setting any', async () => {
+    await organization('licseed');
+    await server.admin('POST', '/enterprises', { slug: 'licseed-ent', owners: [owner] });
+    const seed = { licenses: [{ org: 'licseed', advanced_security: 3 }, { enterprise: 'licseed-ent', advanced_security: 7 }] };
+    for (let run = 0; run < 2; run++) await loadSeed(server.server.ctx, AREAS, seed);
+    assert.deepEqual(await server.admin('GET', '/orgs/licseed/licenses'), { advanced_security: 3, used: 0 });
+    assert.deepEqual(await server.admin('GET', '/enterprises/licseed-ent/licenses'), { advanced_security: 7, used: 0 });
+    for (const bad of [
+      [{ org: 'licseed', advanced_security: 1 }, { org: 'licseed', enterprise: 'licseed-ent', advanced_security: 1 }],
+      [{ org: 'licseed', advanced_security: 1 }, { advanced_security: 1 }],
+      [{ org: 'licseed', advanced_security: -2 }],
+    ]) {
+      await assert.rejects(loadSeed(server.server.ctx, AREAS, { licenses: bad }), (error: any) => error.status === 422);
+    }
+    await assert.rejects(loadSeed(server.server.ctx, AREAS, { licenses: [{ org: 'no-such-org', advanced_security: 1 }] }), (error: any) => error.status === 404);
+    assert.deepEqual(await server.admin('GET', '/orgs/licseed/licenses'), { advanced_security: 3, used: 0 }, 'nothing of a refused seed was set');
   });
 
   test('the operator routes check their input', async () => {

@@ -142,6 +142,10 @@ export class CodeSecurityService {
     return this.ctx.clock.now().toISOString();
   }
 
+  private get postgres(): boolean {
+    return this.ctx.db.dialect === 'postgres';
+  }
+
   // --- Who may call ------------------------------------------------------------------------------
 
   /**
@@ -280,6 +284,7 @@ export class CodeSecurityService {
     if (name.toLowerCase() !== row.name_lower && (await this.nameTaken(ownerType, ownerId, name, row.id))) throw duplicate();
     try {
       const updated = await this.db.transaction().execute(async (trx) => {
+        if (!(await store.lockConfiguration(trx, row.id, this.postgres))) throw notFound();
         const now = this.now();
         const saved = await store.updateConfiguration(trx, row.id, {
           name,
@@ -309,10 +314,13 @@ export class CodeSecurityService {
     if (await this.inProgress(scope)) {
       throw conflict('Another enablement is in progress. Deleting this configuration is not available until it has finished.');
     }
-    if (await store.isDefaultAnywhere(this.db, row.id)) {
-      throw conflict('The configuration is a default for new repositories. Remove it as a default before deleting it.');
-    }
-    await store.deleteConfiguration(this.db, row.id);
+    await this.db.transaction().execute(async (trx) => {
+      if (!(await store.lockConfiguration(trx, row.id, this.postgres))) throw notFound();
+      if (await store.isDefaultAnywhere(trx, row.id)) {
+        throw conflict('The configuration is a default for new repositories. Remove it as a default before deleting it.');
+      }
+      await store.deleteConfiguration(trx, row.id);
+    });
   }
 
   // --- Attachments -------------------------------------------------------------------------------
@@ -349,6 +357,7 @@ export class CodeSecurityService {
     }
     if (!repositoryIds.length) return;
     await this.db.transaction().execute(async (trx) => {
+      if (!(await store.lockConfiguration(trx, row.id, this.postgres))) throw notFound();
       await store.attachRepositories(trx, row.id, repositoryIds, 'attaching', this.now());
       await queueApply(this.ctx, trx, row.id);
     });
@@ -412,6 +421,7 @@ export class CodeSecurityService {
     const wanted: store.RepositoryType[] = value === 'all' ? ['public', 'private_and_internal'] : value === 'none' ? [] : [value];
     const unwanted = (['public', 'private_and_internal'] as const).filter((type) => !wanted.includes(type));
     await this.db.transaction().execute(async (trx) => {
+      if (!(await store.lockConfiguration(trx, row.id, this.postgres))) throw notFound();
       for (const type of wanted) await store.setDefault(trx, ownerType, ownerId, type, row.id);
       await store.clearDefault(trx, ownerType, ownerId, unwanted, row.id);
     });
@@ -430,6 +440,7 @@ export class CodeSecurityService {
     const configurationId = (await this.effectiveDefaults(scope)).get(repositoryType);
     if (configurationId === undefined) return;
     await this.db.transaction().execute(async (trx) => {
+      if (!(await store.lockConfiguration(trx, configurationId, this.postgres))) return;
       await store.attachRepositories(trx, configurationId, [repository.id], 'attaching', this.now());
       await queueApply(this.ctx, trx, configurationId);
     });

@@ -48,6 +48,17 @@ export async function listConfigurations(db: Executor, viewer: Viewer, options: 
   return query.orderBy('id', window.order).limit(window.limit).execute();
 }
 
+/**
+ * A configuration read inside a transaction that writes rows referring to it (attachments, defaults)
+ * or deletes it: locked on PostgreSQL so a concurrent delete cannot slip in between (SQLite runs one
+ * transaction at a time). Undefined when it is gone.
+ */
+export async function lockConfiguration(db: Executor, id: number, postgres: boolean): Promise<ConfigurationRow | undefined> {
+  let query = db.selectFrom('code_security_configurations').selectAll().where('id', '=', id);
+  if (postgres) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
 export async function insertConfiguration(db: Executor, values: Omit<ConfigurationRow, 'id'>): Promise<ConfigurationRow> {
   return db.insertInto('code_security_configurations').values(values).returningAll().executeTakeFirstOrThrow();
 }
