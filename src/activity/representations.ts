@@ -10,6 +10,18 @@ export { loadCommentFacts, loadIssueFacts, type CommentFacts, type IssueFacts } 
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
+/** The issue's type, shaped as GET /repos/{owner}/{repo}/issue-types shows it. */
+const IssueTypeRef = Type.Object({
+  id: Type.Integer(),
+  node_id: Type.String(),
+  name: Type.String(),
+  description: NullableString,
+  color: NullableString,
+  is_enabled: Type.Boolean(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+
 export const Issue = Type.Object({
   id: Type.Integer(),
   node_id: Type.String(),
@@ -38,6 +50,7 @@ export const Issue = Type.Object({
     patch_url: Type.String(),
     merged_at: NullableString,
   })),
+  type: Type.Union([IssueTypeRef, Type.Null()]),
   closed_at: NullableString,
   created_at: Type.String(),
   updated_at: Type.String(),
@@ -100,6 +113,18 @@ export function issueRepresentation(urls: Urls, facts: IssueFacts): Issue {
     ...(issue.is_pull_request
       ? { pull_request: { url: at.pull, html_url: at.html, diff_url: `${at.html}.diff`, patch_url: `${at.html}.patch`, merged_at: timestamp(issue.merged_at) } }
       : {}),
+    type: facts.issueType
+      ? {
+        id: facts.issueType.id,
+        node_id: nodeId('IssueType', facts.issueType.id),
+        name: facts.issueType.name,
+        description: facts.issueType.description,
+        color: facts.issueType.color,
+        is_enabled: Boolean(facts.issueType.is_enabled),
+        created_at: isoSeconds(facts.issueType.created_at),
+        updated_at: isoSeconds(facts.issueType.updated_at),
+      }
+      : null,
     closed_at: timestamp(issue.closed_at),
     created_at: isoSeconds(issue.created_at),
     updated_at: isoSeconds(issue.updated_at),

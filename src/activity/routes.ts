@@ -35,7 +35,7 @@ export const IssueChangeBody = Type.Object({
 });
 
 const RepositoryParams = Type.Object({ owner: Type.String(), repo: Type.String() });
-const IssueParams = Type.Object({ owner: Type.String(), repo: Type.String(), number: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+const IssueParams = Type.Object({ owner: Type.String(), repo: Type.String(), number: Type.Integer({ minimum: 1 }) });
 const errors = { 403: ErrorBody, 404: ErrorBody, 422: ValidationErrorBody };
 const hidden = { hide: true, tags: ['admin'] } as const;
 const admin = { admin: true } as const;

@@ -1,28 +1,18 @@
 // Seed-file keys `issues` and `comments`: the admin bodies plus `repository` ("owner/name") and, for
 // comments, the issue `number`. Loading is idempotent: an issue with the same title by the same
 // author, or a comment with the same body by the same author on the issue, is left alone.
-import { Type, type TSchema } from 'typebox';
-import { Value } from 'typebox/value';
+import { Type } from 'typebox';
 import type { Context } from '../platform/context.ts';
-import { invalidField, notFound } from '../platform/errors.ts';
+import { notFound } from '../platform/errors.ts';
 import { findAccount, findRepository } from '../platform/lookups.ts';
+import { checkEntries } from '../platform/seed.ts';
 import { CommentBody, IssueBody } from './routes.ts';
 import { ActivityService } from './service.ts';
 import { findIssue } from './store.ts';
 
-const Repository = Type.String({ pattern: '^[^/]+/[^/]+$' });
-const IssueEntry = Type.Intersect([Type.Object({ repository: Repository }), IssueBody]);
-const CommentEntry = Type.Intersect([Type.Object({ repository: Repository, number: Type.Integer({ minimum: 1 }) }), CommentBody]);
-
-function checked<T extends TSchema>(schema: T, key: string, entries: unknown[]) {
-  return entries.map((value, index) => {
-    if (!Value.Check(schema, value)) {
-      const [first] = Value.Errors(schema, value);
-      throw invalidField('Seed', `${key}[${index}]${first?.instancePath ?? ''}`, `${key}[${index}]: ${first?.message ?? 'invalid entry'}`);
-    }
-    return value;
-  });
-}
+const Repository = Type.String({ pattern: '^[^/]+/[^/]+$', description: 'owner/name' });
+const IssueEntry = Type.Object({ repository: Repository, ...IssueBody.properties });
+const CommentEntry = Type.Object({ repository: Repository, number: Type.Integer({ minimum: 1 }), ...CommentBody.properties });
 
 async function repositoryOf(ctx: Context, fullName: string) {
   const [owner, name] = fullName.split('/') as [string, string];
@@ -33,7 +23,7 @@ async function repositoryOf(ctx: Context, fullName: string) {
 
 export async function seedIssues(ctx: Context, entries: unknown[]): Promise<void> {
   const service = new ActivityService(ctx);
-  for (const { repository: fullName, ...input } of checked(IssueEntry, 'issues', entries)) {
+  for (const { repository: fullName, ...input } of checkEntries(IssueEntry, 'issues', entries)) {
     const repository = await repositoryOf(ctx, fullName);
     const author = await findAccount(ctx.db.kysely, input.author);
     const existing = author
@@ -45,7 +35,7 @@ export async function seedIssues(ctx: Context, entries: unknown[]): Promise<void
 
 export async function seedComments(ctx: Context, entries: unknown[]): Promise<void> {
   const service = new ActivityService(ctx);
-  for (const { repository: fullName, number, ...input } of checked(CommentEntry, 'comments', entries)) {
+  for (const { repository: fullName, number, ...input } of checkEntries(CommentEntry, 'comments', entries)) {
     const repository = await repositoryOf(ctx, fullName);
     const issue = await findIssue(ctx.db.kysely, repository.id, number);
     const author = await findAccount(ctx.db.kysely, input.author);

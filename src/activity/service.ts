@@ -21,7 +21,7 @@ import type { Executor } from '../db/index.ts';
 import { assertRepositoryWritable } from '../platform/access.ts';
 import type { Context } from '../platform/context.ts';
 import { invalidField, isUniqueViolation, notFound } from '../platform/errors.ts';
-import { findAccount, findRepository, findTeam } from '../platform/lookups.ts';
+import { findAccount, findRepository, findTeam, isRowId } from '../platform/lookups.ts';
 import type { UserRow } from '../platform/principal.ts';
 import type { RepositoryRow } from '../platform/representations.ts';
 import { parseMentions } from './mentions.ts';
@@ -84,8 +84,7 @@ export class ActivityService {
     const assignees = await this.users(input.assignees);
     const reviewers = await this.reviewers(repository, isPullRequest, author, input.reviewers, input.team_reviewers);
     const mentioned = await this.mentions(input.body);
-    // TODO(issue types): `type` names an issue type of the repository's organization; it is stored
-    // once the issue types area has its table (issue_type_id stays null until then).
+    const issueType = input.type === undefined ? null : await this.issueType(repository, isPullRequest, input.type);
     const now = this.now();
 
     for (let attempt = 1; ; attempt++) {
@@ -102,7 +101,7 @@ export class ActivityService {
             is_pull_request: isPullRequest ? 1 : 0,
             merged_at: null,
             closed_at: null,
-            issue_type_id: null,
+            issue_type_id: issueType?.id ?? null,
             created_at: now,
             updated_at: now,
           });
@@ -300,7 +299,8 @@ export class ActivityService {
   }
 
   private async issue(repository: Repository, number: number): Promise<IssueRow> {
-    const issue = await store.findIssue(this.db, repository.id, number);
+    // Numbers are int4 like ids: a larger one names no issue.
+    const issue = isRowId(number) ? await store.findIssue(this.db, repository.id, number) : undefined;
     if (!issue) throw notFound('Issue not found');
     return issue;
   }
@@ -319,6 +319,15 @@ export class ActivityService {
     const users: UserRow[] = [];
     for (const login of unique(logins.map((l) => l.toLowerCase()))) users.push(await this.user(login));
     return users;
+  }
+
+  /** An issue's type: one of the organization's enabled issue types, by name. */
+  private async issueType(repository: Repository, isPullRequest: boolean, name: string) {
+    if (isPullRequest) throw invalidField('Issue', 'type', 'issue types apply to issues, not pull requests');
+    if (repository.owner.type !== 'Organization') throw invalidField('Issue', 'type', 'issue types belong to organizations');
+    const type = await store.usableIssueType(this.db, repository.owner_id, repository.id, name);
+    if (!type) throw invalidField('Issue', 'type', `no enabled issue type named "${name}" in ${repository.owner.login} for this repository`);
+    return type;
   }
 
   /** Requested reviewers: users (not the author) and teams of the repository's organization, pull requests only. */

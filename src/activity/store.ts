@@ -3,6 +3,7 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../db/index.ts';
 import type { TeamsTable } from '../db/schema.ts';
+import type { IssueTypesTable } from '../areas/issue-types/tables.ts';
 import type { UserRow } from '../platform/principal.ts';
 import type { RepositoryRow } from '../platform/representations.ts';
 import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from './tables.ts';
@@ -10,6 +11,7 @@ import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from './tables
 export type IssueRow = Selectable<IssuesTable>;
 export type CommentRow = Selectable<IssueCommentsTable>;
 export type TeamRow = Selectable<TeamsTable>;
+export type IssueTypeRow = Selectable<IssueTypesTable>;
 
 /** Everything the Issue (and pull request) representation shows. */
 export interface IssueFacts {
@@ -20,6 +22,8 @@ export interface IssueFacts {
   assignees: UserRow[];
   requestedReviewers: UserRow[];
   requestedTeams: TeamRow[];
+  /** Absent when the caller did not load it: the representation then shows `type: null`. */
+  issueType?: IssueTypeRow | null;
   comments: number;
 }
 
@@ -98,6 +102,28 @@ export async function insertEvents(trx: Executor, events: Omit<Selectable<IssueE
   if (events.length) await trx.insertInto('issue_events').values(events).execute();
 }
 
+/**
+ * The organization's issue type of that name (any case), if it is enabled and not turned off for
+ * the repository.
+ */
+export async function usableIssueType(db: Executor, orgId: number, repositoryId: number, name: string): Promise<IssueTypeRow | undefined> {
+  const type = await db
+    .selectFrom('issue_types')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('name_lower', '=', name.trim().toLowerCase())
+    .where('is_enabled', '=', 1)
+    .executeTakeFirst();
+  if (!type) return undefined;
+  const off = await db
+    .selectFrom('issue_type_disabled_repositories')
+    .select('issue_type_id')
+    .where('issue_type_id', '=', type.id)
+    .where('repository_id', '=', repositoryId)
+    .executeTakeFirst();
+  return off ? undefined : type;
+}
+
 /** Users by lower-cased login (organizations are not users here). */
 export async function usersByLogin(db: Executor, logins: readonly string[]): Promise<UserRow[]> {
   if (!logins.length) return [];
@@ -145,6 +171,9 @@ export async function loadIssueFacts(db: Executor, issueId: number): Promise<Iss
   const requestedTeams = requests.teamIds.length
     ? await db.selectFrom('teams').selectAll().where('id', 'in', requests.teamIds).orderBy('slug').execute()
     : [];
+  const issueType = issue.issue_type_id === null
+    ? null
+    : ((await db.selectFrom('issue_types').selectAll().where('id', '=', issue.issue_type_id).executeTakeFirst()) ?? null);
   const count = await db
     .selectFrom('issue_comments')
     .select((eb) => eb.fn.countAll<number>().as('count'))
@@ -158,6 +187,7 @@ export async function loadIssueFacts(db: Executor, issueId: number): Promise<Iss
     assignees,
     requestedReviewers: await usersById(db, requests.userIds),
     requestedTeams,
+    issueType,
     comments: Number(count.count),
   };
 }

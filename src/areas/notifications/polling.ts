@@ -1,24 +1,21 @@
 // `X-Poll-Interval`: the configured interval (60 s by default), doubled or quadrupled while this
 // process is under load. Load is the event-loop utilization (the share of wall time the loop spent
-// running callbacks rather than waiting for I/O) over the last two seconds or so: it counts every
-// kind of work a request causes here (JSON, SQLite's synchronous queries, pg result parsing), and
-// it is what limits how many requests one process answers. Each process measures its own.
+// running callbacks rather than waiting for I/O) over about the last two seconds: it counts every
+// kind of work a request causes here (JSON, SQLite's synchronous queries, pg result parsing), and it
+// is what limits how many requests one process answers. Each process measures its own.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 
 const SAMPLE_MS = 500;
-/** Samples kept: the window is (SAMPLES - 1) × SAMPLE_MS plus the time since the last sample. */
-const SAMPLES = 5;
+const WINDOW_MS = 2000;
+const KEPT = WINDOW_MS / SAMPLE_MS + 2;
 
 export class LoadMonitor {
-  #samples: EventLoopUtilization[] = [];
+  #samples: { at: number; elu: EventLoopUtilization }[] = [];
   #timer: NodeJS.Timeout | undefined;
 
   start(): void {
-    this.#samples = [performance.eventLoopUtilization()];
-    this.#timer = setInterval(() => {
-      this.#samples.push(performance.eventLoopUtilization());
-      if (this.#samples.length > SAMPLES) this.#samples.shift();
-    }, SAMPLE_MS);
+    this.#sample();
+    this.#timer = setInterval(() => this.#sample(), SAMPLE_MS);
     this.#timer.unref();
   }
 
@@ -26,11 +23,20 @@ export class LoadMonitor {
     clearInterval(this.#timer);
   }
 
-  /** Event-loop utilization (0 to 1) since the oldest sample. */
+  #sample(): void {
+    this.#samples.push({ at: performance.now(), elu: performance.eventLoopUtilization() });
+    if (this.#samples.length > KEPT) this.#samples.shift();
+  }
+
+  /**
+   * Event-loop utilization (0 to 1) since the newest sample at least WINDOW_MS old (or the oldest).
+   * A loop blocked for seconds took no samples meanwhile, so the window then spans the whole block.
+   */
   utilization(): number {
-    const oldest = this.#samples[0];
-    if (!oldest) return 0;
-    return performance.eventLoopUtilization(performance.eventLoopUtilization(), oldest).utilization;
+    const now = performance.now();
+    const from = this.#samples.findLast((s) => now - s.at >= WINDOW_MS) ?? this.#samples[0];
+    if (!from) return 0;
+    return performance.eventLoopUtilization(performance.eventLoopUtilization(), from.elu).utilization;
   }
 }
 

@@ -22,7 +22,7 @@ import type { Executor } from '../../db/index.ts';
 import { userRepositoryPermissions } from '../../platform/access.ts';
 import type { Context } from '../../platform/context.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
-import { findAccount, findRepository } from '../../platform/lookups.ts';
+import { findAccount, findRepository, isRowId } from '../../platform/lookups.ts';
 import type { RepositoryRow } from '../../platform/representations.ts';
 import {
   subscriptionRepresentation, threadRepresentation, type NotificationThread, type RepositoryFacts, type ThreadSubscription,
@@ -92,8 +92,6 @@ export interface MarkReadJob {
 }
 
 const ids = (values: unknown): number[] => (Array.isArray(values) ? values.filter((v): v is number => Number.isInteger(v)) : []);
-/** Ids in paths are integers; one beyond the column's range names no thread. */
-const MAX_ID = 2_147_483_647;
 
 export class NotificationService {
   private readonly ctx: Context;
@@ -421,7 +419,7 @@ export class NotificationService {
   }
 
   private async requireThread(userId: number, threadId: number): Promise<ThreadWithSubject> {
-    const thread = threadId > MAX_ID ? undefined : await store.findThread(this.db, userId, threadId);
+    const thread = isRowId(threadId) ? await store.findThread(this.db, userId, threadId) : undefined;
     if (!thread) throw notFound();
     return thread;
   }
