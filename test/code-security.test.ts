@@ -372,6 +372,21 @@ describe('attach', () => {
     assert.equal((await call('POST', '/orgs/attrules/code-security/configurations/555555/attach', { scope: 'all' })).status, 404);
   });
 
+  test('repositories whose job was lost are picked up again by the sweep after five minutes', async () => {
+    const repos = await organization('lost', { one: 'public' });
+    const configuration = await create('lost', { name: 'A', enforcement: 'unenforced' });
+    // What a job lost for good leaves behind: an attachment waiting, and no job.
+    const now = (await server.admin('GET', '/clock')).now;
+    await server.server.ctx.db.kysely.insertInto('code_security_attachments')
+      .values({ repository_id: repos.one!, configuration_id: configuration.id, status: 'attaching', created_at: now, updated_at: now })
+      .execute();
+    await server.drain();
+    assert.deepEqual(await attached('lost', configuration.id), { one: 'attaching' });
+    await server.advance(301);
+    await server.drain();
+    assert.deepEqual(await attached('lost', configuration.id), { one: 'attached' });
+  });
+
   test('a locked repository fails; the others attach', async () => {
     const repos = await organization('locked', { free: 'public', held: 'public' });
     await server.server.ctx.db.kysely.updateTable('repositories').set({ locked_by_migration_id: 1 }).where('id', '=', repos.held!).execute();

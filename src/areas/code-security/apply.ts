@@ -21,8 +21,18 @@ export async function queueApply(ctx: Context, trx: Executor, configurationId: n
 
 const BATCH = 100;
 
+/** Repositories waiting longer than this have lost their job (its retries ran out): the sweep queues it again. */
+const STALE_SECONDS = 300;
+
 export function registerApplyWorker(ctx: Context): void {
   ctx.queue.work<ApplyJob>(APPLY_QUEUE, ({ configurationId }) => applyConfiguration(ctx, configurationId), { concurrency: 2 });
+  ctx.periodic.every('code-security.resume', 60, async () => {
+    const before = new Date(ctx.clock.nowMs() - STALE_SECONDS * 1000).toISOString();
+    for (const configurationId of await store.staleConfigurationIds(ctx.db.kysely, before)) {
+      // One resumed job per configuration at a time, however many processes run the sweep.
+      await ctx.queue.send<ApplyJob>(APPLY_QUEUE, { configurationId }, { singletonKey: `resume-${configurationId}`, retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
+    }
+  });
 }
 
 /** Applies a configuration to every repository waiting on it. Idempotent: a second run finds nothing waiting. */

@@ -171,6 +171,18 @@ export async function pendingRepositoryIds(db: Executor, configurationId: number
   return rows.map((r) => r.repository_id);
 }
 
+/** Configurations with repositories waiting since before `before` (their job was lost). */
+export async function staleConfigurationIds(db: Executor, before: string): Promise<number[]> {
+  const rows = await db
+    .selectFrom('code_security_attachments')
+    .select('configuration_id')
+    .distinct()
+    .where('status', 'in', PENDING_STATUSES)
+    .where('updated_at', '<', before)
+    .execute();
+  return rows.map((r) => r.configuration_id);
+}
+
 /** The attachment of a repository, locked for the rest of the transaction on PostgreSQL. */
 export async function lockAttachment(db: Executor, repositoryId: number, postgres: boolean): Promise<AttachmentRow | undefined> {
   let query = db.selectFrom('code_security_attachments').selectAll().where('repository_id', '=', repositoryId);
