@@ -59,14 +59,16 @@ type EntrySink = ReturnType<Pack['entry']>;
 
 /** The tar stream into storage; every write races the pipeline, so a failing sink fails the export instead of stalling it. */
 class ArchiveWriter {
-  private readonly pack = tar.pack();
+  // A few files of slack let the next file be rendered while gzip (on the thread pool) compresses
+  // the last one; memory stays bounded by this buffer and one file.
+  private readonly pack = tar.pack({ highWaterMark: 4 * 1024 * 1024 });
   private readonly done: Promise<void>;
   private readonly failed: Promise<never>;
   private readonly mtime: Date;
 
   constructor(sink: Writable, mtime: Date) {
     this.mtime = mtime;
-    this.done = pipeline(this.pack, createGzip(), sink);
+    this.done = pipeline(this.pack, createGzip({ chunkSize: 256 * 1024 }), sink);
     this.failed = this.done.then(() => new Promise<never>(() => {}));
     this.failed.catch(() => {});
   }

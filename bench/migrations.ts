@@ -1,0 +1,140 @@
+// User migration export: 10 repositories × N issues × 5 comments, and ten times that, each on a fresh
+// server process. Reports the wall time of each export (start → `exported`), the server's peak RSS
+// (VmHWM) for both and their ratio (the export streams, so the goal is ≤ 1.2), and throughput against
+// `tar -czf` of the same unpacked files, timed in the same run.
+// Sizes: `full` (1,000 and 10,000 issues per repository, the issue's figures) or `small` (100 and
+// 1,000), from options.size or BENCH_MIGRATIONS_SIZE. Run directly: node bench/migrations.ts [small].
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { openDatabase } from '../src/db/index.ts';
+import { insertSyntheticActivity } from '../test/fixtures/migration-data.ts';
+import { createTestDatabase } from '../test/helpers/database.ts';
+import { ratio, startServerProcess } from './lib.ts';
+
+export interface Options {
+  env?: Record<string, string>;
+  size?: 'full' | 'small';
+}
+
+const REPOSITORIES = 10;
+const COMMENTS_PER_ISSUE = 5;
+const SIZES = { full: [1000, 10_000], small: [100, 1000] } as const;
+
+const mb = (bytes: number) => Number((bytes / 1024 / 1024).toFixed(1));
+const seconds = (ms: number) => Number((ms / 1000).toFixed(2));
+
+function currentRss(pid: number): number {
+  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  return kb * 1024;
+}
+
+interface ExportFigures {
+  records: number;
+  exportMs: number;
+  rssBeforeExport: number;
+  peakRss: number;
+  archiveBytes: number;
+  unpackedBytes: number;
+  tarMs: number;
+}
+
+async function exportOnce(issuesPerRepository: number, env: Record<string, string>): Promise<ExportFigures> {
+  // On PostgreSQL each size gets a database of its own, like the test suite.
+  const database = env.DATABASE_URL ? await createTestDatabase() : null;
+  const server = await startServerProcess({ ...env, ...(database ? { DATABASE_URL: database.databaseUrl! } : {}), CODEHOST_JOB_POLL_MS: '50' });
+  const work = mkdtempSync(join(tmpdir(), 'codehost-bench-migration-'));
+  try {
+    const user = await server.admin('POST', '/users', { login: 'mona' });
+    const { token } = await server.admin('POST', '/tokens', { login: 'mona', kind: 'classic', scopes: [] });
+    const db = openDatabase({ databaseUrl: database?.databaseUrl ?? null, sqlitePath: `${server.dataDir}/codehost.db`, poolSize: 1 });
+    try {
+      for (let i = 1; i <= REPOSITORIES; i++) {
+        const repository = await server.admin('POST', '/repos', { owner: 'mona', name: `repo-${i}`, init_git: true });
+        await insertSyntheticActivity(db.kysely, { repositoryId: repository.id, authorId: user.id, issues: issuesPerRepository, commentsPerIssue: COMMENTS_PER_ISSUE });
+      }
+    } finally {
+      await db.close();
+    }
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const rssBeforeExport = currentRss(server.pid);
+
+    const started = Date.now();
+    const response = await fetch(`${server.apiUrl}/user/migrations`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ repositories: Array.from({ length: REPOSITORIES }, (_, i) => `repo-${i + 1}`) }),
+    });
+    if (response.status !== 201) throw new Error(`start answered ${response.status}: ${await response.text()}`);
+    const { id } = (await response.json()) as { id: number };
+    let view: { state: string; records_exported: number; failure: string | null };
+    for (;;) {
+      view = await server.admin('GET', `/migrations/${id}`);
+      if (view.state === 'exported' || view.state === 'failed') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const exportMs = Date.now() - started;
+    if (view.state === 'failed') throw new Error(`the export failed: ${view.failure}`);
+    const peakRss = server.peakRss();
+
+    const redirect = await fetch(`${server.apiUrl}/user/migrations/${id}/archive`, { headers, redirect: 'manual' });
+    const archive = await fetch(redirect.headers.get('location')!);
+    const archiveFile = join(work, 'export.tar.gz');
+    await pipeline(Readable.fromWeb(archive.body as import('node:stream/web').ReadableStream), createWriteStream(archiveFile));
+    const unpacked = join(work, 'unpacked');
+    mkdirSync(unpacked);
+    execFileSync('tar', ['-xzf', archiveFile, '-C', unpacked]);
+    const unpackedBytes = Number(execFileSync('du', ['-sb', unpacked]).toString().split('\t')[0]);
+    const tarStarted = Date.now();
+    execFileSync('tar', ['-czf', join(work, 'baseline.tar.gz'), '-C', unpacked, '.']);
+    const tarMs = Date.now() - tarStarted;
+    return {
+      records: view.records_exported,
+      exportMs,
+      rssBeforeExport,
+      peakRss,
+      archiveBytes: Number(execFileSync('stat', ['-c', '%s', archiveFile]).toString()),
+      unpackedBytes,
+      tarMs,
+    };
+  } finally {
+    await server.stop();
+    rmSync(work, { recursive: true, force: true });
+    await database?.drop();
+  }
+}
+
+export default async function migrations(options: Options = {}): Promise<Record<string, number | string>> {
+  const size = options.size ?? (process.env.BENCH_MIGRATIONS_SIZE === 'small' ? 'small' : 'full');
+  const [smaller, larger] = SIZES[size];
+  const results: Record<string, number | string> = { size, database: options.env?.DATABASE_URL ? 'postgres' : 'sqlite' };
+  const runs: [string, ExportFigures][] = [];
+  for (const [label, issues] of [['small', smaller], ['large', larger]] as const) {
+    const figures = await exportOnce(issues, options.env ?? {});
+    runs.push([label, figures]);
+    results[`${label}_shape`] = `${REPOSITORIES} repos x ${issues} issues x ${COMMENTS_PER_ISSUE} comments`;
+    results[`${label}_records`] = figures.records;
+    results[`${label}_export_s`] = seconds(figures.exportMs);
+    results[`${label}_records_per_s`] = Math.round(figures.records / (figures.exportMs / 1000));
+    results[`${label}_rss_before_export_mb`] = mb(figures.rssBeforeExport);
+    results[`${label}_peak_rss_mb`] = mb(figures.peakRss);
+    results[`${label}_unpacked_mb`] = mb(figures.unpackedBytes);
+    results[`${label}_archive_mb`] = mb(figures.archiveBytes);
+    results[`${label}_export_mb_per_s`] = Number((mb(figures.unpackedBytes) / (figures.exportMs / 1000)).toFixed(1));
+    results[`${label}_tar_czf_s`] = seconds(figures.tarMs);
+    results[`${label}_tar_czf_mb_per_s`] = Number((mb(figures.unpackedBytes) / (figures.tarMs / 1000)).toFixed(1));
+    results[`${label}_export_vs_tar_czf_time`] = ratio(figures.exportMs, figures.tarMs);
+  }
+  results.peak_rss_ratio_large_to_small = ratio(runs[1]![1].peakRss, runs[0]![1].peakRss);
+  results.peak_rss_goal = '<= 1.2';
+  return results;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const env: Record<string, string> = process.env.BENCH_DATABASE === 'postgres' && process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
+  console.table(await migrations({ size: process.argv[2] === 'small' ? 'small' : undefined, env }));
+}
