@@ -370,6 +370,17 @@ describe('the archive', () => {
     assert.equal(view.archive, null);
     const folder = join(server.server.ctx.config.dataDir, 'migration-archives', String(migration.id));
     assert.deepEqual(existsSync(folder) ? readdirSync(folder) : [], [], 'no archive, finished or partial');
+
+    // Git data holding something other than files and directories (here a FIFO) fails mid-stream.
+    await server.admin('POST', '/repos', { owner: 'alice', name: 'odd', init_git: true });
+    const odd = await db.selectFrom('repositories').select('git_path').where('name', '=', 'odd').executeTakeFirstOrThrow();
+    execFileSync('mkfifo', [join(server.server.ctx.config.dataDir, odd.git_path!, 'objects', 'pipe')]);
+    const midway = await start({ repositories: ['alpha', 'odd'] });
+    await server.drain();
+    assert.equal((await status(midway.id)).state, 'failed');
+    assert.match((await server.admin('GET', `/migrations/${midway.id}`)).failure, /unexpected file: repositories\/alice\/odd\.git\/objects\/pipe/);
+    const midwayFolder = join(server.server.ctx.config.dataDir, 'migration-archives', String(midway.id));
+    assert.deepEqual(existsSync(midwayFolder) ? readdirSync(midwayFolder) : [], []);
   });
 });
 

@@ -288,9 +288,9 @@ export class UserMigrationService {
     const run = randomUUID();
     const migration = await store.beginExport(this.db, migrationId, run, this.now());
     if (!migration) return;
-    await this.storage.clear(archiveFolder(migrationId));
     const key = `${archiveFolder(migrationId)}${run}.tar.gz`;
     try {
+      await this.storage.clear(archiveFolder(migrationId));
       const owner = (await store.usersById(this.db, [migration.owner_id])).get(migration.owner_id)!;
       const repositories = await store.migrationRepositories(this.db, [migrationId]);
       const size = await writeArchive(
@@ -309,7 +309,8 @@ export class UserMigrationService {
     } catch (error) {
       const failure = error instanceof Error ? error.message : String(error);
       this.ctx.log.warn({ migrationId, failure }, 'user migration export failed');
-      await this.storage.remove(key);
+      // What this run wrote goes; failing to remove it is only logged, so the migration is still marked failed.
+      await this.storage.remove(key).catch((err: unknown) => this.ctx.log.error({ err, migrationId }, 'could not remove a failed archive'));
       await store.failExport(this.db, migrationId, run, failure, this.now());
     }
   }
