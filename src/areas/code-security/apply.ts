@@ -89,7 +89,7 @@ async function takeLicense(trx: Executor, repository: RepositoryRow, now: string
   const pools: [store.OwnerType, number][] = [['organization', repository.owner_id]];
   if (enterpriseId !== null) pools.push(['enterprise', enterpriseId]);
   for (const [ownerType, ownerId] of pools) {
-    const licenses = await store.lockLicenses(trx, ownerType, ownerId, postgres);
+    const licenses = await store.licenseCount(trx, ownerType, ownerId, postgres);
     if (licenses > 0 && (await store.seatsUsed(trx, ownerType, ownerId)) < licenses) {
       await store.takeSeat(trx, repository.id, ownerType, ownerId, now);
       return store.seatOf(trx, repository.id);

@@ -29,9 +29,6 @@ export const ENABLEMENT_FIELDS = [
 ] as const;
 export type EnablementField = (typeof ENABLEMENT_FIELDS)[number];
 
-/** Fields only an organization configuration sets (the enterprise bodies do not take them). */
-export const ORGANIZATION_ONLY_FIELDS = ['updater_delegated_alert_dismissal', 'secret_scanning_delegated_bypass', 'secret_scanning_delegated_bypass_options'] as const;
-
 /**
  * Features every repository gets without an advanced-security license. The others (the advanced
  * security products, code scanning and secret scanning) are free on public repositories only; a

@@ -1,18 +1,20 @@
 // Code security configurations: who may manage them, what a configuration may say, attaching and
 // detaching repositories, the defaults for new repositories, and licenses. No HTTP here.
 import type { Selectable } from 'kysely';
+import type { Static } from 'typebox';
+import type { Executor } from '../../db/index.ts';
 import type { EnterprisesTable } from '../../db/schema.ts';
 import { isEnterpriseOwner, notAccessible, orgRoles, reachesAccount, reachesRepository, requireReadableRepository, userRepositoryPermissions } from '../../platform/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import type { Context } from '../../platform/context.ts';
 import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
 import { findAccount, findEnterprise, findRepository, isRowId } from '../../platform/lookups.ts';
-import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
+import { decodeCursor, encodeCursor, pageParams } from '../../platform/pagination.ts';
 import type { Principal, UserRow } from '../../platform/principal.ts';
 import type { RepositoryRow, Urls } from '../../platform/representations.ts';
 import { queueApply } from './apply.ts';
 import { defaultSettings, ENABLEMENT_FIELDS, type Enforcement, type Settings } from './features.ts';
-import type { Configuration, ConfigurationInput } from './schemas.ts';
+import { AttachmentStatus, type Configuration, type ConfigurationInput, DefaultForNewRepos as DefaultForNewReposValue } from './schemas.ts';
 import * as store from './store.ts';
 
 type EnterpriseRow = Selectable<EnterprisesTable>;
@@ -22,12 +24,11 @@ export type Scope =
   | { type: 'organization'; org: UserRow; enterpriseId: number | null }
   | { type: 'enterprise'; enterprise: EnterpriseRow };
 
-export type DefaultForNewRepos = 'all' | 'none' | 'private_and_internal' | 'public';
+export type DefaultForNewRepos = Static<typeof DefaultForNewReposValue>;
 export type AttachScope = 'all' | 'all_without_configurations' | 'public' | 'private_or_internal' | 'selected';
 
-export const ATTACHMENT_STATUSES = ['attached', 'attaching', 'detached', 'removed', 'enforced', 'failed', 'updating', 'removed_by_enterprise'] as const;
-
-export const PER_PAGE = { perPage: 30, maxPerPage: 100 } as const;
+/** `per_page` of the configuration and repository lists (decisions.md). */
+const PER_PAGE = { perPage: 30, maxPerPage: 100 } as const;
 
 const RESOURCE = 'CodeSecurityConfiguration';
 
@@ -104,7 +105,7 @@ function cursorPosition(cursor: string, field: string): number {
 
 /** A page of a list ordered by an integer key, before or after a cursor, with the neighbouring cursors. */
 async function cursorPage<T>(args: CursorArgs, fetch: (window: store.Window) => Promise<T[]>, key: (item: T) => number): Promise<CursorPage<T>> {
-  const limit = Math.min(args.per_page ?? PER_PAGE.perPage, PER_PAGE.maxPerPage);
+  const limit = pageParams(args, PER_PAGE).perPage;
   if (args.before !== undefined && args.after !== undefined) throw invalidField('Pagination', 'before', 'before and after cannot be used together');
   let items: T[];
   let hasNext: boolean;
@@ -232,11 +233,11 @@ export class CodeSecurityService {
   async create(scope: Scope, input: ConfigurationInput & { name: string }): Promise<store.ConfigurationRow> {
     const refuse = scope.type === 'enterprise' ? malformed : unprocessable;
     const name = this.checkName(input.name, refuse);
-    const settings = await this.settingsFrom(scope, defaultSettings(), input, refuse);
+    const settings = await this.settingsFrom(this.db, scope, defaultSettings(), input, refuse);
     const [ownerType, ownerId] = ownerOf(scope);
     const duplicate = () =>
       scope.type === 'enterprise' ? malformed('name', 'Name has already been taken', 'already_exists') : validationFailed([{ resource: RESOURCE, field: 'name', code: 'already_exists' }]);
-    if (await this.nameTaken(ownerType, ownerId, name, null)) throw duplicate();
+    if (await this.nameTaken(this.db, ownerType, ownerId, name, null)) throw duplicate();
     const now = this.now();
     try {
       return await store.insertConfiguration(this.db, {
@@ -259,32 +260,33 @@ export class CodeSecurityService {
 
   /**
    * Updates a configuration. `changed` is false when the body changes nothing (nothing is written).
-   * A change of features or enforcement re-applies the configuration to its repositories.
+   * A change of features or enforcement re-applies the configuration to its repositories. The body is
+   * merged into the configuration as it is once locked, so concurrent updates do not undo each other.
    */
   async update(scope: Scope, id: number, input: ConfigurationInput): Promise<{ row: store.ConfigurationRow; changed: boolean }> {
-    const row = await this.visibleConfiguration(scope, id);
-    if (row.target_type === 'global') throw conflict('Global configurations are read-only and cannot be updated.');
-    if (scope.type === 'organization' && row.target_type !== 'organization') {
+    const found = await this.visibleConfiguration(scope, id);
+    if (found.target_type === 'global') throw conflict('Global configurations are read-only and cannot be updated.');
+    if (scope.type === 'organization' && found.target_type !== 'organization') {
       throw badRequest('Enterprise configurations can only be updated through the enterprise.');
     }
     if (scope.type === 'enterprise' && (await this.inProgress(scope))) {
       throw conflict('Another enablement is in progress. Updating this configuration is not available until it has finished.');
     }
-    const name = input.name === undefined ? row.name : this.checkName(input.name, unprocessable);
-    const current = JSON.parse(row.settings) as Settings;
-    const settings = await this.settingsFrom(scope, current, input, unprocessable);
-    const enforcement = input.enforcement ?? row.enforcement;
-    const description = input.description ?? row.description;
-    const featuresChanged = JSON.stringify(settings) !== JSON.stringify(current) || enforcement !== row.enforcement;
-    if (!featuresChanged && name === row.name && description === row.description) return { row, changed: false };
-
     const [ownerType, ownerId] = ownerOf(scope);
     const duplicate = () =>
       scope.type === 'enterprise' ? conflict('Name has already been taken') : validationFailed([{ resource: RESOURCE, field: 'name', code: 'already_exists' }]);
-    if (name.toLowerCase() !== row.name_lower && (await this.nameTaken(ownerType, ownerId, name, row.id))) throw duplicate();
     try {
-      const updated = await this.db.transaction().execute(async (trx) => {
-        if (!(await store.lockConfiguration(trx, row.id, this.postgres))) throw notFound();
+      return await this.db.transaction().execute(async (trx) => {
+        const row = await store.lockConfiguration(trx, found.id, this.postgres);
+        if (!row) throw notFound();
+        const name = input.name === undefined ? row.name : this.checkName(input.name, unprocessable);
+        const current = JSON.parse(row.settings) as Settings;
+        const settings = await this.settingsFrom(trx, scope, current, input, unprocessable);
+        const enforcement = input.enforcement ?? row.enforcement;
+        const description = input.description ?? row.description;
+        const featuresChanged = JSON.stringify(settings) !== JSON.stringify(current) || enforcement !== row.enforcement;
+        if (!featuresChanged && name === row.name && description === row.description) return { row, changed: false };
+        if (name.toLowerCase() !== row.name_lower && (await this.nameTaken(trx, ownerType, ownerId, name, row.id))) throw duplicate();
         const now = this.now();
         const saved = await store.updateConfiguration(trx, row.id, {
           name,
@@ -295,9 +297,8 @@ export class CodeSecurityService {
           updated_at: now,
         });
         if (featuresChanged && (await store.markConfigurationUpdating(trx, row.id, now)) > 0) await queueApply(this.ctx, trx, row.id);
-        return saved;
+        return { row: saved, changed: true };
       });
-      return { row: updated, changed: true };
     } catch (error) {
       if (isUniqueViolation(error)) throw duplicate();
       throw error;
@@ -474,7 +475,7 @@ export class CodeSecurityService {
 
   async licenses(ownerType: store.OwnerType, ownerId: number) {
     return {
-      advanced_security: await store.lockLicenses(this.db, ownerType, ownerId, false),
+      advanced_security: await store.licenseCount(this.db, ownerType, ownerId, false),
       used: await store.seatsUsed(this.db, ownerType, ownerId),
     };
   }
@@ -495,8 +496,8 @@ export class CodeSecurityService {
     return trimmed;
   }
 
-  private async nameTaken(ownerType: store.OwnerType, ownerId: number, name: string, exceptId: number | null): Promise<boolean> {
-    let query = this.db
+  private async nameTaken(db: Executor, ownerType: store.OwnerType, ownerId: number, name: string, exceptId: number | null): Promise<boolean> {
+    let query = db
       .selectFrom('code_security_configurations')
       .select('id')
       .where(ownerType === 'organization' ? 'org_id' : 'enterprise_id', '=', ownerId)
@@ -506,7 +507,7 @@ export class CodeSecurityService {
   }
 
   /** The settings a body asks for on top of `current`, checked as a whole. */
-  private async settingsFrom(scope: Scope, current: Settings, input: ConfigurationInput, refuse: Refuse): Promise<Settings> {
+  private async settingsFrom(db: Executor, scope: Scope, current: Settings, input: ConfigurationInput, refuse: Refuse): Promise<Settings> {
     const next: Settings = structuredClone(current);
     for (const field of ENABLEMENT_FIELDS) {
       const value = input[field];
@@ -543,7 +544,7 @@ export class CodeSecurityService {
       if (next.secret_scanning_delegated_bypass !== 'enabled') {
         throw refuse('secret_scanning_delegated_bypass_options', 'Bypass reviewers can be set only when secret_scanning_delegated_bypass is enabled');
       }
-      if (scope.type === 'organization') await this.checkTeams(scope.org.id, reviewers.filter((r) => r.reviewer_type === 'TEAM').map((r) => r.reviewer_id), refuse);
+      if (scope.type === 'organization') await this.checkTeams(db, scope.org.id, reviewers.filter((r) => r.reviewer_type === 'TEAM').map((r) => r.reviewer_id), refuse);
       const unique = new Map(reviewers.map((r) => [`${r.reviewer_type}:${r.reviewer_id}`, { reviewer_id: r.reviewer_id, reviewer_type: r.reviewer_type, mode: r.mode ?? 'ALWAYS' }]));
       next.secret_scanning_delegated_bypass_options = { reviewers: [...unique.values()] };
     } else if (next.secret_scanning_delegated_bypass !== 'enabled') {
@@ -556,9 +557,9 @@ export class CodeSecurityService {
     return next;
   }
 
-  private async checkTeams(orgId: number, teamIds: number[], refuse: Refuse): Promise<void> {
+  private async checkTeams(db: Executor, orgId: number, teamIds: number[], refuse: Refuse): Promise<void> {
     if (!teamIds.length) return;
-    const rows = await this.db.selectFrom('teams').select('id').where('org_id', '=', orgId).where('id', 'in', teamIds.filter(isRowId).concat(-1)).execute();
+    const rows = await db.selectFrom('teams').select('id').where('org_id', '=', orgId).where('id', 'in', teamIds.filter(isRowId).concat(-1)).execute();
     const missing = teamIds.filter((teamId) => !rows.some((row) => row.id === teamId));
     if (missing.length) throw refuse('secret_scanning_delegated_bypass_options.reviewers', `Teams not found in the organization: ${missing.join(', ')}`);
   }
@@ -569,7 +570,7 @@ function parseStatusFilter(value: string | undefined): string[] | null {
   if (value === undefined) return null;
   const statuses = value.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   if (!statuses.length || statuses.includes('all')) return null;
-  const unknown = statuses.filter((s) => !(ATTACHMENT_STATUSES as readonly string[]).includes(s));
+  const unknown = statuses.filter((s) => !(AttachmentStatus.enum as readonly string[]).includes(s));
   if (unknown.length) throw invalidField(RESOURCE, 'status', `Unsupported status: ${unknown.join(', ')}`);
   return statuses;
 }

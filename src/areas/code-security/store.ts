@@ -289,10 +289,10 @@ export async function setLicenses(db: Executor, ownerType: OwnerType, ownerId: n
     .execute();
 }
 
-/** An owner's license count, locked on PostgreSQL so concurrent apply jobs do not hand out the same license. */
-export async function lockLicenses(db: Executor, ownerType: OwnerType, ownerId: number, postgres: boolean): Promise<number> {
+/** An owner's license count; `lock` (PostgreSQL) holds it so concurrent apply jobs do not hand out the same license. */
+export async function licenseCount(db: Executor, ownerType: OwnerType, ownerId: number, lock: boolean): Promise<number> {
   let query = db.selectFrom('code_security_licenses').select('advanced_security').where('owner_type', '=', ownerType).where('owner_id', '=', ownerId);
-  if (postgres) query = query.forUpdate();
+  if (lock) query = query.forUpdate();
   return (await query.executeTakeFirst())?.advanced_security ?? 0;
 }
 
