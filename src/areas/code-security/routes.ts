@@ -12,6 +12,7 @@ import {
   OrganizationCreateBody, OrganizationUpdateBody, RepositoryConfiguration, RepositoryRecord,
 } from './schemas.ts';
 import { CodeSecurityService, configurationBody, type CursorPage, type Scope } from './service.ts';
+import type { ConfigurationRow } from './store.ts';
 
 const enterpriseRead: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['read:enterprise'] };
 const enterpriseWrite: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['admin:enterprise'] };
@@ -55,7 +56,7 @@ export function codeSecurityRoutes(app: Api, ctx: Context): void {
   const { urls } = ctx;
 
   /** A page of configurations with its Link header. */
-  const configurationPage = (request: FastifyRequest, reply: FastifyReply, scope: Scope, page: CursorPage<Parameters<typeof configurationBody>[2]>) => {
+  const configurationPage = (request: FastifyRequest, reply: FastifyReply, scope: Scope, page: CursorPage<ConfigurationRow>) => {
     setCursorLinks(reply, request, urls.api, { next: page.next ? { after: page.next } : undefined, prev: page.prev ? { before: page.prev } : undefined });
     return page.items.map((row) => configurationBody(urls, scope, row));
   };
