@@ -152,7 +152,7 @@ describe('rate limits', () => {
 
 describe('the API document, health, metrics and the admin token', () => {
   test('/openapi.json documents the public operations and hides the admin API; /docs answers', async () => {
-    const document = await (await fetch(`${server.url}/openapi.json`)).json();
+    const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as any;
     assert.ok(document.openapi);
     assert.ok(document.paths['/applications/{client_id}/token'].post.responses['200']);
     assert.ok(document.paths['/app/installations/{installation_id}/access_tokens'].post);
@@ -171,7 +171,7 @@ describe('the API document, health, metrics and the admin token', () => {
     assert.equal((await fetch(`${server.url}/_admin/users`, { method: 'POST', body: '{}' })).status, 401);
     const wrong = await fetch(`${server.url}/_admin/users`, { method: 'POST', headers: { authorization: 'Bearer nope' }, body: '{"login":"x"}' });
     assert.equal(wrong.status, 401);
-    assert.equal((await wrong.json()).message, 'Bad credentials');
+    assert.equal(((await wrong.json()) as { message: string }).message, 'Bad credentials');
     const user = await server.adminRaw('POST', '/users', { login: 'not a login' });
     assert.equal(user.status, 422);
     const unknownRef = await server.adminRaw('POST', '/orgs', { login: 'org1', owners: ['ghost'] });
