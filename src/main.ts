@@ -1,12 +1,14 @@
 // The CLI: `codehost serve | migrate | seed FILE | admin METHOD PATH [JSON]`.
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { AREAS, createServer, type Server } from './app.ts';
+import type { SeedReport } from './admin/seed.ts';
+import type { Server } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { openDatabase } from './db/index.ts';
-import { migrateToLatest } from './db/migrate.ts';
-import { loadSeedFile, type SeedReport } from './admin/seed.ts';
 import { ApiError } from './platform/errors.ts';
+
+// The server and its dependencies load only for the commands that need them: `--help` and
+// `admin` stay quick.
+const loadServer = () => Promise.all([import('./app.ts'), import('./admin/seed.ts')]);
 
 const DEMO_SEED = fileURLToPath(new URL('./admin/demo.yaml', import.meta.url));
 
@@ -76,6 +78,7 @@ function banner(address: string, server: Server, demoLoaded: boolean): void {
 }
 
 async function serve(config: Config, seedFile: string | undefined): Promise<void> {
+  const [{ AREAS, createServer }, { loadSeedFile }] = await loadServer();
   const server = await createServer(config);
   let demoLoaded = false;
   if (server.freshDatabase && config.demo && server.ctx.db.dialect === 'sqlite') {
@@ -154,6 +157,7 @@ export async function main(argv: string[]): Promise<void> {
       return serve(config, values.seed);
     }
     case 'migrate': {
+      const [{ openDatabase }, { migrateToLatest }] = await Promise.all([import('./db/index.ts'), import('./db/migrate.ts')]);
       const db = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: `${config.dataDir}/codehost.db` });
       const applied = await migrateToLatest(db);
       console.log(applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date');
@@ -163,6 +167,7 @@ export async function main(argv: string[]): Promise<void> {
     case 'seed': {
       const [file] = rest;
       if (!file) throw new ConfigError(HELP.seed!);
+      const [{ AREAS, createServer }, { loadSeedFile }] = await loadServer();
       const server = await createServer({ ...config, jobs: { ...config.jobs, worker: false } }, { logger: false });
       try {
         printSeedReport(await loadSeedFile(server.ctx, AREAS, file));
