@@ -110,13 +110,18 @@ export interface Baseline {
 /** A bare node:http server in its own process answering every request with the same status, headers and body. */
 export async function startBaseline(response: { status: number; headers: Record<string, string>; body: string }): Promise<Baseline> {
   const port = await freePort();
+  // The response arrives on stdin: a large body does not fit in a command-line argument.
   const script = `
     const http = require('node:http');
-    const r = ${JSON.stringify(response)};
-    http.createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(r.status, r.headers); res.end(r.body); }); })
-      .listen(${port}, '127.0.0.1');
+    let input = '';
+    process.stdin.setEncoding('utf8').on('data', (chunk) => { input += chunk; }).on('end', () => {
+      const r = JSON.parse(input);
+      http.createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(r.status, r.headers); res.end(r.body); }); })
+        .listen(${port}, '127.0.0.1');
+    });
   `;
-  const child = spawn(NODE, ['-e', script], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(NODE, ['-e', script], { stdio: ['pipe', 'ignore', 'inherit'] });
+  child.stdin!.end(JSON.stringify(response));
   const url = `http://127.0.0.1:${port}`;
   await waitFor(url, child);
   return {

@@ -39,10 +39,20 @@ export interface RepositoryFacts {
   counts: RepositoryCounts;
 }
 
+/** A thread's repository, shaped once per repository of a page (a page often repeats a few). */
+export interface ShapedRepository {
+  facts: RepositoryFacts;
+  body: FullRepository;
+}
+
+export function shapeRepository(urls: Urls, facts: RepositoryFacts): ShapedRepository {
+  return { facts, body: fullRepository(urls, facts.repository, facts.owner, facts.counts) };
+}
+
 export const threadUrl = (urls: Urls, threadId: number) => `${urls.api}/notifications/threads/${threadId}`;
 
-export function threadRepresentation(urls: Urls, thread: ThreadWithSubject, facts: RepositoryFacts): NotificationThread {
-  const { repository, owner } = facts;
+export function threadRepresentation(urls: Urls, thread: ThreadWithSubject, shaped: ShapedRepository): NotificationThread {
+  const { repository, owner } = shaped.facts;
   let subjectUrl = thread.subject_url ?? '';
   let latestCommentUrl = subjectUrl;
   if (thread.issue_number !== null) {
@@ -53,7 +63,7 @@ export function threadRepresentation(urls: Urls, thread: ThreadWithSubject, fact
   const url = threadUrl(urls, thread.id);
   return {
     id: String(thread.id),
-    repository: fullRepository(urls, repository, owner, facts.counts),
+    repository: shaped.body,
     subject: { title: thread.subject_title, url: subjectUrl, latest_comment_url: latestCommentUrl, type: thread.subject_type },
     reason: thread.reason,
     unread: Boolean(thread.unread),

@@ -25,7 +25,7 @@ import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findRepository, isRowId } from '../../platform/lookups.ts';
 import type { RepositoryRow } from '../../platform/representations.ts';
 import {
-  subscriptionRepresentation, threadRepresentation, type NotificationThread, type RepositoryFacts, type ThreadSubscription,
+  shapeRepository, subscriptionRepresentation, threadRepresentation, type NotificationThread, type ShapedRepository, type ThreadSubscription,
 } from './representations.ts';
 import * as store from './store.ts';
 import type { MarkSelection, NewThread, SubscriptionRow, ThreadWithSubject } from './store.ts';
@@ -45,7 +45,7 @@ const SUBSCRIBING = new Set<Reason>(['author', 'comment', 'mention', 'assign', '
 
 export const MARK_READ_QUEUE = 'notifications.mark-read';
 /** Threads marked per transaction by the background job. */
-const MARK_READ_BATCH = 5000;
+const MARK_READ_BATCH = 2000;
 export const MARK_READ_MESSAGE = "Unread notifications couldn't be marked in a single request. Notifications are being marked as read in the background.";
 
 const ISSUE_EVENTS = new Set(['issues', 'pull_request', 'issue_comment']);
@@ -334,9 +334,14 @@ export class NotificationService {
     return 'done';
   }
 
-  /** The background half of a large mark-as-read: batches in their own transactions, until none is left. */
+  /**
+   * The background half of a large mark-as-read: batches in their own transactions, until none is
+   * left. It yields to the event loop before each batch: on SQLite the queries run synchronously
+   * in this process, and requests (the 202 that queued this job first of all) must not wait for it.
+   */
   async runMarkRead(job: MarkReadJob): Promise<void> {
     for (;;) {
+      await new Promise((resolve) => setImmediate(resolve));
       const changed = await this.db.transaction().execute(async (trx) => {
         const count = await store.markThreads(trx, job, job.readAt, MARK_READ_BATCH);
         if (count > 0) await store.touchInboxes(trx, [job.userId], this.now());
@@ -425,8 +430,8 @@ export class NotificationService {
   }
 
   private async represent(rows: readonly ThreadWithSubject[]): Promise<NotificationThread[]> {
-    const repositories = new Map<number, RepositoryFacts>(
-      (await store.repositoriesOf(this.db, [...new Set(rows.map((r) => r.repository_id))])).map((facts) => [facts.repository.id, facts]),
+    const repositories = new Map<number, ShapedRepository>(
+      (await store.repositoriesOf(this.db, [...new Set(rows.map((r) => r.repository_id))])).map((facts) => [facts.repository.id, shapeRepository(this.ctx.urls, facts)]),
     );
     return rows.map((row) => threadRepresentation(this.ctx.urls, row, repositories.get(row.repository_id)!));
   }

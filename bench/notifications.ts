@@ -1,0 +1,301 @@
+// Notifications at scale, against the real server in its own process:
+// 1. GET /notifications?per_page=50 latency for a user with 1,000 threads, first when the database
+//    holds only those, then when it holds 1,000,000 threads of 1,000 users (the user's rows spread
+//    among the others'): the ratio should stay at or under 1.3.
+// 2. PUT /notifications for a user with 100,000 unread threads: the answer time (a 202, the rest in
+//    the background) and the time until the list is empty.
+// 3. The list's requests/s against a bare node:http server answering the same bytes.
+// Threads, subjects and users are bulk-inserted with SQL (SQLite through node:sqlite on the server's
+// file, or PostgreSQL on a database made for the run); repositories and tokens through the admin API.
+//
+//   node_modules/.bin/node bench/notifications.ts [--user-threads 1000] [--total 1000000] [--unread 100000] [--seconds 10]
+//   DATABASE_URL=postgres://... node_modules/.bin/node bench/notifications.ts --postgres
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { capture, load, ratio, startBaseline, startServerProcess, type ServerProcess } from './lib.ts';
+
+export interface Options {
+  seconds?: number;
+  connections?: number;
+  env?: Record<string, string>;
+  /** Threads of the measured user (default 1,000). */
+  userThreads?: number;
+  /** Threads in the database for the second measurement (default 1,000,000). */
+  totalThreads?: number;
+  /** Unread threads of the user who marks everything read (default 100,000). */
+  unreadThreads?: number;
+}
+
+const REPOSITORIES = 10;
+const MARK_READ_ROUNDS = 3;
+
+/** Bulk SQL on the server's database: each statement builds its rows from a number series. */
+interface Bulk {
+  /** Runs `sql` with $series standing for a table of integers i in [0, count). */
+  series(count: number, sql: (series: string, now: string) => string): Promise<void>;
+  exec(sql: string): Promise<void>;
+  scalar(sql: string): Promise<number>;
+  /**
+   * After a bulk load: fresh planner statistics (what autovacuum or a periodic ANALYZE would have
+   * by the time a table is this big) and, on SQLite, the write-ahead log folded into the database,
+   * so the server's next write does not pay for checkpointing the load.
+   */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function sqliteBulk(dataDir: string): Bulk {
+  const db = new DatabaseSync(join(dataDir, 'codehost.db'));
+  db.exec('PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;');
+  const now = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
+  return {
+    async series(count, sql) {
+      db.exec(`WITH RECURSIVE series(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM series WHERE i < ${count - 1}) ${sql('series', now)}`);
+    },
+    async exec(sql) {
+      db.exec(sql);
+    },
+    async scalar(sql) {
+      return Number(Object.values(db.prepare(sql).get() as Record<string, unknown>)[0]);
+    },
+    async settle() {
+      db.exec('ANALYZE; PRAGMA wal_checkpoint(TRUNCATE);');
+    },
+    async close() {
+      db.close();
+    },
+  };
+}
+
+async function postgresBulk(url: string): Promise<Bulk> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const now = `to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  return {
+    async series(count, sql) {
+      await client.query(`WITH series(i) AS (SELECT generate_series(0, ${count - 1})) ${sql('series', now)}`);
+    },
+    async exec(sql) {
+      await client.query(sql);
+    },
+    async scalar(sql) {
+      return Number(Object.values((await client.query(sql)).rows[0] as Record<string, unknown>)[0]);
+    },
+    async settle() {
+      await client.query('VACUUM ANALYZE');
+    },
+    async close() {
+      await client.end();
+    },
+  };
+}
+
+/** A fresh PostgreSQL database for the run (dropped afterwards), so a run never touches real data. */
+async function scratchDatabase(base: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `codehost_bench_${randomBytes(6).toString('hex')}`;
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`CREATE DATABASE ${name}`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** ISO timestamp text `seconds` before now, in SQL (both engines store timestamps as ISO text). */
+function isoBefore(postgres: boolean, seconds: string): string {
+  return postgres
+    ? `to_char((now() - make_interval(secs => ${seconds})) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+    : `strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (${seconds}) || ' seconds')`;
+}
+
+async function timed(fn: () => Promise<void>): Promise<number> {
+  const started = performance.now();
+  await fn();
+  return performance.now() - started;
+}
+
+/** Median and 95th percentile of `count` sequential requests, after a warm-up. */
+async function latency(url: string, headers: Record<string, string>, count = 300): Promise<{ p50: number; p95: number }> {
+  const once = async () => {
+    const response = await fetch(url, { headers });
+    if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
+    await response.arrayBuffer();
+  };
+  for (let i = 0; i < 50; i++) await once();
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) times.push(await timed(once));
+  times.sort((a, b) => a - b);
+  const at = (q: number) => Number(times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(2));
+  return { p50: at(0.5), p95: at(0.95) };
+}
+
+export default async function notifications(options: Options = {}): Promise<Record<string, number | string>> {
+  const seconds = options.seconds ?? 10;
+  const userThreads = options.userThreads ?? 1000;
+  const totalThreads = Math.max(options.totalThreads ?? 1_000_000, userThreads);
+  const unreadThreads = options.unreadThreads ?? 100_000;
+  const users = Math.ceil(totalThreads / userThreads);
+  const postgresBase = options.env?.DATABASE_URL;
+  const scratch = postgresBase ? await scratchDatabase(postgresBase) : null;
+  const postgres = scratch !== null;
+
+  let server: ServerProcess | undefined;
+  let bulk: Bulk | undefined;
+  try {
+    server = await startServerProcess({ ...options.env, ...(scratch ? { DATABASE_URL: scratch.url } : {}) });
+    bulk = postgres ? await postgresBulk(scratch!.url) : sqliteBulk(server.dataDir);
+    const results: Record<string, number | string> = { database: postgres ? 'postgres' : 'sqlite' };
+
+    await server.admin('POST', '/users', { login: 'mona' });
+    await server.admin('POST', '/users', { login: 'reader' });
+    await server.admin('POST', '/orgs', { login: 'acme', owners: ['mona', 'reader'] });
+    const repositoryIds: number[] = [];
+    for (let r = 0; r < REPOSITORIES; r++) repositoryIds.push((await server.admin('POST', '/repos', { owner: 'acme', name: `repo-${r}` })).id);
+    if (repositoryIds.some((id, r) => id !== repositoryIds[0]! + r)) throw new Error('expected consecutive repository ids');
+    const mona = (await server.admin('POST', '/tokens', { login: 'mona', kind: 'classic', scopes: ['notifications'] })).token as string;
+    const reader = (await server.admin('POST', '/tokens', { login: 'reader', kind: 'classic', scopes: ['notifications'] })).token as string;
+    const monaId = await bulk.scalar(`SELECT id FROM users WHERE login_lower = 'mona'`);
+    const readerId = await bulk.scalar(`SELECT id FROM users WHERE login_lower = 'reader'`);
+    const firstRepository = repositoryIds[0]!;
+
+    // One subject per thread of a user, spread over the repositories; every user has a thread on each.
+    await bulk.series(userThreads, (s, now) => `
+      INSERT INTO notification_subjects (repository_id, issue_id, subject_key, type, title, url, created_at, updated_at)
+      SELECT ${firstRepository} + (i % ${REPOSITORIES}), NULL, 'bench:' || i, 'Release', 'Release ' || i, 'https://example.com/releases/' || i, ${now}, ${now} FROM ${s}`);
+    const firstSubject = await bulk.scalar(`SELECT min(id) FROM notification_subjects WHERE subject_key LIKE 'bench:%'`);
+    const threads = (userIds: string, order: string) => `
+      INSERT INTO notification_threads (user_id, subject_id, repository_id, reason, unread, done, updated_at, last_read_at, latest_comment_id, last_activity_id, created_at)
+      SELECT u.id, s.id, s.repository_id, 'subscribed', 1, 0, ${isoBefore(postgres, `(s.id - ${firstSubject}) * 37 + u.id % 1000`)}, NULL, NULL, 0, ${isoBefore(postgres, '86400')}
+      FROM notification_subjects s CROSS JOIN users u
+      WHERE s.subject_key LIKE 'bench:%' AND u.id IN (${userIds}) ORDER BY ${order}`;
+
+    // 1a. Only the measured user's threads.
+    await bulk.exec(threads(String(monaId), 's.id'));
+    await bulk.settle();
+    const listUrl = `${server.apiUrl}/notifications?per_page=50`;
+    const headers = { authorization: `Bearer ${mona}`, accept: 'application/vnd.vendor+json' };
+    const alone = await latency(listUrl, headers);
+
+    // 1b. The same threads among `totalThreads`: the others' users, then every thread again, subject by
+    // subject, so the measured user's rows lie spread through the table as they would after months of use.
+    const built = await timed(async () => {
+      await bulk!.series(users - 1, (s, now) => `
+        INSERT INTO users (login, login_lower, type, name, email, site_admin, created_at, updated_at)
+        SELECT 'bench-' || i, 'bench-' || i, 'User', NULL, NULL, 0, ${now}, ${now} FROM ${s}`);
+      await bulk!.exec('DELETE FROM notification_threads');
+      await bulk!.exec(threads(`SELECT id FROM users WHERE login_lower LIKE 'bench-%' OR id = ${monaId}`, 's.id, u.id'));
+      await bulk!.settle();
+    });
+    const rows = await bulk.scalar('SELECT count(*) FROM notification_threads');
+    const crowded = await latency(listUrl, headers);
+    Object.assign(results, {
+      'threads in the database': rows,
+      [`list p50 ms, ${userThreads} threads alone`]: alone.p50,
+      [`list p50 ms, among ${rows}`]: crowded.p50,
+      'list p50 ratio crowded/alone (goal <= 1.3)': ratio(crowded.p50, alone.p50),
+      [`list p95 ms, ${userThreads} threads alone`]: alone.p95,
+      [`list p95 ms, among ${rows}`]: crowded.p95,
+      'bulk load seconds': Number((built / 1000).toFixed(1)),
+    });
+
+    // 3. Requests/s of the list against a bare server answering the same bytes.
+    const sample = await capture(listUrl, { headers });
+    if (sample.status !== 200) throw new Error(`list answered ${sample.status}`);
+    const baseline = await startBaseline(sample);
+    try {
+      await load({ url: baseline.url, headers, seconds: 1 });
+      await load({ url: listUrl, headers, seconds: 2, connections: options.connections });
+      const bare = await load({ url: baseline.url, headers, seconds, connections: options.connections });
+      const real = await load({ url: listUrl, headers, seconds, connections: options.connections });
+      if (real.non2xx || real.errors) throw new Error(`codehost answered ${real.non2xx} non-2xx and ${real.errors} errors`);
+      Object.assign(results, {
+        'list req/s (codehost)': Math.round(real.requestsPerSecond),
+        'list req/s (bare node:http, same bytes)': Math.round(bare.requestsPerSecond),
+        'list req/s ratio codehost/bare': ratio(real.requestsPerSecond, bare.requestsPerSecond),
+        'list p99 ms under load': real.latencyP99Ms,
+        'list response bytes': Buffer.byteLength(sample.body),
+      });
+    } finally {
+      await baseline.stop();
+    }
+
+    // 2. Mark 100,000 unread threads as read.
+    await bulk.series(unreadThreads, (s, now) => `
+      INSERT INTO notification_subjects (repository_id, issue_id, subject_key, type, title, url, created_at, updated_at)
+      SELECT ${firstRepository} + (i % ${REPOSITORIES}), NULL, 'reader:' || i, 'Release', 'Release ' || i, 'https://example.com/reader/' || i, ${now}, ${now} FROM ${s}`);
+    await bulk.exec(`
+      INSERT INTO notification_threads (user_id, subject_id, repository_id, reason, unread, done, updated_at, last_read_at, latest_comment_id, last_activity_id, created_at)
+      SELECT ${readerId}, s.id, s.repository_id, 'subscribed', 1, 0, ${isoBefore(postgres, 's.id % 100000 + 60')}, NULL, NULL, 0, ${isoBefore(postgres, '86400')}
+      FROM notification_subjects s WHERE s.subject_key LIKE 'reader:%'`);
+    await bulk.settle();
+    const unread = await bulk.scalar(`SELECT count(*) FROM notification_threads WHERE user_id = ${readerId} AND unread = 1`);
+    const readerHeaders = { authorization: `Bearer ${reader}`, accept: 'application/vnd.vendor+json', 'content-type': 'application/json' };
+    const answers: number[] = [];
+    const completions: number[] = [];
+    let status = 0;
+    for (let round = 0; round < MARK_READ_ROUNDS; round++) {
+      if (round > 0) {
+        await bulk.exec(`UPDATE notification_threads SET unread = 1, last_read_at = NULL WHERE user_id = ${readerId}`);
+        await bulk.settle();
+      }
+      const started = performance.now();
+      const answer = await fetch(`${server.apiUrl}/notifications`, { method: 'PUT', headers: readerHeaders, body: '{}' });
+      answers.push(performance.now() - started);
+      await answer.arrayBuffer();
+      status = answer.status;
+      if (status !== 202 && status !== 205) throw new Error(`PUT /notifications answered ${status}`);
+      for (;;) {
+        const left = await fetch(`${server.apiUrl}/notifications?per_page=1`, { headers: readerHeaders });
+        if ((await left.json() as unknown[]).length === 0) break;
+        if (performance.now() - started > 120_000) throw new Error('threads still unread after 120 s');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      completions.push(performance.now() - started);
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    Object.assign(results, {
+      'mark as read: unread threads': unread,
+      'mark as read: status': status,
+      [`mark as read: answer ms, median of ${MARK_READ_ROUNDS} (goal <= 50)`]: Number(median(answers).toFixed(1)),
+      [`mark as read: all read after ms, median of ${MARK_READ_ROUNDS}`]: Math.round(median(completions)),
+    });
+    return results;
+  } finally {
+    await bulk?.close();
+    await server?.stop();
+    await scratch?.drop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({
+    options: {
+      'user-threads': { type: 'string' },
+      total: { type: 'string' },
+      unread: { type: 'string' },
+      seconds: { type: 'string' },
+      connections: { type: 'string' },
+      postgres: { type: 'boolean' },
+    },
+  });
+  const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
+  if (values.postgres && !process.env.DATABASE_URL) throw new Error('--postgres needs DATABASE_URL');
+  console.table(await notifications({
+    seconds: number(values.seconds) ?? Number(process.env.BENCH_SECONDS ?? 10),
+    connections: number(values.connections),
+    userThreads: number(values['user-threads']),
+    totalThreads: number(values.total),
+    unreadThreads: number(values.unread),
+    env: values.postgres ? { DATABASE_URL: process.env.DATABASE_URL! } : {},
+  }));
+}
