@@ -323,13 +323,14 @@ export class NotificationService {
     // A thread is never read "in the future": later activity must still make it unread.
     const readAt = until < now ? until : now;
     const selection: MarkSelection = { userId, repositoryId: input.repositoryId ?? null, until, read: input.read ?? true };
-    if (await store.coversMoreThan(this.db, selection, this.ctx.config.notifications.markReadThreshold)) {
+    const threshold = this.ctx.config.notifications.markReadThreshold;
+    if (await store.coversMoreThan(this.db, selection, threshold)) {
       const job: MarkReadJob = { ...selection, readAt };
       await this.ctx.queue.send(MARK_READ_QUEUE, job, { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
       return 'queued';
     }
     await this.db.transaction().execute(async (trx) => {
-      if ((await store.markThreads(trx, selection, readAt)) > 0) await store.touchInboxes(trx, [userId], now);
+      if ((await store.markThreads(trx, selection, readAt, threshold)) > 0) await store.touchInboxes(trx, [userId], now);
     });
     return 'done';
   }

@@ -211,35 +211,44 @@ export async function coversMoreThan(db: Executor, selection: MarkSelection, thr
   return row !== undefined;
 }
 
-/** Marks up to `limit` covered threads (all when no limit); returns how many changed. */
-export async function markThreads(db: Executor, selection: MarkSelection, readAt: string, limit?: number): Promise<number> {
-  const ids = limit === undefined ? marked(db, selection) : marked(db, selection).limit(limit);
-  const result = await db
+/**
+ * Marks up to `limit` covered threads; returns how many changed. The ids are chosen first and the
+ * update goes by primary key (PostgreSQL would otherwise hash-join the whole table); the update
+ * checks the selection again, so a thread that new activity reached meanwhile is left alone.
+ */
+export async function markThreads(db: Executor, selection: MarkSelection, readAt: string, limit: number): Promise<number> {
+  const ids = (await marked(db, selection).limit(limit).execute()).map((r) => r.id);
+  if (!ids.length) return 0;
+  let update = db
     .updateTable('notification_threads')
     .set(selection.read ? { unread: 0, last_read_at: readAt } : { unread: 1 })
     .where('id', 'in', ids)
-    .executeTakeFirst();
+    .where('unread', '=', selection.read ? 1 : 0)
+    .where('updated_at', '<=', selection.until);
+  if (!selection.read) update = update.where('done', '=', 0);
+  const result = await update.executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
-/** Repositories of some threads with their owners and the counts the representation shows. */
+/** Repositories of some threads with their owners and the counts the representation shows (one query). */
 export async function repositoriesOf(db: Executor, repositoryIds: readonly number[]) {
   if (!repositoryIds.length) return [];
-  const [repositories, openIssues, subscribers] = await Promise.all([
-    db.selectFrom('repositories').innerJoin('users', 'users.id', 'repositories.owner_id')
-      .selectAll('repositories')
-      .select(['users.login as owner_login', 'users.type as owner_type', 'users.site_admin as owner_site_admin'])
-      .where('repositories.id', 'in', repositoryIds)
-      .execute(),
-    db.selectFrom('issues').select(['repository_id', (eb) => eb.fn.countAll<number>().as('count')])
-      .where('repository_id', 'in', repositoryIds).where('state', '=', 'open').groupBy('repository_id').execute(),
-    db.selectFrom('repository_subscriptions').select(['repository_id', (eb) => eb.fn.countAll<number>().as('count')])
-      .where('repository_id', 'in', repositoryIds).where('subscribed', '=', 1).groupBy('repository_id').execute(),
-  ]);
-  const count = (rows: { repository_id: number; count: number }[], id: number) => Number(rows.find((r) => r.repository_id === id)?.count ?? 0);
-  return repositories.map(({ owner_login, owner_type, owner_site_admin, ...repository }) => ({
+  const rows = await db
+    .selectFrom('repositories')
+    .innerJoin('users', 'users.id', 'repositories.owner_id')
+    .selectAll('repositories')
+    .select((eb) => [
+      'users.login as owner_login',
+      'users.type as owner_type',
+      'users.site_admin as owner_site_admin',
+      eb.selectFrom('issues').select(eb.fn.countAll<number>().as('n')).whereRef('issues.repository_id', '=', 'repositories.id').where('issues.state', '=', 'open').as('open_issues'),
+      eb.selectFrom('repository_subscriptions').select(eb.fn.countAll<number>().as('n')).whereRef('repository_subscriptions.repository_id', '=', 'repositories.id').where('repository_subscriptions.subscribed', '=', 1).as('subscribers'),
+    ])
+    .where('repositories.id', 'in', repositoryIds)
+    .execute();
+  return rows.map(({ owner_login, owner_type, owner_site_admin, open_issues, subscribers, ...repository }) => ({
     repository: repository as RepositoryRow,
     owner: { id: repository.owner_id, login: owner_login, type: owner_type, site_admin: owner_site_admin },
-    counts: { open_issues: count(openIssues, repository.id), subscribers: count(subscribers, repository.id) },
+    counts: { open_issues: Number(open_issues ?? 0), subscribers: Number(subscribers ?? 0) },
   }));
 }
