@@ -61,20 +61,18 @@ export async function fanOut(ctx: Context, trx: Executor, activity: ActivityRow)
   const body = await eventBody(trx, ctx.urls, activity);
   if (!body) return 0;
   const now = ctx.clock.now().toISOString();
-  for (const target of targets) {
-    const messageId = await store.insertMessage(trx, {
-      app_id: target.app_id,
-      guid: randomUUID(),
-      event: activity.event,
-      action: activity.action,
-      installation_id: target.installation_id,
-      repository_id: activity.repository_id,
-      payload: JSON.stringify({ ...body, installation: installationBody(target.installation_id) }),
-      created_at: now,
-    });
-    const deliveryId = await store.insertAttempt(trx, { message_id: messageId, app_id: target.app_id, redelivery: false, retry_count: 0, created_at: now });
-    await enqueue(ctx, trx, { deliveryId, generation: 0 });
-  }
+  const messages = await store.insertMessages(trx, targets.map((target) => ({
+    app_id: target.app_id,
+    guid: randomUUID(),
+    event: activity.event,
+    action: activity.action,
+    installation_id: target.installation_id,
+    repository_id: activity.repository_id,
+    payload: JSON.stringify({ ...body, installation: installationBody(target.installation_id) }),
+    created_at: now,
+  })));
+  const attempts = await store.insertAttempts(trx, messages.map((message) => ({ message_id: message.id, app_id: message.app_id, redelivery: false, retry_count: 0, created_at: now })));
+  for (const deliveryId of attempts) await enqueue(ctx, trx, { deliveryId, generation: 0 });
   return targets.length;
 }
 
@@ -84,22 +82,39 @@ export async function newAttempt(
   trx: Executor,
   attempt: { messageId: number; appId: number; retryCount: number; startAfterSeconds?: number },
 ): Promise<void> {
-  const deliveryId = await store.insertAttempt(trx, {
+  const [deliveryId] = await store.insertAttempts(trx, [{
     message_id: attempt.messageId,
     app_id: attempt.appId,
     redelivery: true,
     retry_count: attempt.retryCount,
     created_at: ctx.clock.now().toISOString(),
-  });
-  await enqueue(ctx, trx, { deliveryId, generation: 0 }, attempt.startAfterSeconds);
+  }]);
+  await enqueue(ctx, trx, { deliveryId: deliveryId!, generation: 0 }, attempt.startAfterSeconds);
 }
 
 const isFailure = (statusCode: number) => statusCode < 200 || statusCode >= 400;
 
-/** The request of an attempt: the spec's headers, both signatures of the exact body when there is a secret. */
+/**
+ * Webhook secrets, unsealed, by their sealed form: every delivery of a busy app would otherwise
+ * decrypt the same secret again. A changed secret is a new sealed form; the oldest entries go first.
+ */
+const unsealed = new Map<string, string>();
+const UNSEALED_MAX = 1000;
+
+function unseal(ctx: Context, sealed: string): string {
+  let secret = unsealed.get(sealed);
+  if (secret === undefined) {
+    secret = ctx.secrets.decrypt(sealed);
+    if (unsealed.size >= UNSEALED_MAX) unsealed.delete(unsealed.keys().next().value!);
+    unsealed.set(sealed, secret);
+  }
+  return secret;
+}
+
+/** The request of an attempt: the spec's headers, both signatures of the exact body bytes when there is a secret. */
 function buildRequest(ctx: Context, attempt: NonNullable<Awaited<ReturnType<typeof store.attemptToSend>>>) {
   const form = attempt.content_type === 'form';
-  const body = form ? `payload=${encodeURIComponent(attempt.payload)}` : attempt.payload;
+  const body = Buffer.from(form ? `payload=${encodeURIComponent(attempt.payload)}` : attempt.payload);
   const headers: Record<string, string> = {
     'user-agent': USER_AGENT,
     accept: '*/*',
@@ -111,7 +126,7 @@ function buildRequest(ctx: Context, attempt: NonNullable<Awaited<ReturnType<type
     'x-vendor-hook-installation-target-type': 'integration',
   };
   if (attempt.secret) {
-    const secret = ctx.secrets.decrypt(attempt.secret);
+    const secret = unseal(ctx, attempt.secret);
     headers['x-hub-signature'] = `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`;
     headers['x-hub-signature-256'] = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
   }
@@ -152,26 +167,30 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
 
   const request = buildRequest(ctx, attempt);
   const result = await postWebhook(request, ctx.config.webhooks);
+  const outcome: store.Outcome = {
+    delivered_at: ctx.clock.now().toISOString(),
+    throttled_at: throttledAt,
+    status: result.status,
+    status_code: result.statusCode,
+    duration: result.durationSeconds,
+    url: request.url,
+    request_headers: JSON.stringify(request.headers),
+    response_headers: result.responseHeaders ? JSON.stringify(result.responseHeaders) : null,
+    response_body: result.responseBody,
+  };
   const { retries, retryBaseSeconds } = ctx.config.webhooks;
+  if (!isFailure(result.statusCode) || attempt.retry_count >= retries) {
+    await store.completeAttempt(db, attempt.id, outcome);
+    return;
+  }
+  // The failure and its retry commit together: a retry exists exactly when the failure is recorded.
   await db.transaction().execute(async (trx) => {
-    const recorded = await store.completeAttempt(trx, attempt.id, {
-      delivered_at: ctx.clock.now().toISOString(),
-      throttled_at: throttledAt,
-      status: result.status,
-      status_code: result.statusCode,
-      duration: result.durationSeconds,
-      url: request.url,
-      request_headers: JSON.stringify(request.headers),
-      response_headers: result.responseHeaders ? JSON.stringify(result.responseHeaders) : null,
-      response_body: result.responseBody,
+    if (!(await store.completeAttempt(trx, attempt.id, outcome))) return;
+    await newAttempt(ctx, trx, {
+      messageId: attempt.message_id,
+      appId: attempt.app_id,
+      retryCount: attempt.retry_count + 1,
+      startAfterSeconds: retryBaseSeconds * 2 ** attempt.retry_count,
     });
-    if (recorded && isFailure(result.statusCode) && attempt.retry_count < retries) {
-      await newAttempt(ctx, trx, {
-        messageId: attempt.message_id,
-        appId: attempt.app_id,
-        retryCount: attempt.retry_count + 1,
-        startAfterSeconds: retryBaseSeconds * 2 ** attempt.retry_count,
-      });
-    }
   });
 }

@@ -51,6 +51,22 @@ function pullRequestBody(urls: Urls, facts: IssueFacts): Body {
   };
 }
 
+/**
+ * The subject is rendered when the activity is dispatched, which may be after later changes (an
+ * `opened` pull request merged since): the state an action implies is put back as it was then.
+ * Other fields (title, assignees...) show the subject as it is at dispatch.
+ */
+function asOfAction(subject: Body, action: string, facts: Body, isPullRequest: boolean): void {
+  if (action === 'opened' || action === 'reopened') {
+    Object.assign(subject, { state: 'open', closed_at: null });
+    if (isPullRequest) Object.assign(subject, { merged: false, merged_at: null });
+    else subject.state_reason = action === 'reopened' ? 'reopened' : null;
+  } else if (action === 'closed') {
+    subject.state = 'closed';
+    if (isPullRequest && facts.merged !== true) Object.assign(subject, { merged: false, merged_at: null });
+  }
+}
+
 const idOf = (facts: Body, key: string): number | null => (typeof facts[key] === 'number' ? (facts[key] as number) : null);
 
 /**
@@ -62,10 +78,9 @@ async function issueSubject(db: Executor, urls: Urls, row: ActivityRow, facts: B
   const exists = await db.selectFrom('issues').select('id').where('id', '=', row.issue_id!).executeTakeFirst();
   if (!exists) return null;
   const issue = await loadIssueFacts(db, exists.id);
-  const out: Body =
-    row.event === 'pull_request'
-      ? { number: issue.issue.number, pull_request: pullRequestBody(urls, issue) }
-      : { issue: issueRepresentation(urls, issue) };
+  const rendered = row.event === 'pull_request' ? pullRequestBody(urls, issue) : (issueRepresentation(urls, issue) as Body);
+  if (row.action !== null) asOfAction(rendered, row.action, facts, row.event === 'pull_request');
+  const out: Body = row.event === 'pull_request' ? { number: issue.issue.number, pull_request: rendered } : { issue: rendered };
   if (row.comment_id !== null) {
     const comment = await db.selectFrom('issue_comments').select('id').where('id', '=', row.comment_id).executeTakeFirst();
     if (comment) out.comment = commentRepresentation(urls, await loadCommentFacts(db, comment.id));

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { addressClass, blockedReason, postWebhook, type SenderSettings } from './sender.ts';
 
 const settings: SenderSettings = { timeoutMs: 300, allowPrivateAddresses: true, responseBodyLimit: 64 };
-const request = (url: string, insecureSsl = false) => ({ url, headers: { 'content-type': 'application/json' }, body: '{"a":1}', insecureSsl });
+const request = (url: string, insecureSsl = false) => ({ url, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"a":1}'), insecureSsl });
 
 async function listen(server: Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -81,7 +81,7 @@ const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Age
 export interface WebhookRequest {
   url: string;
   headers: Record<string, string>;
-  body: string;
+  body: Buffer;
   /** `insecure_ssl` "1": the receiver's certificate is not verified. */
   insecureSsl: boolean;
 }
@@ -165,7 +165,7 @@ export function postWebhook(request: WebhookRequest, settings: SenderSettings): 
 
     const outgoing = (secure ? https : http).request(target, {
       method: 'POST',
-      headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+      headers: { ...request.headers, 'content-length': String(request.body.length) },
       agent: secure ? agents.https : agents.http,
       lookup: guardedLookup(settings.allowPrivateAddresses),
       ...(secure ? { rejectUnauthorized: !request.insecureSsl } : {}),

@@ -1,7 +1,7 @@
 // SQL of app webhooks: hook configurations, messages and their delivery attempts.
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { CompiledQuery, sql, type Compilable, type Insertable, type QueryResult, type Selectable, type Updateable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { AppWebhooksTable, WebhookDeliveriesTable } from './tables.ts';
+import type { AppWebhooksTable, WebhookDeliveriesTable, WebhookMessagesTable } from './tables.ts';
 
 export type HookRow = Selectable<AppWebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -55,29 +55,59 @@ export async function deliveryTargets(db: Executor, where: { accountId: number; 
   return query.orderBy('apps.id').execute();
 }
 
-export async function insertMessage(
-  db: Executor,
-  message: { app_id: number; guid: string; event: string; action: string | null; installation_id: number | null; repository_id: number | null; payload: string; created_at: string },
-): Promise<number> {
-  const row = await db.insertInto('webhook_messages').values(message).returning('id').executeTakeFirstOrThrow();
-  return row.id;
+/** Rows per multi-row insert: far below both databases' limits on bound parameters. */
+const INSERT_CHUNK = 500;
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += INSERT_CHUNK) out.push(items.slice(i, i + INSERT_CHUNK));
+  return out;
 }
 
-/** A pending attempt: no outcome until its job records one. */
-export async function insertAttempt(
-  db: Executor,
-  attempt: { message_id: number; app_id: number; redelivery: boolean; retry_count: number; created_at: string },
-): Promise<number> {
-  const row = await db
-    .insertInto('webhook_deliveries')
-    .values({ ...attempt, redelivery: attempt.redelivery ? 1 : 0, generation: 0 })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
+/** Inserts messages, many per statement; answers their ids with their apps, in the order given. */
+export async function insertMessages(db: Executor, messages: Insertable<WebhookMessagesTable>[]): Promise<{ id: number; app_id: number }[]> {
+  const byGuid = new Map<string, { id: number; app_id: number }>();
+  for (const chunk of chunks(messages)) {
+    // RETURNING's order is not promised: match by guid.
+    for (const row of await db.insertInto('webhook_messages').values(chunk).returning(['id', 'guid', 'app_id']).execute()) byGuid.set(row.guid, row);
+  }
+  return messages.map((message) => byGuid.get(message.guid)!);
 }
 
-/** An attempt with its message and the app's current webhook: everything its job needs. */
-export async function attemptToSend(db: Executor, deliveryId: number) {
+/** Inserts pending attempts (no outcome until their jobs record one); answers their ids in the order given. */
+export async function insertAttempts(
+  db: Executor,
+  attempts: { message_id: number; app_id: number; redelivery: boolean; retry_count: number; created_at: string }[],
+): Promise<number[]> {
+  const byMessage = new Map<number, number>();
+  for (const chunk of chunks(attempts)) {
+    const rows = await db
+      .insertInto('webhook_deliveries')
+      .values(chunk.map((attempt) => ({ ...attempt, redelivery: attempt.redelivery ? 1 : 0, generation: 0 })))
+      .returning(['id', 'message_id'])
+      .execute();
+    for (const row of rows) byMessage.set(row.message_id, row.id);
+  }
+  return attempts.map((attempt) => byMessage.get(attempt.message_id)!);
+}
+
+/**
+ * The two statements every delivery runs are built by Kysely once per dialect, then run with new
+ * parameters: on this path building a query costs about as much as running it.
+ */
+const builtOnce = new Map<string, string>();
+
+function runBuilt<R>(db: Executor, name: string, build: () => Compilable<R>, parameters: unknown[]): Promise<QueryResult<R>> {
+  const key = `${db.getExecutor().adapter.constructor.name}:${name}`;
+  let text = builtOnce.get(key);
+  if (text === undefined) {
+    text = build().compile().sql;
+    builtOnce.set(key, text);
+  }
+  return db.executeQuery<R>(CompiledQuery.raw(text, parameters));
+}
+
+function selectAttemptToSend(db: Executor, deliveryId: number) {
   return db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
@@ -87,8 +117,13 @@ export async function attemptToSend(db: Executor, deliveryId: number) {
       'm.guid', 'm.event', 'm.payload',
       'h.id as hook_id', 'h.url', 'h.content_type', 'h.secret', 'h.insecure_ssl', 'h.active',
     ])
-    .where('d.id', '=', deliveryId)
-    .executeTakeFirst();
+    .where('d.id', '=', deliveryId);
+}
+
+/** An attempt with its message and the app's current webhook: everything its job needs. */
+export async function attemptToSend(db: Executor, deliveryId: number) {
+  const result = await runBuilt(db, 'attemptToSend', () => selectAttemptToSend(db, deliveryId), [deliveryId]);
+  return result.rows[0];
 }
 
 /**
@@ -117,15 +152,33 @@ export async function advanceGeneration(db: Executor, deliveryId: number, genera
   return Number(result.numUpdatedRows) === 1;
 }
 
+/** What a finished attempt records. */
+export interface Outcome {
+  delivered_at: string;
+  throttled_at: string | null;
+  status: string;
+  status_code: number;
+  duration: number;
+  url: string;
+  request_headers: string;
+  response_headers: string | null;
+  response_body: string | null;
+}
+
+const OUTCOME_COLUMNS = ['delivered_at', 'throttled_at', 'status', 'status_code', 'duration', 'url', 'request_headers', 'response_headers', 'response_body'] as const;
+
 /** Records the outcome once: only the first job to finish a pending attempt writes it. */
-export async function completeAttempt(db: Executor, deliveryId: number, outcome: Updateable<WebhookDeliveriesTable>): Promise<boolean> {
-  const result = await db
-    .updateTable('webhook_deliveries')
-    .set(outcome)
-    .where('id', '=', deliveryId)
-    .where('delivered_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+export async function completeAttempt(db: Executor, deliveryId: number, outcome: Outcome): Promise<boolean> {
+  // The columns in one fixed order, so the statement built once takes its parameters in that order.
+  const values = OUTCOME_COLUMNS.map((column) => outcome[column]);
+  const build = () =>
+    db
+      .updateTable('webhook_deliveries')
+      .set(Object.fromEntries(OUTCOME_COLUMNS.map((column, i) => [column, values[i]])) as unknown as Outcome)
+      .where('id', '=', deliveryId)
+      .where('delivered_at', 'is', null);
+  const result = await runBuilt(db, 'completeAttempt', build, [...values, deliveryId]);
+  return Number(result.numAffectedRows) === 1;
 }
 
 export async function deleteAttempt(db: Executor, deliveryId: number): Promise<void> {
