@@ -18,7 +18,7 @@ before(async () => {
   await server.admin('POST', '/users', { login: 'mona' });
   app = await server.admin('POST', '/apps', { slug: 'conventions' });
   oauthToken = (await server.admin('POST', '/apps/conventions/authorizations', { login: 'mona', scopes: ['repo'] })).token;
-  classicToken = (await server.admin('POST', '/tokens', { login: 'mona', kind: 'classic', scopes: ['repo', 'read:org'] })).token;
+  classicToken = (await server.admin('POST', '/tokens', { login: 'mona', kind: 'classic', scopes: ['repo', 'read:org', 'write:org'] })).token;
 });
 after(() => server.close());
 
@@ -65,7 +65,7 @@ describe('common headers and the /api/v3 alias', () => {
   test('token requests carry X-OAuth-Scopes and the accepted scopes and permissions', async () => {
     const response = await server.api('POST', '/app/installations/1/access_tokens', { token: classicToken, body: {} });
     assert.equal(response.status, 403);
-    assert.equal(response.headers.get('x-oauth-scopes'), 'repo, read:org');
+    assert.equal(response.headers.get('x-oauth-scopes'), 'repo, read:org, write:org');
     assert.equal(response.headers.get('x-accepted-oauth-scopes'), '');
     assert.equal(response.headers.get('x-accepted-vendor-permissions'), '');
   });
@@ -147,6 +147,49 @@ describe('rate limits', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('conditional requests and pagination', () => {
+  test('a repeated GET with If-None-Match is a 304 with no body that does not count against the rate limit', async () => {
+    await server.admin('POST', '/orgs', { login: 'etag-org', owners: ['mona'] });
+    await server.admin('POST', '/repos', { owner: 'etag-org', name: 'public-repo' });
+    const first = await server.api('GET', '/repos/etag-org/public-repo/issue-types', { token: classicToken });
+    assert.equal(first.status, 200);
+    const etag = first.headers.get('etag')!;
+    assert.match(etag, /^W\/"[0-9a-f]{40}"$/);
+    const remaining = Number(first.headers.get('x-ratelimit-remaining'));
+    const second = await server.api('GET', '/repos/etag-org/public-repo/issue-types', { token: classicToken, headers: { 'if-none-match': etag } });
+    assert.equal(second.status, 304);
+    assert.equal(second.text, '');
+    assert.equal(Number(second.headers.get('x-ratelimit-remaining')), remaining - 1 + 1);
+    const third = await server.api('GET', '/repos/etag-org/public-repo/issue-types', { token: classicToken });
+    assert.equal(Number(third.headers.get('x-ratelimit-remaining')), remaining - 1, 'the 304 was not counted');
+    const changed = await server.api('GET', '/repos/etag-org/public-repo/issue-types', { token: classicToken, headers: { 'if-none-match': 'W/"other"' } });
+    assert.equal(changed.status, 200);
+  });
+
+  test('paginated lists carry Link with absolute URLs that keep the other query parameters; bad per_page is a 422', async () => {
+    for (const name of ['r1', 'r2', 'r3']) await server.admin('POST', '/repos', { owner: 'etag-org', name });
+    const org = await server.api('GET', '/orgs/etag-org/updater/repository-access', { token: classicToken });
+    assert.equal(org.status, 200, org.text);
+    const ids = (await Promise.all(['r1', 'r2', 'r3'].map((name) => server.admin('GET', `/repos/etag-org/${name}`)))).map((r: { id: number }) => r.id);
+    assert.equal((await server.api('PATCH', '/orgs/etag-org/updater/repository-access', { token: classicToken, body: { repository_ids_to_add: ids } })).status, 204);
+    const page = await server.api('GET', '/orgs/etag-org/updater/repository-access?per_page=1&page=2', { token: classicToken });
+    assert.equal(page.status, 200);
+    const link = page.headers.get('link')!;
+    const base = `${server.server.ctx.config.apiUrl}/orgs/etag-org/updater/repository-access`;
+    assert.ok(link.includes(`<${base}?per_page=1&page=3>; rel="next"`), link);
+    assert.ok(link.includes(`<${base}?per_page=1&page=1>; rel="prev"`), link);
+    assert.ok(link.includes(`<${base}?per_page=1&page=3>; rel="last"`), link);
+    assert.ok(link.includes(`<${base}?per_page=1&page=1>; rel="first"`), link);
+    for (const bad of ['0', 'abc', '-1']) {
+      const response = await server.api('GET', `/orgs/etag-org/updater/repository-access?per_page=${bad}`, { token: classicToken });
+      assert.equal(response.status, 422, bad);
+      assert.equal(response.body.errors[0].field, 'per_page');
+    }
+    const capped = await server.api('GET', '/orgs/etag-org/updater/repository-access?per_page=1000', { token: classicToken });
+    assert.equal(capped.status, 200);
   });
 });
 
