@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import {
   appJwt, appUserToken, classicToken, fineGrainedToken, installationToken, oauthToken, type TestApp,
 } from './helpers/credentials.ts';
+import { Secrets } from '../src/platform/secrets.ts';
 import { startServer, type Response, type TestServer } from './helpers/server.ts';
 
 const SECRET = 'It’s a Secret to Everybody';
@@ -24,7 +25,7 @@ interface Received {
 
 /**
  * A webhook receiver on a local port. The path chooses the answer: /ok 200, /fail 500, /redirect
- * 302 (to /target), /hang never answers, /big a large body.
+ * 302 (to /target), /hang never answers, /big a large body, /nul a body with a NUL byte.
  */
 class Receiver {
   readonly received: Received[] = [];
@@ -42,6 +43,7 @@ class Receiver {
         if (path.startsWith('/fail')) return res.writeHead(500, { 'content-type': 'text/plain' }).end('receiver broke');
         if (path.startsWith('/redirect')) return res.writeHead(302, { location: `http://127.0.0.1:${this.port}/target` }).end();
         if (path.startsWith('/big')) return res.writeHead(200).end('y'.repeat(5000));
+        if (path.startsWith('/nul')) return res.writeHead(200).end('a\0b');
         res.writeHead(200, { 'content-type': 'application/json', 'x-receiver': 'test' }).end('{"ok":true}');
       });
     });
@@ -398,10 +400,29 @@ describe('app webhooks', () => {
         const detail = (await server.api('GET', `/app/hook/deliveries/${big.id}`, { token: await appJwt(server, hooks) })).body;
         assert.equal(big.status, 'OK');
         assert.equal(detail.response.payload, 'y'.repeat(1024));
+        // Any bytes are stored (PostgreSQL text cannot hold NUL: it becomes U+FFFD).
+        await patchConfig(server, hooks, { url: receiver.url('/nul') });
+        const nul = await deliverOne();
+        const nulDetail = (await server.api('GET', `/app/hook/deliveries/${nul.id}`, { token: await appJwt(server, hooks) })).body;
+        assert.equal(nulDetail.response.payload, 'a\uFFFDb');
       } finally {
         await patchConfig(server, hooks, { url: receiver.url('/ok') });
       }
     });
+  });
+
+  test('a secret sealed with another server key is a recorded failure, not an unsigned post', async () => {
+    // What a changed CODEHOST_SECRET_KEY leaves behind.
+    const foreign = new Secrets('some other key').encrypt(SECRET);
+    await server.server.ctx.db.kysely.updateTable('app_webhooks').set({ secret: foreign }).where('app_id', '=', hooks.id).execute();
+    try {
+      receiver.received.length = 0;
+      const delivery = await deliverOne();
+      assert.deepEqual([delivery.status, delivery.status_code], ['not signed: the webhook secret cannot be decrypted (was CODEHOST_SECRET_KEY changed?)', 0]);
+      assert.deepEqual(receiver.received, []);
+    } finally {
+      await patchConfig(server, hooks, { secret: SECRET });
+    }
   });
 
   describe('which activity reaches which app', () => {

@@ -11,7 +11,7 @@ import type { ActivityRow } from '../../activity/outbox.ts';
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
 import { eventBody, installationBody } from './payloads.ts';
-import { postWebhook } from './sender.ts';
+import { postWebhook, type WebhookResult } from './sender.ts';
 import * as store from './store.ts';
 
 export const DELIVER_QUEUE = 'webhooks.deliver';
@@ -111,8 +111,15 @@ function unseal(ctx: Context, sealed: string): string {
   return secret;
 }
 
+/** The sealed secret does not open with this server's key: CODEHOST_SECRET_KEY changed since it was set. */
+class UnreadableSecret extends Error {
+  constructor() {
+    super('not signed: the webhook secret cannot be decrypted (was CODEHOST_SECRET_KEY changed?)');
+  }
+}
+
 /** The request of an attempt: the spec's headers, both signatures of the exact body bytes when there is a secret. */
-function buildRequest(ctx: Context, attempt: NonNullable<Awaited<ReturnType<typeof store.attemptToSend>>>) {
+function buildRequest(ctx: Context, attempt: NonNullable<Awaited<ReturnType<typeof store.attemptToSend>>>, url: string) {
   const form = attempt.content_type === 'form';
   const body = Buffer.from(form ? `payload=${encodeURIComponent(attempt.payload)}` : attempt.payload);
   const headers: Record<string, string> = {
@@ -126,11 +133,16 @@ function buildRequest(ctx: Context, attempt: NonNullable<Awaited<ReturnType<type
     'x-vendor-hook-installation-target-type': 'integration',
   };
   if (attempt.secret) {
-    const secret = unseal(ctx, attempt.secret);
+    let secret: string;
+    try {
+      secret = unseal(ctx, attempt.secret);
+    } catch {
+      throw new UnreadableSecret();
+    }
     headers['x-hub-signature'] = `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`;
     headers['x-hub-signature-256'] = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
   }
-  return { url: attempt.url!, headers, body, insecureSsl: attempt.insecure_ssl === '1' };
+  return { url, headers, body, insecureSsl: attempt.insecure_ssl === '1' };
 }
 
 /** The job: throttle, post, record once, maybe schedule a retry. */
@@ -139,7 +151,8 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   const attempt = await store.attemptToSend(db, job.deliveryId);
   // Gone (retention, app deleted), already recorded, or a stale duplicate of a job that was moved on.
   if (!attempt || attempt.delivered_at !== null || attempt.generation !== job.generation) return;
-  if (!attempt.active || !attempt.url) {
+  const url = attempt.url;
+  if (!attempt.active || !url) {
     // The webhook was switched off or has no target any more: nothing to attempt.
     await store.deleteAttempt(db, attempt.id);
     return;
@@ -165,8 +178,17 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
     }
   }
 
-  const request = buildRequest(ctx, attempt);
-  const result = await postWebhook(request, ctx.config.webhooks);
+  let request: ReturnType<typeof buildRequest>;
+  let result: WebhookResult;
+  try {
+    request = buildRequest(ctx, attempt, url);
+    result = await postWebhook(request, ctx.config.webhooks);
+  } catch (error) {
+    if (!(error instanceof UnreadableSecret)) throw error;
+    // Recorded as a failed delivery, so the operator sees it in the list rather than only in the log.
+    request = { url, headers: {}, body: Buffer.alloc(0), insecureSsl: false };
+    result = { status: error.message, statusCode: 0, durationSeconds: 0, responseHeaders: null, responseBody: null };
+  }
   const outcome: store.Outcome = {
     delivered_at: ctx.clock.now().toISOString(),
     throttled_at: throttledAt,

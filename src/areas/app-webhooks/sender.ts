@@ -154,7 +154,8 @@ export function postWebhook(request: WebhookRequest, settings: SenderSettings): 
         statusCode: code,
         durationSeconds: seconds(),
         responseHeaders: headerMap(response!.headers),
-        responseBody: Buffer.concat(chunks).toString('utf8'),
+        // Text as UTF-8; NUL, which PostgreSQL text cannot hold, becomes U+FFFD like any undecodable byte.
+        responseBody: Buffer.concat(chunks).toString('utf8').replaceAll('\0', '\uFFFD'),
       });
     };
     const failed = (error: unknown) => {
