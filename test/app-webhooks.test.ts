@@ -569,8 +569,10 @@ describe('app webhooks', () => {
         assert.equal(response.body.message, 'Validation Failed');
       }
       assert.equal((await server.api('GET', '/app/hook/deliveries/abc', { token: jwt })).status, 422);
-      const versioned = await server.api('GET', '/app/hook/deliveries', { token: jwt, headers: { 'x-vendor-api-version': '1999-01-01' } });
-      assert.equal(versioned.status, 400);
+      for (const [method, path] of [['GET', '/app/hook/deliveries'], ['GET', '/app/hook/deliveries/1'], ['POST', '/app/hook/deliveries/1/attempts'], ['GET', '/app/hook/config'], ['PATCH', '/app/hook/config']] as const) {
+        const versioned = await server.api(method, path, { token: jwt, body: method === 'PATCH' ? {} : undefined, headers: { 'x-vendor-api-version': '1999-01-01' } });
+        assert.equal(versioned.status, 400, `${method} ${path}`);
+      }
     });
 
     test('status filters success (200-399) and failure', async () => {
