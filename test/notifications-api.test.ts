@@ -149,7 +149,7 @@ describe('listing', () => {
   });
 
   test('bad query values are 422 with the validation body', async () => {
-    for (const query of ['per_page=0', 'per_page=abc', 'page=0', 'since=yesterday', 'before=2024-13-01T00:00:00Z', 'all=perhaps', 'participating=2']) {
+    for (const query of ['per_page=0', 'per_page=abc', 'page=0', 'since=yesterday', 'before=2024-13-01T00:00:00Z', 'since=2016-12-31T23:59:60Z', 'all=perhaps', 'participating=2']) {
       const response = await get(`/notifications?${query}`, 'mona');
       assert.equal(response.status, 422, query);
       assert.equal(response.body.message, 'Validation Failed');
@@ -274,7 +274,7 @@ describe('marking as read', () => {
     assert.deepEqual([malformed.status, malformed.body.message], [400, 'Problems parsing JSON']);
     const array = await server.api('PUT', '/notifications', { token: tokens.mona, body: [1] });
     assert.deepEqual([array.status, array.body.message], [400, 'Body should be a JSON object']);
-    for (const body of [{ last_read_at: 'yesterday' }, { read: 'yes' }, { last_read_at: 5 }]) {
+    for (const body of [{ last_read_at: 'yesterday' }, { read: 'yes' }, { last_read_at: 5 }, { last_read_at: '2016-12-31T23:59:60Z' }]) {
       const response = await server.api('PUT', '/notifications', { token: tokens.mona, body });
       assert.equal(response.status, 422, JSON.stringify(body));
       assert.equal(response.body.message, 'Validation Failed');

@@ -22,3 +22,12 @@ test('an empty or missing body mentions nobody', () => {
   assert.deepEqual(parseMentions(null), { logins: [], teams: [] });
   assert.deepEqual(parseMentions('@ alone, @-bad'), { logins: [], teams: [] });
 });
+
+test('at most 50 users and 50 teams, the first ones', () => {
+  const body = Array.from({ length: 80 }, (_, i) => `@user${i} @org/team${i}`).join(' ');
+  const { logins, teams } = parseMentions(body);
+  assert.equal(logins.length, 50);
+  assert.equal(teams.length, 50);
+  assert.equal(logins[49], 'user49');
+  assert.deepEqual(teams[0], { org: 'org', slug: 'team0' });
+});

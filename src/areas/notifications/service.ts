@@ -91,6 +91,16 @@ export interface MarkReadJob {
   read: boolean;
 }
 
+/**
+ * A timestamp the schema accepted as date-time, as stored text. The format also admits what Date
+ * cannot represent (a leap second, 23:59:60): that is a 422, not a crash.
+ */
+function storedTime(value: string, resource: string, field: string): string {
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw invalidField(resource, field, `${field} is not a valid timestamp: ${value}`, 'invalid');
+  return new Date(ms).toISOString();
+}
+
 const ids = (values: unknown): number[] => (Array.isArray(values) ? values.filter((v): v is number => Number.isInteger(v)) : []);
 
 export class NotificationService {
@@ -295,8 +305,8 @@ export class NotificationService {
       repositoryId: options.repositoryId,
       all: options.all ?? false,
       reasons: options.participating ? PARTICIPATING : undefined,
-      since: options.since === undefined ? undefined : new Date(options.since).toISOString(),
-      before: options.before === undefined ? undefined : new Date(options.before).toISOString(),
+      since: options.since === undefined ? undefined : storedTime(options.since, 'Notification', 'since'),
+      before: options.before === undefined ? undefined : storedTime(options.before, 'Notification', 'before'),
     };
     const [rows, total, modifiedAt] = await Promise.all([
       store.listThreads(this.db, filter, options.perPage, (options.page - 1) * options.perPage),
@@ -319,7 +329,7 @@ export class NotificationService {
    */
   async markRead(userId: number, input: { repositoryId?: number; last_read_at?: string; read?: boolean }): Promise<'done' | 'queued'> {
     const now = this.now();
-    const until = input.last_read_at === undefined ? now : new Date(input.last_read_at).toISOString();
+    const until = input.last_read_at === undefined ? now : storedTime(input.last_read_at, 'Notification', 'last_read_at');
     // A thread is never read "in the future": later activity must still make it unread.
     const readAt = until < now ? until : now;
     const selection: MarkSelection = { userId, repositoryId: input.repositoryId ?? null, until, read: input.read ?? true };
