@@ -63,26 +63,36 @@ class ArchiveWriter {
   // the last one; memory stays bounded by this buffer and one file.
   private readonly pack = tar.pack({ highWaterMark: 4 * 1024 * 1024 });
   private readonly done: Promise<void>;
-  private readonly failed: Promise<never>;
+  /** Entries being written: a failing pipeline rejects them (the sink stops taking data, so they would wait forever). */
+  private readonly waiting = new Set<(error: Error) => void>();
+  private failure: Error | null = null;
   private readonly mtime: Date;
 
   constructor(sink: Writable, mtime: Date) {
     this.mtime = mtime;
     this.done = pipeline(this.pack, createGzip({ chunkSize: 256 * 1024 }), sink);
-    this.failed = this.done.then(() => new Promise<never>(() => {}));
-    this.failed.catch(() => {});
+    this.done.catch((error: Error) => {
+      this.failure = error;
+      for (const reject of this.waiting) reject(error);
+    });
   }
 
   /** Adds one entry; `write` fills it. Resolves once the entry is in the tar stream, which waits for gzip to take it. */
   private entry(header: EntryHeader, write: (sink: EntrySink) => Promise<void>): Promise<void> {
-    const written = new Promise<void>((resolve, reject) => {
-      const sink = this.pack.entry({ ...header, mtime: header.mtime ?? this.mtime }, (error) => (error ? reject(error) : resolve()));
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<void>((resolve, reject) => {
+      const settle = (error?: Error | null) => {
+        this.waiting.delete(settle);
+        if (error) reject(error);
+        else resolve();
+      };
+      this.waiting.add(settle);
+      const sink = this.pack.entry({ ...header, mtime: header.mtime ?? this.mtime }, settle);
       write(sink).catch((error: Error) => {
         sink.destroy(error);
-        reject(error);
+        settle(error);
       });
     });
-    return Promise.race([written, this.failed]);
   }
 
   file(name: string, body: Buffer): Promise<void> {
