@@ -7,6 +7,7 @@ import { createHmac, createPrivateKey } from 'node:crypto';
 import { createServer, request, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, importPKCS8 } from 'jose';
+import { createTestDatabase } from '../test/helpers/database.ts';
 import { ratio, startServerProcess, type ServerProcess } from './lib.ts';
 
 export interface Options {
@@ -16,6 +17,8 @@ export interface Options {
   apps?: number;
   /** Events of the throughput burst. */
   events?: number;
+  /** Events per second of the latency phase: below saturation, so the figure is latency, not backlog. */
+  rate?: number;
 }
 
 const SECRET = 'bench-webhook-secret';
@@ -125,7 +128,13 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
   const events = options.events ?? 500;
   const steadySeconds = Math.max(3, Math.min(options.seconds ?? 10, 10));
   const receiver = await startReceiver();
-  const server = await startServerProcess({ CODEHOST_WEBHOOK_CONCURRENCY: String(CONCURRENCY), ...options.env });
+  // On PostgreSQL a database of its own (dropped afterwards), never the one DATABASE_URL names.
+  const database = options.env?.DATABASE_URL ? await createTestDatabase() : null;
+  const server = await startServerProcess({
+    CODEHOST_WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+    ...options.env,
+    ...(database?.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+  });
   try {
     await server.admin('POST', '/users', { login: 'mona' });
     await server.admin('POST', '/orgs', { login: 'acme', owners: ['mona'] });
@@ -159,7 +168,7 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
 
     // Latency at a steady rate: `latency` events, one delivery each.
     receiver.arrivals.length = 0;
-    const rate = 50;
+    const rate = options.rate ?? 20;
     const steadyEvents = rate * steadySeconds;
     const sentAt = new Map<number, number>();
     const steadyStart = performance.now();
@@ -189,12 +198,13 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
   } finally {
     await server.stop();
     await receiver.stop();
+    await database?.drop();
   }
 }
 
 // Run directly: node bench/webhooks.ts [--database postgres]
 if (process.argv[1] === new URL(import.meta.url).pathname) {
   const postgres = process.argv.includes('--database') && process.argv[process.argv.indexOf('--database') + 1] === 'postgres';
-  if (postgres && !process.env.DATABASE_URL) throw new Error('--database postgres needs DATABASE_URL');
+  if (postgres && !process.env.DATABASE_URL) throw new Error('--database postgres needs DATABASE_URL (the server it names; the run uses a database of its own there)');
   console.table(await webhooks({ env: postgres ? { DATABASE_URL: process.env.DATABASE_URL! } : {} }));
 }
