@@ -187,7 +187,8 @@ export class AppWebhookService {
   }
 
   async updateConfig(app: AppRow, input: HookInput): Promise<HookConfig> {
-    const { active: _active, ...changes } = this.validate({ url: input.url, content_type: input.content_type, secret: input.secret, insecure_ssl: input.insecure_ssl });
+    // `active` belongs to the operator surface; the public API changes the four fields it documents.
+    const changes = this.validate({ url: input.url, content_type: input.content_type, secret: input.secret, insecure_ssl: input.insecure_ssl });
     const hook = await store.updateHook(this.db, app.id, { ...changes, updated_at: this.ctx.clock.now().toISOString() });
     if (!hook) throw notFound();
     return hookConfigBody(hook);
@@ -260,7 +261,8 @@ export class AppWebhookService {
         event: input.event,
         action: input.action ?? null,
         repository_id: repository?.id ?? null,
-        account_id: accountId,
+        // As the outbox has it: an account only for an event without a repository.
+        account_id: repository ? null : accountId,
         actor_id: sender?.id ?? null,
         payload: input.payload ?? {},
       };
