@@ -5,7 +5,7 @@ import { isoSeconds } from '../platform/clock.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { ApiError, notFound } from '../platform/errors.ts';
 import { findRepository } from '../platform/lookups.ts';
-import { fullRepository, nodeId, simpleUser, userWithProfile, type Urls } from '../platform/representations.ts';
+import { fullRepository, nodeId, organization, simpleUser, userWithProfile, type Urls } from '../platform/representations.ts';
 import { authorizationBody } from '../areas/app-tokens/service.ts';
 import type { UserRow } from '../platform/principal.ts';
 import { AppBody, AuthorizationBody, EnterpriseBody, InstallationBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody } from './schemas.ts';
@@ -13,27 +13,6 @@ import type { AdminService } from './service.ts';
 
 const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
-
-export function organizationBody(urls: Urls, org: UserRow) {
-  const url = `${urls.api}/orgs/${org.login}`;
-  return {
-    login: org.login,
-    id: org.id,
-    node_id: nodeId('Organization', org.id),
-    url,
-    repos_url: `${url}/repos`,
-    events_url: `${url}/events`,
-    hooks_url: `${url}/hooks`,
-    issues_url: `${url}/issues`,
-    members_url: `${url}/members{/member}`,
-    public_members_url: `${url}/public_members{/member}`,
-    avatar_url: `${urls.web}/avatars/u/${org.id}?v=4`,
-    description: null,
-    name: org.name,
-    html_url: `${urls.web}/${org.login}`,
-    type: 'Organization',
-  };
-}
 
 export function teamBody(urls: Urls, org: UserRow, team: { id: number; slug: string; name: string }) {
   const url = `${urls.api}/orgs/${org.login}/teams/${team.slug}`;
@@ -79,7 +58,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       ...hidden,
       body: OrgBody,
     },
-  }, async (request, reply) => reply.code(201).send(organizationBody(urls, await service.createOrganization(request.body))));
+  }, async (request, reply) => reply.code(201).send(organization(urls, await service.createOrganization(request.body))));
 
   app.post('/_admin/orgs/:org/teams', {
     config: admin,

@@ -75,6 +75,30 @@ export function userWithProfile(urls: Urls, user: UserRow): SimpleUser {
   return { ...simpleUser(urls, user), name: user.name, email: user.email, user_view_type: 'public' };
 }
 
+/** The organization representation (the admin API's answer, migration archives). */
+export function organization(urls: Urls, org: UserRow) {
+  const url = `${urls.api}/orgs/${org.login}`;
+  return {
+    login: org.login,
+    id: org.id,
+    node_id: nodeId('Organization', org.id),
+    url,
+    repos_url: `${url}/repos`,
+    events_url: `${url}/events`,
+    hooks_url: `${url}/hooks`,
+    issues_url: `${url}/issues`,
+    members_url: `${url}/members{/member}`,
+    public_members_url: `${url}/public_members{/member}`,
+    avatar_url: `${urls.web}/avatars/u/${org.id}?v=4`,
+    description: null,
+    name: org.name,
+    html_url: `${urls.web}/${org.login}`,
+    type: 'Organization',
+    created_at: isoSeconds(org.created_at),
+    updated_at: isoSeconds(org.updated_at),
+  };
+}
+
 // --- Repository ----------------------------------------------------------------------------------
 
 const LINK_TEMPLATES = {

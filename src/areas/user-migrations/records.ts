@@ -4,7 +4,7 @@
 import { issueRepresentation, type IssueFacts } from '../../activity/representations.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import type { UserRow } from '../../platform/principal.ts';
-import { nodeId, simpleUser, userWithProfile, type SimpleUser, type Urls } from '../../platform/representations.ts';
+import { nodeId, organization, simpleUser, userWithProfile, type SimpleUser, type Urls } from '../../platform/representations.ts';
 import type { TeamRow } from './store.ts';
 
 /** The migration's owner with profile fields; other users as simple users (their e-mail is not theirs to export). */
@@ -12,29 +12,9 @@ export function userRecord(urls: Urls, user: UserRow, ownerId: number): SimpleUs
   return user.id === ownerId ? userWithProfile(urls, user) : simpleUser(urls, user);
 }
 
+/** An organization with the exporting user's roles in it. */
 export function organizationRecord(urls: Urls, org: UserRow, roles: string[]) {
-  const url = `${urls.api}/orgs/${org.login}`;
-  return {
-    login: org.login,
-    id: org.id,
-    node_id: nodeId('Organization', org.id),
-    url,
-    repos_url: `${url}/repos`,
-    events_url: `${url}/events`,
-    hooks_url: `${url}/hooks`,
-    issues_url: `${url}/issues`,
-    members_url: `${url}/members{/member}`,
-    public_members_url: `${url}/public_members{/member}`,
-    avatar_url: `${urls.web}/avatars/u/${org.id}?v=4`,
-    description: null,
-    name: org.name,
-    html_url: `${urls.web}/${org.login}`,
-    type: 'Organization',
-    created_at: isoSeconds(org.created_at),
-    updated_at: isoSeconds(org.updated_at),
-    /** The exporting user's roles in the organization. */
-    roles,
-  };
+  return { ...organization(urls, org), roles };
 }
 
 export interface RepositoryRef {
