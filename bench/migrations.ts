@@ -2,10 +2,6 @@
 // server process. Reports the wall time of each export (start → `exported`), the server's peak RSS
 // (VmHWM) for both and their ratio (the export streams, so the goal is ≤ 1.2), and throughput against
 // `tar -czf` of the same unpacked files, timed in the same run.
-// The pair runs twice: with Node's defaults, and with V8's young generation capped
-// (--max-semi-space-size=16). A long export allocates fast, and V8 grows its young generation towards
-// its maximum (about 130 MB here) as it goes, whatever the live heap; the capped pair shows what the
-// export itself holds.
 // Sizes: `full` (1,000 and 10,000 issues per repository, the issue's figures) or `small` (100 and
 // 1,000), from options.size or BENCH_MIGRATIONS_SIZE. Run directly: node bench/migrations.ts [small].
 import { execFileSync } from 'node:child_process';
@@ -46,8 +42,6 @@ interface ExportFigures {
   unpackedBytes: number;
   tarMs: number;
 }
-
-const CAPPED_YOUNG_GENERATION = { NODE_OPTIONS: '--max-semi-space-size=16' };
 
 async function exportOnce(issuesPerRepository: number, env: Record<string, string>): Promise<ExportFigures> {
   // On PostgreSQL each size gets a database of its own, like the test suite.
@@ -118,27 +112,24 @@ export default async function migrations(options: Options = {}): Promise<Record<
   const size = options.size ?? (process.env.BENCH_MIGRATIONS_SIZE === 'small' ? 'small' : 'full');
   const [smaller, larger] = SIZES[size];
   const results: Record<string, number | string> = { size, database: options.env?.DATABASE_URL ? 'postgres' : 'sqlite' };
-  for (const [mode, extra] of [['', {}], ['capped_', CAPPED_YOUNG_GENERATION]] as const) {
-    const runs: ExportFigures[] = [];
-    for (const [label, issues] of [['small', smaller], ['large', larger]] as const) {
-      const figures = await exportOnce(issues, { ...options.env, ...extra });
-      runs.push(figures);
-      const name = (key: string) => `${mode}${label}_${key}`;
-      results[name('shape')] = `${REPOSITORIES} repos x ${issues} issues x ${COMMENTS_PER_ISSUE} comments`;
-      results[name('records')] = figures.records;
-      results[name('export_s')] = seconds(figures.exportMs);
-      results[name('records_per_s')] = Math.round(figures.records / (figures.exportMs / 1000));
-      results[name('rss_before_export_mb')] = mb(figures.rssBeforeExport);
-      results[name('peak_rss_mb')] = mb(figures.peakRss);
-      results[name('unpacked_mb')] = mb(figures.unpackedBytes);
-      results[name('archive_mb')] = mb(figures.archiveBytes);
-      results[name('export_mb_per_s')] = Number((mb(figures.unpackedBytes) / (figures.exportMs / 1000)).toFixed(1));
-      results[name('tar_czf_s')] = seconds(figures.tarMs);
-      results[name('tar_czf_mb_per_s')] = Number((mb(figures.unpackedBytes) / (figures.tarMs / 1000)).toFixed(1));
-      results[name('export_vs_tar_czf_time')] = ratio(figures.exportMs, figures.tarMs);
-    }
-    results[`${mode}peak_rss_ratio_large_to_small`] = ratio(runs[1]!.peakRss, runs[0]!.peakRss);
+  const runs: ExportFigures[] = [];
+  for (const [label, issues] of [['small', smaller], ['large', larger]] as const) {
+    const figures = await exportOnce(issues, options.env ?? {});
+    runs.push(figures);
+    results[`${label}_shape`] = `${REPOSITORIES} repos x ${issues} issues x ${COMMENTS_PER_ISSUE} comments`;
+    results[`${label}_records`] = figures.records;
+    results[`${label}_export_s`] = seconds(figures.exportMs);
+    results[`${label}_records_per_s`] = Math.round(figures.records / (figures.exportMs / 1000));
+    results[`${label}_rss_before_export_mb`] = mb(figures.rssBeforeExport);
+    results[`${label}_peak_rss_mb`] = mb(figures.peakRss);
+    results[`${label}_unpacked_mb`] = mb(figures.unpackedBytes);
+    results[`${label}_archive_mb`] = mb(figures.archiveBytes);
+    results[`${label}_export_mb_per_s`] = Number((mb(figures.unpackedBytes) / (figures.exportMs / 1000)).toFixed(1));
+    results[`${label}_tar_czf_s`] = seconds(figures.tarMs);
+    results[`${label}_tar_czf_mb_per_s`] = Number((mb(figures.unpackedBytes) / (figures.tarMs / 1000)).toFixed(1));
+    results[`${label}_export_vs_tar_czf_time`] = ratio(figures.exportMs, figures.tarMs);
   }
+  results.peak_rss_ratio_large_to_small = ratio(runs[1]!.peakRss, runs[0]!.peakRss);
   results.peak_rss_goal = '<= 1.2';
   return results;
 }

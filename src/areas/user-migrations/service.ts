@@ -2,7 +2,6 @@
 // downloads it through a short-lived signed URL, and deletes it (or it expires). Only the owner sees a
 // migration. The export is a queued job: pending → exporting → exported, or failed with no archive.
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { Type, type Static } from 'typebox';
 import type { Context } from '../../platform/context.ts';
 import { userRepositoryPermissions } from '../../platform/access.ts';
@@ -11,8 +10,8 @@ import { forbidden, invalidField, notFound, validationFailed, type ValidationErr
 import { findRepository } from '../../platform/lookups.ts';
 import type { UserRow } from '../../platform/principal.ts';
 import { FullRepository, fullRepository, nodeId, SimpleUser, simpleUser, type RepositoryRow, type Urls } from '../../platform/representations.ts';
-import { writeArchive } from './archive.ts';
-import { DirectoryStorage, type ArchiveStorage } from './storage.ts';
+import { runExport } from './export-worker.ts';
+import { archiveStorage, type ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';
 
 export const EXPORT_QUEUE = 'user-migrations.export';
@@ -84,11 +83,6 @@ export function migrationBody(urls: Urls, row: store.MigrationRow, owner: UserRo
   };
 }
 
-/** Archive storage for the configuration: a directory under the data directory. */
-export function archiveStorage(ctx: Context): ArchiveStorage {
-  return new DirectoryStorage(join(ctx.config.dataDir, 'migration-archives'));
-}
-
 /** The archive's folder in storage: every run's archive (and leftovers of dead runs) live under it. */
 const archiveFolder = (migrationId: number) => `${migrationId}/`;
 const signedValue = (migrationId: number, expires: number) => `user-migration-archive:${migrationId}:${expires}`;
@@ -97,9 +91,9 @@ export class UserMigrationService {
   private readonly ctx: Context;
   readonly storage: ArchiveStorage;
 
-  constructor(ctx: Context, storage: ArchiveStorage = archiveStorage(ctx)) {
+  constructor(ctx: Context) {
     this.ctx = ctx;
-    this.storage = storage;
+    this.storage = archiveStorage(ctx.config);
   }
 
   private get db() {
@@ -293,18 +287,14 @@ export class UserMigrationService {
       await this.storage.clear(archiveFolder(migrationId));
       const owner = (await store.usersById(this.db, [migration.owner_id])).get(migration.owner_id)!;
       const repositories = await store.migrationRepositories(this.db, [migrationId]);
-      const size = await writeArchive(
-        {
-          db: this.db,
-          urls: this.ctx.urls,
-          storage: this.storage,
-          dataDir: this.ctx.config.dataDir,
-          now: this.ctx.clock.now(),
-          progress: (records) => store.recordProgress(this.db, migrationId, run, records),
-        },
-        { migration, owner, repositories },
+      const size = await runExport({
+        database: { databaseUrl: this.ctx.config.databaseUrl, dataDir: this.ctx.config.dataDir },
+        urls: this.ctx.urls,
+        now: this.now(),
+        run,
         key,
-      );
+        plan: { migration, owner, repositories },
+      });
       if (!(await store.finishExport(this.db, migrationId, run, { key, size }, this.now()))) await this.storage.remove(key);
     } catch (error) {
       const failure = error instanceof Error ? error.message : String(error);

@@ -6,6 +6,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import type { Config } from '../../config.ts';
 
 /** An archive being written: nothing is visible under its key until `commit`. */
 export interface ArchiveUpload {
@@ -83,4 +84,9 @@ export class DirectoryStorage implements ArchiveStorage {
     if (!prefix.endsWith('/')) throw new Error(`not a folder: ${prefix}`);
     await rm(this.path(prefix), { recursive: true, force: true });
   }
+}
+
+/** Archive storage for the configuration (the one place that picks it; the export thread calls it too): a directory under the data directory. */
+export function archiveStorage(config: Pick<Config, 'dataDir'>): ArchiveStorage {
+  return new DirectoryStorage(join(config.dataDir, 'migration-archives'));
 }

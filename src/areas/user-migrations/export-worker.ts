@@ -1,0 +1,61 @@
+// The export runs on a worker thread of its own. Rendering hundreds of thousands of records is CPU
+// work that would otherwise hold up the API's event loop for as long as the export lasts, and the
+// thread's heap limits keep the export's memory flat whatever the archive's size (a thread that
+// somehow outgrew them would fail the export, not the server).
+import { once } from 'node:events';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import type { Config } from '../../config.ts';
+import { openDatabase } from '../../db/index.ts';
+import type { Urls } from '../../platform/representations.ts';
+import { writeArchive, type ExportPlan } from './archive.ts';
+import { archiveStorage } from './storage.ts';
+import * as store from './store.ts';
+
+export interface ExportJob {
+  database: Pick<Config, 'databaseUrl' | 'dataDir'>;
+  urls: Urls;
+  /** The export's time (the server clock, which tests move). */
+  now: string;
+  run: string;
+  key: string;
+  plan: ExportPlan;
+}
+
+/** Heap limits of the export thread, in MB: ample for a batch of rows and a file of records. */
+const LIMITS = { maxYoungGenerationSizeMb: 48, maxOldGenerationSizeMb: 256 };
+
+/** Writes the archive on a worker thread; resolves with its size, rejects with the thread's error. */
+export async function runExport(job: ExportJob): Promise<number> {
+  const worker = new Worker(new URL(import.meta.url), { workerData: job, resourceLimits: LIMITS });
+  let size: number | undefined;
+  worker.on('message', (message: { size: number }) => (size = message.size));
+  // `once` rejects with the thread's error when it fails (an exception, or running out of heap).
+  const [code] = (await once(worker, 'exit')) as [number];
+  if (size === undefined) throw new Error(`the export thread stopped without finishing (exit code ${code})`);
+  return size;
+}
+
+async function exportOnThisThread(job: ExportJob): Promise<void> {
+  const { databaseUrl, dataDir } = job.database;
+  const db = openDatabase({ databaseUrl, sqlitePath: `${dataDir}/codehost.db`, poolSize: 1 });
+  try {
+    const migrationId = job.plan.migration.id;
+    const size = await writeArchive(
+      {
+        db: db.kysely,
+        urls: job.urls,
+        storage: archiveStorage({ dataDir }),
+        dataDir,
+        now: new Date(job.now),
+        progress: (records) => store.recordProgress(db.kysely, migrationId, job.run, records),
+      },
+      job.plan,
+      job.key,
+    );
+    parentPort!.postMessage({ size });
+  } finally {
+    await db.close();
+  }
+}
+
+if (!isMainThread && (workerData as ExportJob | undefined)?.plan) await exportOnThisThread(workerData as ExportJob);
