@@ -17,8 +17,8 @@ import { issueEventRecord, organizationRecord, pullRequestRecord, userRecord, ty
 import type { ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';
 
-export const SCHEMA_VERSION = '1.2.0';
-export const RECORDS_PER_FILE = 1000;
+const SCHEMA_VERSION = '1.2.0';
+const RECORDS_PER_FILE = 1000;
 
 export interface ExportPlan {
   migration: store.MigrationRow;
@@ -42,7 +42,7 @@ export interface ExportEnvironment {
  * exclude_releases and exclude_owner_projects name kinds codehost keeps no records of, so every
  * archive already leaves them out.
  */
-export function archiveContents(migration: store.MigrationRow) {
+function archiveContents(migration: store.MigrationRow) {
   const orgOnly = Boolean(migration.org_metadata_only);
   const metadata = orgOnly || !migration.exclude_metadata;
   return {

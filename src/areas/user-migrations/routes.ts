@@ -46,7 +46,7 @@ const caller = (request: FastifyRequest): UserRow => actingUser(request.principa
 const Archive = Type.Unsafe<unknown>({ type: 'string', format: 'binary', description: 'The archive (application/gzip)' });
 
 /** A single `Range: bytes=...` of an object of `size` bytes; null when absent or not one we serve (the whole object is sent). */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
   const match = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
   if (!match || (match[1] === '' && match[2] === '')) return null;
   if (match[1] === '') {

@@ -15,7 +15,7 @@ import { archiveStorage, type ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';
 
 export const EXPORT_QUEUE = 'user-migrations.export';
-export const STATES = ['pending', 'exporting', 'exported', 'failed'] as const;
+const STATES = ['pending', 'exporting', 'exported', 'failed'] as const;
 /** The attributes the `exclude` parameter may drop from a response. */
 export const EXCLUDABLE = ['repositories'] as const;
 export type Excludable = (typeof EXCLUDABLE)[number];
@@ -60,7 +60,7 @@ const isoOffset = (value: string) => isoSeconds(value).replace(/Z$/, '+00:00');
 
 type MigrationRepository = RepositoryRow & { owner: UserRow };
 
-export function migrationBody(urls: Urls, row: store.MigrationRow, owner: UserRow, repositories: FullRepository[] | null): UserMigration {
+function migrationBody(urls: Urls, row: store.MigrationRow, owner: UserRow, repositories: FullRepository[] | null): UserMigration {
   const url = `${urls.api}/user/migrations/${row.id}`;
   return {
     id: row.id,
