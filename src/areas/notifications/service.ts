@@ -118,6 +118,11 @@ export class NotificationService {
     return this.ctx.clock.now().toISOString();
   }
 
+  /** PostgreSQL runs transactions side by side, so marking as read locks the rows it chose. */
+  private get locksRows(): boolean {
+    return this.ctx.db.dialect === 'postgres';
+  }
+
   // --- Fan-out ------------------------------------------------------------------------------------
 
   async onActivity(trx: Executor, row: ActivityRow): Promise<void> {
@@ -340,7 +345,7 @@ export class NotificationService {
       return 'queued';
     }
     await this.db.transaction().execute(async (trx) => {
-      if ((await store.markThreads(trx, selection, readAt, threshold)) > 0) await store.touchInboxes(trx, [userId], now);
+      if ((await store.markThreads(trx, selection, readAt, threshold, this.locksRows)) > 0) await store.touchInboxes(trx, [userId], now);
     });
     return 'done';
   }
@@ -354,7 +359,7 @@ export class NotificationService {
     for (;;) {
       await new Promise((resolve) => setImmediate(resolve));
       const changed = await this.db.transaction().execute(async (trx) => {
-        const count = await store.markThreads(trx, job, job.readAt, MARK_READ_BATCH);
+        const count = await store.markThreads(trx, job, job.readAt, MARK_READ_BATCH, this.locksRows);
         if (count > 0) await store.touchInboxes(trx, [job.userId], this.now());
         return count;
       });

@@ -213,21 +213,21 @@ export async function coversMoreThan(db: Executor, selection: MarkSelection, thr
 
 /**
  * Marks up to `limit` covered threads; returns how many changed. The ids are chosen first and the
- * update goes by primary key (PostgreSQL would otherwise hash-join the whole table); the update
- * checks the selection again, so a thread that new activity reached meanwhile is left alone.
+ * update goes by primary key alone (with the selection repeated in the update, PostgreSQL hash-joined
+ * the whole table and SQLite skip-scanned every user's index range). `lock` (PostgreSQL) locks the
+ * chosen rows, which re-checks them against activity committed meanwhile: a thread that new activity
+ * reached after `until` is left unread. On SQLite the transaction alone serializes it.
  */
-export async function markThreads(db: Executor, selection: MarkSelection, readAt: string, limit: number): Promise<number> {
-  const ids = (await marked(db, selection).limit(limit).execute()).map((r) => r.id);
+export async function markThreads(db: Executor, selection: MarkSelection, readAt: string, limit: number, lock: boolean): Promise<number> {
+  const chosen = marked(db, selection).limit(limit);
+  const ids = (await (lock ? chosen.forUpdate() : chosen).execute()).map((r) => r.id);
   if (!ids.length) return 0;
-  let update = db
+  await db
     .updateTable('notification_threads')
     .set(selection.read ? { unread: 0, last_read_at: readAt } : { unread: 1 })
     .where('id', 'in', ids)
-    .where('unread', '=', selection.read ? 1 : 0)
-    .where('updated_at', '<=', selection.until);
-  if (!selection.read) update = update.where('done', '=', 0);
-  const result = await update.executeTakeFirst();
-  return Number(result.numUpdatedRows);
+    .execute();
+  return ids.length;
 }
 
 /** Repositories of some threads with their owners and the counts the representation shows (one query). */
