@@ -1,6 +1,7 @@
-// Group commit for the writes that settle jobs: items added while a write is in flight go out
-// together in the next one, so a busy queue writes once per batch instead of once per job, and an
-// idle one writes at once (no timer, no added latency).
+// Group commit for the writes that settle jobs: items added in the same turn of the event loop, or
+// while a write is in flight, go out together, so a busy queue writes once per batch instead of once
+// per job. The wait is one turn (setImmediate), not a timer: an idle queue adds no latency. Without it
+// SQLite's synchronous driver finished every write before the next job ended, and batches were of one.
 
 interface Entry<T> {
   item: T;
@@ -11,8 +12,9 @@ interface Entry<T> {
 export class WriteBatcher<T> {
   readonly #write: (items: T[]) => Promise<void>;
   readonly #maxItems: number;
-  #entries: Array<Entry<T>> = [];
-  #writing: Promise<void> | null = null;
+  readonly #entries: Array<Entry<T>> = [];
+  /** A drain is scheduled or running; cleared in the same synchronous step that finds nothing left. */
+  #draining = false;
 
   /** `write` stores a batch of at most `maxItems` items; it rejects the whole batch or none of it. */
   constructor(write: (items: T[]) => Promise<void>, maxItems = 500) {
@@ -24,7 +26,10 @@ export class WriteBatcher<T> {
   add(item: T): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#entries.push({ item, resolve, reject });
-      this.#writing ??= this.#drain().finally(() => (this.#writing = null));
+      if (!this.#draining) {
+        this.#draining = true;
+        setImmediate(() => void this.#drain());
+      }
     });
   }
 
@@ -38,5 +43,6 @@ export class WriteBatcher<T> {
         for (const entry of batch) entry.reject(err);
       }
     }
+    this.#draining = false;
   }
 }
