@@ -1,11 +1,21 @@
 // The queue on PostgreSQL: pg-boss 12 in the `pgboss` schema, with its own connection pool. Every
 // process that sends starts pg-boss (sends need its schema and queue cache), and so also supervises:
 // a job whose worker died stops heartbeating, and the next supervise pass fails it into a retry.
+//
+// Throughput: pg-boss's own workers fetch one job per poller, so a concurrency of 32 would be 32
+// pollers, each a transaction per poll even while idle. Instead each queue has one poller here that
+// fetches up to its free slots in one statement (once half of them are free) and runs the jobs in a
+// local pool; finished jobs are completed in batches, and one timer heartbeats every running job.
+// Wake-ups come from LISTEN/NOTIFY (pg-boss notifies on every send to a `notify` queue), from local
+// sends and failures, so the idle poll is only a backstop for what nothing announces: jobs of other
+// processes that come due later, and jobs a supervise pass put back after their worker died.
 import { randomUUID } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
 import { PgBoss, type Db as BossDb, type JobWithMetadata } from 'pg-boss';
+import { notifyChannelSql } from 'pg-boss/dist/plans.js';
 import type { Config } from '../config.ts';
 import type { Db, Executor } from '../db/index.ts';
+import { WriteBatcher } from './batch.ts';
 import type { JobHandler, Logger, Queue, SendOptions, WorkOptions } from './queue.ts';
 
 const SCHEMA = 'pgboss';
@@ -13,43 +23,71 @@ const SCHEMA = 'pgboss';
 const MIN_HEARTBEAT_SECONDS = 10;
 /** pg-boss's longest allowed run. Heartbeats, not this, are what detect a dead worker. */
 const MAX_RUN_SECONDS = 24 * 60 * 60;
-/** pg-boss's shortest polling interval. */
-const MIN_POLLING_SECONDS = 0.5;
+/** The idle poll while LISTEN works: each poll is a transaction per worked queue. */
+const NOTIFIED_POLL_MS = 2_000;
+/** A wake-up for a job due later comes this much after its time: pg-boss compares with the database's clock. */
+const CLOCK_SLACK_MS = 100;
 
 interface Worker {
+  name: string;
   handler: JobHandler<object>;
   concurrency: number;
+  running: number;
+  /** The fetch in flight for this queue, if any: one at a time per queue. */
+  fetching: Promise<void> | null;
+  /** Woken while a fetch was in flight: fetch again once it ends. */
+  fetchAgain: boolean;
+  /** The last fetch found fewer jobs than it asked for: a finished job does not fetch again. */
+  exhausted: boolean;
+  completions: WriteBatcher<Running>;
+  /** A wake-up for a job known to come due later (a retry, a delayed local send), and when. */
+  wakeTimer?: NodeJS.Timeout;
+  wakeAt?: number;
 }
+
+interface Running {
+  worker: Worker;
+  job: JobWithMetadata<object>;
+  /** Set when shutdown gave the job up (failed it into a retry): its late outcome is not recorded. */
+  abandoned: boolean;
+  done: Promise<void>;
+}
+
+const attempt = ({ job }: Running) => ({ id: job.id, retryCount: job.retryCount });
 
 export class PgBossQueue implements Queue {
   readonly #db: Db;
   readonly #log: Logger;
   readonly #boss: PgBoss;
   readonly #heartbeatSeconds: number;
-  readonly #pollingSeconds: number;
+  readonly #pollMs: number;
   readonly #workers = new Map<string, Worker>();
-  /** The first pg-boss worker of each queue this process works, to wake it after a local send. */
-  readonly #workerIds = new Map<string, string>();
+  readonly #running = new Set<Running>();
   readonly #queues = new Map<string, Promise<void>>();
   #booted: Promise<void> | null = null;
   #working = false;
+  /** The LISTEN connection of a started worker; null when it could not listen. */
+  #listener: { close(): Promise<void> } | null = null;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
 
   constructor(db: Db, config: Config, log: Logger) {
     if (!db.url) throw new Error('the pg-boss queue needs a PostgreSQL connection string');
     this.#db = db;
     this.#log = log;
     this.#heartbeatSeconds = Math.max(MIN_HEARTBEAT_SECONDS, config.jobs.leaseSeconds);
-    this.#pollingSeconds = Math.max(MIN_POLLING_SECONDS, config.jobs.pollMilliseconds / 1000);
+    this.#pollMs = config.jobs.pollMilliseconds;
     // Expired heartbeats are only noticed by a supervise pass (gated by the monitor interval), so run
     // it several times per heartbeat: a dead worker's job is retried about 1.25 leases after it died.
     const superviseSeconds = Math.min(60, Math.max(1, Math.round(this.#heartbeatSeconds / 4)));
     this.#boss = new PgBoss({
       connectionString: db.url,
-      // Its own pool, sized like the application's (plus one connection for LISTEN).
+      // Its own pool, sized like the application's; a worker process adds one connection for LISTEN.
       max: config.databasePoolSize,
       schema: SCHEMA,
-      // A send wakes the workers of every process at once (queues are created with `notify`).
-      useListenNotify: true,
+      // The workers here are not pg-boss's, so pg-boss's listener would wake nothing: `start` listens
+      // itself. Sends still notify (queues are created with `notify`).
+      useListenNotify: false,
       superviseIntervalSeconds: superviseSeconds,
       monitorIntervalSeconds: superviseSeconds,
       schedule: false,
@@ -75,25 +113,68 @@ export class PgBossQueue implements Queue {
       ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
       ...(options.transaction ? { db: inTransaction(options.transaction) } : {}),
     });
-    // NOTIFY already wakes workers; this covers a connection that cannot LISTEN (PgBouncer in
-    // transaction mode). A transactional job is not visible until its commit, so it is left to them.
-    const workerId = this.#workerIds.get(name);
-    if (workerId && !options.transaction) this.#boss.notifyWorker(workerId);
+    // NOTIFY wakes the workers of every process (a transactional job's once it commits); this covers
+    // a connection that cannot LISTEN, and a job scheduled for later, which sends no NOTIFY.
+    const worker = this.#workers.get(name);
+    if (!worker) return;
+    if (options.startAfterSeconds) this.#wakeAt(worker, Date.now() + options.startAfterSeconds * 1000 + CLOCK_SLACK_MS);
+    else if (!options.transaction) this.#wake(worker);
   }
 
   work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions = {}): void {
-    this.#workers.set(name, { handler: handler as JobHandler<object>, concurrency: options.concurrency ?? 1 });
-    if (this.#working) this.#register(name).catch((err: unknown) => this.#log.error({ err, queue: name }, 'could not start the job worker'));
+    const worker: Worker = {
+      name,
+      handler: handler as JobHandler<object>,
+      concurrency: options.concurrency ?? 1,
+      running: 0,
+      fetching: null,
+      fetchAgain: false,
+      exhausted: false,
+      completions: new WriteBatcher(async (done) => void (await this.#boss.complete(name, done.map(attempt)))),
+    };
+    this.#workers.set(name, worker);
+    if (this.#working) this.#wake(worker);
   }
 
   async start(): Promise<void> {
+    if (this.#working) return;
     this.#working = true;
-    await Promise.all([...this.#workers.keys()].map((name) => this.#register(name)));
+    await this.#boot();
+    await Promise.all([...this.#workers.keys()].map((name) => this.#queue(name)));
+    this.#listener = await this.#listen();
+    this.#poll();
   }
 
   async stop(timeoutMs = 30_000): Promise<void> {
     this.#working = false;
-    // pg-boss fails the jobs still running at the deadline, so they are retried.
+    clearTimeout(this.#pollTimer);
+    for (const worker of this.#workers.values()) clearTimeout(worker.wakeTimer);
+    const listener = this.#listener;
+    this.#listener = null;
+    await listener?.close().catch((err: unknown) => this.#log.error({ err }, 'could not close the job listener'));
+    // A fetch in flight may still hand jobs to handlers; they are waited for like the others.
+    await Promise.all([...this.#workers.values()].map((worker) => worker.fetching));
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      Promise.all([...this.#running].map((running) => running.done)).then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+    if (!finished) {
+      // Fail the jobs still running into a retry, so another worker (or a restart) runs them again.
+      for (const running of this.#running) {
+        running.abandoned = true;
+        // Not waited for again: a later stop returns at once.
+        this.#running.delete(running);
+        const { job } = running;
+        this.#log.warn({ queue: job.name, jobId: job.id }, 'job still running at shutdown; released to run again');
+        await this.#boss
+          .fail(job.name, attempt(running), { message: 'the worker shut down while the job was running' })
+          .catch((err: unknown) => this.#log.error({ err, queue: job.name, jobId: job.id }, 'could not release job'));
+      }
+    }
     if (this.#booted) await this.#boss.stop({ graceful: true, timeout: timeoutMs });
   }
 
@@ -135,34 +216,146 @@ export class PgBossQueue implements Queue {
     return created;
   }
 
-  async #register(name: string): Promise<void> {
-    const worker = this.#workers.get(name);
-    if (!worker || this.#workerIds.has(name)) return;
-    await this.#queue(name);
-    // One job per fetch and one pg-boss worker per concurrent job: a slow job never holds others back.
-    const workerId = await this.#boss.work(
-      name,
-      {
-        batchSize: 1,
-        localConcurrency: worker.concurrency,
-        pollingIntervalSeconds: this.#pollingSeconds,
-        notifyPollingIntervalSeconds: this.#pollingSeconds,
-        includeMetadata: true,
-      },
-      async ([job]: JobWithMetadata<object>[]) => this.#handle(worker.handler, job),
-    );
-    this.#workerIds.set(name, workerId);
+  /** LISTENs on pg-boss's channel (payload: the queue name); null when the connection cannot (PgBouncer in transaction mode). */
+  async #listen(): Promise<{ close(): Promise<void> } | null> {
+    const db = this.#boss.getDb();
+    if (!db.listen) return null;
+    try {
+      const { rows } = await db.executeSql(`select ${notifyChannelSql(SCHEMA)} as channel`);
+      const channel = (rows[0] as { channel: string }).channel;
+      return await db.listen(
+        channel,
+        (name) => {
+          const worker = this.#workers.get(name);
+          if (worker) this.#wake(worker);
+        },
+        // Notifications sent while the listener was reconnecting are lost: look at every queue.
+        () => {
+          for (const worker of this.#workers.values()) this.#wake(worker);
+        },
+      );
+    } catch (err) {
+      this.#log.warn({ err }, 'LISTEN/NOTIFY unavailable; the job queues are polled');
+      return null;
+    }
   }
 
-  async #handle(handler: JobHandler<object>, job: JobWithMetadata<object>): Promise<void> {
-    const attempt = job.retryCount + 1;
+  /** The backstop: every worked queue with free slots fetches each poll interval, relaxed while LISTEN works. */
+  #poll(): void {
+    if (!this.#working) return;
+    for (const worker of this.#workers.values()) this.#wake(worker);
+    this.#pollTimer = setTimeout(() => this.#poll(), this.#listener ? Math.max(this.#pollMs, NOTIFIED_POLL_MS) : this.#pollMs);
+  }
+
+  /** Fetches now: the queue may have jobs. */
+  #wake(worker: Worker): void {
+    worker.exhausted = false;
+    this.#fetch(worker);
+  }
+
+  /** Wakes the queue at `at` (epoch ms), unless an earlier wake-up is already set. */
+  #wakeAt(worker: Worker, at: number): void {
+    if (worker.wakeAt !== undefined && worker.wakeAt <= at) return;
+    clearTimeout(worker.wakeTimer);
+    worker.wakeAt = at;
+    worker.wakeTimer = setTimeout(() => {
+      worker.wakeAt = undefined;
+      this.#wake(worker);
+    }, Math.max(0, at - Date.now()));
+  }
+
+  /** Fetches jobs of one queue for all its free slots, unless a fetch of that queue is already in flight. */
+  #fetch(worker: Worker): void {
+    if (!this.#working) return;
+    if (worker.fetching) {
+      worker.fetchAgain = true;
+      return;
+    }
+    const free = worker.concurrency - worker.running;
+    if (free <= 0) return;
+    worker.fetching = this.#fetchJobs(worker, free)
+      .catch((err: unknown) => this.#log.error({ err, queue: worker.name }, 'job fetch failed'))
+      .finally(() => {
+        worker.fetching = null;
+        if (worker.fetchAgain) {
+          worker.fetchAgain = false;
+          this.#fetch(worker);
+        }
+      });
+  }
+
+  async #fetchJobs(worker: Worker, limit: number): Promise<void> {
+    await this.#queue(worker.name);
+    const jobs = await this.#boss.fetch<object>(worker.name, { batchSize: limit, includeMetadata: true });
+    worker.exhausted = jobs.length < limit;
+    for (const job of jobs) this.#start(worker, job);
+  }
+
+  #start(worker: Worker, job: JobWithMetadata<object>): void {
+    worker.running++;
+    // pg-boss fails a job whose heartbeat is older than heartbeatSeconds; refresh at half that.
+    this.#heartbeat ??= setInterval(() => void this.#touch(), (this.#heartbeatSeconds * 1000) / 2);
+    const running: Running = { worker, job, abandoned: false, done: Promise.resolve() };
+    running.done = this.#handle(running).finally(() => {
+      this.#running.delete(running);
+      if (this.#running.size === 0) {
+        clearInterval(this.#heartbeat);
+        this.#heartbeat = undefined;
+      }
+    });
+    this.#running.add(running);
+  }
+
+  async #handle(running: Running): Promise<void> {
+    const { worker, job } = running;
+    const attemptNumber = job.retryCount + 1;
+    let failure: { err: unknown } | null = null;
     try {
-      await handler(job.data, { id: job.id, attempt });
+      await worker.handler(job.data, { id: job.id, attempt: attemptNumber });
     } catch (err) {
-      const context = { err, queue: job.name, jobId: job.id, attempt };
-      if (job.retryCount >= job.retryLimit) this.#log.error(context, 'job failed; no retries left');
-      else this.#log.warn(context, 'job failed; will retry');
-      throw err;
+      failure = { err };
+    }
+    worker.running--;
+    // Fetching for every finished job would cost a transaction per job; half the slots is a batch.
+    if (!worker.exhausted && worker.concurrency - worker.running >= Math.ceil(worker.concurrency / 2)) this.#fetch(worker);
+    if (running.abandoned) return;
+    try {
+      if (!failure) {
+        await worker.completions.add(running);
+        return;
+      }
+      const context = { err: failure.err, queue: job.name, jobId: job.id, attempt: attemptNumber };
+      const retrying = job.retryCount < job.retryLimit;
+      if (retrying) this.#log.warn(context, 'job failed; will retry');
+      else this.#log.error(context, 'job failed; no retries left');
+      const err = failure.err instanceof Error ? failure.err : { message: String(failure.err) };
+      await this.#boss.fail(job.name, attempt(running), err);
+      // A retry sends no NOTIFY. pg-boss backs off between retryDelay·2^n and twice that; waking at
+      // the longest (a little after, for the database's clock) bounds the wait without a guess.
+      if (retrying) {
+        const delaySeconds = job.retryBackoff ? Math.max(1, job.retryDelay) * 2 ** (job.retryCount + 1) : job.retryDelay;
+        this.#wakeAt(worker, Date.now() + delaySeconds * 1000 + CLOCK_SLACK_MS);
+      }
+    } catch (err) {
+      this.#log.error({ err, queue: job.name, jobId: job.id }, 'could not record the job outcome');
+    }
+  }
+
+  /** Refreshes the heartbeat of every running job, one statement per queue. */
+  async #touch(): Promise<void> {
+    const byQueue = new Map<string, Running[]>();
+    for (const running of this.#running) {
+      if (running.abandoned) continue;
+      const list = byQueue.get(running.job.name) ?? [];
+      list.push(running);
+      byQueue.set(running.job.name, list);
+    }
+    for (const [name, runs] of byQueue) {
+      try {
+        await this.#boss.touch(name, runs.map(attempt));
+      } catch (err) {
+        this.#log.error({ err, queue: name }, 'could not refresh the heartbeats of running jobs');
+      }
     }
   }
 }

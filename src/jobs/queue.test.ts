@@ -48,9 +48,12 @@ function recordingLogger(): Logger & { entries: LogEntry[] } {
 }
 
 /** A queue for one test, stopped at its end (each test uses queue names of its own). */
-async function withQueue(run: (queue: Queue, log: ReturnType<typeof recordingLogger>) => Promise<void>): Promise<void> {
+async function withQueue(
+  run: (queue: Queue, log: ReturnType<typeof recordingLogger>) => Promise<void>,
+  queueConfig: Config = config,
+): Promise<void> {
   const log = recordingLogger();
-  const queue = createQueue(db, config, log);
+  const queue = createQueue(db, queueConfig, log);
   try {
     await run(queue, log);
   } finally {
@@ -183,6 +186,98 @@ test('a worker runs at most `concurrency` jobs of its queue at once', async () =
     assert.equal(done, 6);
     assert.equal(most, 2);
   });
+});
+
+test('a worker claims jobs for all its free slots at once, and settles them', async () => {
+  await withQueue(async (queue) => {
+    for (let n = 0; n < 12; n++) await queue.send('batch', { n });
+    let running = 0;
+    let most = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const seen: number[] = [];
+    queue.work<{ n: number }>(
+      'batch',
+      async ({ n }) => {
+        seen.push(n);
+        most = Math.max(most, ++running);
+        await gate;
+        running--;
+      },
+      { concurrency: 8 },
+    );
+    await queue.start();
+    await waitFor(() => running === 8, 10_000, 'eight jobs running');
+    // Held at the gate, the other four wait for a free slot.
+    await sleep(300);
+    assert.equal(most, 8);
+    assert.equal(await queue.pending(), 12);
+    release();
+    assert.equal(await drain(queue, 10_000), true);
+    assert.deepEqual(seen.sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+  });
+});
+
+test('jobs do not wait for the idle poll: local sends, sends of other processes, retries and delayed jobs', async () => {
+  // A poll interval longer than the test: only wake-ups can run these jobs in time.
+  const idle: Config = { ...config, jobs: { ...config.jobs, pollMilliseconds: 120_000 } };
+  const sender = createQueue(db, idle, recordingLogger());
+  try {
+    await withQueue(async (queue) => {
+      const ran: string[] = [];
+      queue.work<{ kind: string }>('wake', async ({ kind }, job) => {
+        ran.push(`${kind}:${job.attempt}`);
+        if (kind === 'retry' && job.attempt === 1) throw new Error('first attempt fails');
+      });
+      await queue.start();
+      await sleep(200);
+
+      await queue.send('wake', { kind: 'local' });
+      await waitFor(() => ran.includes('local:1'), 3_000, 'the local send to run');
+      await queue.send('wake', { kind: 'retry' }, { retryDelaySeconds: 1 });
+      await waitFor(() => ran.includes('retry:2'), 6_000, 'the retry to run');
+      await queue.send('wake', { kind: 'delayed' }, { startAfterSeconds: 1 });
+      await sleep(500);
+      assert.equal(ran.includes('delayed:1'), false, 'a delayed job ran early');
+      await waitFor(() => ran.includes('delayed:1'), 4_000, 'the delayed job to run');
+
+      // Another process's send: pg-boss's NOTIFY wakes this one. SQLite has no such signal across
+      // processes; its poll (every 250 ms by default) finds them.
+      if (engine === 'postgres') {
+        await sender.send('wake', { kind: 'remote' });
+        await waitFor(() => ran.includes('remote:1'), 3_000, "another process's send to run");
+      }
+    }, idle);
+  } finally {
+    await sender.stop(5_000);
+  }
+});
+
+test('a job still running when stop gives up on it runs again on another worker', async () => {
+  let release!: () => void;
+  const hung = new Promise<void>((resolve) => (release = resolve));
+  const attempts: number[] = [];
+  try {
+    await withQueue(async (queue, log) => {
+      queue.work('abandoned', async (_data, job) => {
+        attempts.push(job.attempt);
+        await hung;
+      });
+      await queue.start();
+      await queue.send('abandoned', {}, { retryDelaySeconds: 0 });
+      await waitFor(() => attempts.length === 1, 10_000, 'the job to start');
+      await queue.stop(300);
+      assert.equal(log.entries.filter((e) => e.msg === 'job still running at shutdown; released to run again').length, 1);
+    });
+    await withQueue(async (queue) => {
+      queue.work('abandoned', async (_data, job) => void attempts.push(job.attempt));
+      await queue.start();
+      assert.equal(await drain(queue, 15_000), true);
+      assert.deepEqual(attempts, [1, 2]);
+    });
+  } finally {
+    release();
+  }
 });
 
 test('stop waits for a running job to finish', async () => {

@@ -6,8 +6,9 @@
 // Throughput: each queue claims up to its free slots in one statement, and only for itself: a job
 // that finishes wakes its own queue, once half its slots are free (a webhook burst claims in batches
 // rather than one job per finished job). Finished jobs are deleted in batches, and one timer extends
-// every running lease in one statement. The hot statements are fixed SQL text, prepared once (the
-// driver caches statements by text), instead of being built by Kysely for every job.
+// every running lease in one statement. A local send, and a retry or delayed send when it comes due,
+// wake their queue at once; the poll finds what other processes sent. The hot statements are fixed
+// SQL text, prepared once (the driver caches statements by text), not built by Kysely for every job.
 import { CompiledQuery } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Db, Executor } from '../db/index.ts';
@@ -25,6 +26,9 @@ interface Worker {
   claimAgain: boolean;
   /** The last claim found fewer ready jobs than it asked for: a finished job does not claim again. */
   exhausted: boolean;
+  /** A wake-up for a job of this process that comes due later (a retry, a delayed send), and when. */
+  wakeTimer?: NodeJS.Timeout;
+  wakeAt?: number;
 }
 
 interface ClaimedJob {
@@ -103,10 +107,9 @@ export class TableQueue implements Queue {
     );
     // Inside a transaction the claim waits for the connection, so it sees the job once committed.
     const worker = this.#workers.get(name);
-    if (worker && !options.startAfterSeconds) {
-      worker.exhausted = false;
-      this.#claim(worker);
-    }
+    if (!worker) return;
+    if (options.startAfterSeconds) this.#wakeAt(worker, now + options.startAfterSeconds * 1000);
+    else this.#wake(worker);
   }
 
   work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions = {}): void {
@@ -132,6 +135,7 @@ export class TableQueue implements Queue {
   async stop(timeoutMs = 30_000): Promise<void> {
     this.#started = false;
     clearTimeout(this.#timer);
+    for (const worker of this.#workers.values()) clearTimeout(worker.wakeTimer);
     // A claim in flight may still hand jobs to handlers; they are waited for like the others.
     await Promise.all([...this.#workers.values()].map((worker) => worker.claiming));
     let timer: NodeJS.Timeout | undefined;
@@ -144,7 +148,10 @@ export class TableQueue implements Queue {
     clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
     // Give up the jobs still running: another worker may claim them at once rather than after their lease.
-    for (const { job } of this.#running) {
+    for (const running of this.#running) {
+      const { job } = running;
+      // Not waited for again: a later stop returns at once.
+      this.#running.delete(running);
       this.#log.warn({ queue: job.queue, jobId: job.id }, 'job still running at shutdown; released to run again');
       await this.#run(RELEASE, [job.id, job.attempts]).catch((err: unknown) =>
         this.#log.error({ err, queue: job.queue, jobId: job.id }, 'could not release job'),
@@ -166,8 +173,26 @@ export class TableQueue implements Queue {
   /** Claims every queue with free slots each poll interval: jobs sent by other processes, retries, and jobs scheduled for now. */
   #poll(): void {
     if (!this.#started) return;
-    for (const worker of this.#workers.values()) this.#claim(worker);
+    for (const worker of this.#workers.values()) this.#wake(worker);
     this.#timer = setTimeout(() => this.#poll(), this.#settings.pollMilliseconds);
+  }
+
+  /** Claims now: the queue may have jobs. */
+  #wake(worker: Worker): void {
+    worker.exhausted = false;
+    this.#claim(worker);
+  }
+
+  /** Wakes the queue at `at` (epoch ms), unless an earlier wake-up is already set: the poll is only a backstop. */
+  #wakeAt(worker: Worker, at: number): void {
+    if (worker.wakeAt !== undefined && worker.wakeAt <= at) return;
+    clearTimeout(worker.wakeTimer);
+    worker.wakeAt = at;
+    // A timer may fire a millisecond early; the claim compares with Date.now().
+    worker.wakeTimer = setTimeout(() => {
+      worker.wakeAt = undefined;
+      this.#wake(worker);
+    }, Math.max(0, at - Date.now() + 5));
   }
 
   /** Claims jobs of one queue for all its free slots, unless a claim of that queue is already in flight. */
@@ -220,7 +245,7 @@ export class TableQueue implements Queue {
         await worker.handler(JSON.parse(job.data) as object, { id: String(job.id), attempt: job.attempts });
       } catch (err) {
         this.#finished(worker, running);
-        await this.#fail(job, err);
+        await this.#fail(worker, job, err);
         return;
       }
     }
@@ -236,7 +261,7 @@ export class TableQueue implements Queue {
     if (!worker.exhausted && worker.concurrency - worker.running >= Math.ceil(worker.concurrency / 2)) this.#claim(worker);
   }
 
-  async #fail(job: ClaimedJob, err: unknown): Promise<void> {
+  async #fail(worker: Worker, job: ClaimedJob, err: unknown): Promise<void> {
     const context = { err, queue: job.queue, jobId: job.id, attempt: job.attempts };
     try {
       if (job.attempts > job.retry_limit) {
@@ -247,7 +272,9 @@ export class TableQueue implements Queue {
       const delaySeconds = job.retry_delay_seconds * (job.retry_backoff ? 2 ** (job.attempts - 1) : 1);
       this.#log.warn({ ...context, retryInSeconds: delaySeconds }, 'job failed; will retry');
       const lastError = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      await this.#run(RETRY, [iso(Date.now() + delaySeconds * 1000), lastError, job.id, job.attempts]);
+      const due = Date.now() + delaySeconds * 1000;
+      await this.#run(RETRY, [iso(due), lastError, job.id, job.attempts]);
+      this.#wakeAt(worker, due);
     } catch (recordErr) {
       this.#log.error({ err: recordErr, queue: job.queue, jobId: job.id }, 'could not record the job outcome');
     }
