@@ -13,6 +13,7 @@ import type { AppRow, Permissions, UserRow } from '../platform/principal.ts';
 import type { RepositoryRow } from '../platform/representations.ts';
 import { issueToken } from '../platform/token-store.ts';
 import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../platform/tokens.ts';
+import { Service } from '../platform/service.ts';
 
 const run = promisify(execFile);
 
@@ -33,21 +34,12 @@ async function requireUsers(db: Executor, logins: readonly string[] = []): Promi
   return users;
 }
 
-export class AdminService {
-  private readonly ctx: Context;
+export class AdminService extends Service {
   private readonly areas: readonly Area[];
 
   constructor(ctx: Context, areas: readonly Area[]) {
-    this.ctx = ctx;
+    super(ctx);
     this.areas = areas;
-  }
-
-  private get db() {
-    return this.ctx.db.kysely;
-  }
-
-  private now(): string {
-    return this.ctx.clock.now().toISOString();
   }
 
   async createUser(input: { login: string; name?: string; email?: string; type?: 'User' | 'Bot'; site_admin?: boolean }): Promise<UserRow> {

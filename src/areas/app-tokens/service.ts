@@ -4,13 +4,13 @@ import type { Selectable } from 'kysely';
 import { Type, type Static } from 'typebox';
 import type { AppAuthorizationsTable, TokensTable } from '../../db/schema.ts';
 import { isoSeconds } from '../../platform/clock.ts';
-import type { Context } from '../../platform/context.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import type { AppRow, Permissions, UserRow } from '../../platform/principal.ts';
 import { minimalRepository, simpleUser, SimpleUser, type Urls } from '../../platform/representations.ts';
 import { issueToken } from '../../platform/token-store.ts';
 import { generateToken, type TokenKind } from '../../platform/tokens.ts';
 import * as store from './store.ts';
+import { Service } from '../../platform/service.ts';
 
 export const INSTALLATION_TOKEN_MINUTES = 60;
 
@@ -73,22 +73,12 @@ function narrowPermissions(held: Permissions, requested: Permissions | undefined
   return requested;
 }
 
-export class AppTokenService {
-  private readonly ctx: Context;
-
-  constructor(ctx: Context) {
-    this.ctx = ctx;
-  }
-
-  private get db() {
-    return this.ctx.db.kysely;
-  }
-
+export class AppTokenService extends Service {
   /** The token, if it is a live token of this app's users; an unknown, revoked or expired one is a 404. */
   private async live(app: AppRow, accessToken: string) {
     const found = await store.findAppUserToken(this.db, app.id, accessToken);
     if (!found) throw notFound();
-    if (found.token.expires_at && found.token.expires_at <= this.ctx.clock.now().toISOString()) throw notFound();
+    if (found.token.expires_at && found.token.expires_at <= this.now()) throw notFound();
     return found;
   }
 
@@ -101,7 +91,7 @@ export class AppTokenService {
   async reset(app: AppRow, accessToken: string): Promise<Authorization> {
     const found = await this.live(app, accessToken);
     const value = generateToken(found.token.kind as TokenKind);
-    const token = await store.replaceTokenValue(this.db, found.token.id, value, this.ctx.clock.now().toISOString());
+    const token = await store.replaceTokenValue(this.db, found.token.id, value, this.now());
     return authorizationBody(this.ctx.urls, { ...found, token, app }, value);
   }
 

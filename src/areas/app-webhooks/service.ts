@@ -5,7 +5,6 @@ import { isIP } from 'node:net';
 import { Type, type Static } from 'typebox';
 import { recordActivity } from '../../activity/outbox.ts';
 import { isoSeconds } from '../../platform/clock.ts';
-import type { Context } from '../../platform/context.ts';
 import { invalidField, notFound, validationFailed } from '../../platform/errors.ts';
 import { findAccount, findRepository } from '../../platform/lookups.ts';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
@@ -13,6 +12,7 @@ import type { AppRow } from '../../platform/principal.ts';
 import { newAttempt, targetsOf } from './engine.ts';
 import { blockedReason } from './sender.ts';
 import * as store from './store.ts';
+import { Service } from '../../platform/service.ts';
 
 export const SECRET_MASK = '********';
 const MAX_URL_LENGTH = 2048;
@@ -98,17 +98,7 @@ function readCursor(cursor: string): Position {
   return match[1] === 'before' ? { before: Number(match[2]) } : { after: Number(match[2]) };
 }
 
-export class AppWebhookService {
-  private readonly ctx: Context;
-
-  constructor(ctx: Context) {
-    this.ctx = ctx;
-  }
-
-  private get db() {
-    return this.ctx.db.kysely;
-  }
-
+export class AppWebhookService extends Service {
   /** The oldest delivery time still listed. */
   private cutoff(): string {
     return new Date(this.ctx.clock.nowMs() - this.ctx.config.webhooks.retentionDays * 86_400_000).toISOString();
@@ -162,7 +152,7 @@ export class AppWebhookService {
   async createForApp(app: AppRow, webhook: unknown): Promise<void> {
     if (webhook !== undefined && (webhook === null || typeof webhook !== 'object' || Array.isArray(webhook))) throw invalidField('App', 'webhook', 'webhook must be an object');
     const fields = this.validate((webhook ?? {}) as HookInput);
-    const now = this.ctx.clock.now().toISOString();
+    const now = this.now();
     await store.insertHook(this.db, {
       app_id: app.id,
       url: fields.url ?? null,
@@ -189,7 +179,7 @@ export class AppWebhookService {
   async updateConfig(app: AppRow, input: HookInput): Promise<HookConfig> {
     // `active` belongs to the operator surface; the public API changes the four fields it documents.
     const changes = this.validate({ url: input.url, content_type: input.content_type, secret: input.secret, insecure_ssl: input.insecure_ssl });
-    const hook = await store.updateHook(this.db, app.id, { ...changes, updated_at: this.ctx.clock.now().toISOString() });
+    const hook = await store.updateHook(this.db, app.id, { ...changes, updated_at: this.now() });
     if (!hook) throw notFound();
     return hookConfigBody(hook);
   }

@@ -5,7 +5,6 @@
 // organization's metrics policy is enabled.
 import { Value } from 'typebox/value';
 import { actingUser, actsForOrganization, isEnterpriseOwner, reachesAccount } from '../../platform/access.ts';
-import type { Context } from '../../platform/context.ts';
 import { ApiError, DOCUMENTATION_URL, invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findTeam } from '../../platform/lookups.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
@@ -14,6 +13,7 @@ import { checkEntries } from '../../platform/seed.ts';
 import { DayRecord, OperatorDay } from './day-record.ts';
 import * as store from './store.ts';
 import type { Scope } from './store.ts';
+import { Service } from '../../platform/service.ts';
 
 export const METRICS_POLICIES = ['enabled', 'disabled'] as const;
 export type MetricsPolicy = (typeof METRICS_POLICIES)[number];
@@ -51,17 +51,7 @@ function timestamp(text: string, field: string): number {
   throw invalidField('AssistantMetrics', field, `${field} must be an ISO 8601 timestamp (YYYY-MM-DDTHH:MM:SSZ)`);
 }
 
-export class AssistantMetricsService {
-  private readonly ctx: Context;
-
-  constructor(ctx: Context) {
-    this.ctx = ctx;
-  }
-
-  private get db() {
-    return this.ctx.db.kysely;
-  }
-
+export class AssistantMetricsService extends Service {
   /** The closing instant (start of the sunset day, UTC), or null when the endpoints stay open. */
   private sunsetMs(): number | null {
     const sunset = this.ctx.config.assistantMetricsSunset;
@@ -151,7 +141,7 @@ export class AssistantMetricsService {
     const org = await findAccount(this.db, orgLogin);
     if (!org || org.type !== 'Organization') throw notFound(`Organization not found: ${orgLogin}`);
     const days = input.days === undefined ? undefined : await this.operatorDays(org.id, input.days);
-    const now = this.ctx.clock.now().toISOString();
+    const now = this.now();
     return this.db.transaction().execute(async (trx) => {
       if (input.metrics_policy) await store.setMetricsPolicy(trx, org.id, input.metrics_policy, now);
       if (days) await store.replaceDays(trx, org.id, days.orgDays, days.teamDays);

@@ -6,7 +6,6 @@ import type { Executor } from '../../db/index.ts';
 import type { EnterprisesTable } from '../../db/schema.ts';
 import { isEnterpriseOwner, notAccessible, orgRoles, reachesAccount, reachesRepository, requireReadableRepository, userRepositoryPermissions } from '../../platform/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';
-import type { Context } from '../../platform/context.ts';
 import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
 import { findAccount, findEnterprise, findRepository, isRowId } from '../../platform/lookups.ts';
 import { decodeCursor, encodeCursor, pageParams } from '../../platform/pagination.ts';
@@ -16,6 +15,7 @@ import { queueApply } from './apply.ts';
 import { defaultSettings, ENABLEMENT_FIELDS, type Enforcement, type Settings } from './features.ts';
 import { AttachmentStatus, type Configuration, type ConfigurationInput, DefaultForNewRepos as DefaultForNewReposValue } from './schemas.ts';
 import * as store from './store.ts';
+import { Service } from '../../platform/service.ts';
 
 type EnterpriseRow = Selectable<EnterprisesTable>;
 
@@ -128,21 +128,7 @@ async function cursorPage<T>(args: CursorArgs, fetch: (window: store.Window) => 
   };
 }
 
-export class CodeSecurityService {
-  private readonly ctx: Context;
-
-  constructor(ctx: Context) {
-    this.ctx = ctx;
-  }
-
-  private get db() {
-    return this.ctx.db.kysely;
-  }
-
-  private now(): string {
-    return this.ctx.clock.now().toISOString();
-  }
-
+export class CodeSecurityService extends Service {
   private get postgres(): boolean {
     return this.ctx.db.dialect === 'postgres';
   }

@@ -5,13 +5,13 @@ import type { Selectable } from 'kysely';
 import { Type, type Static, type TSchema } from 'typebox';
 import { actsForOrganization, requireReadableRepository } from '../../platform/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';
-import type { Context } from '../../platform/context.ts';
 import { insertUnique, invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findRepository, isRowId } from '../../platform/lookups.ts';
 import type { Principal, UserRow } from '../../platform/principal.ts';
 import { nodeId } from '../../platform/representations.ts';
 import * as store from './store.ts';
 import type { IssueTypesTable } from './tables.ts';
+import { Service } from '../../platform/service.ts';
 
 type IssueTypeRow = Selectable<IssueTypesTable>;
 
@@ -62,21 +62,7 @@ function cleanName(name: string): string {
   return trimmed;
 }
 
-export class IssueTypeService {
-  private readonly ctx: Context;
-
-  constructor(ctx: Context) {
-    this.ctx = ctx;
-  }
-
-  private get db() {
-    return this.ctx.db.kysely;
-  }
-
-  private now(): string {
-    return this.ctx.clock.now().toISOString();
-  }
-
+export class IssueTypeService extends Service {
   /** The organization, if the caller administers it (an owner, or an installation on it); else 404. */
   async organization(principal: Principal, login: string): Promise<UserRow> {
     const org = await findAccount(this.db, login);

@@ -20,7 +20,6 @@ import { createHash } from 'node:crypto';
 import type { ActivityRow } from '../../activity/outbox.ts';
 import type { Executor } from '../../db/index.ts';
 import { userRepositoryPermissions } from '../../platform/access.ts';
-import type { Context } from '../../platform/context.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findRepository, isRowId } from '../../platform/lookups.ts';
 import type { RepositoryRow } from '../../platform/representations.ts';
@@ -29,6 +28,7 @@ import {
 } from './representations.ts';
 import * as store from './store.ts';
 import type { MarkSelection, NewThread, SubscriptionRow, ThreadWithSubject } from './store.ts';
+import { Service } from '../../platform/service.ts';
 
 export const REASONS = [
   'approval_requested', 'assign', 'author', 'ci_activity', 'comment', 'invitation', 'manual', 'member_feature_requested',
@@ -108,21 +108,7 @@ function storedTime(value: string, resource: string, field: string): string {
 
 const ids = (values: unknown): number[] => (Array.isArray(values) ? values.filter((v): v is number => Number.isInteger(v)) : []);
 
-export class NotificationService {
-  private readonly ctx: Context;
-
-  constructor(ctx: Context) {
-    this.ctx = ctx;
-  }
-
-  private get db() {
-    return this.ctx.db.kysely;
-  }
-
-  private now(): string {
-    return this.ctx.clock.now().toISOString();
-  }
-
+export class NotificationService extends Service {
   /** PostgreSQL runs transactions side by side, so marking as read locks the rows it chose. */
   private get locksRows(): boolean {
     return this.ctx.db.dialect === 'postgres';

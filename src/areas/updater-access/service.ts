@@ -3,7 +3,6 @@
 // not manage the list see a 404, as if the endpoint did not exist.
 import { Type, type Static } from 'typebox';
 import { actingUser, actsForOrganization, isEnterpriseOwner, isFineGrained, reachesAccount } from '../../platform/access.ts';
-import type { Context } from '../../platform/context.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findEnterprise, isRowId } from '../../platform/lookups.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
@@ -11,6 +10,7 @@ import type { Principal } from '../../platform/principal.ts';
 import { MinimalRepository, minimalRepository, userWithProfile } from '../../platform/representations.ts';
 import * as store from './store.ts';
 import type { ListOwner } from './store.ts';
+import { Service } from '../../platform/service.ts';
 
 export const DefaultLevel = Type.Union([Type.Literal('public'), Type.Literal('internal')], {
   description: '`public`: public repositories only unless granted otherwise; `internal`: public and internal ones',
@@ -24,17 +24,7 @@ export type UpdaterAccessList = Static<typeof UpdaterAccessList>;
 
 export const PAGE_DEFAULTS = { perPage: 30, maxPerPage: 100 };
 
-export class UpdaterAccessService {
-  private readonly ctx: Context;
-
-  constructor(ctx: Context) {
-    this.ctx = ctx;
-  }
-
-  private get db() {
-    return this.ctx.db.kysely;
-  }
-
+export class UpdaterAccessService extends Service {
   /** The organization's list, if the caller administers the organization (an owner, or an installation on it). */
   async organization(principal: Principal, login: string): Promise<ListOwner> {
     const org = await findAccount(this.db, login);
@@ -98,7 +88,7 @@ export class UpdaterAccessService {
     if (both.length) {
       throw invalidField('UpdaterRepositoryAccess', 'repository_ids_to_remove', `repository ids both added and removed: ${both.join(', ')}`);
     }
-    const now = this.ctx.clock.now().toISOString();
+    const now = this.now();
     await this.db.transaction().execute(async (trx) => {
       const requested = [...add, ...remove];
       const known = await store.repositoriesWithin(trx, owner, requested.filter(isRowId));
@@ -110,6 +100,6 @@ export class UpdaterAccessService {
   }
 
   async setDefaultLevel(owner: ListOwner, level: Static<typeof DefaultLevel>): Promise<void> {
-    await store.setDefaultLevel(this.db, owner, level, this.ctx.clock.now().toISOString());
+    await store.setDefaultLevel(this.db, owner, level, this.now());
   }
 }

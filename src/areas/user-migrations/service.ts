@@ -13,6 +13,7 @@ import { FullRepository, fullRepository, nodeId, SimpleUser, simpleUser, type Re
 import { runExport } from './export-worker.ts';
 import { archiveStorage, type ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';
+import { Service } from '../../platform/service.ts';
 
 export const EXPORT_QUEUE = 'user-migrations.export';
 const STATES = ['pending', 'exporting', 'exported', 'failed'] as const;
@@ -87,21 +88,12 @@ function migrationBody(urls: Urls, row: store.MigrationRow, owner: UserRow, repo
 const archiveFolder = (migrationId: number) => `${migrationId}/`;
 const signedValue = (migrationId: number, expires: number) => `user-migration-archive:${migrationId}:${expires}`;
 
-export class UserMigrationService {
-  private readonly ctx: Context;
+export class UserMigrationService extends Service {
   readonly storage: ArchiveStorage;
 
   constructor(ctx: Context) {
-    this.ctx = ctx;
+    super(ctx);
     this.storage = archiveStorage(ctx.config);
-  }
-
-  private get db() {
-    return this.ctx.db.kysely;
-  }
-
-  private now(): string {
-    return this.ctx.clock.now().toISOString();
   }
 
   /** Archives exported at or before this time have expired. */
