@@ -27,14 +27,15 @@ import { RateLimiter } from './platform/rate-limit.ts';
 import { Secrets } from './platform/secrets.ts';
 import { hashSecret, randomBase62 } from './platform/tokens.ts';
 
-/** Every area, in registration order. The admin area is last: its seed loader knows the others' keys. */
+/** Every area, in registration order (also the order of their seed keys and activity consumers). */
 export const AREAS: readonly Area[] = [
-  activity,
   appTokens,
   updaterAccess,
   codeSecurity,
   assistantMetrics,
   issueTypes,
+  // After issue types: seeded issues may name a type.
+  activity,
   notifications,
   appWebhooks,
   userMigrations,

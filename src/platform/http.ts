@@ -107,19 +107,21 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
 
     const exempt = Boolean(config.failedLoginExempt);
     const failedKey = `failed-login:${request.ip}`;
-    const hasCredentials = Boolean(request.headers.authorization);
-    if (hasCredentials && !exempt) {
-      const failures = await ctx.rateLimiter.peek(failedKey, ctx.config.rateLimit.failedLoginsPerHour);
-      if (failures.remaining === 0) throw forbidden('Maximum number of login attempts exceeded. Please try again later.');
+    const failedLimit = ctx.config.rateLimit.failedLoginsPerHour;
+    // The failed-login check and the credential lookup run side by side (one round trip on PostgreSQL).
+    const [failures, authenticated] = await Promise.all([
+      request.headers.authorization && !exempt ? ctx.rateLimiter.peek(failedKey, failedLimit) : null,
+      authenticate(ctx.db.kysely, ctx.clock, request.headers.authorization, { basicApp: Boolean(config.basicApp) }).then(
+        (principal) => ({ principal, error: null }),
+        (error: unknown) => ({ principal: null, error }),
+      ),
+    ]);
+    if (failures && failures.remaining === 0) throw forbidden('Maximum number of login attempts exceeded. Please try again later.');
+    if (authenticated.error) {
+      if (authenticated.error instanceof ApiError && authenticated.error.status === 401 && !exempt) await ctx.rateLimiter.hit(failedKey, failedLimit);
+      throw authenticated.error;
     }
-    try {
-      request.principal = await authenticate(ctx.db.kysely, ctx.clock, request.headers.authorization, { basicApp: Boolean(config.basicApp) });
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 401 && !exempt) {
-        await ctx.rateLimiter.hit(failedKey, ctx.config.rateLimit.failedLoginsPerHour);
-      }
-      throw error;
-    }
+    request.principal = authenticated.principal!;
 
     const principal = request.principal;
     const [key, limit] = rateLimitKey(ctx, principal, request.ip);

@@ -76,13 +76,17 @@ function publicKeyOf(app: AppRow): KeyObject {
 export async function principalFromToken(db: Executor, clock: Clock, token: string): Promise<UserPrincipal | InstallationPrincipal> {
   const kind = tokenKindOf(token);
   if (!kind) throw badCredentials();
+  // One round trip: the token, its installation's account, and its user (every request pays for this).
   const row = await db
     .selectFrom('tokens')
     .leftJoin('installations', 'installations.id', 'tokens.installation_id')
+    .leftJoin('users', 'users.id', 'tokens.user_id')
     .select([
       'tokens.id', 'tokens.kind', 'tokens.user_id', 'tokens.app_id', 'tokens.installation_id', 'tokens.scopes',
       'tokens.permissions', 'tokens.resource_owner_id', 'tokens.repository_selection', 'tokens.repository_ids',
       'tokens.expires_at', 'installations.account_id',
+      'users.login', 'users.login_lower', 'users.type', 'users.name', 'users.email', 'users.site_admin',
+      'users.created_at', 'users.updated_at',
     ])
     .where('tokens.hashed_token', '=', hashSecret(token))
     .executeTakeFirst();
@@ -99,8 +103,18 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
     if (row.installation_id === null || row.app_id === null || row.account_id === null) throw badCredentials();
     return { type: 'installation', kind, installationId: row.installation_id, appId: row.app_id, accountId: row.account_id, ...facts };
   }
-  const user = row.user_id === null ? undefined : await db.selectFrom('users').selectAll().where('id', '=', row.user_id).executeTakeFirst();
-  if (!user) throw badCredentials();
+  if (row.user_id === null || row.login === null) throw badCredentials();
+  const user: UserRow = {
+    id: row.user_id,
+    login: row.login,
+    login_lower: row.login_lower!,
+    type: row.type!,
+    name: row.name,
+    email: row.email,
+    site_admin: row.site_admin!,
+    created_at: row.created_at!,
+    updated_at: row.updated_at!,
+  };
   return { type: 'user', kind, user, scopes: json(row.scopes), appId: row.app_id, resourceOwnerId: row.resource_owner_id, ...facts };
 }
 
