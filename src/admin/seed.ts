@@ -2,10 +2,10 @@
 // that already exists is left alone. Areas add their own keys (issues, comments, licenses...).
 import { readFile } from 'node:fs/promises';
 import { Type, type TSchema } from 'typebox';
-import { Value } from 'typebox/value';
 import { parse } from 'yaml';
 import type { Area, Context } from '../platform/context.ts';
 import { ApiError, invalidField } from '../platform/errors.ts';
+import { checkEntries } from '../platform/seed.ts';
 import {
   AppBody, AuthorizationBody, EnterpriseBody, InstallationBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody,
 } from './schemas.ts';
@@ -16,15 +16,6 @@ export interface SeedReport {
   skipped: Record<string, number>;
   /** One-time secrets of what was created (client secrets, private keys and generated tokens). */
   secrets: { kind: string; name: string; values: Record<string, string> }[];
-}
-
-/** Validates one entry against its admin body schema; a bad entry is a 422 naming the key and index. */
-function entry<T extends TSchema>(schema: T, value: unknown, key: string, index: number) {
-  if (!Value.Check(schema, value)) {
-    const [first] = Value.Errors(schema, value);
-    throw invalidField('Seed', `${key}[${index}]${first?.instancePath ?? ''}`, `${key}[${index}]: ${first?.message ?? 'invalid entry'}`);
-  }
-  return value;
 }
 
 const alreadyThere = (error: unknown) =>
@@ -76,12 +67,10 @@ export async function loadSeed(ctx: Context, areas: readonly Area[], data: unkno
     if (!known.has(key)) throw invalidField('Seed', key, `unknown seed key "${key}"`);
     if (!Array.isArray(list)) throw invalidField('Seed', key, `${key} must be a list`);
   }
-  for (const [key, schema] of core) {
-    ((seed[key] ?? []) as unknown[]).forEach((value, index) => entry(schema, value, key, index));
-  }
+  const checked = core.map(([key, schema, create]) => [key, checkEntries(schema, key, (seed[key] ?? []) as unknown[]), create] as const);
 
-  for (const [key, , create] of core) {
-    for (const value of (seed[key] ?? []) as unknown[]) {
+  for (const [key, entries, create] of checked) {
+    for (const value of entries) {
       try {
         await create(value);
         report.created[key] = (report.created[key] ?? 0) + 1;
