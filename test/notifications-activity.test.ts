@@ -14,10 +14,13 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 
 const db = () => server.server.ctx.db.kysely;
 
-/** Outbox rows recorded after `afterId`, oldest first, payload parsed. */
+/** Outbox rows recorded after `afterId`, oldest first, payload parsed; its `snapshot` (the subject as rendered) apart. */
 async function outboxAfter(afterId: number) {
   const rows = await db().selectFrom('activity_outbox').selectAll().where('id', '>', afterId).orderBy('id').execute();
-  return rows.map((r) => ({ ...r, payload: JSON.parse(r.payload) as Record<string, unknown> }));
+  return rows.map((r) => {
+    const { snapshot, ...payload } = JSON.parse(r.payload) as Record<string, unknown>;
+    return { ...r, payload, snapshot };
+  });
 }
 async function lastOutboxId(): Promise<number> {
   const row = await db().selectFrom('activity_outbox').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
@@ -82,6 +85,7 @@ describe('issues and pull requests', () => {
       requested_reviewer_ids: [],
       requested_team_ids: [],
     });
+    assert.deepEqual(opened!.snapshot, { issue }, 'the snapshot is the issue as the write answered it');
     assert.deepEqual([second!.event, second!.action, third!.event, third!.action], ['issues', 'opened', 'issues', 'opened']);
 
     const events = await db().selectFrom('issue_events').selectAll().where('issue_id', '=', issue.id).orderBy('id').execute();
@@ -116,6 +120,7 @@ describe('issues and pull requests', () => {
     const [row] = await outboxAfter(before);
     assert.deepEqual([row!.event, row!.action, row!.comment_id, row!.issue_id], ['issue_comment', 'created', comment.id, issue.id]);
     assert.deepEqual(row!.payload, { number: issue.number, pull_request: false, mentioned_user_ids: [await userId('dave')], mentioned_team_ids: [] });
+    assert.deepEqual((row!.snapshot as any).comment, comment);
     const changed = await server.admin('PATCH', `/repos/acme/widgets/issues/${issue.number}`, { actor: 'alice' });
     assert.equal(changed.comments, 1);
   });

@@ -17,6 +17,9 @@
 //   issue_comment created   `comment_id` set on the row; payload mentioned_user_ids, mentioned_team_ids
 // Mentions are those of the opened body or the comment body; ids are of existing users and teams,
 // whether or not they can read the repository (consumers decide who may see what).
+// Every row's payload also has `snapshot`: the subject as the write left it (src/activity/snapshot.ts),
+// rendered in the same transaction once all of the write's changes are applied, so the rows of one
+// write (a close and an assignment in one PATCH) show the same subject.
 import type { Executor } from '../db/index.ts';
 import { assertRepositoryWritable } from '../platform/access.ts';
 import type { Context } from '../platform/context.ts';
@@ -26,6 +29,7 @@ import type { UserRow } from '../platform/principal.ts';
 import type { RepositoryRow } from '../platform/representations.ts';
 import { parseMentions } from './mentions.ts';
 import { recordActivity, type ActivityInput } from './outbox.ts';
+import { subjectSnapshot } from './snapshot.ts';
 import * as store from './store.ts';
 import type { CommentFacts, IssueFacts, IssueRow, TeamRow } from './store.ts';
 
@@ -89,7 +93,8 @@ export class ActivityService {
 
     for (let attempt = 1; ; attempt++) {
       try {
-        const issueId = await this.db.transaction().execute(async (trx) => {
+        // The facts of the snapshot are the answer too: the issue as this write left it.
+        return await this.db.transaction().execute(async (trx) => {
           const issue = await store.insertIssue(trx, {
             repository_id: repository.id,
             number: await store.nextIssueNumber(trx, repository.id),
@@ -113,16 +118,16 @@ export class ActivityService {
             ...reviewers.teamIds.map((id) => this.event(issue, author, 'review_requested', { team: id })),
             ...mentioned.userIds.map((id) => this.event(issue, author, 'mentioned', { user: id })),
           ]);
-          await this.record(trx, issue, author, 'opened', {
+          const facts = await store.loadIssueFacts(trx, issue.id);
+          await this.record(trx, issue, author, facts, 'opened', {
             mentioned_user_ids: mentioned.userIds,
             mentioned_team_ids: mentioned.teamIds,
             assignee_ids: assignees.map((u) => u.id),
             requested_reviewer_ids: reviewers.userIds,
             requested_team_ids: reviewers.teamIds,
           });
-          return issue.id;
+          return facts;
         });
-        return store.loadIssueFacts(this.db, issueId);
       } catch (error) {
         if (!isUniqueViolation(error) || attempt >= NUMBER_ATTEMPTS) throw error;
       }
@@ -135,7 +140,7 @@ export class ActivityService {
     const author = await this.user(input.author);
     const mentioned = await this.mentions(input.body);
     const now = this.now();
-    const commentId = await this.db.transaction().execute(async (trx) => {
+    return this.db.transaction().execute(async (trx) => {
       const comment = await store.insertComment(trx, {
         issue_id: issue.id,
         repository_id: repository.id,
@@ -146,6 +151,8 @@ export class ActivityService {
       });
       await store.updateIssue(trx, issue.id, { updated_at: now });
       await store.insertEvents(trx, mentioned.userIds.map((id) => this.event(issue, author, 'mentioned', { user: id })));
+      const facts = await store.loadCommentFacts(trx, comment.id);
+      const snapshot = subjectSnapshot(this.ctx.urls, 'issue_comment', await store.loadIssueFacts(trx, issue.id), facts);
       await recordActivity(this.ctx, trx, {
         event: 'issue_comment',
         action: 'created',
@@ -153,11 +160,10 @@ export class ActivityService {
         actor_id: author.id,
         issue_id: issue.id,
         comment_id: comment.id,
-        payload: { number: issue.number, pull_request: Boolean(issue.is_pull_request), mentioned_user_ids: mentioned.userIds, mentioned_team_ids: mentioned.teamIds },
+        payload: { number: issue.number, pull_request: Boolean(issue.is_pull_request), mentioned_user_ids: mentioned.userIds, mentioned_team_ids: mentioned.teamIds, snapshot },
       });
-      return comment.id;
+      return facts;
     });
-    return store.loadCommentFacts(this.db, commentId);
   }
 
   /**
@@ -193,17 +199,9 @@ export class ActivityService {
     if (changes === 0) return store.loadIssueFacts(this.db, issue.id);
 
     const now = this.now();
-    await this.db.transaction().execute(async (trx) => {
-      if (transition) {
-        await store.updateIssue(trx, issue.id, { ...transition.values(now), updated_at: now });
-        await store.insertEvents(trx, transition.events.map((name) => this.event(issue, actor, name, {})));
-        await this.record(trx, issue, actor, transition.action, {
-          state: transition.state,
-          ...(isPullRequest ? { merged: transition.merged } : {}),
-        });
-      } else {
-        await store.updateIssue(trx, issue.id, { updated_at: now });
-      }
+    return this.db.transaction().execute(async (trx) => {
+      await store.updateIssue(trx, issue.id, { ...transition?.values(now), updated_at: now });
+      if (transition) await store.insertEvents(trx, transition.events.map((name) => this.event(issue, actor, name, {})));
       await store.removeAssignees(trx, issue.id, unassigned);
       await store.addAssignees(trx, issue.id, assigned);
       await store.removeReviewRequests(trx, issue.id, removed);
@@ -216,14 +214,18 @@ export class ActivityService {
         ...removed.userIds.map((id) => this.event(issue, actor, 'review_request_removed', { user: id })),
         ...removed.teamIds.map((id) => this.event(issue, actor, 'review_request_removed', { team: id })),
       ]);
-      for (const id of assigned) await this.record(trx, issue, actor, 'assigned', { assignee_id: id });
-      for (const id of unassigned) await this.record(trx, issue, actor, 'unassigned', { assignee_id: id });
-      for (const id of requested.userIds) await this.record(trx, issue, actor, 'review_requested', { requested_reviewer_id: id });
-      for (const id of requested.teamIds) await this.record(trx, issue, actor, 'review_requested', { requested_team_id: id });
-      for (const id of removed.userIds) await this.record(trx, issue, actor, 'review_request_removed', { requested_reviewer_id: id });
-      for (const id of removed.teamIds) await this.record(trx, issue, actor, 'review_request_removed', { requested_team_id: id });
+      // Rows in the platform's order: the state change first, then assignments, then review requests.
+      const facts = await store.loadIssueFacts(trx, issue.id);
+      const record = (action: string, payload: Record<string, unknown>) => this.record(trx, issue, actor, facts, action, payload);
+      if (transition) await record(transition.action, { state: transition.state, ...(isPullRequest ? { merged: transition.merged } : {}) });
+      for (const id of assigned) await record('assigned', { assignee_id: id });
+      for (const id of unassigned) await record('unassigned', { assignee_id: id });
+      for (const id of requested.userIds) await record('review_requested', { requested_reviewer_id: id });
+      for (const id of requested.teamIds) await record('review_requested', { requested_team_id: id });
+      for (const id of removed.userIds) await record('review_request_removed', { requested_reviewer_id: id });
+      for (const id of removed.teamIds) await record('review_request_removed', { requested_team_id: id });
+      return facts;
     });
-    return store.loadIssueFacts(this.db, issue.id);
   }
 
   /** What a state change does, or null when the issue is already in that state. */
@@ -263,14 +265,16 @@ export class ActivityService {
     };
   }
 
-  private async record(trx: Executor, issue: IssueRow, actor: UserRow, action: string, payload: Record<string, unknown>): Promise<void> {
+  /** Records an `issues` or `pull_request` row; `facts` are the subject once the write's changes are applied. */
+  private async record(trx: Executor, issue: IssueRow, actor: UserRow, facts: IssueFacts, action: string, payload: Record<string, unknown>): Promise<void> {
+    const event = issue.is_pull_request ? 'pull_request' : 'issues';
     const input: ActivityInput = {
-      event: issue.is_pull_request ? 'pull_request' : 'issues',
+      event,
       action,
       repository_id: issue.repository_id,
       actor_id: actor.id,
       issue_id: issue.id,
-      payload: { number: issue.number, pull_request: Boolean(issue.is_pull_request), ...payload },
+      payload: { number: issue.number, pull_request: Boolean(issue.is_pull_request), ...payload, snapshot: subjectSnapshot(this.ctx.urls, event, facts) },
     };
     await recordActivity(this.ctx, trx, input);
   }
