@@ -160,17 +160,23 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
 
   const { ratePerSecond } = ctx.config.webhooks;
   let throttledAt = attempt.throttled_at;
-  // A throttled attempt already holds its slot: the job that waited for it sends at once.
-  if (ratePerSecond > 0 && throttledAt === null) {
+  if (ratePerSecond > 0) {
+    const intervalMs = Math.ceil(1000 / ratePerSecond);
     const now = Date.now();
-    const waitMs = (await store.reserveSlot(db, attempt.app_id, now, Math.ceil(1000 / ratePerSecond))) - now;
+    // A throttled attempt holds its slot (persisted, so a job started early waits for it again). A
+    // slot missed by more than a quarter interval is given up for a new one: posting that late would
+    // crowd the slots reserved after it, and the app would get a burst over its rate.
+    let slot = attempt.throttle_slot_at === null ? null : Number(attempt.throttle_slot_at);
+    if (slot === null || now - slot > intervalMs / 4) slot = await store.reserveSlot(db, attempt.app_id, now, intervalMs);
+    const waitMs = slot - now;
     if (waitMs > 0) {
-      throttledAt = ctx.clock.now().toISOString();
+      throttledAt ??= ctx.clock.now().toISOString();
       if (waitMs > SLEEP_LIMIT_MS) {
-        // A long wait is spent in the queue, not in a worker slot.
+        // A long wait is spent in the queue, not in a worker slot. The job is due a little before the
+        // slot and sleeps the rest: a queue may start a delayed job somewhat after its time.
         await db.transaction().execute(async (trx) => {
-          const moved = await store.advanceGeneration(trx, attempt.id, attempt.generation, { throttled_at: throttledAt });
-          if (moved) await enqueue(ctx, trx, { deliveryId: attempt.id, generation: attempt.generation + 1 }, waitMs / 1000);
+          const moved = await store.advanceGeneration(trx, attempt.id, attempt.generation, { throttled_at: throttledAt, throttle_slot_at: slot });
+          if (moved) await enqueue(ctx, trx, { deliveryId: attempt.id, generation: attempt.generation + 1 }, (waitMs - SLEEP_LIMIT_MS / 2) / 1000);
         });
         return;
       }

@@ -113,7 +113,7 @@ function selectAttemptToSend(db: Executor, deliveryId: number) {
     .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
     .innerJoin('app_webhooks as h', 'h.app_id', 'd.app_id')
     .select([
-      'd.id', 'd.app_id', 'd.message_id', 'd.retry_count', 'd.generation', 'd.throttled_at', 'd.delivered_at',
+      'd.id', 'd.app_id', 'd.message_id', 'd.retry_count', 'd.generation', 'd.throttled_at', 'd.throttle_slot_at', 'd.delivered_at',
       'm.guid', 'm.event', 'm.payload',
       'h.id as hook_id', 'h.url', 'h.content_type', 'h.secret', 'h.insecure_ssl', 'h.active',
     ])

@@ -59,6 +59,11 @@ export interface WebhookDeliveriesTable {
    */
   generation: number;
   throttled_at: string | null;
+  /**
+   * The slot a throttled attempt holds, in epoch milliseconds of wall time (as `throttle_next_at`):
+   * its job posts no earlier, whenever the queue happens to start it.
+   */
+  throttle_slot_at: number | null;
   delivered_at: string | null;
   /** `OK`, `Invalid HTTP Response: <code>` or a transport description. */
   status: string | null;

@@ -40,6 +40,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('retry_count', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('generation', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('throttled_at', 'text')
+    .addColumn('throttle_slot_at', 'bigint')
     .addColumn('delivered_at', 'text')
     .addColumn('status', 'text')
     .addColumn('status_code', 'integer')
