@@ -16,6 +16,7 @@ import { notifyChannelSql } from 'pg-boss/dist/plans.js';
 import type { Config } from '../config.ts';
 import type { Db, Executor } from '../db/index.ts';
 import { WriteBatcher } from './batch.ts';
+import { LocalPool, type Running as PoolRunning } from './local-pool.ts';
 import type { JobHandler, Logger, Queue, SendOptions, WorkOptions } from './queue.ts';
 
 const SCHEMA = 'pgboss';
@@ -28,30 +29,7 @@ const NOTIFIED_POLL_MS = 2_000;
 /** A wake-up for a job due later comes this much after its time: pg-boss compares with the database's clock. */
 const CLOCK_SLACK_MS = 100;
 
-interface Worker {
-  name: string;
-  handler: JobHandler<object>;
-  concurrency: number;
-  running: number;
-  /** The fetch in flight for this queue, if any: one at a time per queue. */
-  fetching: Promise<void> | null;
-  /** Woken while a fetch was in flight: fetch again once it ends. */
-  fetchAgain: boolean;
-  /** The last fetch found fewer jobs than it asked for: a finished job does not fetch again. */
-  exhausted: boolean;
-  completions: WriteBatcher<Running>;
-  /** A wake-up for a job known to come due later (a retry, a delayed local send), and when. */
-  wakeTimer?: NodeJS.Timeout;
-  wakeAt?: number;
-}
-
-interface Running {
-  worker: Worker;
-  job: JobWithMetadata<object>;
-  /** Set when shutdown gave the job up (failed it into a retry): its late outcome is not recorded. */
-  abandoned: boolean;
-  done: Promise<void>;
-}
+type Running = PoolRunning<JobWithMetadata<object>>;
 
 const attempt = ({ job }: Running) => ({ id: job.id, retryCount: job.retryCount });
 
@@ -61,15 +39,14 @@ export class PgBossQueue implements Queue {
   readonly #boss: PgBoss;
   readonly #heartbeatSeconds: number;
   readonly #pollMs: number;
-  readonly #workers = new Map<string, Worker>();
-  readonly #running = new Set<Running>();
+  readonly #pool: LocalPool<JobWithMetadata<object>>;
+  /** Per worked queue: its finished jobs, completed in batches. */
+  readonly #completions = new Map<string, WriteBatcher<Running>>();
   readonly #queues = new Map<string, Promise<void>>();
   #booted: Promise<void> | null = null;
-  #working = false;
   /** The LISTEN connection of a started worker; null when it could not listen. */
   #listener: { close(): Promise<void> } | null = null;
   #pollTimer: NodeJS.Timeout | undefined;
-  #heartbeat: NodeJS.Timeout | undefined;
 
   constructor(db: Db, config: Config, log: Logger) {
     if (!db.url) throw new Error('the pg-boss queue needs a PostgreSQL connection string');
@@ -77,6 +54,17 @@ export class PgBossQueue implements Queue {
     this.#log = log;
     this.#heartbeatSeconds = Math.max(MIN_HEARTBEAT_SECONDS, config.jobs.leaseSeconds);
     this.#pollMs = config.jobs.pollMilliseconds;
+    this.#pool = new LocalPool({
+      log,
+      claim: (queue, limit) => this.#fetch(queue, limit),
+      run: (running) => this.#handle(running),
+      heartbeat: () => this.#touch(),
+      // pg-boss fails a job whose heartbeat is older than heartbeatSeconds; refresh at half that.
+      heartbeatMs: (this.#heartbeatSeconds * 1000) / 2,
+      // The callers add CLOCK_SLACK_MS to the time itself.
+      wakeSlackMs: 0,
+      claimFailed: 'job fetch failed',
+    });
     // Expired heartbeats are only noticed by a supervise pass (gated by the monitor interval), so run
     // it several times per heartbeat: a dead worker's job is retried about 1.25 leases after it died.
     const superviseSeconds = Math.min(60, Math.max(1, Math.round(this.#heartbeatSeconds / 4)));
@@ -115,66 +103,38 @@ export class PgBossQueue implements Queue {
     });
     // NOTIFY wakes the workers of every process (a transactional job's once it commits); this covers
     // a connection that cannot LISTEN, and a job scheduled for later, which sends no NOTIFY.
-    const worker = this.#workers.get(name);
-    if (!worker) return;
-    if (options.startAfterSeconds) this.#wakeAt(worker, Date.now() + options.startAfterSeconds * 1000 + CLOCK_SLACK_MS);
-    else if (!options.transaction) this.#wake(worker);
+    if (options.startAfterSeconds) this.#pool.wakeAt(name, Date.now() + options.startAfterSeconds * 1000 + CLOCK_SLACK_MS);
+    else if (!options.transaction) this.#pool.wake(name);
   }
 
   work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions = {}): void {
-    const worker: Worker = {
-      name,
-      handler: handler as JobHandler<object>,
-      concurrency: options.concurrency ?? 1,
-      running: 0,
-      fetching: null,
-      fetchAgain: false,
-      exhausted: false,
-      completions: new WriteBatcher(async (done) => void (await this.#boss.complete(name, done.map(attempt)))),
-    };
-    this.#workers.set(name, worker);
-    if (this.#working) this.#wake(worker);
+    this.#completions.set(name, new WriteBatcher(async (done) => void (await this.#boss.complete(name, done.map(attempt)))));
+    this.#pool.work(name, handler as JobHandler<object>, options.concurrency ?? 1);
   }
 
   async start(): Promise<void> {
-    if (this.#working) return;
-    this.#working = true;
+    if (this.#pool.started) return;
+    this.#pool.start();
     await this.#boot();
-    await Promise.all([...this.#workers.keys()].map((name) => this.#queue(name)));
+    await Promise.all([...this.#completions.keys()].map((name) => this.#queue(name)));
     this.#listener = await this.#listen();
     this.#poll();
   }
 
   async stop(timeoutMs = 30_000): Promise<void> {
-    this.#working = false;
+    this.#pool.halt();
     clearTimeout(this.#pollTimer);
-    for (const worker of this.#workers.values()) clearTimeout(worker.wakeTimer);
     const listener = this.#listener;
     this.#listener = null;
     await listener?.close().catch((err: unknown) => this.#log.error({ err }, 'could not close the job listener'));
-    // A fetch in flight may still hand jobs to handlers; they are waited for like the others.
-    await Promise.all([...this.#workers.values()].map((worker) => worker.fetching));
-    let timer: NodeJS.Timeout | undefined;
-    const finished = await Promise.race([
-      Promise.all([...this.#running].map((running) => running.done)).then(() => true),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
-    ]);
-    clearTimeout(timer);
-    clearInterval(this.#heartbeat);
-    this.#heartbeat = undefined;
-    if (!finished) {
-      // Fail the jobs still running into a retry, so another worker (or a restart) runs them again.
-      for (const running of this.#running) {
-        running.abandoned = true;
-        // Not waited for again: a later stop returns at once.
-        this.#running.delete(running);
-        const { job } = running;
-        this.#log.warn({ queue: job.name, jobId: job.id }, 'job still running at shutdown; released to run again');
-        await this.#boss
-          .fail(job.name, attempt(running), { message: 'the worker shut down while the job was running' })
-          .catch((err: unknown) => this.#log.error({ err, queue: job.name, jobId: job.id }, 'could not release job'));
-      }
-    }
+    // Fail the jobs still running into a retry, so another worker (or a restart) runs them again.
+    await this.#pool.finish(timeoutMs, async (running) => {
+      const { job } = running;
+      this.#log.warn({ queue: job.name, jobId: job.id }, 'job still running at shutdown; released to run again');
+      await this.#boss
+        .fail(job.name, attempt(running), { message: 'the worker shut down while the job was running' })
+        .catch((err: unknown) => this.#log.error({ err, queue: job.name, jobId: job.id }, 'could not release job'));
+    });
     if (this.#booted) await this.#boss.stop({ graceful: true, timeout: timeoutMs });
   }
 
@@ -225,14 +185,9 @@ export class PgBossQueue implements Queue {
       const channel = (rows[0] as { channel: string }).channel;
       return await db.listen(
         channel,
-        (name) => {
-          const worker = this.#workers.get(name);
-          if (worker) this.#wake(worker);
-        },
+        (name) => this.#pool.wake(name),
         // Notifications sent while the listener was reconnecting are lost: look at every queue.
-        () => {
-          for (const worker of this.#workers.values()) this.#wake(worker);
-        },
+        () => this.#pool.wakeAll(),
       );
     } catch (err) {
       this.#log.warn({ err }, 'LISTEN/NOTIFY unavailable; the job queues are polled');
@@ -242,86 +197,30 @@ export class PgBossQueue implements Queue {
 
   /** The backstop: every worked queue with free slots fetches each poll interval, relaxed while LISTEN works. */
   #poll(): void {
-    if (!this.#working) return;
-    for (const worker of this.#workers.values()) this.#wake(worker);
+    if (!this.#pool.started) return;
+    this.#pool.wakeAll();
     this.#pollTimer = setTimeout(() => this.#poll(), this.#listener ? Math.max(this.#pollMs, NOTIFIED_POLL_MS) : this.#pollMs);
   }
 
-  /** Fetches now: the queue may have jobs. */
-  #wake(worker: Worker): void {
-    worker.exhausted = false;
-    this.#fetch(worker);
-  }
-
-  /** Wakes the queue at `at` (epoch ms), unless an earlier wake-up is already set. */
-  #wakeAt(worker: Worker, at: number): void {
-    if (worker.wakeAt !== undefined && worker.wakeAt <= at) return;
-    clearTimeout(worker.wakeTimer);
-    worker.wakeAt = at;
-    worker.wakeTimer = setTimeout(() => {
-      worker.wakeAt = undefined;
-      this.#wake(worker);
-    }, Math.max(0, at - Date.now()));
-  }
-
-  /** Fetches jobs of one queue for all its free slots, unless a fetch of that queue is already in flight. */
-  #fetch(worker: Worker): void {
-    if (!this.#working) return;
-    if (worker.fetching) {
-      worker.fetchAgain = true;
-      return;
-    }
-    const free = worker.concurrency - worker.running;
-    if (free <= 0) return;
-    worker.fetching = this.#fetchJobs(worker, free)
-      .catch((err: unknown) => this.#log.error({ err, queue: worker.name }, 'job fetch failed'))
-      .finally(() => {
-        worker.fetching = null;
-        if (worker.fetchAgain) {
-          worker.fetchAgain = false;
-          this.#fetch(worker);
-        }
-      });
-  }
-
-  async #fetchJobs(worker: Worker, limit: number): Promise<void> {
-    await this.#queue(worker.name);
-    const jobs = await this.#boss.fetch<object>(worker.name, { batchSize: limit, includeMetadata: true });
-    worker.exhausted = jobs.length < limit;
-    for (const job of jobs) this.#start(worker, job);
-  }
-
-  #start(worker: Worker, job: JobWithMetadata<object>): void {
-    worker.running++;
-    // pg-boss fails a job whose heartbeat is older than heartbeatSeconds; refresh at half that.
-    this.#heartbeat ??= setInterval(() => void this.#touch(), (this.#heartbeatSeconds * 1000) / 2);
-    const running: Running = { worker, job, abandoned: false, done: Promise.resolve() };
-    running.done = this.#handle(running).finally(() => {
-      this.#running.delete(running);
-      if (this.#running.size === 0) {
-        clearInterval(this.#heartbeat);
-        this.#heartbeat = undefined;
-      }
-    });
-    this.#running.add(running);
+  async #fetch(name: string, limit: number): Promise<Array<JobWithMetadata<object>>> {
+    await this.#queue(name);
+    return await this.#boss.fetch<object>(name, { batchSize: limit, includeMetadata: true });
   }
 
   async #handle(running: Running): Promise<void> {
-    const { worker, job } = running;
+    const { job } = running;
     const attemptNumber = job.retryCount + 1;
     let failure: { err: unknown } | null = null;
     try {
-      await worker.handler(job.data, { id: job.id, attempt: attemptNumber });
+      await running.handler(job.data, { id: job.id, attempt: attemptNumber });
     } catch (err) {
       failure = { err };
     }
-    worker.running--;
-    // Fetching for every finished job would cost a transaction per job; half the slots is a batch.
-    if (!worker.exhausted && worker.concurrency - worker.running >= Math.ceil(worker.concurrency / 2)) this.#fetch(worker);
-    if (running.abandoned) return;
+    this.#pool.finished(running);
+    if (running.released) return;
     try {
       if (!failure) {
-        await worker.completions.add(running);
+        await this.#completions.get(running.queue)!.add(running);
         return;
       }
       const context = { err: failure.err, queue: job.name, jobId: job.id, attempt: attemptNumber };
@@ -334,7 +233,7 @@ export class PgBossQueue implements Queue {
       // the longest (a little after, for the database's clock) bounds the wait without a guess.
       if (retrying) {
         const delaySeconds = job.retryBackoff ? Math.max(1, job.retryDelay) * 2 ** (job.retryCount + 1) : job.retryDelay;
-        this.#wakeAt(worker, Date.now() + delaySeconds * 1000 + CLOCK_SLACK_MS);
+        this.#pool.wakeAt(job.name, Date.now() + delaySeconds * 1000 + CLOCK_SLACK_MS);
       }
     } catch (err) {
       this.#log.error({ err, queue: job.name, jobId: job.id }, 'could not record the job outcome');
@@ -344,8 +243,8 @@ export class PgBossQueue implements Queue {
   /** Refreshes the heartbeat of every running job, one statement per queue. */
   async #touch(): Promise<void> {
     const byQueue = new Map<string, Running[]>();
-    for (const running of this.#running) {
-      if (running.abandoned) continue;
+    for (const running of this.#pool.running) {
+      if (running.released) continue;
       const list = byQueue.get(running.job.name) ?? [];
       list.push(running);
       byQueue.set(running.job.name, list);

@@ -13,23 +13,8 @@ import { CompiledQuery } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Db, Executor } from '../db/index.ts';
 import { WriteBatcher } from './batch.ts';
+import { LocalPool, type Running } from './local-pool.ts';
 import type { JobHandler, Logger, Queue, SendOptions, WorkOptions } from './queue.ts';
-
-interface Worker {
-  name: string;
-  handler: JobHandler<object>;
-  concurrency: number;
-  running: number;
-  /** The claim in flight for this queue, if any: one at a time per queue. */
-  claiming: Promise<void> | null;
-  /** Woken while a claim was in flight: claim again once it ends. */
-  claimAgain: boolean;
-  /** The last claim found fewer ready jobs than it asked for: a finished job does not claim again. */
-  exhausted: boolean;
-  /** A wake-up for a job of this process that comes due later (a retry, a delayed send), and when. */
-  wakeTimer?: NodeJS.Timeout;
-  wakeAt?: number;
-}
 
 interface ClaimedJob {
   id: number;
@@ -39,12 +24,6 @@ interface ClaimedJob {
   retry_limit: number;
   retry_delay_seconds: number;
   retry_backoff: number;
-}
-
-interface Running {
-  job: ClaimedJob;
-  handling: boolean;
-  done: Promise<void>;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -74,19 +53,25 @@ export class TableQueue implements Queue {
   readonly #db: Db;
   readonly #settings: Config['jobs'];
   readonly #log: Logger;
-  readonly #workers = new Map<string, Worker>();
-  /** Jobs claimed and not yet settled; `handling` while the handler runs, then until the outcome is written. */
-  readonly #running = new Set<Running>();
+  readonly #pool: LocalPool<ClaimedJob>;
   readonly #deletes: WriteBatcher<ClaimedJob>;
-  #started = false;
   #timer: NodeJS.Timeout | undefined;
-  #heartbeat: NodeJS.Timeout | undefined;
 
   constructor(db: Db, config: Config, log: Logger) {
     this.#db = db;
     this.#settings = config.jobs;
     this.#log = log;
     this.#deletes = new WriteBatcher((jobs) => this.#run(DELETE, [held(jobs)]).then(() => undefined));
+    this.#pool = new LocalPool({
+      log,
+      claim: (queue, limit) => this.#claim(queue, limit),
+      run: (running) => this.#handle(running),
+      heartbeat: () => this.#extendLeases(),
+      heartbeatMs: (config.jobs.leaseSeconds * 1000) / 3,
+      // A timer may fire a millisecond early; the claim compares with Date.now().
+      wakeSlackMs: 5,
+      claimFailed: 'job claim failed',
+    });
   }
 
   async send<T extends object>(name: string, data: T, options: SendOptions = {}): Promise<void> {
@@ -106,57 +91,30 @@ export class TableQueue implements Queue {
       options.transaction,
     );
     // Inside a transaction the claim waits for the connection, so it sees the job once committed.
-    const worker = this.#workers.get(name);
-    if (!worker) return;
-    if (options.startAfterSeconds) this.#wakeAt(worker, now + options.startAfterSeconds * 1000);
-    else this.#wake(worker);
+    if (options.startAfterSeconds) this.#pool.wakeAt(name, now + options.startAfterSeconds * 1000);
+    else this.#pool.wake(name);
   }
 
   work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions = {}): void {
-    const worker: Worker = {
-      name,
-      handler: handler as JobHandler<object>,
-      concurrency: options.concurrency ?? 1,
-      running: 0,
-      claiming: null,
-      claimAgain: false,
-      exhausted: false,
-    };
-    this.#workers.set(name, worker);
-    this.#claim(worker);
+    this.#pool.work(name, handler as JobHandler<object>, options.concurrency ?? 1);
   }
 
   async start(): Promise<void> {
-    if (this.#started) return;
-    this.#started = true;
+    if (this.#pool.started) return;
+    this.#pool.start();
     this.#poll();
   }
 
   async stop(timeoutMs = 30_000): Promise<void> {
-    this.#started = false;
+    this.#pool.halt();
     clearTimeout(this.#timer);
-    for (const worker of this.#workers.values()) clearTimeout(worker.wakeTimer);
-    // A claim in flight may still hand jobs to handlers; they are waited for like the others.
-    await Promise.all([...this.#workers.values()].map((worker) => worker.claiming));
-    let timer: NodeJS.Timeout | undefined;
-    const finished = await Promise.race([
-      Promise.all([...this.#running].map((running) => running.done)).then(() => true),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
-    ]);
-    clearTimeout(timer);
-    if (finished) return;
-    clearInterval(this.#heartbeat);
-    this.#heartbeat = undefined;
     // Give up the jobs still running: another worker may claim them at once rather than after their lease.
-    for (const running of this.#running) {
-      const { job } = running;
-      // Not waited for again: a later stop returns at once.
-      this.#running.delete(running);
+    await this.#pool.finish(timeoutMs, async ({ job }) => {
       this.#log.warn({ queue: job.queue, jobId: job.id }, 'job still running at shutdown; released to run again');
       await this.#run(RELEASE, [job.id, job.attempts]).catch((err: unknown) =>
         this.#log.error({ err, queue: job.queue, jobId: job.id }, 'could not release job'),
       );
-    }
+    });
   }
 
   async pending(): Promise<number> {
@@ -172,96 +130,37 @@ export class TableQueue implements Queue {
 
   /** Claims every queue with free slots each poll interval: jobs sent by other processes, retries, and jobs scheduled for now. */
   #poll(): void {
-    if (!this.#started) return;
-    for (const worker of this.#workers.values()) this.#wake(worker);
+    if (!this.#pool.started) return;
+    this.#pool.wakeAll();
     this.#timer = setTimeout(() => this.#poll(), this.#settings.pollMilliseconds);
   }
 
-  /** Claims now: the queue may have jobs. */
-  #wake(worker: Worker): void {
-    worker.exhausted = false;
-    this.#claim(worker);
-  }
-
-  /** Wakes the queue at `at` (epoch ms), unless an earlier wake-up is already set: the poll is only a backstop. */
-  #wakeAt(worker: Worker, at: number): void {
-    if (worker.wakeAt !== undefined && worker.wakeAt <= at) return;
-    clearTimeout(worker.wakeTimer);
-    worker.wakeAt = at;
-    // A timer may fire a millisecond early; the claim compares with Date.now().
-    worker.wakeTimer = setTimeout(() => {
-      worker.wakeAt = undefined;
-      this.#wake(worker);
-    }, Math.max(0, at - Date.now() + 5));
-  }
-
-  /** Claims jobs of one queue for all its free slots, unless a claim of that queue is already in flight. */
-  #claim(worker: Worker): void {
-    if (!this.#started) return;
-    if (worker.claiming) {
-      worker.claimAgain = true;
-      return;
-    }
-    const free = worker.concurrency - worker.running;
-    if (free <= 0) return;
-    worker.claiming = this.#claimJobs(worker, free)
-      .catch((err: unknown) => this.#log.error({ err, queue: worker.name }, 'job claim failed'))
-      .finally(() => {
-        worker.claiming = null;
-        if (worker.claimAgain) {
-          worker.claimAgain = false;
-          this.#claim(worker);
-        }
-      });
-  }
-
-  async #claimJobs(worker: Worker, limit: number): Promise<void> {
+  async #claim(queue: string, limit: number): Promise<ClaimedJob[]> {
     const now = Date.now();
-    const { rows } = await this.#run<ClaimedJob>(CLAIM, [iso(now + this.#settings.leaseSeconds * 1000), worker.name, iso(now), iso(now), limit]);
-    worker.exhausted = rows.length < limit;
-    for (const job of rows) this.#start(worker, job);
+    const { rows } = await this.#run<ClaimedJob>(CLAIM, [iso(now + this.#settings.leaseSeconds * 1000), queue, iso(now), iso(now), limit]);
+    return rows;
   }
 
-  #start(worker: Worker, job: ClaimedJob): void {
-    worker.running++;
-    this.#heartbeat ??= setInterval(() => void this.#extendLeases(), (this.#settings.leaseSeconds * 1000) / 3);
-    const running: Running = { job, handling: true, done: Promise.resolve() };
-    running.done = this.#handle(worker, job, running).finally(() => {
-      this.#running.delete(running);
-      if (this.#running.size === 0) {
-        clearInterval(this.#heartbeat);
-        this.#heartbeat = undefined;
-      }
-    });
-    this.#running.add(running);
-  }
-
-  async #handle(worker: Worker, job: ClaimedJob, running: { handling: boolean }): Promise<void> {
+  async #handle(running: Running<ClaimedJob>): Promise<void> {
+    const { job } = running;
     // Each claim counts as an attempt, so a job that keeps killing its process is not claimed forever.
     if (job.attempts > job.retry_limit + 1) {
       this.#log.error({ queue: job.queue, jobId: job.id, attempt: job.attempts }, 'job abandoned: its process died on every attempt');
     } else {
       try {
-        await worker.handler(JSON.parse(job.data) as object, { id: String(job.id), attempt: job.attempts });
+        await running.handler(JSON.parse(job.data) as object, { id: String(job.id), attempt: job.attempts });
       } catch (err) {
-        this.#finished(worker, running);
-        await this.#fail(worker, job, err);
+        this.#pool.finished(running);
+        await this.#fail(job, err);
         return;
       }
     }
     // The slot is free once the handler returned; the delete joins the next batch.
-    this.#finished(worker, running);
+    this.#pool.finished(running);
     await this.#deletes.add(job).catch((err: unknown) => this.#log.error({ err, queue: job.queue, jobId: job.id }, 'could not record the job outcome'));
   }
 
-  #finished(worker: Worker, running: { handling: boolean }): void {
-    running.handling = false;
-    worker.running--;
-    // Claiming for every finished job would cost a statement per job; half the slots is a batch.
-    if (!worker.exhausted && worker.concurrency - worker.running >= Math.ceil(worker.concurrency / 2)) this.#claim(worker);
-  }
-
-  async #fail(worker: Worker, job: ClaimedJob, err: unknown): Promise<void> {
+  async #fail(job: ClaimedJob, err: unknown): Promise<void> {
     const context = { err, queue: job.queue, jobId: job.id, attempt: job.attempts };
     try {
       if (job.attempts > job.retry_limit) {
@@ -274,7 +173,7 @@ export class TableQueue implements Queue {
       const lastError = err instanceof Error ? (err.stack ?? err.message) : String(err);
       const due = Date.now() + delaySeconds * 1000;
       await this.#run(RETRY, [iso(due), lastError, job.id, job.attempts]);
-      this.#wakeAt(worker, due);
+      this.#pool.wakeAt(job.queue, due);
     } catch (recordErr) {
       this.#log.error({ err: recordErr, queue: job.queue, jobId: job.id }, 'could not record the job outcome');
     }
@@ -282,7 +181,7 @@ export class TableQueue implements Queue {
 
   /** Extends the lease of every running job in one statement. */
   async #extendLeases(): Promise<void> {
-    const handling = [...this.#running].filter((running) => running.handling);
+    const handling = [...this.#pool.running].filter((running) => running.handling);
     if (handling.length === 0) return;
     let rows: Array<{ id: number }>;
     try {
