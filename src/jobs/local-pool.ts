@@ -16,10 +16,14 @@ interface Worker {
   claimAgain: boolean;
   /** The last claim found fewer ready jobs than it asked for: a finished job does not claim again. */
   exhausted: boolean;
-  /** A wake-up for a job known to come due later (a retry, a delayed send), and when. */
+  /** Times (epoch ms, ascending) at which jobs known to this process come due (retries, delayed sends). */
+  wakeTimes: number[];
+  /** The timer for the earliest of them. */
   wakeTimer?: NodeJS.Timeout;
-  wakeAt?: number;
 }
+
+/** Wake-up times kept per queue; past this many the backstop poll covers the rest. */
+const MAX_WAKE_TIMES = 10_000;
 
 export interface Running<J> {
   queue: string;
@@ -71,13 +75,14 @@ export class LocalPool<J> {
 
   /** Registers a queue's handler; it claims at once if the pool is started. */
   work(name: string, handler: JobHandler<object>, concurrency: number): void {
-    const worker: Worker = { name, handler, concurrency, running: 0, claiming: null, claimAgain: false, exhausted: false };
+    const worker: Worker = { name, handler, concurrency, running: 0, claiming: null, claimAgain: false, exhausted: false, wakeTimes: [] };
     this.#workers.set(name, worker);
     this.#wake(worker);
   }
 
   start(): void {
     this.#started = true;
+    for (const worker of this.#workers.values()) this.#armWake(worker);
   }
 
   /** Claims now for `name` (a queue without a worker here is ignored): the queue may have jobs. */
@@ -90,20 +95,31 @@ export class LocalPool<J> {
     for (const worker of this.#workers.values()) this.#wake(worker);
   }
 
-  /** Wakes the queue at `at` (epoch ms), unless an earlier wake-up is already set: the poll is only a backstop. */
+  /**
+   * Wakes the queue at `at` (epoch ms). Every time is kept, not only the earliest: jobs deferred to
+   * different moments (throttled deliveries, retries) each run when they come due, and the poll stays
+   * only a backstop.
+   */
   wakeAt(name: string, at: number): void {
     const worker = this.#workers.get(name);
-    if (!worker) return;
-    if (worker.wakeAt !== undefined && worker.wakeAt <= at) return;
+    if (!worker || worker.wakeTimes.length >= MAX_WAKE_TIMES) return;
+    const times = worker.wakeTimes;
+    let index = times.length;
+    while (index > 0 && times[index - 1]! > at) index--;
+    times.splice(index, 0, at);
+    if (index === 0) this.#armWake(worker);
+  }
+
+  #armWake(worker: Worker): void {
     clearTimeout(worker.wakeTimer);
-    worker.wakeAt = at;
-    worker.wakeTimer = setTimeout(
-      () => {
-        worker.wakeAt = undefined;
-        this.#wake(worker);
-      },
-      Math.max(0, at - Date.now() + this.#options.wakeSlackMs),
-    );
+    const next = worker.wakeTimes[0];
+    if (next === undefined || !this.#started) return;
+    worker.wakeTimer = setTimeout(() => {
+      const now = Date.now();
+      while (worker.wakeTimes.length && worker.wakeTimes[0]! <= now) worker.wakeTimes.shift();
+      this.#wake(worker);
+      this.#armWake(worker);
+    }, Math.max(0, next - Date.now() + this.#options.wakeSlackMs));
   }
 
   /** The handler of `running` returned: its slot is free. */

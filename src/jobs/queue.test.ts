@@ -241,6 +241,14 @@ test('jobs do not wait for the idle poll: local sends, sends of other processes,
       assert.equal(ran.includes('delayed:1'), false, 'a delayed job ran early');
       await waitFor(() => ran.includes('delayed:1'), 4_000, 'the delayed job to run');
 
+      // Two jobs deferred to different moments: each runs when it comes due, not at the next poll.
+      const sentAt = Date.now();
+      await queue.send('wake', { kind: 'sooner' }, { startAfterSeconds: 1 });
+      await queue.send('wake', { kind: 'later' }, { startAfterSeconds: 2 });
+      await waitFor(() => ran.includes('sooner:1'), 4_000, 'the sooner delayed job to run');
+      await waitFor(() => ran.includes('later:1'), 4_000, 'the later delayed job to run');
+      assert.ok(Date.now() - sentAt < 2_000 + 700, `the later job ran ${Date.now() - sentAt} ms after its send`);
+
       // Another process's send: pg-boss's NOTIFY wakes this one. SQLite has no such signal across
       // processes; its poll (every 250 ms by default) finds them.
       if (engine === 'postgres') {
