@@ -2,26 +2,18 @@
 // holds them) and queued behind them; after a restart every delivery is attempted and recorded
 // exactly once: the in-flight ones are posted again with the same guid, none is lost, none doubled.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
 import { createPrivateKey, createHmac } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { SignJWT, importPKCS8 } from 'jose';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { freePort, spawnServe } from './helpers/process.ts';
 
 const ADMIN_TOKEN = 'restart-admin-token';
 const SECRET = 'restart-secret';
 const EVENTS = 6;
-const ROOT = new URL('..', import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -58,27 +50,17 @@ let child: ChildProcess | null = null;
 let receiverPort: number;
 
 function serve(port: number): ChildProcess {
-  const process_ = spawn(`${ROOT}node_modules/.bin/node`, ['src/main.ts', 'serve'], {
-    cwd: ROOT,
+  return spawnServe({
+    port,
+    database,
+    adminToken: ADMIN_TOKEN,
     env: {
-      PATH: process.env.PATH,
-      CODEHOST_PORT: String(port),
-      CODEHOST_DATA_DIR: database.dataDir,
-      CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN,
-      CODEHOST_DEMO: '0',
-      CODEHOST_LOG_LEVEL: 'error',
       CODEHOST_DATABASE_POOL_SIZE: '4',
       // Two deliveries in flight, the rest queued behind them; a long timeout keeps them in flight.
       CODEHOST_WEBHOOK_CONCURRENCY: '2',
       CODEHOST_WEBHOOK_TIMEOUT_MS: '60000',
-      // A dead worker's jobs are taken over soon (PostgreSQL: pg-boss's 10 s minimum heartbeat).
-      CODEHOST_JOB_LEASE_SECONDS: '2',
-      CODEHOST_JOB_POLL_MS: '50',
-      ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
   });
-  return process_;
 }
 
 async function started(port: number): Promise<string> {

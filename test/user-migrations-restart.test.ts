@@ -9,7 +9,7 @@ import { after, test } from 'node:test';
 import { openDatabase } from '../src/db/index.ts';
 import { insertSyntheticActivity } from './fixtures/migration-data.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { freePort } from '../bench/lib.ts';
+import { freePort, spawnServe } from './helpers/process.ts';
 
 const ADMIN_TOKEN = 'restart-admin-token';
 const ISSUES = 20_000;
@@ -24,21 +24,7 @@ after(async () => {
 });
 
 async function serve(port: number): Promise<ChildProcess> {
-  const process_ = spawn(process.execPath, ['src/main.ts', 'serve'], {
-    cwd: new URL('..', import.meta.url).pathname,
-    env: {
-      PATH: process.env.PATH,
-      CODEHOST_PORT: String(port),
-      CODEHOST_DATA_DIR: database.dataDir,
-      CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN,
-      CODEHOST_DEMO: '0',
-      CODEHOST_LOG_LEVEL: 'error',
-      CODEHOST_JOB_LEASE_SECONDS: '2',
-      CODEHOST_JOB_POLL_MS: '50',
-      ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const process_ = spawnServe({ port, database, adminToken: ADMIN_TOKEN });
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (process_.exitCode !== null) throw new Error(`the server exited with ${process_.exitCode}`);

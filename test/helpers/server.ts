@@ -1,9 +1,9 @@
 // Boots the real server on a real port with a fresh database (SQLite, or PostgreSQL when
 // DATABASE_URL is set) and gives tests an HTTP client for the public and admin APIs.
-import { createServer as createNetServer } from 'node:net';
 import { createServer, type Server } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestDatabase } from './database.ts';
+import { freePort } from './process.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 
@@ -40,18 +40,6 @@ export interface TestServer {
   /** Moves the test clock forward. */
   advance(seconds: number): Promise<void>;
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function call(url: string, method: string, options: RequestOptions = {}): Promise<Response> {
