@@ -145,29 +145,18 @@ export async function reachesAccount(db: Executor, principal: Principal, account
 
 /** Whether a fine-grained credential's repository selection includes a repository. */
 export async function reachesRepository(db: Executor, principal: Principal, repository: Pick<RepositoryRow, 'id' | 'owner_id'>): Promise<boolean> {
-  if (!isFineGrained(principal)) return true;
-  if (!(await reachesAccount(db, principal, repository.owner_id))) return false;
-  if (principal.type === 'installation' || principal.type === 'user') {
-    if (principal.repositorySelection === 'selected' && !principal.repositoryIds.includes(repository.id)) return false;
-    if (principal.type === 'installation' || principal.kind === 'app_user') {
-      const installationId =
-        principal.type === 'installation'
-          ? principal.installationId
-          : (await db.selectFrom('installations').select('id').where('app_id', '=', principal.appId ?? -1).where('account_id', '=', repository.owner_id).executeTakeFirst())?.id;
-      if (installationId === undefined) return false;
-      const installation = await db.selectFrom('installations').select('repository_selection').where('id', '=', installationId).executeTakeFirstOrThrow();
-      if (installation.repository_selection === 'selected') {
-        const covered = await db
-          .selectFrom('installation_repositories')
-          .select('repository_id')
-          .where('installation_id', '=', installationId)
-          .where('repository_id', '=', repository.id)
-          .executeTakeFirst();
-        if (!covered) return false;
-      }
-    }
-  }
-  return true;
+  if (!isFineGrained(principal) || (principal.type !== 'installation' && principal.type !== 'user')) return true;
+  if (principal.repositorySelection === 'selected' && !principal.repositoryIds.includes(repository.id)) return false;
+  if (principal.type === 'user' && principal.kind === 'fine_grained') return principal.resourceOwnerId === repository.owner_id;
+  // Installation and app user tokens: an installation on the owner must cover the repository (one query).
+  let query = db
+    .selectFrom('installations as i')
+    .leftJoin('installation_repositories as r', (join) => join.onRef('r.installation_id', '=', 'i.id').on('r.repository_id', '=', repository.id))
+    .select(['i.repository_selection', 'r.repository_id'])
+    .where('i.account_id', '=', repository.owner_id);
+  query = principal.type === 'installation' ? query.where('i.id', '=', principal.installationId) : query.where('i.app_id', '=', principal.appId ?? -1);
+  const installation = await query.executeTakeFirst();
+  return installation !== undefined && (installation.repository_selection === 'all' || installation.repository_id !== null);
 }
 
 export interface RepositoryPermissions {

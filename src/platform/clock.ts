@@ -28,8 +28,3 @@ export function isoSeconds(value: Date | string | number): string {
   const date = value instanceof Date ? value : new Date(value);
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
-
-/** Timestamps are stored as ISO strings with milliseconds (sortable text on both databases). */
-export function stamp(value: Date): string {
-  return value.toISOString();
-}

@@ -1,7 +1,7 @@
 // The request flow every public route shares: version check → credentials → principal → rate limit
 // → access rule → (schema validation, handler) → ETag / 304. Also the platform's error bodies, the
 // JSON body parser, the 404 for unknown routes and the common response headers.
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -208,5 +208,3 @@ async function checkAdmin(ctx: Context, request: FastifyRequest): Promise<void> 
   const stored = await ctx.db.kysely.selectFrom('settings').select('value').where('key', '=', 'admin_token_hash').executeTakeFirst();
   if (!stored || !secretsEqual(stored.value, hashSecret(match[1]!))) throw new ApiError(401, 'Bad credentials');
 }
-
-export const requestId = () => randomUUID();

@@ -1,7 +1,7 @@
 // Token format: `<prefix>_<30 random base62 chars><6 base62 chars of CRC-32>`. 30 base62 characters
 // carry 178 bits from the CSPRNG; the checksum lets a secret scanner recognise a token offline.
 // Only the SHA-256 hash (base64) and the last eight characters are ever stored.
-import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
 export type TokenKind = 'classic' | 'fine_grained' | 'oauth' | 'app_user' | 'installation';
 
@@ -82,8 +82,4 @@ export function secretsEqual(a: string, b: string): boolean {
 
 export function randomHex(bytes: number): string {
   return randomBytes(bytes).toString('hex');
-}
-
-export function hmacHex(key: string, value: string): string {
-  return createHmac('sha256', key).update(value).digest('hex');
 }
