@@ -21,6 +21,7 @@ import { createQueue } from './jobs/index.ts';
 import { Periodic } from './jobs/periodic.ts';
 import { Clock } from './platform/clock.ts';
 import type { Api, Area, Context } from './platform/context.ts';
+import { installCallers } from './core/callers/hook.ts';
 import { installConventions } from './platform/http.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter } from './platform/rate-limit.ts';
@@ -128,6 +129,7 @@ export async function createServer(config: Config, options: { logger?: boolean |
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   installConventions(app, ctx);
+  installCallers(app, ctx);
   installMetrics(app, ctx);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import type { Api, Context } from '../platform/context.ts';
 import { ErrorBody, ValidationErrorBody } from '../platform/schemas.ts';
-import { commentRepresentation, Issue, IssueComment, issueRepresentation } from './representations.ts';
+import { commentRepresentation, Issue, IssueComment, issueRepresentation } from '../core/issues/representations.ts';
 import { ActivityService } from './service.ts';
 
 const Logins = (description: string) => Type.Array(Type.String({ minLength: 1 }), { maxItems: 100, description });

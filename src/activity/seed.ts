@@ -4,11 +4,12 @@
 import { Type } from 'typebox';
 import type { Context } from '../platform/context.ts';
 import { notFound } from '../platform/errors.ts';
-import { findAccount, findRepository } from '../platform/lookups.ts';
+import { findAccount } from '../core/accounts/store.ts';
+import { findRepository } from '../core/repositories/store.ts';
 import { checkEntries } from '../platform/seed.ts';
 import { CommentBody, IssueBody } from './routes.ts';
 import { ActivityService } from './service.ts';
-import { findIssue } from './store.ts';
+import { findIssue } from '../core/issues/store.ts';
 
 const Repository = Type.String({ pattern: '^[^/]+/[^/]+$', description: 'owner/name' });
 const IssueEntry = Type.Object({ repository: Repository, ...IssueBody.properties });

@@ -21,17 +21,19 @@
 // rendered in the same transaction once all of the write's changes are applied, so the rows of one
 // write (a close and an assignment in one PATCH) show the same subject.
 import type { Executor } from '../db/index.ts';
-import { assertRepositoryWritable } from '../platform/access.ts';
+import { assertRepositoryWritable } from '../core/callers/access.ts';
 import type { Context } from '../platform/context.ts';
 import { invalidField, isUniqueViolation, notFound } from '../platform/errors.ts';
-import { findAccount, findRepository, findTeam, isRowId } from '../platform/lookups.ts';
-import type { UserRow } from '../platform/principal.ts';
-import type { RepositoryRow } from '../platform/representations.ts';
+import { findAccount, findTeam } from '../core/accounts/store.ts';
+import { findRepository } from '../core/repositories/store.ts';
+import { isRowId } from '../platform/schemas.ts';
+import type { UserRow } from '../core/callers/principal.ts';
+import type { RepositoryRow } from '../core/repositories/representations.ts';
 import { parseMentions } from './mentions.ts';
 import { recordActivity, type ActivityInput } from './outbox.ts';
 import { subjectSnapshot } from './snapshot.ts';
-import * as store from './store.ts';
-import type { CommentFacts, IssueFacts, IssueRow, TeamRow } from './store.ts';
+import * as store from '../core/issues/store.ts';
+import type { CommentFacts, IssueFacts, IssueRow, TeamRow } from '../core/issues/store.ts';
 
 export interface CreateIssueInput {
   author: string;

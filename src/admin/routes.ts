@@ -4,10 +4,12 @@ import { drain } from '../jobs/queue.ts';
 import { isoSeconds } from '../platform/clock.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { ApiError, notFound } from '../platform/errors.ts';
-import { findRepository } from '../platform/lookups.ts';
-import { fullRepository, nodeId, organization, simpleUser, userWithProfile, type Urls } from '../platform/representations.ts';
+import { findRepository } from '../core/repositories/store.ts';
+import { fullRepository } from '../core/repositories/representations.ts';
+import { nodeId, type Urls } from '../platform/urls.ts';
+import { organization, simpleUser, userWithProfile } from '../core/accounts/representations.ts';
 import { authorizationBody } from '../areas/app-tokens/service.ts';
-import type { UserRow } from '../platform/principal.ts';
+import type { UserRow } from '../core/callers/principal.ts';
 import { AppBody, AuthorizationBody, EnterpriseBody, InstallationBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody } from './schemas.ts';
 import type { AdminService } from './service.ts';
 

@@ -8,10 +8,12 @@ import { promisify } from 'node:util';
 import type { Executor } from '../db/index.ts';
 import type { Area, Context } from '../platform/context.ts';
 import { ApiError, insertUnique, invalidField, notFound } from '../platform/errors.ts';
-import { findAccount, findApp, findEnterprise, findRepository, findTeam } from '../platform/lookups.ts';
-import type { AppRow, Permissions, UserRow } from '../platform/principal.ts';
-import type { RepositoryRow } from '../platform/representations.ts';
-import { issueToken } from '../platform/token-store.ts';
+import { findAccount, findEnterprise, findTeam } from '../core/accounts/store.ts';
+import { findApp } from '../core/apps/store.ts';
+import { findRepository } from '../core/repositories/store.ts';
+import type { AppRow, Permissions, UserRow } from '../core/callers/principal.ts';
+import type { RepositoryRow } from '../core/repositories/representations.ts';
+import { issueToken } from '../core/callers/token-store.ts';
 import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../platform/tokens.ts';
 import { Service } from '../platform/service.ts';
 

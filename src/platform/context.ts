@@ -9,8 +9,9 @@ import type { Periodic } from '../jobs/periodic.ts';
 import type { Queue } from '../jobs/queue.ts';
 import type { Clock } from './clock.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import type { AppRow } from './principal.ts';
-import type { RepositoryRow, Urls } from './representations.ts';
+import type { AppRow } from '../core/callers/principal.ts';
+import type { RepositoryRow } from '../core/repositories/representations.ts';
+import type { Urls } from './urls.ts';
 import type { Secrets } from './secrets.ts';
 
 export interface Context {

@@ -1,32 +1,33 @@
-// The request flow every public route shares: version check → credentials → principal → rate limit
-// → access rule → (schema validation, handler) → ETag / 304. Also the platform's error bodies, the
+// The request conventions every public route shares: version check, (the caller: core/callers),
+// schema validation, ETag / 304. Also the platform's error bodies, the
 // JSON body parser, the 404 for unknown routes and the common response headers.
 import { createHash } from 'node:crypto';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { acceptedHeaders, checkRule, type AccessRule } from './access.ts';
 import type { Context } from './context.ts';
-import { ApiError, forbidden, validationFailed, type ValidationError } from './errors.ts';
-import { ANONYMOUS, authenticate, type AnonymousPrincipal, type Principal } from './principal.ts';
-import { rateLimitHeaders } from './rate-limit.ts';
+import { ApiError, validationFailed, type ValidationError } from './errors.ts';
 import { hashSecret, secretsEqual } from './tokens.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Who may call a public route; routes without a rule (health, docs, admin) skip the API conventions. */
-    access?: AccessRule;
     /** An operator route: the admin token is required. */
     admin?: boolean;
-    /** Basic credentials are the app's client id and secret (app token management). */
-    basicApp?: boolean;
-    /** Bad credentials here do not count toward the failed-login limit (token check). */
-    failedLoginExempt?: boolean;
   }
   interface FastifyRequest {
-    principal: Principal;
+    /** The rate-limit key the request was counted under (a 304 refunds it). */
     rateLimitKey: string | null;
   }
+}
+
+/** The version check of every public route: `X-Vendor-Api-Version` (default 2022-11-28), 400 for others. */
+export function selectApiVersion(request: FastifyRequest, reply: FastifyReply): void {
+  const requested = request.headers['x-vendor-api-version'];
+  const version = typeof requested === 'string' ? requested : DEFAULT_API_VERSION;
+  if (!(API_VERSIONS as readonly string[]).includes(version)) {
+    throw new ApiError(400, `No handler found for API version '${version}'. Supported versions: ${API_VERSIONS.join(', ')}.`);
+  }
+  reply.header('x-vendor-api-version-selected', version);
 }
 
 export const API_VERSIONS = ['2022-11-28', '2026-03-10'] as const;
@@ -73,7 +74,6 @@ function errorReply(reply: FastifyReply, error: ApiError): FastifyReply {
 
 export function installConventions(app: FastifyInstance, ctx: Context): void {
   app.setValidatorCompiler(validatorCompilers());
-  app.decorateRequest('principal', null as unknown as AnonymousPrincipal);
   app.decorateRequest('rateLimitKey', null);
 
   // The platform reads every body as JSON, whatever its content type.
@@ -91,52 +91,7 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-vendor-request-id', request.id);
     reply.header('x-vendor-media-type', 'vendor.v3; format=json');
-    request.principal = ANONYMOUS;
-    const config = request.routeOptions.config;
-    if (config.admin) return checkAdmin(ctx, request);
-    const rule = config.access;
-    if (!rule) return;
-
-    const requested = request.headers['x-vendor-api-version'];
-    const version = typeof requested === 'string' ? requested : DEFAULT_API_VERSION;
-    if (!(API_VERSIONS as readonly string[]).includes(version)) {
-      throw new ApiError(400, `No handler found for API version '${version}'. Supported versions: ${API_VERSIONS.join(', ')}.`);
-    }
-    reply.header('x-vendor-api-version-selected', version);
-    reply.headers(acceptedHeaders(rule));
-
-    const exempt = Boolean(config.failedLoginExempt);
-    const failedKey = `failed-login:${request.ip}`;
-    const failedLimit = ctx.config.rateLimit.failedLoginsPerHour;
-    // The failed-login check and the credential lookup run side by side (one round trip on PostgreSQL).
-    const [failures, authenticated] = await Promise.all([
-      request.headers.authorization && !exempt ? ctx.rateLimiter.peek(failedKey, failedLimit) : null,
-      authenticate(ctx.db.kysely, ctx.clock, request.headers.authorization, { basicApp: Boolean(config.basicApp) }).then(
-        (principal) => ({ principal, error: null }),
-        (error: unknown) => ({ principal: null, error }),
-      ),
-    ]);
-    if (failures && failures.remaining === 0) throw forbidden('Maximum number of login attempts exceeded. Please try again later.');
-    if (authenticated.error) {
-      if (authenticated.error instanceof ApiError && authenticated.error.status === 401 && !exempt) await ctx.rateLimiter.hit(failedKey, failedLimit);
-      throw authenticated.error;
-    }
-    request.principal = authenticated.principal!;
-
-    const principal = request.principal;
-    const [key, limit] = rateLimitKey(ctx, principal, request.ip);
-    request.rateLimitKey = key;
-    const state = await ctx.rateLimiter.hit(key, limit);
-    reply.headers(rateLimitHeaders(state));
-    if (state.used > state.limit) {
-      throw new ApiError(403, principal.type === 'anonymous'
-        ? `API rate limit exceeded for ${request.ip}. (But here's the good news: Authenticated requests get a higher rate limit.)`
-        : `API rate limit exceeded for ${key.replace(':', ' ')}.`);
-    }
-    if (principal.type === 'user' && (principal.kind === 'classic' || principal.kind === 'oauth')) {
-      reply.header('x-oauth-scopes', principal.scopes.join(', '));
-    }
-    checkRule(rule, principal);
+    if (request.routeOptions.config.admin) return checkAdmin(ctx, request);
   });
 
   // A route with a body schema and no body is validated as `{}`, so missing fields are 422s.
@@ -186,20 +141,6 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
     request.log.error({ err: error }, 'request failed');
     return errorReply(reply, new ApiError(500, 'Internal Server Error'));
   });
-}
-
-function rateLimitKey(ctx: Context, principal: Principal, ip: string): [string, number] {
-  const { authenticatedPerHour, anonymousPerHour } = ctx.config.rateLimit;
-  switch (principal.type) {
-    case 'user':
-      return [`user:${principal.user.id}`, authenticatedPerHour];
-    case 'installation':
-      return [`installation:${principal.installationId}`, authenticatedPerHour];
-    case 'app':
-      return [`app:${principal.app.id}`, authenticatedPerHour];
-    default:
-      return [`ip:${ip}`, anonymousPerHour];
-  }
 }
 
 async function checkAdmin(ctx: Context, request: FastifyRequest): Promise<void> {

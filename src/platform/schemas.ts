@@ -18,3 +18,8 @@ export const ValidationErrorBody = Type.Object({
   documentation_url: Type.String(),
   status: Type.String(),
 });
+
+/** Whether an integer can be a row id at all (ids are int4 on both engines; PostgreSQL refuses larger values). */
+export function isRowId(id: number): boolean {
+  return Number.isInteger(id) && id >= 1 && id <= 2 ** 31 - 1;
+}

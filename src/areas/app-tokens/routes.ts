@@ -2,11 +2,11 @@
 // pair, or a path client_id that is not the caller's, is a 404), and installation tokens (app JWT).
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AccessRule } from '../../platform/access.ts';
+import type { AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import { notFound } from '../../platform/errors.ts';
-import type { AppRow } from '../../platform/principal.ts';
+import type { AppRow } from '../../core/callers/principal.ts';
 import { Authorization, AppTokenService } from './service.ts';
 
 const basic: AccessRule = { credentials: ['basic'] };

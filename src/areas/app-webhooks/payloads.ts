@@ -10,11 +10,13 @@
 // would be most of the outbox's size; and a repository deleted before the dispatch still means no
 // delivery.
 import type { ActivityRow } from '../../activity/outbox.ts';
-import { loadCommentFacts, loadIssueFacts } from '../../activity/representations.ts';
+import { loadCommentFacts, loadIssueFacts } from '../../core/issues/representations.ts';
 import { subjectSnapshot, teamRepresentation, type SubjectSnapshot } from '../../activity/snapshot.ts';
 import type { Executor } from '../../db/index.ts';
-import type { UserRow } from '../../platform/principal.ts';
-import { fullRepository, nodeId, simpleUser, type Urls } from '../../platform/representations.ts';
+import type { UserRow } from '../../core/callers/principal.ts';
+import { fullRepository } from '../../core/repositories/representations.ts';
+import { nodeId, type Urls } from '../../platform/urls.ts';
+import { simpleUser } from '../../core/accounts/representations.ts';
 
 type Body = Record<string, unknown>;
 

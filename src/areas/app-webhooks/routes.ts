@@ -2,11 +2,11 @@
 // credential is refused by the access rule); and the operator's raw events under /_admin.
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AccessRule } from '../../platform/access.ts';
+import type { AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { notFound } from '../../platform/errors.ts';
 import { pageParams, PerPage, setCursorLinks } from '../../platform/pagination.ts';
-import type { AppRow } from '../../platform/principal.ts';
+import type { AppRow } from '../../core/callers/principal.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import { AppWebhookService, DeliveryDetail, DeliverySummary, HookConfig } from './service.ts';
 

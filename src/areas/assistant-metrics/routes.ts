@@ -2,7 +2,7 @@
 // operator route that sets an organization's metrics policy and day records.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ALL_TOKENS, type AccessRule } from '../../platform/access.ts';
+import { ALL_TOKENS, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';

@@ -4,11 +4,12 @@
 // yesterday, only days that ended with five or more licensed members, and only when the
 // organization's metrics policy is enabled.
 import { Value } from 'typebox/value';
-import { actingUser, actsForOrganization, isEnterpriseOwner, reachesAccount } from '../../platform/access.ts';
+import { actingUser, actsForOrganization, reachesAccount } from '../../core/callers/access.ts';
+import { isEnterpriseOwner } from '../../core/accounts/store.ts';
 import { ApiError, DOCUMENTATION_URL, invalidField, notFound } from '../../platform/errors.ts';
-import { findAccount, findTeam } from '../../platform/lookups.ts';
+import { findAccount, findTeam } from '../../core/accounts/store.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
-import type { Principal, UserRow } from '../../platform/principal.ts';
+import type { Principal, UserRow } from '../../core/callers/principal.ts';
 import { checkEntries } from '../../platform/seed.ts';
 import { DayRecord, OperatorDay } from './day-record.ts';
 import * as store from './store.ts';

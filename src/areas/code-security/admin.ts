@@ -4,7 +4,7 @@
 import { Type, type Static } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
-import { findAccount, findEnterprise } from '../../platform/lookups.ts';
+import { findAccount, findEnterprise } from '../../core/accounts/store.ts';
 import { checkEntries } from '../../platform/seed.ts';
 import { CodeSecurityService } from './service.ts';
 import type { OwnerType } from './store.ts';

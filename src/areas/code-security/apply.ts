@@ -2,9 +2,9 @@
 // configuration's effective settings (free features only when no license covers a private or
 // internal repository), then its attachment turns `attached`, `enforced` or `failed`.
 import type { Executor } from '../../db/index.ts';
-import { assertRepositoryWritable } from '../../platform/access.ts';
+import { assertRepositoryWritable } from '../../core/callers/access.ts';
 import type { Context } from '../../platform/context.ts';
-import type { RepositoryRow } from '../../platform/representations.ts';
+import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import { effectiveSettings, needsLicense, parseSecurityAndAnalysis, usesPaidFeature, type Settings } from './features.ts';
 import * as store from './store.ts';
 

@@ -2,10 +2,10 @@
 // configuration. Each operation's schema sits beside its thin handler; the rules are in service.ts.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ALL_TOKENS, CLASSIC_TOKENS, type AccessRule } from '../../platform/access.ts';
+import { ALL_TOKENS, CLASSIC_TOKENS, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { CursorQuery, setCursorLinks } from '../../platform/pagination.ts';
-import { minimalRepository } from '../../platform/representations.ts';
+import { minimalRepository } from '../../core/repositories/representations.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import {
   AttachmentStatus, Configuration, DefaultForNewRepos, DefaultRecord, EnterpriseCreateBody, EnterpriseUpdateBody,

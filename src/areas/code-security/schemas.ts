@@ -1,7 +1,7 @@
 // The representations (configuration, default record, repository record) and the request bodies
 // shared by the enterprise and organization operations.
 import { Type, type Static, type TOptional, type TSchema } from 'typebox';
-import { MinimalRepository } from '../../platform/representations.ts';
+import { MinimalRepository } from '../../core/repositories/representations.ts';
 import { ENABLEMENT_FIELDS, type EnablementField } from './features.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

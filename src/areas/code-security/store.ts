@@ -1,8 +1,8 @@
 // SQL of code security configurations: configurations, attachments, defaults, licenses and seats.
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { UserRow } from '../../platform/principal.ts';
-import type { RepositoryRow } from '../../platform/representations.ts';
+import type { UserRow } from '../../core/callers/principal.ts';
+import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { CodeSecurityAttachmentsTable, CodeSecurityConfigurationsTable } from './tables.ts';
 
 export type ConfigurationRow = Selectable<CodeSecurityConfigurationsTable>;

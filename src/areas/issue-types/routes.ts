@@ -1,7 +1,7 @@
 // Issue types: a repository's types (public repositories answer without authentication), and the
 // organization's create, list, update and delete.
 import { Type } from 'typebox';
-import { ALL_TOKENS, type AccessRule } from '../../platform/access.ts';
+import { ALL_TOKENS, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import { IssueType, IssueTypeInput, IssueTypeService } from './service.ts';

@@ -1,8 +1,9 @@
 // The Notification thread and Thread subscription representations.
 import { Type, type Static } from 'typebox';
-import { issueUrls } from '../../activity/representations.ts';
+import { issueUrls } from '../../core/issues/representations.ts';
 import { isoSeconds } from '../../platform/clock.ts';
-import { FullRepository, fullRepository, type RepositoryCounts, type RepositoryOwner, type RepositoryRow, type Urls } from '../../platform/representations.ts';
+import { FullRepository, fullRepository, type RepositoryCounts, type RepositoryOwner, type RepositoryRow } from '../../core/repositories/representations.ts';
+import { type Urls } from '../../platform/urls.ts';
 import type { ThreadWithSubject } from './store.ts';
 
 export const NotificationThread = Type.Object({

@@ -3,10 +3,10 @@
 // creates a thread for a subject no issue activity produces.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { CLASSIC_TOKENS, requireReadableRepository, type AccessRule } from '../../platform/access.ts';
+import { CLASSIC_TOKENS, requireReadableRepository, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { findRepository } from '../../platform/lookups.ts';
+import { findRepository } from '../../core/repositories/store.ts';
 import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import { LoadMonitor, pollInterval } from './polling.ts';

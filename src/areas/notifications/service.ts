@@ -19,10 +19,12 @@
 import { createHash } from 'node:crypto';
 import type { ActivityRow } from '../../activity/outbox.ts';
 import type { Executor } from '../../db/index.ts';
-import { userRepositoryPermissions } from '../../platform/access.ts';
+import { userRepositoryPermissions } from '../../core/callers/access.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
-import { findAccount, findRepository, isRowId } from '../../platform/lookups.ts';
-import type { RepositoryRow } from '../../platform/representations.ts';
+import { findAccount } from '../../core/accounts/store.ts';
+import { findRepository } from '../../core/repositories/store.ts';
+import { isRowId } from '../../platform/schemas.ts';
+import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import {
   shapeRepository, subscriptionRepresentation, threadRepresentation, type NotificationThread, type ShapedRepository, type ThreadSubscription,
 } from './representations.ts';

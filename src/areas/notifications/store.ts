@@ -2,7 +2,7 @@
 // last-change time. Every thread query starts from user_id so it reads one user's index range.
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { RepositoryRow } from '../../platform/representations.ts';
+import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { NotificationThreadsTable, ThreadSubscriptionsTable } from './tables.ts';
 
 export type ThreadRow = Selectable<NotificationThreadsTable>;

@@ -2,12 +2,15 @@
 // organizations) the dependency-updater bot may access, and its default access level. Callers who may
 // not manage the list see a 404, as if the endpoint did not exist.
 import { Type, type Static } from 'typebox';
-import { actingUser, actsForOrganization, isEnterpriseOwner, isFineGrained, reachesAccount } from '../../platform/access.ts';
+import { actingUser, actsForOrganization, isFineGrained, reachesAccount } from '../../core/callers/access.ts';
+import { isEnterpriseOwner } from '../../core/accounts/store.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
-import { findAccount, findEnterprise, isRowId } from '../../platform/lookups.ts';
+import { findAccount, findEnterprise } from '../../core/accounts/store.ts';
+import { isRowId } from '../../platform/schemas.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
-import type { Principal } from '../../platform/principal.ts';
-import { MinimalRepository, minimalRepository, userWithProfile } from '../../platform/representations.ts';
+import type { Principal } from '../../core/callers/principal.ts';
+import { MinimalRepository, minimalRepository } from '../../core/repositories/representations.ts';
+import { userWithProfile } from '../../core/accounts/representations.ts';
 import * as store from './store.ts';
 import type { ListOwner } from './store.ts';
 import { Service } from '../../platform/service.ts';

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Config } from '../../config.ts';
 import { openDatabase } from '../../db/index.ts';
-import type { Urls } from '../../platform/representations.ts';
+import type { Urls } from '../../platform/urls.ts';
 import { writeArchive, type ExportPlan } from './archive.ts';
 import { archiveStorage } from './storage.ts';
 import * as store from './store.ts';

@@ -1,10 +1,11 @@
 // The records an archive holds, in the platform's REST shapes with their API and web URLs. Issues,
 // pull requests and comments use the activity core's representations; users, organizations, teams
 // and issue events are shaped here.
-import { issueRepresentation, type IssueFacts } from '../../activity/representations.ts';
+import { issueRepresentation, type IssueFacts } from '../../core/issues/representations.ts';
 import { isoSeconds } from '../../platform/clock.ts';
-import type { UserRow } from '../../platform/principal.ts';
-import { nodeId, organization, simpleUser, userWithProfile, type SimpleUser, type Urls } from '../../platform/representations.ts';
+import type { UserRow } from '../../core/callers/principal.ts';
+import { nodeId, type Urls } from '../../platform/urls.ts';
+import { organization, simpleUser, userWithProfile, type SimpleUser } from '../../core/accounts/representations.ts';
 import type { TeamRow } from './store.ts';
 
 /** The migration's owner with profile fields; other users as simple users (their e-mail is not theirs to export). */

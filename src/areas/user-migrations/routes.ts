@@ -4,12 +4,12 @@
 import { basename } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { CLASSIC_TOKENS, actingUser, type AccessRule } from '../../platform/access.ts';
+import { CLASSIC_TOKENS, actingUser, type AccessRule } from '../../core/callers/access.ts';
 import type { Api } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
-import type { UserRow } from '../../platform/principal.ts';
-import { FullRepository } from '../../platform/representations.ts';
+import type { UserRow } from '../../core/callers/principal.ts';
+import { FullRepository } from '../../core/repositories/representations.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import type { Context } from '../../platform/context.ts';
 import { EXCLUDABLE, UserMigration, type UserMigrationService } from './service.ts';

@@ -4,12 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import type { Context } from '../../platform/context.ts';
-import { userRepositoryPermissions } from '../../platform/access.ts';
+import { userRepositoryPermissions } from '../../core/callers/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { forbidden, invalidField, notFound, validationFailed, type ValidationError } from '../../platform/errors.ts';
-import { findRepository } from '../../platform/lookups.ts';
-import type { UserRow } from '../../platform/principal.ts';
-import { FullRepository, fullRepository, nodeId, SimpleUser, simpleUser, type RepositoryRow, type Urls } from '../../platform/representations.ts';
+import { findRepository } from '../../core/repositories/store.ts';
+import type { UserRow } from '../../core/callers/principal.ts';
+import { FullRepository, fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
+import { nodeId, type Urls } from '../../platform/urls.ts';
+import { SimpleUser, simpleUser } from '../../core/accounts/representations.ts';
 import { runExport } from './export-worker.ts';
 import { archiveStorage, type ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';

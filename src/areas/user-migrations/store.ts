@@ -2,8 +2,8 @@
 // export streams from (keyset pagination, so memory stays flat whatever the repository's size).
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { RepositoryRow } from '../../platform/representations.ts';
-import type { UserRow } from '../../platform/principal.ts';
+import type { RepositoryRow } from '../../core/repositories/representations.ts';
+import type { UserRow } from '../../core/callers/principal.ts';
 import type { IssuesTable } from '../../activity/tables.ts';
 import type { TeamsTable } from '../../db/schema.ts';
 import type { UserMigrationsTable } from './tables.ts';

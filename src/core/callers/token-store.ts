@@ -1,9 +1,9 @@
 // Issuing tokens: every kind is created here, so the format and the stored hash have one source.
-import type { Executor } from '../db/index.ts';
-import type { Clock } from './clock.ts';
-import { insertUnique, invalidField } from './errors.ts';
+import type { Executor } from '../../db/index.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { insertUnique, invalidField } from '../../platform/errors.ts';
 import type { Permissions } from './principal.ts';
-import { generateToken, hashSecret, type TokenKind } from './tokens.ts';
+import { generateToken, hashSecret, type TokenKind } from '../../platform/tokens.ts';
 
 export interface IssueTokenInput {
   kind: TokenKind;

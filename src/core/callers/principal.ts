@@ -2,11 +2,11 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { Selectable } from 'kysely';
-import type { Executor } from '../db/index.ts';
-import type { AppsTable, UsersTable } from '../db/schema.ts';
-import type { Clock } from './clock.ts';
-import { ApiError, badCredentials } from './errors.ts';
-import { hashSecret, tokenKindOf, type TokenKind } from './tokens.ts';
+import type { Executor } from '../../db/index.ts';
+import type { AppsTable, UsersTable } from '../../db/schema.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { ApiError, badCredentials } from '../../platform/errors.ts';
+import { hashSecret, tokenKindOf, type TokenKind } from '../../platform/tokens.ts';
 
 export type UserRow = Selectable<UsersTable>;
 export type AppRow = Selectable<AppsTable>;

@@ -2,8 +2,9 @@
 // platform shapes them. The admin surface answers with them; webhook payloads and migration
 // archives use the same shapes: load the facts with `loadIssueFacts` / `loadCommentFacts`.
 import { Type, type Static } from 'typebox';
-import { isoSeconds } from '../platform/clock.ts';
-import { nodeId, SimpleUser, simpleUser, type Urls } from '../platform/representations.ts';
+import { isoSeconds } from '../../platform/clock.ts';
+import { nodeId, type Urls } from '../../platform/urls.ts';
+import { SimpleUser, simpleUser } from '../accounts/representations.ts';
 import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
 
 export { loadCommentFacts, loadIssueFacts, type CommentFacts, type IssueFacts } from './store.ts';

@@ -1,12 +1,12 @@
 // SQL of the activity rows: issues, pull requests, their assignees, review requests, comments and
 // timeline events. Writes take the caller's transaction; the readers load what a representation needs.
 import type { Selectable } from 'kysely';
-import type { Executor } from '../db/index.ts';
-import type { TeamsTable } from '../db/schema.ts';
-import type { IssueTypesTable } from '../areas/issue-types/tables.ts';
-import type { UserRow } from '../platform/principal.ts';
-import type { RepositoryRow } from '../platform/representations.ts';
-import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from './tables.ts';
+import type { Executor } from '../../db/index.ts';
+import type { TeamsTable } from '../../db/schema.ts';
+import type { IssueTypesTable } from '../../areas/issue-types/tables.ts';
+import type { UserRow } from '../callers/principal.ts';
+import type { RepositoryRow } from '../repositories/representations.ts';
+import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from '../../activity/tables.ts';
 
 export type IssueRow = Selectable<IssuesTable>;
 export type CommentRow = Selectable<IssueCommentsTable>;

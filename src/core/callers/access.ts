@@ -2,9 +2,10 @@
 // credential kind and scopes, and the `X-Accepted-*` headers. Resource-dependent checks (does this
 // token reach this organization or repository, does the user hold this role) are the helpers below,
 // called by services; what a caller may not see is a 404.
-import type { Executor } from '../db/index.ts';
-import type { RepositoryRow } from './representations.ts';
-import { ApiError, forbidden, notFound, requiresAuthentication } from './errors.ts';
+import type { Executor } from '../../db/index.ts';
+import type { RepositoryRow } from '../repositories/representations.ts';
+import { orgRoles, type OrgRole } from '../accounts/store.ts';
+import { ApiError, forbidden, notFound, requiresAuthentication } from '../../platform/errors.ts';
 import type { CredentialKind, Level, Permissions, Principal, UserPrincipal } from './principal.ts';
 
 export interface AccessRule {
@@ -98,24 +99,6 @@ export function checkRule(rule: AccessRule, principal: Principal): void {
 }
 
 // --- Resource-dependent checks -------------------------------------------------------------------
-
-export type OrgRole = 'owner' | 'member' | 'security_manager' | 'billing_manager';
-
-export async function orgRoles(db: Executor, orgId: number, userId: number): Promise<Set<OrgRole>> {
-  const rows = await db.selectFrom('org_memberships').select('role').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
-  return new Set(rows.map((r) => r.role as OrgRole));
-}
-
-export async function isEnterpriseOwner(db: Executor, enterpriseId: number, userId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('enterprise_members')
-    .select('user_id')
-    .where('enterprise_id', '=', enterpriseId)
-    .where('user_id', '=', userId)
-    .where('role', '=', 'owner')
-    .executeTakeFirst();
-  return row !== undefined;
-}
 
 /** The user behind a principal, if any. */
 export function actingUser(principal: Principal): UserPrincipal['user'] | null {

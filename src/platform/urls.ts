@@ -1,0 +1,11 @@
+// The two bases every absolute URL is built from, and the opaque node ids of every representation.
+
+export interface Urls {
+  api: string;
+  web: string;
+}
+
+/** Opaque, stable node ids: a type tag and the integer id, base64-encoded. */
+export function nodeId(type: string, id: number): string {
+  return Buffer.from(`0:${type}${id}`).toString('base64url').replace(/=+$/, '');
+}
