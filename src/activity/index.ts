@@ -1,4 +1,4 @@
-import type { Area } from '../platform/context.ts';
+import type { Area } from '../core/area.ts';
 import { activityAdminRoutes } from './routes.ts';
 import { seedComments, seedIssues } from './seed.ts';
 

@@ -5,7 +5,7 @@
 // consumer applies each row exactly once even when the job runs again.
 import type { Selectable } from 'kysely';
 import type { Executor } from '../db/index.ts';
-import type { Area, Context } from '../platform/context.ts';
+import type { Context } from '../platform/context.ts';
 import type { ActivityOutboxTable } from './tables.ts';
 
 export type ActivityRow = Selectable<ActivityOutboxTable>;
@@ -45,7 +45,17 @@ export async function recordActivity(ctx: Context, trx: Executor, input: Activit
 }
 
 /** Registers the dispatcher worker: each outbox row goes to every area that consumes activity. */
-export function registerDispatcher(ctx: Context, areas: readonly Area[]): void {
+/** A consumer of the outbox (an area): it applies one row inside `trx`, which also records the consumption. */
+export interface ActivityConsumer {
+  name: string;
+  /**
+   * Consumes one row of the activity outbox inside `trx` (which also records the consumption), so
+   * its effects and the marker commit together.
+   */
+  onActivity?(ctx: Context, trx: Executor, activity: ActivityRow): Promise<void>;
+}
+
+export function registerDispatcher(ctx: Context, areas: readonly ActivityConsumer[]): void {
   const consumers = areas.filter((area) => area.onActivity);
   ctx.queue.work<{ outboxId: number }>(DISPATCH_QUEUE, async ({ outboxId }) => {
     const row = await ctx.db.kysely.selectFrom('activity_outbox').selectAll().where('id', '=', outboxId).executeTakeFirst();

@@ -1,5 +1,5 @@
 // The operator surface as an area: the admin API routes. Seed files and the CLI use the same service.
-import type { Area } from '../platform/context.ts';
+import type { Area } from '../core/area.ts';
 import { adminRoutes } from './routes.ts';
 import { AdminService } from './service.ts';
 

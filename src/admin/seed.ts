@@ -3,7 +3,8 @@
 import { readFile } from 'node:fs/promises';
 import { Type, type TSchema } from 'typebox';
 import { parse } from 'yaml';
-import type { Area, Context } from '../platform/context.ts';
+import type { Area } from '../core/area.ts';
+import type { Context } from '../platform/context.ts';
 import { ApiError, invalidField } from '../platform/errors.ts';
 import { checkEntries } from '../platform/seed.ts';
 import {

@@ -1,6 +1,6 @@
 // App webhooks: the configuration and deliveries API (app JWT), the delivery engine fed by the
 // activity outbox, raw events on the operator surface, and the retention sweep.
-import type { Area } from '../../platform/context.ts';
+import type { Area } from '../../core/area.ts';
 import { deliver, DELIVER_QUEUE, fanOut } from './engine.ts';
 import { appWebhookAdminRoutes, appWebhookRoutes } from './routes.ts';
 import { AppWebhookService } from './service.ts';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { Area } from '../../platform/context.ts';
+import type { Area } from '../../core/area.ts';
 import { checkEntries } from '../../platform/seed.ts';
 import { assistantMetricsAdminRoutes, assistantMetricsRoutes, OperatorBody } from './routes.ts';
 import { AssistantMetricsService } from './service.ts';

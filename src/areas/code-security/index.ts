@@ -1,4 +1,4 @@
-import type { Area } from '../../platform/context.ts';
+import type { Area } from '../../core/area.ts';
 import { codeSecurityAdminRoutes, seedLicenses } from './admin.ts';
 import { registerApplyWorker } from './apply.ts';
 import { codeSecurityRoutes } from './routes.ts';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { Area } from '../../platform/context.ts';
+import type { Area } from '../../core/area.ts';
 import { checkEntries } from '../../platform/seed.ts';
 import { issueTypeAdminRoutes, issueTypeRoutes } from './routes.ts';
 import { IssueTypeInput, IssueTypeService } from './service.ts';

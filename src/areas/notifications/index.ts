@@ -1,4 +1,4 @@
-import type { Area } from '../../platform/context.ts';
+import type { Area } from '../../core/area.ts';
 import { notificationAdminRoutes, notificationRoutes } from './routes.ts';
 import { MARK_READ_QUEUE, NotificationService, type MarkReadJob } from './service.ts';
 

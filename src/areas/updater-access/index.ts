@@ -1,4 +1,4 @@
-import type { Area } from '../../platform/context.ts';
+import type { Area } from '../../core/area.ts';
 import { updaterAccessRoutes } from './routes.ts';
 
 export const updaterAccess: Area = {

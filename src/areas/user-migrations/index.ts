@@ -1,4 +1,4 @@
-import type { Area } from '../../platform/context.ts';
+import type { Area } from '../../core/area.ts';
 import { userMigrationAdminRoutes, userMigrationRoutes } from './routes.ts';
 import { EXPORT_QUEUE, UserMigrationService } from './service.ts';
 

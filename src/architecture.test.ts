@@ -1,0 +1,110 @@
+// The house map, checked: which folder may import which (README "Architecture"), no import cycles
+// between folders, and every package imported by src/ declared in package.json.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, normalize, relative } from 'node:path';
+import { test } from 'node:test';
+
+const root = join(import.meta.dirname, '..');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+/** The folder a file belongs to: `core/<resource>`, `areas/<area>`, or the top folder of src/. */
+function unit(file: string): string {
+  const parts = file.split('/');
+  if (parts.length === 2) return parts[1]!.replace(/\.ts$/, '');
+  if (parts[1] === 'core' || parts[1] === 'areas') return `${parts[1]}/${parts[2]}`;
+  return parts[1]!;
+}
+
+const layer = (name: string) => name.split('/')[0]!;
+
+/** What each layer may import, besides itself. */
+const ALLOWED: Record<string, readonly string[]> = {
+  main: ['app', 'admin', 'config', 'db', 'platform', 'core', 'jobs'],
+  app: ['admin', 'areas', 'core', 'activity', 'platform', 'db', 'jobs', 'config'],
+  admin: ['core', 'activity', 'platform', 'db', 'jobs', 'config'],
+  areas: ['core', 'activity', 'platform', 'db', 'jobs', 'config'],
+  core: ['activity', 'platform', 'db', 'jobs', 'config'],
+  activity: ['platform', 'db', 'jobs', 'config'],
+  platform: ['db', 'jobs', 'config'],
+  jobs: ['db', 'config'],
+  db: ['config'],
+  config: [],
+};
+
+interface Edge {
+  from: string;
+  to: string;
+  where: string;
+}
+
+function imports(): { edges: Edge[]; packages: Map<string, string> } {
+  const edges: Edge[] = [];
+  const packages = new Map<string, string>();
+  for (const file of sourceFiles('src')) {
+    const text = readFileSync(join(root, file), 'utf8');
+    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
+      const specifier = match[1]!;
+      if (specifier.startsWith('.')) {
+        const target = relative(root, normalize(join(root, dirname(file), specifier)));
+        if (unit(target) !== unit(file)) edges.push({ from: unit(file), to: unit(target), where: `${file} → ${specifier}` });
+      } else if (!specifier.startsWith('node:') && !builtinModules.includes(specifier)) {
+        const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
+        packages.set(name, file);
+      }
+    }
+  }
+  return { edges, packages };
+}
+
+// The database type is the union of every area's table types: the one place db/ names areas.
+const isTableTypes = (edge: Edge) => edge.from === 'db' && edge.where.startsWith('src/db/schema.ts') && edge.where.endsWith('/tables.ts');
+
+test('each folder imports only the layers below it', () => {
+  const wrong = imports()
+    .edges.filter((edge) => !isTableTypes(edge))
+    .filter((edge) => layer(edge.from) !== layer(edge.to) && !ALLOWED[layer(edge.from)]!.includes(layer(edge.to)))
+    .map((edge) => edge.where);
+  assert.deepEqual(wrong, []);
+});
+
+test('an area never imports another area', () => {
+  const wrong = imports().edges.filter((edge) => layer(edge.from) === 'areas' && layer(edge.to) === 'areas').map((edge) => edge.where);
+  assert.deepEqual(wrong, []);
+});
+
+test('no import cycles between folders', () => {
+  const graph = new Map<string, Set<string>>();
+  for (const edge of imports().edges.filter((edge) => !isTableTypes(edge))) {
+    if (!graph.has(edge.from)) graph.set(edge.from, new Set());
+    graph.get(edge.from)!.add(edge.to);
+  }
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (node: string, path: string[]) => {
+    if (state.get(node) === 'done') return;
+    if (state.get(node) === 'open') {
+      cycles.push([...path.slice(path.indexOf(node)), node].join(' → '));
+      return;
+    }
+    state.set(node, 'open');
+    for (const next of graph.get(node) ?? []) visit(next, [...path, node]);
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) visit(node, []);
+  assert.deepEqual(cycles, []);
+});
+
+test('every package src/ imports is a declared dependency', () => {
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  const undeclared = [...imports().packages].filter(([name]) => !(name in manifest.dependencies)).map(([name, file]) => `${name} (${file})`);
+  assert.deepEqual(undeclared, []);
+});
