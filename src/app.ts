@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
-import { activity } from './activity/index.ts';
+import { issues } from './core/issues/index.ts';
 import { registerDispatcher } from './activity/outbox.ts';
 import { adminArea } from './admin/index.ts';
 import { appWebhooks } from './areas/app-webhooks/index.ts';
@@ -37,7 +37,7 @@ export const AREAS: readonly Area[] = [
   assistantMetrics,
   issueTypes,
   // After issue types: seeded issues may name a type.
-  activity,
+  issues,
   notifications,
   appWebhooks,
   userMigrations,

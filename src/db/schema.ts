@@ -3,6 +3,7 @@
 // its `tables.ts`; this file joins them into the one Database type Kysely sees.
 import type { Generated } from 'kysely';
 import type { ActivityTables } from '../activity/tables.ts';
+import type { IssueTables } from '../core/issues/tables.ts';
 import type { AppWebhookTables } from '../areas/app-webhooks/tables.ts';
 import type { AssistantMetricsTables } from '../areas/assistant-metrics/tables.ts';
 import type { CodeSecurityTables } from '../areas/code-security/tables.ts';
@@ -224,6 +225,7 @@ export interface CoreTables {
 export interface Database
   extends CoreTables,
     ActivityTables,
+    IssueTables,
     UpdaterAccessTables,
     CodeSecurityTables,
     AssistantMetricsTables,

@@ -11,7 +11,7 @@
 // delivery.
 import type { ActivityRow } from '../../activity/outbox.ts';
 import { loadCommentFacts, loadIssueFacts } from '../../core/issues/representations.ts';
-import { subjectSnapshot, teamRepresentation, type SubjectSnapshot } from '../../activity/snapshot.ts';
+import { subjectSnapshot, teamRepresentation, type SubjectSnapshot } from '../../core/issues/snapshot.ts';
 import type { Executor } from '../../db/index.ts';
 import type { UserRow } from '../../core/callers/principal.ts';
 import { fullRepository } from '../../core/repositories/representations.ts';

@@ -1,17 +1,16 @@
-// SQL of the activity rows: issues, pull requests, their assignees, review requests, comments and
+// SQL of issues, pull requests, their assignees, review requests, comments and
 // timeline events. Writes take the caller's transaction; the readers load what a representation needs.
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { TeamsTable } from '../../db/schema.ts';
-import type { IssueTypesTable } from '../../areas/issue-types/tables.ts';
+import type { Database, TeamsTable } from '../../db/schema.ts';
 import type { UserRow } from '../callers/principal.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
-import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from '../../activity/tables.ts';
+import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from './tables.ts';
 
 export type IssueRow = Selectable<IssuesTable>;
 export type CommentRow = Selectable<IssueCommentsTable>;
 export type TeamRow = Selectable<TeamsTable>;
-export type IssueTypeRow = Selectable<IssueTypesTable>;
+export type IssueTypeRow = Selectable<Database['issue_types']>;
 
 /** Everything the Issue (and pull request) representation shows. */
 export interface IssueFacts {

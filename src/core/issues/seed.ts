@@ -2,14 +2,14 @@
 // comments, the issue `number`. Loading is idempotent: an issue with the same title by the same
 // author, or a comment with the same body by the same author on the issue, is left alone.
 import { Type } from 'typebox';
-import type { Context } from '../platform/context.ts';
-import { notFound } from '../platform/errors.ts';
-import { findAccount } from '../core/accounts/store.ts';
-import { findRepository } from '../core/repositories/store.ts';
-import { checkEntries } from '../platform/seed.ts';
-import { CommentBody, IssueBody } from './routes.ts';
-import { ActivityService } from './service.ts';
-import { findIssue } from '../core/issues/store.ts';
+import type { Context } from '../../platform/context.ts';
+import { notFound } from '../../platform/errors.ts';
+import { findAccount } from '../accounts/store.ts';
+import { findRepository } from '../repositories/store.ts';
+import { checkEntries } from '../../platform/seed.ts';
+import { CommentBody, IssueBody } from './admin-routes.ts';
+import { ActivityService } from './writes.ts';
+import { findIssue } from './store.ts';
 
 const Repository = Type.String({ pattern: '^[^/]+/[^/]+$', description: 'owner/name' });
 const IssueEntry = Type.Object({ repository: Repository, ...IssueBody.properties });

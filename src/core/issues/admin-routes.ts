@@ -1,10 +1,10 @@
 // The operator surface's activity rows (spec/admin-api.md): open an issue or pull request, comment,
 // change state, assign, request reviews. Each answers as the public API shows the issue or comment.
 import { Type } from 'typebox';
-import type { Api, Context } from '../platform/context.ts';
-import { ErrorBody, ValidationErrorBody } from '../platform/schemas.ts';
-import { commentRepresentation, Issue, IssueComment, issueRepresentation } from '../core/issues/representations.ts';
-import { ActivityService } from './service.ts';
+import type { Api, Context } from '../../platform/context.ts';
+import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { commentRepresentation, Issue, IssueComment, issueRepresentation } from './representations.ts';
+import { ActivityService } from './writes.ts';
 
 const Logins = (description: string) => Type.Array(Type.String({ minLength: 1 }), { maxItems: 100, description });
 const Title = Type.String({ minLength: 1, maxLength: 256 });

@@ -20,20 +20,20 @@
 // Every row's payload also has `snapshot`: the subject as the write left it (src/activity/snapshot.ts),
 // rendered in the same transaction once all of the write's changes are applied, so the rows of one
 // write (a close and an assignment in one PATCH) show the same subject.
-import type { Executor } from '../db/index.ts';
-import { assertRepositoryWritable } from '../core/callers/access.ts';
-import type { Context } from '../platform/context.ts';
-import { invalidField, isUniqueViolation, notFound } from '../platform/errors.ts';
-import { findAccount, findTeam } from '../core/accounts/store.ts';
-import { findRepository } from '../core/repositories/store.ts';
-import { isRowId } from '../platform/schemas.ts';
-import type { UserRow } from '../core/callers/principal.ts';
-import type { RepositoryRow } from '../core/repositories/representations.ts';
-import { parseMentions } from './mentions.ts';
-import { recordActivity, type ActivityInput } from './outbox.ts';
+import type { Executor } from '../../db/index.ts';
+import { assertRepositoryWritable } from '../callers/access.ts';
+import type { Context } from '../../platform/context.ts';
+import { invalidField, isUniqueViolation, notFound } from '../../platform/errors.ts';
+import { findAccount, findTeam } from '../accounts/store.ts';
+import { findRepository } from '../repositories/store.ts';
+import { isRowId } from '../../platform/schemas.ts';
+import type { UserRow } from '../callers/principal.ts';
+import type { RepositoryRow } from '../repositories/representations.ts';
+import { parseMentions } from '../../activity/mentions.ts';
+import { recordActivity, type ActivityInput } from '../../activity/outbox.ts';
 import { subjectSnapshot } from './snapshot.ts';
-import * as store from '../core/issues/store.ts';
-import type { CommentFacts, IssueFacts, IssueRow, TeamRow } from '../core/issues/store.ts';
+import * as store from './store.ts';
+import type { CommentFacts, IssueFacts, IssueRow, TeamRow } from './store.ts';
 
 export interface CreateIssueInput {
   author: string;

@@ -2,12 +2,12 @@
 // pull request and comment rendered with the shared representations inside the writing
 // transaction, once the change is applied. A consumer that renders the activity later (a webhook
 // delivery, after other writes) shows the subject as that write left it, not as it is by then.
-import { isoSeconds } from '../platform/clock.ts';
-import type { UserRow } from '../core/callers/principal.ts';
-import { nodeId, type Urls } from '../platform/urls.ts';
-import { simpleUser } from '../core/accounts/representations.ts';
-import { commentRepresentation, issueRepresentation, issueUrls, type Issue, type IssueComment } from '../core/issues/representations.ts';
-import type { CommentFacts, IssueFacts } from '../core/issues/store.ts';
+import { isoSeconds } from '../../platform/clock.ts';
+import type { UserRow } from '../callers/principal.ts';
+import { nodeId, type Urls } from '../../platform/urls.ts';
+import { simpleUser } from '../accounts/representations.ts';
+import { commentRepresentation, issueRepresentation, issueUrls, type Issue, type IssueComment } from './representations.ts';
+import type { CommentFacts, IssueFacts } from './store.ts';
 
 /** A team as a pull request's `requested_teams` (and a webhook's `requested_team`) shows it. */
 export function teamRepresentation(urls: Urls, org: Pick<UserRow, 'login'>, team: { id: number; slug: string; name: string }) {

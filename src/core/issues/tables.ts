@@ -1,0 +1,68 @@
+// Issues, pull requests, their comments, assignees, review requests and events; the migration is
+// src/db/migrations/0002_activity.ts.
+import type { Generated } from 'kysely';
+import type { Bool } from '../../db/schema.ts';
+
+/** Issues and pull requests (a pull request is an issue with `is_pull_request`). */
+export interface IssuesTable {
+  id: Generated<number>;
+  repository_id: number;
+  number: number;
+  author_id: number;
+  title: string;
+  body: string | null;
+  /** `open` or `closed` */
+  state: string;
+  /** `completed`, `reopened`, `not_planned` or null */
+  state_reason: string | null;
+  is_pull_request: Bool;
+  merged_at: string | null;
+  closed_at: string | null;
+  issue_type_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IssueAssigneesTable {
+  issue_id: number;
+  user_id: number;
+}
+
+/** Requested reviewers of a pull request: a user or a team. */
+export interface IssueReviewRequestsTable {
+  id: Generated<number>;
+  issue_id: number;
+  user_id: number | null;
+  team_id: number | null;
+}
+
+export interface IssueCommentsTable {
+  id: Generated<number>;
+  issue_id: number;
+  repository_id: number;
+  author_id: number;
+  body: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The timeline of an issue: `closed`, `reopened`, `merged`, `assigned`, `review_requested`, `mentioned`... */
+export interface IssueEventsTable {
+  id: Generated<number>;
+  issue_id: number;
+  repository_id: number;
+  actor_id: number;
+  event: string;
+  /** The user the event concerns (assignee, requested reviewer, mentioned user), if any. */
+  subject_user_id: number | null;
+  subject_team_id: number | null;
+  created_at: string;
+}
+
+export interface IssueTables {
+  issues: IssuesTable;
+  issue_assignees: IssueAssigneesTable;
+  issue_review_requests: IssueReviewRequestsTable;
+  issue_comments: IssueCommentsTable;
+  issue_events: IssueEventsTable;
+}
