@@ -6,6 +6,7 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../db/index.ts';
 import type { Context } from '../platform/context.ts';
+import * as store from './store.ts';
 import type { ActivityOutboxTable } from './tables.ts';
 
 export type ActivityRow = Selectable<ActivityOutboxTable>;
@@ -25,26 +26,11 @@ export const DISPATCH_QUEUE = 'activity.dispatch';
 
 /** Records one activity inside the caller's transaction `trx`. */
 export async function recordActivity(ctx: Context, trx: Executor, input: ActivityInput): Promise<ActivityRow> {
-  const row = await trx
-    .insertInto('activity_outbox')
-    .values({
-      event: input.event,
-      action: input.action ?? null,
-      repository_id: input.repository_id ?? null,
-      account_id: input.account_id ?? null,
-      actor_id: input.actor_id ?? null,
-      issue_id: input.issue_id ?? null,
-      comment_id: input.comment_id ?? null,
-      payload: JSON.stringify(input.payload ?? {}),
-      created_at: ctx.clock.now().toISOString(),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await store.insertActivity(trx, input, ctx.clock.now().toISOString());
   await ctx.queue.send(DISPATCH_QUEUE, { outboxId: row.id }, { transaction: trx, singletonKey: `outbox-${row.id}`, retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
   return row;
 }
 
-/** Registers the dispatcher worker: each outbox row goes to every area that consumes activity. */
 /** A consumer of the outbox (an area): it applies one row inside `trx`, which also records the consumption. */
 export interface ActivityConsumer {
   name: string;
@@ -55,19 +41,15 @@ export interface ActivityConsumer {
   onActivity?(ctx: Context, trx: Executor, activity: ActivityRow): Promise<void>;
 }
 
+/** Registers the dispatcher worker: each outbox row goes to every area that consumes activity. */
 export function registerDispatcher(ctx: Context, areas: readonly ActivityConsumer[]): void {
   const consumers = areas.filter((area) => area.onActivity);
   ctx.queue.work<{ outboxId: number }>(DISPATCH_QUEUE, async ({ outboxId }) => {
-    const row = await ctx.db.kysely.selectFrom('activity_outbox').selectAll().where('id', '=', outboxId).executeTakeFirst();
+    const row = await store.findActivity(ctx.db.kysely, outboxId);
     if (!row) return;
     for (const area of consumers) {
       await ctx.db.kysely.transaction().execute(async (trx) => {
-        const marked = await trx
-          .insertInto('activity_consumptions')
-          .values({ outbox_id: row.id, consumer: area.name, created_at: ctx.clock.now().toISOString() })
-          .onConflict((oc) => oc.columns(['consumer', 'outbox_id']).doNothing())
-          .returning('outbox_id')
-          .executeTakeFirst();
+        const marked = await store.markConsumed(trx, row.id, area.name, ctx.clock.now().toISOString());
         if (marked) await area.onActivity!(ctx, trx, row);
       });
     }

@@ -1,8 +1,8 @@
 // Rate limits, counted in the database so every process behind a load balancer shares them.
 // A window opens at its first request and resets an hour later; one upsert per request.
-import { sql } from 'kysely';
 import type { Executor } from '../db/index.ts';
 import type { Clock } from './clock.ts';
+import * as store from './rate-limit-store.ts';
 
 export interface RateLimitState {
   limit: number;
@@ -27,32 +27,21 @@ export class RateLimiter {
   /** Counts one request against `key` and returns the state after it. */
   async hit(key: string, limit: number, resource = 'core'): Promise<RateLimitState> {
     const now = Math.floor(this.clock.nowMs() / 1000);
-    const expired = now - WINDOW_SECONDS;
-    const row = await this.db
-      .insertInto('rate_limits')
-      .values({ key, window_start: now, used: 1 })
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet({
-          used: sql`case when rate_limits.window_start <= ${expired} then 1 else rate_limits.used + 1 end`,
-          window_start: sql`case when rate_limits.window_start <= ${expired} then ${now} else rate_limits.window_start end`,
-        }),
-      )
-      .returning(['used', 'window_start'])
-      .executeTakeFirstOrThrow();
+    const row = await store.countRequest(this.db, key, now, now - WINDOW_SECONDS);
     return this.state(row.used, row.window_start, limit, resource);
   }
 
   /** Reads the state without counting. */
   async peek(key: string, limit: number, resource = 'core'): Promise<RateLimitState> {
     const now = Math.floor(this.clock.nowMs() / 1000);
-    const row = await this.db.selectFrom('rate_limits').select(['used', 'window_start']).where('key', '=', key).executeTakeFirst();
+    const row = await store.findCounter(this.db, key);
     if (!row || row.window_start <= now - WINDOW_SECONDS) return this.state(0, now, limit, resource);
     return this.state(row.used, row.window_start, limit, resource);
   }
 
   /** Gives back a counted request (a 304 does not count). */
   async refund(key: string): Promise<void> {
-    await this.db.updateTable('rate_limits').set({ used: sql`case when used > 0 then used - 1 else 0 end` }).where('key', '=', key).execute();
+    await store.uncountRequest(this.db, key);
   }
 
   private state(used: number, windowStart: number, limit: number, resource: string): RateLimitState {

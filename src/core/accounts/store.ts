@@ -1,6 +1,10 @@
 // Accounts: users and organizations (one id and login space), enterprises, teams and memberships.
 import type { Executor } from '../../db/index.ts';
+import type { Selectable } from 'kysely';
+import type { TeamsTable } from '../../db/schema.ts';
 import type { UserRow } from '../callers/principal.ts';
+
+export type TeamRow = Selectable<TeamsTable>;
 
 export type OrgRole = 'owner' | 'member' | 'security_manager' | 'billing_manager';
 
@@ -14,6 +18,35 @@ export async function findEnterprise(db: Executor, slug: string) {
 
 export async function findTeam(db: Executor, orgId: number, slug: string) {
   return db.selectFrom('teams').selectAll().where('org_id', '=', orgId).where('slug', '=', slug.toLowerCase()).executeTakeFirst();
+}
+
+/** Users by lower-cased login (organizations are not users here). */
+export async function usersByLogin(db: Executor, logins: readonly string[]): Promise<UserRow[]> {
+  if (!logins.length) return [];
+  return db.selectFrom('users').selectAll().where('login_lower', 'in', logins.map((l) => l.toLowerCase())).where('type', '!=', 'Organization').execute();
+}
+
+/** Teams named `org/slug`; unknown ones are left out. */
+export async function teamsBySlug(db: Executor, names: readonly { org: string; slug: string }[]): Promise<TeamRow[]> {
+  const teams: TeamRow[] = [];
+  for (const { org, slug } of names) {
+    const team = await db
+      .selectFrom('teams')
+      .innerJoin('users', 'users.id', 'teams.org_id')
+      .selectAll('teams')
+      .where('users.login_lower', '=', org.toLowerCase())
+      .where('teams.slug', '=', slug.toLowerCase())
+      .executeTakeFirst();
+    if (team) teams.push(team);
+  }
+  return teams;
+}
+
+export async function usersById(db: Executor, ids: readonly number[]): Promise<UserRow[]> {
+  if (!ids.length) return [];
+  const rows = await db.selectFrom('users').selectAll().where('id', 'in', ids).execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
 }
 
 export async function orgRoles(db: Executor, orgId: number, userId: number): Promise<Set<OrgRole>> {

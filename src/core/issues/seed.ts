@@ -9,7 +9,7 @@ import { findRepository } from '../repositories/store.ts';
 import { checkEntries } from '../../platform/seed.ts';
 import { CommentBody, IssueBody } from './admin-routes.ts';
 import { ActivityService } from './writes.ts';
-import { findIssue } from './store.ts';
+import { findCommentByBody, findIssue, findIssueByTitle } from './store.ts';
 
 const Repository = Type.String({ pattern: '^[^/]+/[^/]+$', description: 'owner/name' });
 const IssueEntry = Type.Object({ repository: Repository, ...IssueBody.properties });
@@ -28,7 +28,7 @@ export async function seedIssues(ctx: Context, entries: unknown[]): Promise<void
     const repository = await repositoryOf(ctx, fullName);
     const author = await findAccount(ctx.db.kysely, input.author);
     const existing = author
-      ? await ctx.db.kysely.selectFrom('issues').select('id').where('repository_id', '=', repository.id).where('author_id', '=', author.id).where('title', '=', input.title).executeTakeFirst()
+      ? await findIssueByTitle(ctx.db.kysely, repository.id, author.id, input.title)
       : undefined;
     if (!existing) await service.createIssue(repository.owner.login, repository.name, input);
   }
@@ -41,7 +41,7 @@ export async function seedComments(ctx: Context, entries: unknown[]): Promise<vo
     const issue = await findIssue(ctx.db.kysely, repository.id, number);
     const author = await findAccount(ctx.db.kysely, input.author);
     const existing = issue && author
-      ? await ctx.db.kysely.selectFrom('issue_comments').select('id').where('issue_id', '=', issue.id).where('author_id', '=', author.id).where('body', '=', input.body).executeTakeFirst()
+      ? await findCommentByBody(ctx.db.kysely, issue.id, author.id, input.body)
       : undefined;
     if (!existing) await service.createComment(repository.owner.login, repository.name, number, input);
   }

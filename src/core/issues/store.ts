@@ -2,14 +2,14 @@
 // timeline events. Writes take the caller's transaction; the readers load what a representation needs.
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { Database, TeamsTable } from '../../db/schema.ts';
+import type { Database } from '../../db/schema.ts';
+import { usersById, type TeamRow } from '../accounts/store.ts';
 import type { UserRow } from '../callers/principal.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from './tables.ts';
 
 export type IssueRow = Selectable<IssuesTable>;
 export type CommentRow = Selectable<IssueCommentsTable>;
-export type TeamRow = Selectable<TeamsTable>;
 export type IssueTypeRow = Selectable<Database['issue_types']>;
 
 /** Everything the Issue (and pull request) representation shows. */
@@ -123,35 +123,6 @@ export async function usableIssueType(db: Executor, orgId: number, repositoryId:
   return off ? undefined : type;
 }
 
-/** Users by lower-cased login (organizations are not users here). */
-export async function usersByLogin(db: Executor, logins: readonly string[]): Promise<UserRow[]> {
-  if (!logins.length) return [];
-  return db.selectFrom('users').selectAll().where('login_lower', 'in', logins.map((l) => l.toLowerCase())).where('type', '!=', 'Organization').execute();
-}
-
-/** Teams named `org/slug`; unknown ones are left out. */
-export async function teamsBySlug(db: Executor, names: readonly { org: string; slug: string }[]): Promise<TeamRow[]> {
-  const teams: TeamRow[] = [];
-  for (const { org, slug } of names) {
-    const team = await db
-      .selectFrom('teams')
-      .innerJoin('users', 'users.id', 'teams.org_id')
-      .selectAll('teams')
-      .where('users.login_lower', '=', org.toLowerCase())
-      .where('teams.slug', '=', slug.toLowerCase())
-      .executeTakeFirst();
-    if (team) teams.push(team);
-  }
-  return teams;
-}
-
-async function usersById(db: Executor, ids: readonly number[]): Promise<UserRow[]> {
-  if (!ids.length) return [];
-  const rows = await db.selectFrom('users').selectAll().where('id', 'in', ids).execute();
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
-}
-
 export async function loadIssueFacts(db: Executor, issueId: number): Promise<IssueFacts> {
   const issue = await db.selectFrom('issues').selectAll().where('id', '=', issueId).executeTakeFirstOrThrow();
   const repository = await db.selectFrom('repositories').selectAll().where('id', '=', issue.repository_id).executeTakeFirstOrThrow();
@@ -203,4 +174,14 @@ export async function loadCommentFacts(db: Executor, commentId: number): Promise
     author: users.find((u) => u.id === comment.author_id)!,
     owner: users.find((u) => u.id === repository.owner_id)!,
   };
+}
+
+/** The issue an author opened with this title, if any (seed files are idempotent). */
+export async function findIssueByTitle(db: Executor, repositoryId: number, authorId: number, title: string): Promise<{ id: number } | undefined> {
+  return db.selectFrom('issues').select('id').where('repository_id', '=', repositoryId).where('author_id', '=', authorId).where('title', '=', title).executeTakeFirst();
+}
+
+/** The comment an author made with this body on an issue, if any (seed files are idempotent). */
+export async function findCommentByBody(db: Executor, issueId: number, authorId: number, body: string): Promise<{ id: number } | undefined> {
+  return db.selectFrom('issue_comments').select('id').where('issue_id', '=', issueId).where('author_id', '=', authorId).where('body', '=', body).executeTakeFirst();
 }

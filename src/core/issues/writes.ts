@@ -33,7 +33,9 @@ import { parseMentions } from '../../activity/mentions.ts';
 import { recordActivity, type ActivityInput } from '../../activity/outbox.ts';
 import { subjectSnapshot } from './snapshot.ts';
 import * as store from './store.ts';
-import type { CommentFacts, IssueFacts, IssueRow, TeamRow } from './store.ts';
+import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
+import * as accounts from '../accounts/store.ts';
+import type { TeamRow } from '../accounts/store.ts';
 
 export interface CreateIssueInput {
   author: string;
@@ -318,7 +320,9 @@ export class ActivityService {
   }
 
   private async userById(id: number): Promise<UserRow> {
-    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const [user] = await accounts.usersById(this.db, [id]);
+    if (!user) throw new Error(`user ${id} not found`);
+    return user;
   }
 
   private async users(logins: readonly string[] = []): Promise<UserRow[]> {
@@ -358,9 +362,9 @@ export class ActivityService {
 
   private async mentions(body: string | undefined): Promise<Mentioned> {
     const { logins, teams } = parseMentions(body);
-    const users = await store.usersByLogin(this.db, logins);
+    const users = await accounts.usersByLogin(this.db, logins);
     const byLogin = new Map(users.map((u) => [u.login_lower, u.id]));
-    const found = await store.teamsBySlug(this.db, teams);
+    const found = await accounts.teamsBySlug(this.db, teams);
     return { userIds: logins.flatMap((l) => (byLogin.has(l) ? [byLogin.get(l)!] : [])), teamIds: found.map((t) => t.id) };
   }
 }
