@@ -197,7 +197,7 @@ describe('webhook events follow permissions', () => {
     await server.admin('POST', '/apps', { slug: 'legacy', permissions: { metadata: 'read' }, events: [], webhook: { url: receiver.url('/legacy') } });
     await server.admin('POST', '/apps/legacy/installations', { account: 'acme' });
     // The app requests issues, but its installation was granted only metadata.
-    await server.admin('POST', '/apps', { slug: 'ungranted', permissions: { issues: 'read' }, events: ['issues'], webhook: { url: receiver.url('/ungranted') } });
+    await server.admin('POST', '/apps', { slug: 'ungranted', permissions: { issues: 'read', metadata: 'read' }, events: ['issues'], webhook: { url: receiver.url('/ungranted') } });
     await server.admin('POST', '/apps/ungranted/installations', { account: 'acme', permissions: { metadata: 'read' } });
     // The installation grants issues, but the app no longer requests it (stored by hand).
     await server.admin('POST', '/apps', { slug: 'unrequested', permissions: { issues: 'read' }, events: ['issues'], webhook: { url: receiver.url('/unrequested') } });
