@@ -141,8 +141,13 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
     await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' });
     const apps: { id: number; private_key: string }[] = [];
     for (let i = 0; i < appCount; i++) {
-      // The first app also takes `latency` events: the steady phase's deliveries, one per event.
-      apps.push(await server.admin('POST', '/apps', { slug: `bench-${i}`, events: i === 0 ? ['push', 'latency'] : ['push'], webhook: { url: receiver.url, secret: SECRET } }));
+      // The first app also takes `create` events: the steady phase's deliveries, one per event.
+      apps.push(await server.admin('POST', '/apps', {
+        slug: `bench-${i}`,
+        permissions: { contents: 'read' },
+        events: i === 0 ? ['push', 'create'] : ['push'],
+        webhook: { url: receiver.url, secret: SECRET },
+      }));
       await server.admin('POST', `/apps/bench-${i}/installations`, { account: 'acme', repositories: ['widgets'] });
     }
     const sendEvent = (event: string, seq: number) => server.admin('POST', '/events', { event, repository: 'acme/widgets', sender: 'mona', payload: { seq } });
@@ -166,7 +171,7 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
     // The warm-up's deliveries are recorded too.
     const recorded = (await countRecorded(server, apps)) - appCount;
 
-    // Latency at a steady rate: `latency` events, one delivery each.
+    // Latency at a steady rate: `create` events, one delivery each (only the first app subscribes).
     receiver.arrivals.length = 0;
     const rate = options.rate ?? 20;
     const steadyEvents = rate * steadySeconds;
@@ -175,7 +180,7 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
     await Promise.all(Array.from({ length: steadyEvents }, async (_, seq) => {
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, steadyStart + (seq * 1000) / rate - performance.now())));
       sentAt.set(seq, performance.now());
-      await sendEvent('latency', seq);
+      await sendEvent('create', seq);
     }));
     await waitFor('every steady delivery', () => receiver.arrivals.length >= steadyEvents, 60_000);
     const arrivedAt = new Map(receiver.arrivals.map((a) => [a.seq, a.at]));

@@ -115,7 +115,7 @@ test('deliveries in flight and queued when the server is killed are each done on
   let url = await started(port);
   await admin(url, 'POST', '/users', { login: 'mona' });
   await admin(url, 'POST', '/repos', { owner: 'mona', name: 'durable' });
-  const app = await admin(url, 'POST', '/apps', { slug: 'durable-app', events: ['push'], webhook: { url: `http://127.0.0.1:${receiverPort}/hook`, secret: SECRET } });
+  const app = await admin(url, 'POST', '/apps', { slug: 'durable-app', permissions: { contents: 'read' }, events: ['push'], webhook: { url: `http://127.0.0.1:${receiverPort}/hook`, secret: SECRET } });
   await admin(url, 'POST', '/apps/durable-app/installations', { account: 'mona' });
   for (let i = 0; i < EVENTS; i++) {
     assert.deepEqual(await admin(url, 'POST', '/events', { event: 'push', repository: 'mona/durable', sender: 'mona', payload: { seq: i } }), { deliveries: 1 });

@@ -138,19 +138,19 @@ describe('app webhooks', () => {
     await server.admin('POST', '/repos', { owner: 'hubot', name: 'elsewhere' });
     hooks = await server.admin('POST', '/apps', {
       slug: 'hooks-app',
-      permissions: { issues: 'write', metadata: 'read' },
+      permissions: { issues: 'write', pull_requests: 'write', contents: 'read', metadata: 'read' },
       events: ['push', 'issues', 'issue_comment', 'pull_request', 'installation_target'],
       webhook: { url: receiver.url('/ok'), secret: SECRET },
     });
     // Covers widgets only.
     await server.admin('POST', '/apps/hooks-app/installations', { account: 'acme', repositories: ['widgets'] });
     // Subscribed to push too, but its webhook is inactive; another app has no URL at all.
-    quiet = await server.admin('POST', '/apps', { slug: 'quiet-app', events: ['push'], webhook: { url: receiver.url('/quiet'), active: false } });
+    quiet = await server.admin('POST', '/apps', { slug: 'quiet-app', permissions: { contents: 'read' }, events: ['push'], webhook: { url: receiver.url('/quiet'), active: false } });
     await server.admin('POST', '/apps/quiet-app/installations', { account: 'acme' });
-    await server.admin('POST', '/apps', { slug: 'no-url-app', events: ['push'] });
+    await server.admin('POST', '/apps', { slug: 'no-url-app', permissions: { contents: 'read' }, events: ['push'] });
     await server.admin('POST', '/apps/no-url-app/installations', { account: 'acme' });
     // Subscribed to issues only, installed everywhere on acme.
-    bystander = await server.admin('POST', '/apps', { slug: 'bystander', events: ['issues'], webhook: { url: receiver.url('/bystander') } });
+    bystander = await server.admin('POST', '/apps', { slug: 'bystander', permissions: { issues: 'read' }, events: ['issues'], webhook: { url: receiver.url('/bystander') } });
     await server.admin('POST', '/apps/bystander/installations', { account: 'acme' });
   });
   after(async () => {
@@ -645,7 +645,7 @@ describe('throttling and automatic retries', () => {
     server = await startServer({ CODEHOST_WEBHOOK_RATE_PER_SECOND: '4', CODEHOST_WEBHOOK_RETRIES: '2', CODEHOST_WEBHOOK_RETRY_BASE_SECONDS: '1' });
     await server.admin('POST', '/users', { login: 'mona' });
     await server.admin('POST', '/repos', { owner: 'mona', name: 'busy' });
-    app = await server.admin('POST', '/apps', { slug: 'busy-app', events: ['push'], webhook: { url: receiver.url('/ok') } });
+    app = await server.admin('POST', '/apps', { slug: 'busy-app', permissions: { contents: 'read' }, events: ['push'], webhook: { url: receiver.url('/ok') } });
     await server.admin('POST', '/apps/busy-app/installations', { account: 'mona' });
   });
   after(async () => {
@@ -709,10 +709,10 @@ describe('refusing private addresses', () => {
   });
 
   test('a private literal is refused in the configuration; a name that resolves to one is refused at delivery', async () => {
-    const literal = await server.adminRaw('POST', '/apps', { slug: 'literal-app', events: ['push'], webhook: { url: receiver.url('/ok') } });
+    const literal = await server.adminRaw('POST', '/apps', { slug: 'literal-app', permissions: { contents: 'read' }, events: ['push'], webhook: { url: receiver.url('/ok') } });
     assert.equal(literal.status, 422);
     assert.equal(literal.body.errors[0].field, 'url');
-    const app = await server.admin('POST', '/apps', { slug: 'named-app', events: ['push'], webhook: { url: receiver.url('/ok', 'localhost') } });
+    const app = await server.admin('POST', '/apps', { slug: 'named-app', permissions: { contents: 'read' }, events: ['push'], webhook: { url: receiver.url('/ok', 'localhost') } });
     await server.admin('POST', '/apps/named-app/installations', { account: 'mona' });
     assert.equal((await patchConfig(server, app, { url: 'http://10.0.0.8/hook' })).status, 422);
     await server.admin('POST', '/events', { event: 'push', repository: 'mona/inside' });

@@ -9,8 +9,8 @@ import { fullRepository } from '../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../platform/urls.ts';
 import { organization, simpleUser, userWithProfile } from '../core/accounts/representations.ts';
 import { authorizationBody } from '../areas/app-tokens/service.ts';
-import type { UserRow } from '../core/callers/principal.ts';
-import { AppBody, AuthorizationBody, EnterpriseBody, InstallationBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody } from './schemas.ts';
+import type { AppRow, UserRow } from '../core/callers/principal.ts';
+import { AppBody, AppUpdateBody, AuthorizationBody, EnterpriseBody, InstallationBody, InstallationUpdateBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody } from './schemas.ts';
 import type { AdminService } from './service.ts';
 
 const admin = { admin: true } as const;
@@ -32,6 +32,28 @@ export function teamBody(urls: Urls, org: UserRow, team: { id: number; slug: str
     members_url: `${url}/members{/member}`,
     repositories_url: `${url}/repos`,
     parent: null,
+  };
+}
+
+/** An app as the admin API answers it (the create adds its one-time secrets). */
+function appAnswer(app: AppRow) {
+  return {
+    id: app.id,
+    slug: app.slug,
+    name: app.name,
+    client_id: app.client_id,
+    permissions: JSON.parse(app.permissions) as Record<string, string>,
+    events: JSON.parse(app.events) as string[],
+  };
+}
+
+function installationAnswer(urls: Urls, installation: { id: number; repository_selection: string; permissions: string; app_id: number }, account: UserRow) {
+  return {
+    id: installation.id,
+    account: simpleUser(urls, account),
+    repository_selection: installation.repository_selection,
+    permissions: JSON.parse(installation.permissions) as Record<string, string>,
+    app_id: installation.app_id,
   };
 }
 
@@ -132,16 +154,32 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
     },
   }, async (request, reply) => {
     const { app: created, clientSecret, privateKey } = await service.createApp(request.body);
-    return reply.code(201).send({
-      id: created.id,
-      slug: created.slug,
-      name: created.name,
-      client_id: created.client_id,
-      client_secret: clientSecret,
-      private_key: privateKey,
-      permissions: JSON.parse(created.permissions),
-      events: JSON.parse(created.events),
-    });
+    const { permissions, events, ...identity } = appAnswer(created);
+    // The one-time secrets come only with the create.
+    return reply.code(201).send({ ...identity, client_secret: clientSecret, private_key: privateKey, permissions, events });
+  });
+
+  app.patch('/_admin/apps/:app_slug', {
+    config: admin,
+    schema: {
+      ...hidden,
+      params: Type.Object({ app_slug: Type.String() }),
+      body: AppUpdateBody,
+    },
+  }, async (request) => {
+    return appAnswer(await service.updateApp(request.params.app_slug, request.body));
+  });
+
+  app.patch('/_admin/apps/:app_slug/installations/:installation_id', {
+    config: admin,
+    schema: {
+      ...hidden,
+      params: Type.Object({ app_slug: Type.String(), installation_id: Type.Integer() }),
+      body: InstallationUpdateBody,
+    },
+  }, async (request) => {
+    const { installation, account } = await service.updateInstallation(request.params.app_slug, request.params.installation_id, request.body);
+    return installationAnswer(urls, installation, account);
   });
 
   app.post('/_admin/apps/:app_slug/installations', {
@@ -153,13 +191,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
     },
   }, async (request, reply) => {
     const { installation, account } = await service.createInstallation(request.params.app_slug, request.body);
-    return reply.code(201).send({
-      id: installation.id,
-      account: simpleUser(urls, account),
-      repository_selection: installation.repository_selection,
-      permissions: JSON.parse(installation.permissions),
-      app_id: installation.app_id,
-    });
+    return reply.code(201).send(installationAnswer(urls, installation, account));
   });
 
   app.post('/_admin/apps/:app_slug/authorizations', {

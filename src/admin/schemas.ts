@@ -70,6 +70,15 @@ export const AppBody = Type.Object({
   private_key: Type.Optional(Type.String()),
 });
 
+/** PATCH /_admin/apps/{app_slug}: what is given replaces what the app had. */
+export const AppUpdateBody = Type.Object({
+  permissions: Type.Optional(PermissionsBody),
+  events: Type.Optional(Type.Array(Type.String())),
+});
+
+/** PATCH /_admin/apps/{app_slug}/installations/{installation_id}: the installation's new grant. */
+export const InstallationUpdateBody = Type.Object({ permissions: PermissionsBody });
+
 export const InstallationBody = Type.Object({ account: Type.String(), repositories: Type.Optional(RepositoriesChoice), permissions: Type.Optional(PermissionsBody) });
 
 export const AuthorizationBody = Type.Object({

@@ -8,8 +8,9 @@ import { promisify } from 'node:util';
 import type { Executor } from '../db/index.ts';
 import type { Area } from '../core/area.ts';
 import type { Context } from '../platform/context.ts';
-import { ApiError, insertUnique, invalidField, notFound } from '../platform/errors.ts';
+import { ApiError, insertUnique, invalidField, notFound, validationFailed } from '../platform/errors.ts';
 import { findAccount, findEnterprise, findTeam } from '../core/accounts/store.ts';
+import { uncoveredEvents } from '../core/apps/events.ts';
 import { findApp } from '../core/apps/store.ts';
 import { findRepository } from '../core/repositories/store.ts';
 import type { AppRow, Permissions, UserRow } from '../core/callers/principal.ts';
@@ -17,6 +18,7 @@ import type { RepositoryRow } from '../core/repositories/representations.ts';
 import { issueToken } from '../core/callers/token-store.ts';
 import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../platform/tokens.ts';
 import { Service } from '../platform/service.ts';
+import { isRowId } from '../platform/schemas.ts';
 
 const run = promisify(execFile);
 
@@ -268,6 +270,7 @@ export class AdminService extends Service {
     private_key?: string;
   }) {
     if (!/^[a-z0-9][a-z0-9-]{0,33}$/.test(input.slug)) throw invalidField('App', 'slug', 'slug must be lowercase letters, digits and hyphens');
+    checkEvents(input.permissions ?? {}, input.events ?? []);
     const owner = input.owner ? await requireAccount(this.db, input.owner) : null;
     const { privateKey, publicKey } = input.private_key ? keyPairFrom(input.private_key) : generateKeyPairSync('rsa', {
       modulusLength: 2048,
@@ -317,12 +320,7 @@ export class AdminService extends Service {
     }
     const appPermissions = JSON.parse(app.permissions) as Permissions;
     const permissions = input.permissions ?? appPermissions;
-    for (const [name, level] of Object.entries(permissions)) {
-      const granted = appPermissions[name];
-      if (!granted || (level === 'write' && granted !== 'write')) {
-        throw invalidField('Installation', 'permissions', `the app does not request ${name}=${level}`);
-      }
-    }
+    checkGrant(appPermissions, permissions);
     const now = this.now();
     return this.db.transaction().execute(async (trx) => {
       const installation = await insertUnique('Installation', 'account', () =>
@@ -344,6 +342,46 @@ export class AdminService extends Service {
       }
       return { installation, account, app };
     });
+  }
+
+  /**
+   * Changes what an app requests and subscribes to (each as given replaces the old). Its events
+   * must stay covered by its permissions (422 naming the event). Installations keep their grant:
+   * what an installation may do is its grant ∩ what the app requests now, so a narrowed request
+   * narrows them at once, and a widened one adds nothing until an installation is granted more.
+   */
+  async updateApp(appSlug: string, input: { permissions?: Permissions; events?: string[] }): Promise<AppRow> {
+    const app = await this.requireApp(appSlug);
+    const permissions = input.permissions ?? (JSON.parse(app.permissions) as Permissions);
+    const events = input.events ?? (JSON.parse(app.events) as string[]);
+    checkEvents(permissions, events);
+    return this.db
+      .updateTable('apps')
+      .set({ permissions: JSON.stringify(permissions), events: JSON.stringify(events), updated_at: this.now() })
+      .where('id', '=', app.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  /**
+   * Changes an installation's grant (replaced by `permissions`, within what the app requests). A
+   * narrowed grant takes effect at once: tokens and webhook deliveries follow the current grant.
+   */
+  async updateInstallation(appSlug: string, installationId: number, input: { permissions: Permissions }) {
+    const app = await this.requireApp(appSlug);
+    const found = isRowId(installationId)
+      ? await this.db.selectFrom('installations').selectAll().where('id', '=', installationId).where('app_id', '=', app.id).executeTakeFirst()
+      : undefined;
+    if (!found) throw notFound(`Installation not found: ${installationId}`);
+    checkGrant(JSON.parse(app.permissions) as Permissions, input.permissions);
+    const installation = await this.db
+      .updateTable('installations')
+      .set({ permissions: JSON.stringify(input.permissions), updated_at: this.now() })
+      .where('id', '=', found.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const account = await this.db.selectFrom('users').selectAll().where('id', '=', installation.account_id).executeTakeFirstOrThrow();
+    return { installation, account, app };
   }
 
   /**
@@ -394,6 +432,24 @@ export class AdminService extends Service {
     const team = await findTeam(this.db, org.id, slug);
     if (!team) throw notFound(`Team not found: ${orgLogin}/${slug}`);
     return { org, team };
+  }
+}
+
+/** An app subscribes only to events its permissions cover: a 422 naming each one that is not. */
+function checkEvents(permissions: Permissions, events: readonly string[]): void {
+  const uncovered = uncoveredEvents(permissions, events);
+  if (uncovered.length > 0) {
+    throw validationFailed(uncovered.map(({ event, message }) => ({ resource: 'App', field: 'events', code: 'invalid' as const, value: event, message })));
+  }
+}
+
+/** An installation is granted at most what its app requests. */
+function checkGrant(appPermissions: Permissions, permissions: Permissions): void {
+  for (const [name, level] of Object.entries(permissions)) {
+    const granted = appPermissions[name];
+    if (!granted || (level === 'write' && granted !== 'write')) {
+      throw invalidField('Installation', 'permissions', `the app does not request ${name}=${level}`);
+    }
   }
 }
 

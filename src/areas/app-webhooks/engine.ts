@@ -8,6 +8,7 @@ import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ActivityRow } from '../../activity/outbox.ts';
+import { coversEvent, grantOf, parsePermissions } from '../../core/apps/events.ts';
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
 import { eventBody, installationBody } from './payloads.ts';
@@ -37,7 +38,32 @@ async function enqueue(ctx: Context, trx: Executor, job: DeliverJob, startAfterS
   await ctx.queue.send(DELIVER_QUEUE, job, { transaction: trx, retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true, startAfterSeconds });
 }
 
-const subscribes = (events: string, event: string) => (JSON.parse(events) as string[]).includes(event);
+const subscribes = (events: string, event: string) => {
+  const list: unknown = JSON.parse(events);
+  return Array.isArray(list) && list.includes(event);
+};
+
+/** What fan-out needs of an activity: a row of the outbox, or a raw event about to be recorded. */
+type Activity = Pick<ActivityRow, 'event' | 'repository_id' | 'account_id'> & {
+  issue_id?: number | null;
+  /** The row's payload (JSON text) or the raw event's payload. */
+  payload?: string | Record<string, unknown>;
+};
+
+/**
+ * Whether the activity's subject is a pull request: issue activity says so in its facts
+ * (`pull_request`, a boolean); a raw event in the platform's shape, by its `issue.pull_request`.
+ */
+function onPullRequest(activity: Activity): boolean {
+  const facts = typeof activity.payload === 'string' ? (JSON.parse(activity.payload) as Record<string, unknown>) : (activity.payload ?? {});
+  if (activity.issue_id !== undefined && activity.issue_id !== null) return facts.pull_request === true;
+  const issue = facts.issue;
+  if (issue !== null && typeof issue === 'object' && !Array.isArray(issue)) {
+    const pull = (issue as Record<string, unknown>).pull_request;
+    return pull !== undefined && pull !== null && pull !== false;
+  }
+  return false;
+}
 
 /** The account an activity concerns: the repository's owner, or the activity's own account. */
 async function accountOf(trx: Executor, activity: Pick<ActivityRow, 'repository_id' | 'account_id'>): Promise<number | null> {
@@ -46,12 +72,20 @@ async function accountOf(trx: Executor, activity: Pick<ActivityRow, 'repository_
   return repository?.owner_id ?? null;
 }
 
-/** The apps an activity is delivered to: installed over it, subscribed to its event, with an active webhook. */
-export async function targetsOf(trx: Executor, activity: Pick<ActivityRow, 'event' | 'repository_id' | 'account_id'>): Promise<store.Target[]> {
+/**
+ * The apps an activity is delivered to: installed over it, subscribed to its event, with an active
+ * webhook, and whose installation's current grant (granted ∩ requested) covers the event. One
+ * query for every candidate; the checks run on the set.
+ */
+export async function targetsOf(trx: Executor, activity: Activity): Promise<store.Target[]> {
   const accountId = await accountOf(trx, activity);
   if (accountId === null) return [];
   const targets = await store.deliveryTargets(trx, { accountId, repositoryId: activity.repository_id });
-  return targets.filter((target) => subscribes(target.events, activity.event));
+  const subscribed = targets.filter((target) => subscribes(target.events, activity.event));
+  if (subscribed.length === 0) return [];
+  const pull = onPullRequest(activity);
+  return subscribed.filter((target) =>
+    coversEvent(grantOf(parsePermissions(target.installation_permissions), parsePermissions(target.app_permissions)), activity.event, pull));
 }
 
 /** The outbox consumer: one message, one pending attempt and its job per target app. */

@@ -1,6 +1,6 @@
 // The body of an event as the platform shapes it: `action`, the subject (`issue`, `comment`,
 // `pull_request`...), `repository`, `sender`; `installation` is added per app. Issue activity shows
-// the subject its outbox row kept (src/activity/snapshot.ts: the same Issue, pull request and
+// the subject its outbox row kept (src/core/issues/snapshot.ts: the same Issue, pull request and
 // Comment the rest of the platform shows, as the write left them); a raw event (POST /_admin/events)
 // carries its own payload, to which the platform's fields are added.
 //
@@ -58,7 +58,7 @@ const idOf = (facts: Body, key: string): number | null => (typeof facts[key] ===
 /**
  * The subject of issue activity: `issue` (and `comment`) for `issues` and `issue_comment`,
  * `number` and `pull_request` for `pull_request`, plus the person an action names (`assignee`,
- * `requested_reviewer`, `requested_team`), from the activity's facts (src/activity/service.ts).
+ * `requested_reviewer`, `requested_team`), from the activity's facts (src/core/issues/writes.ts).
  */
 async function issueSubject(db: Executor, urls: Urls, row: ActivityRow, facts: Body, owner: UserRow): Promise<Body | null> {
   const subject = (facts.snapshot as SubjectSnapshot | undefined) ?? (await subjectNow(db, urls, row, facts));

@@ -7,6 +7,7 @@ import { recordActivity } from '../../activity/outbox.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { invalidField, notFound, validationFailed } from '../../platform/errors.ts';
 import { findAccount } from '../../core/accounts/store.ts';
+import { isKnownEvent } from '../../core/apps/events.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
 import type { AppRow } from '../../core/callers/principal.ts';
@@ -234,6 +235,8 @@ export class AppWebhookService extends Service {
    * of deliveries it produces (the apps it reaches now; the dispatcher creates them).
    */
   async recordEvent(input: { event: string; action?: string; repository?: string; account?: string; sender?: string; payload?: Record<string, unknown> }): Promise<number> {
+    // Only the platform's events: no app could subscribe to another (src/core/apps/events.ts).
+    if (!isKnownEvent(input.event)) throw invalidField('Event', 'event', `${input.event} is not a webhook event`, 'invalid');
     let repository: Awaited<ReturnType<typeof findRepository>>;
     if (input.repository !== undefined) {
       const [owner, name, extra] = input.repository.split('/');

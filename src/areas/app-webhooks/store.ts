@@ -22,18 +22,25 @@ export interface Target {
   app_id: number;
   events: string;
   installation_id: number;
+  /** What the app requests and what the installation was granted (JSON): the grant is both. */
+  app_permissions: string;
+  installation_permissions: string;
 }
 
 /**
  * Apps whose installation covers the repository (or is on the account, for an event without a
- * repository) and whose webhook is active with a URL. Event subscription is checked by the caller.
+ * repository) and whose webhook is active with a URL, with what each subscribes to and is granted,
+ * in one statement. Subscription and grant are checked by the caller, on the whole set.
  */
 export async function deliveryTargets(db: Executor, where: { accountId: number; repositoryId: number | null }): Promise<Target[]> {
   let query = db
     .selectFrom('installations')
     .innerJoin('apps', 'apps.id', 'installations.app_id')
     .innerJoin('app_webhooks', 'app_webhooks.app_id', 'apps.id')
-    .select(['apps.id as app_id', 'apps.events', 'installations.id as installation_id'])
+    .select([
+      'apps.id as app_id', 'apps.events', 'apps.permissions as app_permissions',
+      'installations.id as installation_id', 'installations.permissions as installation_permissions',
+    ])
     .where('installations.account_id', '=', where.accountId)
     .where('app_webhooks.active', '=', 1)
     .where('app_webhooks.url', 'is not', null);

@@ -1,4 +1,4 @@
-// What an outbox row keeps of its subject (`payload.snapshot`, src/activity/service.ts): the issue,
+// What an outbox row keeps of its subject (`payload.snapshot`, src/core/issues/writes.ts): the issue,
 // pull request and comment rendered with the shared representations inside the writing
 // transaction, once the change is applied. A consumer that renders the activity later (a webhook
 // delivery, after other writes) shows the subject as that write left it, not as it is by then.

@@ -17,7 +17,7 @@
 //   issue_comment created   `comment_id` set on the row; payload mentioned_user_ids, mentioned_team_ids
 // Mentions are those of the opened body or the comment body; ids are of existing users and teams,
 // whether or not they can read the repository (consumers decide who may see what).
-// Every row's payload also has `snapshot`: the subject as the write left it (src/activity/snapshot.ts),
+// Every row's payload also has `snapshot`: the subject as the write left it (src/core/issues/snapshot.ts),
 // rendered in the same transaction once all of the write's changes are applied, so the rows of one
 // write (a close and an assignment in one PATCH) show the same subject.
 import type { Executor } from '../../db/index.ts';
