@@ -23,6 +23,7 @@ import { Clock } from './platform/clock.ts';
 import type { Area } from './core/area.ts';
 import type { Api, Context } from './platform/context.ts';
 import { installCallers } from './core/callers/hook.ts';
+import { appRoutes } from './core/apps/routes.ts';
 import { installConventions } from './platform/http.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter } from './platform/rate-limit.ts';
@@ -145,6 +146,7 @@ export async function createServer(config: Config, options: { logger?: boolean |
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  appRoutes(app, ctx);
   for (const area of AREAS) area.routes?.(app, ctx);
   const admin = adminArea(AREAS);
   admin.admin?.(app, ctx);

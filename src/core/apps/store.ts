@@ -1,7 +1,158 @@
-// Apps: lookups by slug.
+// Apps and their installations: lookups by slug and id, an app's installations (a page, one by id,
+// the one on an account or covering a repository), and the repositories an installation token reaches.
+import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { AppRow } from '../callers/principal.ts';
+import type { InstallationsTable } from '../../db/schema.ts';
+import type { AppRow, UserRow } from '../callers/principal.ts';
+import type { RepositoryRow } from '../repositories/representations.ts';
+
+export type InstallationRow = Selectable<InstallationsTable>;
+/** The account fields the simple user representation needs. */
+export type AccountFacts = Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>;
+export interface InstallationWithAccount {
+  installation: InstallationRow;
+  account: AccountFacts;
+}
 
 export async function findApp(db: Executor, slug: string): Promise<AppRow | undefined> {
   return db.selectFrom('apps').selectAll().where('slug', '=', slug).executeTakeFirst();
+}
+
+/** An app's owner (apps created without one have none). */
+export async function findAppOwner(db: Executor, app: Pick<AppRow, 'owner_id'>): Promise<AccountFacts | undefined> {
+  if (app.owner_id === null) return undefined;
+  return db.selectFrom('users').select(['id', 'login', 'type', 'site_admin']).where('id', '=', app.owner_id).executeTakeFirst();
+}
+
+export async function countInstallations(db: Executor, appId: number): Promise<number> {
+  const row = await db.selectFrom('installations').select((eb) => eb.fn.countAll<number>().as('n')).where('app_id', '=', appId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Installations joined with their accounts, the shape every lookup below answers. */
+function installationsWithAccounts(db: Executor, appId: number) {
+  return db
+    .selectFrom('installations')
+    .innerJoin('users as account', 'account.id', 'installations.account_id')
+    .selectAll('installations')
+    .select(['account.login as account_login', 'account.type as account_type', 'account.site_admin as account_site_admin'])
+    .where('installations.app_id', '=', appId);
+}
+
+type JoinedRow = InstallationRow & { account_login: string; account_type: string; account_site_admin: UserRow['site_admin'] };
+
+function split({ account_login, account_type, account_site_admin, ...installation }: JoinedRow): InstallationWithAccount {
+  return {
+    installation,
+    account: { id: installation.account_id, login: account_login, type: account_type, site_admin: account_site_admin },
+  };
+}
+
+/** One page of an app's installations, oldest first; `since` keeps those updated at or after it. */
+export async function listInstallations(
+  db: Executor,
+  appId: number,
+  page: { offset: number; limit: number; since?: string },
+): Promise<{ total: number; installations: InstallationWithAccount[] }> {
+  let count = db.selectFrom('installations').select((eb) => eb.fn.countAll<number>().as('n')).where('app_id', '=', appId);
+  let rows = installationsWithAccounts(db, appId);
+  if (page.since !== undefined) {
+    count = count.where('updated_at', '>=', page.since);
+    rows = rows.where('installations.updated_at', '>=', page.since);
+  }
+  const [total, found] = await Promise.all([
+    count.executeTakeFirstOrThrow(),
+    rows.orderBy('installations.id').limit(page.limit).offset(page.offset).execute(),
+  ]);
+  return { total: Number(total.n), installations: found.map((row) => split(row as JoinedRow)) };
+}
+
+export async function findInstallation(db: Executor, appId: number, installationId: number): Promise<InstallationWithAccount | undefined> {
+  const row = await installationsWithAccounts(db, appId).where('installations.id', '=', installationId).executeTakeFirst();
+  return row && split(row as JoinedRow);
+}
+
+/** The app's installation on an account (an app is installed at most once per account). */
+export async function findInstallationOnAccount(db: Executor, appId: number, accountId: number): Promise<InstallationWithAccount | undefined> {
+  const row = await installationsWithAccounts(db, appId).where('installations.account_id', '=', accountId).executeTakeFirst();
+  return row && split(row as JoinedRow);
+}
+
+/** The app's installation on a repository's owner, if it covers the repository (all, or among the selected). */
+export async function findInstallationCovering(
+  db: Executor,
+  appId: number,
+  repository: Pick<RepositoryRow, 'id' | 'owner_id'>,
+): Promise<InstallationWithAccount | undefined> {
+  const row = await installationsWithAccounts(db, appId)
+    .where('installations.account_id', '=', repository.owner_id)
+    .where((eb) => eb.or([
+      eb('installations.repository_selection', '=', 'all'),
+      eb.exists(
+        eb.selectFrom('installation_repositories as ir')
+          .select('ir.repository_id')
+          .whereRef('ir.installation_id', '=', 'installations.id')
+          .where('ir.repository_id', '=', repository.id),
+      ),
+    ]))
+    .executeTakeFirst();
+  return row && split(row as JoinedRow);
+}
+
+export interface RepositoryScope {
+  installationId: number;
+  accountId: number;
+  /** The token's own list, when it was narrowed (or its installation selects). */
+  repositoryIds: readonly number[] | null;
+}
+
+/**
+ * One page of the repositories an installation token reaches: the account's, those its installation
+ * covers now, and those the token names when it names any. With each, the counts the full
+ * representation shows; and how many there are in all.
+ */
+export async function installationRepositoryPage(
+  db: Executor,
+  scope: RepositoryScope,
+  page: { offset: number; limit: number },
+): Promise<{ total: number; repositories: { repository: RepositoryRow; counts: { open_issues: number; subscribers: number } }[] }> {
+  if (scope.repositoryIds !== null && scope.repositoryIds.length === 0) return { total: 0, repositories: [] };
+  let reached = db
+    .selectFrom('repositories')
+    .where('repositories.owner_id', '=', scope.accountId)
+    .where((eb) => eb.exists(
+      eb.selectFrom('installations as i')
+        .select('i.id')
+        .where('i.id', '=', scope.installationId)
+        .where((inner) => inner.or([
+          inner('i.repository_selection', '=', 'all'),
+          inner('repositories.id', 'in', inner.selectFrom('installation_repositories').select('repository_id').where('installation_id', '=', scope.installationId)),
+        ])),
+    ));
+  if (scope.repositoryIds !== null) reached = reached.where('repositories.id', 'in', [...scope.repositoryIds]);
+  const [total, rows] = await Promise.all([
+    reached.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    reached
+      .selectAll('repositories')
+      .select((eb) => [
+        eb.selectFrom('issues').select(eb.fn.countAll<number>().as('n')).whereRef('issues.repository_id', '=', 'repositories.id').where('issues.state', '=', 'open').as('open_issues_count'),
+        eb.selectFrom('repository_subscriptions').select(eb.fn.countAll<number>().as('n')).whereRef('repository_subscriptions.repository_id', '=', 'repositories.id').where('repository_subscriptions.subscribed', '=', 1).as('subscribers_count'),
+      ])
+      .orderBy('repositories.id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+  ]);
+  return {
+    total: Number(total.n),
+    repositories: rows.map(({ open_issues_count, subscribers_count, ...repository }) => ({
+      repository: repository as RepositoryRow,
+      counts: { open_issues: Number(open_issues_count ?? 0), subscribers: Number(subscribers_count ?? 0) },
+    })),
+  };
+}
+
+/** Revokes one token: it stops working at once (credentials are looked up on every request). */
+export async function deleteToken(db: Executor, tokenId: number): Promise<void> {
+  await db.deleteFrom('tokens').where('id', '=', tokenId).execute();
 }

@@ -1,0 +1,153 @@
+// The app API an app framework drives (octokit's auth-app, Probot): with the app's JWT, the app and
+// its installations; with an installation token, the repositories it reaches and its revocation;
+// and, for anyone, an app by its slug. Installation tokens are minted in areas/app-tokens.
+import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
+import { ALL_TOKENS, type AccessRule } from '../callers/access.ts';
+import { callingApp, callingInstallation } from '../callers/app.ts';
+import type { AppRow } from '../callers/principal.ts';
+import type { Api, Context } from '../../platform/context.ts';
+import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
+import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { FullRepository } from '../repositories/representations.ts';
+import { App, Installation } from './representations.ts';
+import { AppService } from './service.ts';
+
+const jwt: AccessRule = { credentials: ['jwt'] };
+const installationToken: AccessRule = { credentials: ['installation'] };
+const anyone: AccessRule = { credentials: [...ALL_TOKENS, 'jwt'], anonymous: true };
+const tags = ['apps'];
+const security = [{ token: [] }];
+const refused = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
+const PAGE = { perPage: 30, maxPerPage: 100 };
+
+const lastModified = (reply: FastifyReply, ...stamps: string[]) =>
+  reply.header('last-modified', new Date(stamps.reduce((a, b) => (Date.parse(a) > Date.parse(b) ? a : b))).toUTCString());
+
+export function appRoutes(app: Api, ctx: Context): void {
+  const service = new AppService(ctx);
+
+  app.get('/app', {
+    config: { access: jwt },
+    schema: {
+      summary: 'Get the authenticated app',
+      description: 'The app the JWT was signed for, with the number of its installations.',
+      tags,
+      security,
+      response: { 200: App, ...refused },
+    },
+  }, async (request) => service.self(callingApp(request)));
+
+  app.get('/apps/:app_slug', {
+    config: { access: anyone },
+    schema: {
+      summary: 'Get an app',
+      tags,
+      params: Type.Object({ app_slug: Type.String({ description: 'The app’s slug' }) }),
+      response: { 200: App, ...refused, 404: ErrorBody },
+    },
+  }, async (request, reply) => {
+    const body = await service.bySlug(request.params.app_slug);
+    lastModified(reply, body.updated_at);
+    return body;
+  });
+
+  app.get('/app/installations', {
+    config: { access: jwt },
+    schema: {
+      summary: 'List installations for the authenticated app',
+      tags,
+      security,
+      querystring: Type.Object({
+        ...PageQuery,
+        since: Type.Optional(Type.String({ format: 'date-time', description: 'Only installations updated at or after this time' })),
+      }),
+      response: { 200: Type.Array(Installation), ...refused, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const params = pageParams(request.query, PAGE);
+    const since = request.query.since === undefined ? undefined : new Date(request.query.since).toISOString();
+    const { total, installations } = await service.listInstallations(callingApp(request), { offset: params.offset, limit: params.perPage, since });
+    setPageLinks(reply, request, ctx.urls.api, params, { total, returned: installations.length });
+    return installations;
+  });
+
+  // The app's installations one at a time: by id, or the one covering a repository, an organization
+  // or a user (any account by login). What the app is not installed on is a 404.
+  const lookups = [
+    {
+      path: '/app/installations/:installation_id',
+      summary: 'Get an installation for the authenticated app',
+      params: Type.Object({ installation_id: Type.Integer({ description: 'The installation id' }) }),
+      find: (app: AppRow, p: Record<string, unknown>) => service.getInstallation(app, p.installation_id as number),
+    },
+    {
+      path: '/repos/:owner/:repo/installation',
+      summary: 'Get a repository installation for the authenticated app',
+      params: Type.Object({ owner: Type.String(), repo: Type.String() }),
+      find: (app: AppRow, p: Record<string, unknown>) => service.repositoryInstallation(app, p.owner as string, p.repo as string),
+    },
+    {
+      path: '/orgs/:org/installation',
+      summary: 'Get an organization installation for the authenticated app',
+      params: Type.Object({ org: Type.String() }),
+      find: (app: AppRow, p: Record<string, unknown>) => service.accountInstallation(app, p.org as string, 'Organization'),
+    },
+    {
+      path: '/users/:username/installation',
+      summary: 'Get a user installation for the authenticated app',
+      params: Type.Object({ username: Type.String() }),
+      find: (app: AppRow, p: Record<string, unknown>) => service.accountInstallation(app, p.username as string, 'any'),
+    },
+  ];
+  for (const { path, summary, params, find } of lookups) {
+    app.get(path, {
+      config: { access: jwt },
+      schema: { summary, tags, security, params, response: { 200: Installation, ...refused, 404: ErrorBody, 422: ValidationErrorBody } },
+    }, async (request, reply) => {
+      const calling = callingApp(request);
+      const body = await find(calling, request.params as Record<string, unknown>);
+      lastModified(reply, body.updated_at, calling.updated_at);
+      return body;
+    });
+  }
+
+  app.get('/installation/repositories', {
+    config: { access: installationToken },
+    schema: {
+      summary: 'List repositories accessible to the app installation',
+      description: 'The repositories the installation token reaches: its installation’s, narrowed to those the token names.',
+      tags,
+      security,
+      querystring: Type.Object(PageQuery),
+      response: {
+        200: Type.Object({
+          total_count: Type.Integer(),
+          repository_selection: Type.Union([Type.Literal('all'), Type.Literal('selected')]),
+          repositories: Type.Array(FullRepository),
+        }),
+        ...refused,
+        422: ValidationErrorBody,
+      },
+    },
+  }, async (request, reply) => {
+    const params = pageParams(request.query, PAGE);
+    const body = await service.installationRepositories(callingInstallation(request), { offset: params.offset, limit: params.perPage });
+    setPageLinks(reply, request, ctx.urls.api, params, { total: body.total_count, returned: body.repositories.length });
+    return body;
+  });
+
+  app.delete('/installation/token', {
+    config: { access: installationToken },
+    schema: {
+      summary: 'Revoke an installation access token',
+      description: 'The calling installation token stops working at once.',
+      tags,
+      security,
+      response: { 204: Type.Null(), ...refused },
+    },
+  }, async (request, reply) => {
+    await service.revoke(callingInstallation(request));
+    return reply.code(204).send(null);
+  });
+}
