@@ -1,12 +1,10 @@
 // App webhook routes: the configuration and the deliveries, with an app JWT only (every other
 // credential is refused by the access rule); and the operator's raw events under /_admin.
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import { notFound } from '../../platform/errors.ts';
 import { pageParams, PerPage, setCursorLinks } from '../../platform/pagination.ts';
-import type { AppRow } from '../../core/callers/principal.ts';
+import { callingApp } from '../../core/callers/app.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import { AppWebhookService, DeliveryDetail, DeliverySummary, HookConfig } from './service.ts';
 
@@ -15,13 +13,6 @@ const tags = ['apps'];
 const security = [{ token: [] }];
 const refused = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const DeliveryParams = Type.Object({ delivery_id: Type.Integer({ description: 'The delivery id' }) });
-
-/** The app behind the JWT (the access rule admits nothing else). */
-function callingApp(request: FastifyRequest): AppRow {
-  const principal = request.principal;
-  if (principal.type !== 'app') throw notFound();
-  return principal.app;
-}
 
 export function appWebhookRoutes(app: Api, ctx: Context): void {
   const service = new AppWebhookService(ctx);

@@ -5,10 +5,10 @@ import type { FastifyRequest } from 'fastify';
 import { notFound } from '../../platform/errors.ts';
 import type { AppRow, InstallationPrincipal } from './principal.ts';
 
-/** The app behind the JWT. */
-export function callingApp(request: FastifyRequest): AppRow {
+/** The app behind the JWT or Basic credentials; with `clientId`, it must be the app the path names. */
+export function callingApp(request: FastifyRequest, clientId?: string): AppRow {
   const principal = request.principal;
-  if (principal.type !== 'app') throw notFound();
+  if (principal.type !== 'app' || (clientId !== undefined && principal.app.client_id !== clientId)) throw notFound();
   return principal.app;
 }
 
