@@ -269,6 +269,51 @@ describe('installation access tokens and app JWTs', () => {
     assert.equal(notAnInteger.status, 422);
   });
 
+  test('repositories, repository_ids and permissions only narrow what a selected installation grants', async () => {
+    await server.admin('POST', '/orgs', { login: 'initech', owners: ['mona'] });
+    const ids: Record<string, number> = {};
+    for (const name of ['alpha', 'beta', 'gamma']) ids[name] = (await server.admin('POST', '/repos', { owner: 'initech', name, visibility: 'private' })).id;
+    const installation = await server.admin('POST', '/apps/token-app/installations', { account: 'initech', repositories: ['alpha', 'beta'], permissions: { issues: 'read', metadata: 'read' } });
+    const jwt = await appJwt(app.private_key);
+    const mint = (body: Record<string, unknown>) => server.api('POST', `/app/installations/${installation.id}/access_tokens`, { token: jwt, body });
+    const names = (body: { repositories: { name: string }[] }) => body.repositories.map((r) => r.name);
+
+    const whole = await mint({});
+    assert.equal(whole.status, 201, whole.text);
+    assert.deepEqual(Object.keys(whole.body).sort(), ['expires_at', 'permissions', 'repositories', 'repository_selection', 'token']);
+    assert.match(whole.body.expires_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    assert.equal(whole.body.repository_selection, 'selected');
+    assert.deepEqual(names(whole.body), ['alpha', 'beta']);
+    assert.deepEqual(whole.body.permissions, { issues: 'read', metadata: 'read' }, 'the grant, not what the app requests');
+
+    const byId = await mint({ repository_ids: [ids.beta] });
+    assert.equal(byId.status, 201, byId.text);
+    assert.deepEqual(names(byId.body), ['beta']);
+    const both = await mint({ repositories: ['ALPHA'], repository_ids: [ids.beta, ids.alpha] });
+    assert.deepEqual(names(both.body), ['alpha', 'beta']);
+    const readOnly = await mint({ permissions: { metadata: 'read' } });
+    assert.deepEqual(readOnly.body.permissions, { metadata: 'read' });
+
+    for (const [label, body] of [
+      ['a repository the installation does not cover', { repositories: ['gamma'] }],
+      ['an id the installation does not cover', { repository_ids: [ids.gamma] }],
+      ['an unknown id', { repository_ids: [999999] }],
+      ['a repository of another account', { repositories: ['widgets'] }],
+      ['a higher level than granted', { permissions: { issues: 'write' } }],
+      ['a permission not granted', { permissions: { administration: 'read' } }],
+    ] as const) {
+      const response = await mint(body);
+      assert.equal(response.status, 422, label);
+      assert.equal(response.body.message, 'Validation Failed', label);
+    }
+
+    // The narrowed token reaches only its repositories.
+    const token = byId.body.token as string;
+    assert.equal((await server.api('GET', '/repos/initech/beta/issue-types', { token })).status, 200);
+    assert.equal((await server.api('GET', '/repos/initech/alpha/issue-types', { token })).status, 404);
+    assert.equal((await server.api('GET', '/repos/initech/gamma/issue-types', { token: whole.body.token })).status, 404);
+  });
+
   test('the installation token authenticates, and expires after 60 minutes', async () => {
     const jwt = await appJwt(app.private_key);
     const minted = await server.api('POST', '/app/installations/1/access_tokens', { token: jwt, body: {} });

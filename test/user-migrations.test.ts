@@ -37,7 +37,8 @@ before(async () => {
   await server.admin('PATCH', '/repos/alice/alpha/issues/1', { actor: 'alice', state: 'closed' });
   await server.admin('POST', '/repos/alice/alpha/issues', { author: 'alice', title: 'Fix it', pull_request: true, reviewers: ['bob'] });
   await server.admin('POST', '/repos/alice/beta/issues', { author: 'alice', title: 'Private plans' });
-  alice = await classicToken(server, 'alice', []);
+  // `repo`: the exports include the private repository beta (a token without it may export only public ones)
+  alice = await classicToken(server, 'alice', ['repo']);
   bob = await classicToken(server, 'bob', []);
 });
 after(async () => {
@@ -534,6 +535,7 @@ describe('access', () => {
     const allowed = {
       classic: alice,
       classicWithScopes: await classicToken(server, 'alice', ['repo', 'user']),
+      classicNoScope: await classicToken(server, 'alice', []),
       oauth: await oauthToken(server, app, 'alice', []),
     };
     const denied: Record<string, [string, string]> = {

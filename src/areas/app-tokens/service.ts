@@ -5,11 +5,12 @@ import { Type, type Static } from 'typebox';
 import type { AppAuthorizationsTable, TokensTable } from '../../db/schema.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
-import type { AppRow, Permissions, UserRow } from '../../core/callers/principal.ts';
+import { intersectPermissions, type AppRow, type Permissions, type UserRow } from '../../core/callers/principal.ts';
 import { minimalRepository } from '../../core/repositories/representations.ts';
 import { simpleUser, SimpleUser } from '../../core/accounts/representations.ts';
 import { type Urls } from '../../platform/urls.ts';
 import { issueToken } from '../../core/callers/token-store.ts';
+import { findAccount } from '../../core/accounts/store.ts';
 import { generateToken, type TokenKind } from '../../platform/tokens.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
@@ -61,19 +62,20 @@ export function authorizationBody(
   };
 }
 
-const levelRank = { read: 1, write: 2 } as const;
-
-/** Requested permissions may only narrow what is held: each name held, at the same or a lower level. */
-function narrowPermissions(held: Permissions, requested: Permissions | undefined, resource: string): Permissions {
+/**
+ * Requested permissions may only narrow what may be held: each name held, at the same or a lower
+ * level; anything beyond is a 422. Nothing requested means all that may be held.
+ */
+function narrowPermissions(held: Permissions, requested: Permissions | undefined, resource: string, whose: string): Permissions {
   if (!requested) return held;
-  for (const [name, level] of Object.entries(requested)) {
-    const current = held[name];
-    if (!current || levelRank[level] > levelRank[current]) {
-      throw invalidField(resource, 'permissions', `The permissions requested are not granted to this installation: ${name}=${level}`);
-    }
+  const beyond = Object.entries(requested).filter(([name, level]) => intersectPermissions(held, { [name]: level })[name] !== level);
+  if (beyond.length) {
+    throw invalidField(resource, 'permissions', `The permissions requested are not granted to this ${whose}: ${beyond.map(([name, level]) => `${name}=${level}`).join(', ')}`);
   }
   return requested;
 }
+
+const grantOf = (row: { permissions: string }) => JSON.parse(row.permissions) as Permissions;
 
 export class AppTokenService extends Service {
   /** The token, if it is a live token of this app's users; an unknown, revoked or expired one is a 404. */
@@ -107,7 +109,11 @@ export class AppTokenService extends Service {
     await store.deleteGrant(this.db, app.id, found.user.id);
   }
 
-  /** A new app user token narrowed to a target account, some of its repositories, and fewer permissions. */
+  /**
+   * A new app user token narrowed to a target account (the only one it then reaches), some of the
+   * repositories the app's installation there covers, and some of the permissions it may hold there
+   * (the installation's grant ∩ what the app requests ∩ the token's own, if it is itself scoped).
+   */
   async scoped(
     app: AppRow,
     input: { access_token: string; target?: string; target_id?: number; repositories?: string[]; repository_ids?: number[]; permissions?: Permissions },
@@ -117,29 +123,42 @@ export class AppTokenService extends Service {
     if (input.target === undefined && input.target_id === undefined) throw invalidField('Authorization', 'target', undefined, 'missing_field');
     const target =
       input.target_id !== undefined
-        ? await this.db.selectFrom('users').selectAll().where('id', '=', input.target_id).executeTakeFirst()
-        : await this.db.selectFrom('users').selectAll().where('login_lower', '=', input.target!.toLowerCase()).executeTakeFirst();
-    const installation = target
-      ? await this.db.selectFrom('installations').selectAll().where('app_id', '=', app.id).where('account_id', '=', target.id).executeTakeFirst()
-      : undefined;
+        ? await store.findAccountById(this.db, input.target_id)
+        : await findAccount(this.db, input.target!);
+    const installation = target ? await store.findInstallationOn(this.db, app.id, target.id) : undefined;
     if (!target || !installation) throw invalidField('Authorization', 'target', 'The app is not installed on the target');
-    const repositories = await this.selectRepositories(installation, input.repositories, input.repository_ids, 'Authorization');
-    const permissions = narrowPermissions(JSON.parse(found.token.permissions) as Permissions, input.permissions, 'Authorization');
+    // A token already scoped stays on its target, its repositories and its permissions.
+    const source = found.token;
+    const alreadyScoped = source.resource_owner_id !== null;
+    if (alreadyScoped && source.resource_owner_id !== target.id) throw invalidField('Authorization', 'target', 'The token is scoped to another target');
+    const sourceIds = source.repository_selection === 'selected' ? (JSON.parse(source.repository_ids) as number[]) : null;
+    let repositories = await this.selectRepositories(installation, input.repositories, input.repository_ids, 'Authorization');
+    if (sourceIds) {
+      const outside = repositories?.find((r) => !sourceIds.includes(r.id));
+      if (outside) throw invalidField('Authorization', 'repositories', `There is at least one repository that is not accessible to the token: ${outside.name}`);
+      repositories ??= (await store.installationRepositories(this.db, installation)).filter((r) => sourceIds.includes(r.id));
+    }
+    const held = intersectPermissions(grantOf(installation), grantOf(app), alreadyScoped ? grantOf(source) : null);
+    const permissions = narrowPermissions(held, input.permissions, 'Authorization', 'token on the target');
     const issued = await issueToken(this.db, this.ctx.clock, {
       kind: 'app_user',
       user_id: found.user.id,
       app_id: app.id,
-      authorization_id: found.token.authorization_id,
+      authorization_id: source.authorization_id,
       permissions,
       resource_owner_id: target.id,
       repository_selection: repositories ? 'selected' : 'all',
       repository_ids: repositories?.map((r) => r.id) ?? [],
-      expires_at: found.token.expires_at,
+      expires_at: source.expires_at,
     });
     return authorizationBody(this.ctx.urls, { token: issued.row, app, user: found.user, authorization: found.authorization }, issued.token);
   }
 
-  /** An installation token: 60 minutes, the installation's permissions and repositories, optionally narrowed. */
+  /**
+   * An installation token: 60 minutes, what the installation grants ∩ what the app requests, on the
+   * repositories it covers; `repositories`, `repository_ids` and `permissions` may only narrow (a 422
+   * beyond). A token limited to some repositories lists them.
+   */
   async createInstallationToken(
     app: AppRow,
     installationId: number,
@@ -148,7 +167,7 @@ export class AppTokenService extends Service {
     const installation = await store.findInstallation(this.db, app.id, installationId);
     if (!installation) throw notFound();
     const repositories = await this.selectRepositories(installation, input.repositories, input.repository_ids, 'Installation');
-    const permissions = narrowPermissions(JSON.parse(installation.permissions) as Permissions, input.permissions, 'Installation');
+    const permissions = narrowPermissions(intersectPermissions(grantOf(installation), grantOf(app)), input.permissions, 'Installation', 'installation');
     const expiresAt = new Date(this.ctx.clock.nowMs() + INSTALLATION_TOKEN_MINUTES * 60_000).toISOString();
     const selection = repositories || installation.repository_selection === 'selected' ? 'selected' : 'all';
     const covered = repositories ?? (selection === 'selected' ? await store.installationRepositories(this.db, installation) : null);
@@ -161,13 +180,13 @@ export class AppTokenService extends Service {
       repository_ids: covered?.map((r) => r.id) ?? [],
       expires_at: expiresAt,
     });
-    const account = await this.db.selectFrom('users').selectAll().where('id', '=', installation.account_id).executeTakeFirstOrThrow();
+    const account = await store.findAccountById(this.db, installation.account_id);
     return {
       token: issued.token,
       expires_at: isoSeconds(expiresAt),
       permissions,
       repository_selection: selection,
-      ...(repositories ? { repositories: repositories.map((r) => minimalRepository(this.ctx.urls, r, account)) } : {}),
+      ...(covered && account ? { repositories: covered.map((r) => minimalRepository(this.ctx.urls, r, account)) } : {}),
     };
   }
 

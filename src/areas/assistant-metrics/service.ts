@@ -4,7 +4,7 @@
 // yesterday, only days that ended with five or more licensed members, and only when the
 // organization's metrics policy is enabled.
 import { Value } from 'typebox/value';
-import { actingUser, actsForOrganization, reachesAccount } from '../../core/callers/access.ts';
+import { actingUser, actsForOrganization, reachesAccount, requirePermittedOn } from '../../core/callers/access.ts';
 import { isEnterpriseOwner } from '../../core/accounts/store.ts';
 import { ApiError, DOCUMENTATION_URL, invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findTeam } from '../../core/accounts/store.ts';
@@ -86,7 +86,10 @@ export class AssistantMetricsService extends Service {
     const user = actingUser(principal);
     const enterprise = await this.db.selectFrom('organizations').select('enterprise_id').where('id', '=', org.id).executeTakeFirst();
     if (user && enterprise?.enterprise_id != null && (await isEnterpriseOwner(this.db, enterprise.enterprise_id, user.id))) {
-      if (await reachesAccount(this.db, principal, org.id)) return { orgId: org.id };
+      if (await reachesAccount(this.db, principal, org.id)) {
+        await requirePermittedOn(principal, org.id);
+        return { orgId: org.id };
+      }
     }
     throw notFound();
   }

@@ -5,7 +5,7 @@ import type { Static } from 'typebox';
 import type { Executor } from '../../db/index.ts';
 import type { EnterprisesTable } from '../../db/schema.ts';
 import { isEnterpriseOwner, orgRoles } from '../../core/accounts/store.ts';
-import { notAccessible, reachesAccount, reachesRepository, requireReadableRepository, userRepositoryPermissions } from '../../core/callers/access.ts';
+import { notAccessible, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository, userRepositoryPermissions } from '../../core/callers/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
 import { findAccount, findEnterprise } from '../../core/accounts/store.ts';
@@ -141,8 +141,9 @@ export class CodeSecurityService extends Service {
 
   /**
    * An organization the caller administers: an owner or security manager, through a token that
-   * reaches the organization (a fine-grained token owned by it, an app installed on it). Members
-   * without those roles are refused (403); anyone else does not see the organization (404).
+   * reaches the organization (a fine-grained token owned by it, an app installed on it) with the
+   * route's permissions there. Members without those roles are refused (403), and so is a token whose
+   * app's installation grants too little; anyone else does not see the organization (404).
    */
   async organizationScope(principal: Principal, login: string): Promise<Scope & { type: 'organization' }> {
     const org = await findAccount(this.db, login);
@@ -156,6 +157,8 @@ export class CodeSecurityService extends Service {
         if (roles.size) throw forbidden('You must be an organization owner or security manager to manage code security configurations.');
         throw notFound();
       }
+      // An app user token acts with its app's grant on this organization (a 403 when it falls short).
+      await requirePermittedOn(principal, org.id);
     } else {
       throw notFound();
     }
@@ -194,6 +197,7 @@ export class CodeSecurityService extends Service {
     const securityManager = principal.type === 'user' && (await orgRoles(this.db, repository.owner_id, principal.user.id)).has('security_manager');
     if (!securityManager) await requireReadableRepository(this.db, principal, repository);
     if (!(await reachesRepository(this.db, principal, repository))) throw notAccessible(principal);
+    await requirePermittedOn(principal, repository.owner_id);
     if (principal.type === 'user' && !securityManager && !(await userRepositoryPermissions(this.db, principal.user.id, repository)).admin) {
       throw forbidden('You must be a repository administrator or a security manager to read its code security configuration.');
     }

@@ -2,7 +2,7 @@
 // organizations) the dependency-updater bot may access, and its default access level. Callers who may
 // not manage the list see a 404, as if the endpoint did not exist.
 import { Type, type Static } from 'typebox';
-import { actingUser, actsForOrganization, isFineGrained, reachesAccount } from '../../core/callers/access.ts';
+import { actingUser, actsForOrganization, isFineGrained, notAccessible, permittedOn, reachesAccount } from '../../core/callers/access.ts';
 import { isEnterpriseOwner } from '../../core/accounts/store.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findEnterprise } from '../../core/accounts/store.ts';
@@ -38,7 +38,8 @@ export class UpdaterAccessService extends Service {
 
   /**
    * The enterprise's list, for enterprise owners only. A fine-grained token reaches an enterprise
-   * through its owner's own account or one of the enterprise's organizations.
+   * through its owner's own account or one of the enterprise's organizations, holding the route's
+   * permissions there.
    */
   async enterprise(principal: Principal, slug: string): Promise<ListOwner> {
     const enterprise = await findEnterprise(this.db, slug);
@@ -46,14 +47,16 @@ export class UpdaterAccessService extends Service {
     if (!enterprise || !user || !(await isEnterpriseOwner(this.db, enterprise.id, user.id))) throw notFound();
     if (isFineGrained(principal)) {
       const orgs = await this.db.selectFrom('organizations').select('id').where('enterprise_id', '=', enterprise.id).execute();
+      // Reached through an account where the token holds the route's permissions; reached only where
+      // it lacks them (its app's installation grants too little) is a 403.
       let reached = false;
       for (const accountId of [user.id, ...orgs.map((o) => o.id)]) {
-        if (await reachesAccount(this.db, principal, accountId)) {
-          reached = true;
-          break;
-        }
+        if (!(await reachesAccount(this.db, principal, accountId))) continue;
+        if (await permittedOn(principal, accountId)) return { type: 'enterprise', id: enterprise.id };
+        reached = true;
       }
-      if (!reached) throw notFound();
+      if (reached) throw notAccessible(principal);
+      throw notFound();
     }
     return { type: 'enterprise', id: enterprise.id };
   }

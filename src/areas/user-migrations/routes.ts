@@ -87,7 +87,7 @@ export function userMigrationRoutes(app: Api, ctx: Context, service: UserMigrati
       body: StartBody,
       response: { 201: UserMigration, 400: ErrorBody, ...denied, 422: ValidationErrorBody },
     },
-  }, async (request, reply) => reply.code(201).send(await service.start(caller(request), request.body)));
+  }, async (request, reply) => reply.code(201).send(await service.start(caller(request), request.body, request.principal)));
 
   app.get('/user/migrations/:migration_id', {
     config: { access },

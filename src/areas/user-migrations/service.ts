@@ -4,11 +4,11 @@
 import { randomUUID } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import type { Context } from '../../platform/context.ts';
-import { userRepositoryPermissions } from '../../core/callers/access.ts';
+import { requireScopes, userRepositoryPermissions } from '../../core/callers/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { forbidden, invalidField, notFound, validationFailed, type ValidationError } from '../../platform/errors.ts';
 import { findRepository } from '../../core/repositories/store.ts';
-import type { UserRow } from '../../core/callers/principal.ts';
+import type { Principal, UserRow } from '../../core/callers/principal.ts';
 import { FullRepository, fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../../core/accounts/representations.ts';
@@ -171,7 +171,8 @@ export class UserMigrationService extends Service {
     return chosen;
   }
 
-  async start(user: UserRow, input: StartInput): Promise<UserMigration> {
+  /** Starts a migration; exporting a private (or internal) repository needs the token's `repo` scope, a public one none. */
+  async start(user: UserRow, input: StartInput, principal: Principal): Promise<UserMigration> {
     const orgOnly = input.org_metadata_only ?? false;
     const lock = input.lock_repositories ?? false;
     if (orgOnly && input.repositories.length) {
@@ -181,6 +182,7 @@ export class UserMigrationService extends Service {
       throw invalidField('Migration', 'repositories', 'repositories must name at least one repository unless org_metadata_only is true');
     }
     const repositories = await this.resolveRepositories(user, input.repositories, lock);
+    if (repositories.some((r) => r.visibility !== 'public')) requireScopes(principal, ['repo']);
     const now = this.now();
     const row = await this.db.transaction().execute(async (trx) => {
       const row = await store.insertMigration(

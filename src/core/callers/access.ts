@@ -6,7 +6,7 @@ import type { Executor } from '../../db/index.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { orgRoles, type OrgRole } from '../accounts/store.ts';
 import { ApiError, forbidden, notFound, requiresAuthentication } from '../../platform/errors.ts';
-import type { CredentialKind, Level, Permissions, Principal, UserPrincipal } from './principal.ts';
+import type { CredentialKind, InstallationPrincipal, Level, Permissions, Principal, UserPrincipal } from './principal.ts';
 
 export interface AccessRule {
   /** Credential kinds the endpoint accepts. */
@@ -83,6 +83,15 @@ export function notAccessible(principal: Principal): ApiError {
   );
 }
 
+/**
+ * The 403 of a classic or OAuth token that lacks a scope this request needs (one that depends on the
+ * resource, e.g. `repo` for private repositories), naming the scopes in `X-Accepted-OAuth-Scopes`.
+ */
+export function requireScopes(principal: Principal, scopes: readonly string[]): void {
+  if (hasScope(principal, scopes)) return;
+  throw new ApiError(403, notAccessible(principal).message, { headers: { 'x-accepted-oauth-scopes': scopes.join(', ') } });
+}
+
 /** The endpoint-level decision: credential kind, scopes, and whether the token holds a permission set at all. */
 export function checkRule(rule: AccessRule, principal: Principal): void {
   if (principal.type === 'anonymous') {
@@ -105,40 +114,70 @@ export function actingUser(principal: Principal): UserPrincipal['user'] | null {
   return principal.type === 'user' ? principal.user : null;
 }
 
+/** A token whose permissions are fine-grained (fine-grained personal, app user, installation), or null. */
+function fineGrainedToken(principal: Principal): UserPrincipal | InstallationPrincipal | null {
+  if (principal.type === 'installation') return principal;
+  if (principal.type === 'user' && (principal.kind === 'fine_grained' || principal.kind === 'app_user')) return principal;
+  return null;
+}
+
 /**
  * Whether a fine-grained credential reaches an account's resources: a fine-grained personal token
  * must be owned by that account, an installation token must belong to an installation on it, and an
- * app user token needs its app installed on it.
+ * app user token needs its app installed on it (and, scoped to a target, the account to be the target).
  */
-export async function reachesAccount(db: Executor, principal: Principal, accountId: number): Promise<boolean> {
+export async function reachesAccount(_db: Executor, principal: Principal, accountId: number): Promise<boolean> {
   if (principal.type === 'installation') return principal.accountId === accountId;
   if (principal.type !== 'user') return false;
   if (principal.kind === 'fine_grained') return principal.resourceOwnerId === accountId;
-  if (principal.kind === 'app_user') {
-    const installation = await db
-      .selectFrom('installations')
-      .select('id')
-      .where('app_id', '=', principal.appId ?? -1)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    return installation !== undefined;
-  }
+  if (principal.kind === 'app_user') return (await principal.installationOn(accountId)) !== null;
   return true;
+}
+
+/**
+ * Whether a fine-grained credential's effective permissions on an account satisfy one of the sets
+ * the route accepts. For an app user token they are the grant of its app's installation there ∩
+ * what the app requests (∩ a scoped token's own); other kinds hold the same everywhere they reach,
+ * which the route's rule has checked already. Classic and OAuth tokens answer to scopes instead.
+ */
+export async function permittedOn(principal: Principal, accountId: number): Promise<boolean> {
+  const token = fineGrainedToken(principal);
+  if (!token || !token.routePermissions.length) return true;
+  return hasPermissions(await token.permissionsOn(accountId), token.routePermissions);
+}
+
+/** The 403 of a credential that reaches an account but lacks the route's permissions there. */
+export async function requirePermittedOn(principal: Principal, accountId: number): Promise<void> {
+  if (!(await permittedOn(principal, accountId))) throw notAccessible(principal);
 }
 
 /** Whether a fine-grained credential's repository selection includes a repository. */
 export async function reachesRepository(db: Executor, principal: Principal, repository: Pick<RepositoryRow, 'id' | 'owner_id'>): Promise<boolean> {
-  if (!isFineGrained(principal) || (principal.type !== 'installation' && principal.type !== 'user')) return true;
-  if (principal.repositorySelection === 'selected' && !principal.repositoryIds.includes(repository.id)) return false;
-  if (principal.type === 'user' && principal.kind === 'fine_grained') return principal.resourceOwnerId === repository.owner_id;
-  // Installation and app user tokens: an installation on the owner must cover the repository (one query).
-  let query = db
+  const token = fineGrainedToken(principal);
+  if (!token) return true;
+  if (token.repositorySelection === 'selected' && !token.repositoryIds.includes(repository.id)) return false;
+  if (token.type === 'user' && token.kind === 'fine_grained') return token.resourceOwnerId === repository.owner_id;
+  if (token.type === 'user') {
+    // App user tokens: the app's installation on the owner (looked up once per request) must cover it.
+    const installation = await token.installationOn(repository.owner_id);
+    if (!installation) return false;
+    if (installation.repositorySelection === 'all') return true;
+    const covered = await db
+      .selectFrom('installation_repositories')
+      .select('repository_id')
+      .where('installation_id', '=', installation.id)
+      .where('repository_id', '=', repository.id)
+      .executeTakeFirst();
+    return covered !== undefined;
+  }
+  // Installation tokens: their installation, on the owner, must cover the repository (one query).
+  if (token.accountId !== repository.owner_id) return false;
+  const installation = await db
     .selectFrom('installations as i')
     .leftJoin('installation_repositories as r', (join) => join.onRef('r.installation_id', '=', 'i.id').on('r.repository_id', '=', repository.id))
     .select(['i.repository_selection', 'r.repository_id'])
-    .where('i.account_id', '=', repository.owner_id);
-  query = principal.type === 'installation' ? query.where('i.id', '=', principal.installationId) : query.where('i.app_id', '=', principal.appId ?? -1);
-  const installation = await query.executeTakeFirst();
+    .where('i.id', '=', token.installationId)
+    .executeTakeFirst();
   return installation !== undefined && (installation.repository_selection === 'all' || installation.repository_id !== null);
 }
 
@@ -199,9 +238,14 @@ export function assertRepositoryWritable(repository: Pick<RepositoryRow, 'locked
   if (repository.locked_by_migration_id !== null) throw forbidden('Repository is locked for migration');
 }
 
-/** Throws the platform's 404 unless the principal may read the repository. */
+/**
+ * Throws the platform's 404 unless the principal may read the repository. A fine-grained token that
+ * reaches a private (or internal) repository without the route's permissions on its owner (an app
+ * user token whose app's installation there grants too little) is refused with a 403.
+ */
 export async function requireReadableRepository(db: Executor, principal: Principal, repository: RepositoryRow | undefined): Promise<RepositoryRow> {
   if (!repository || !(await canReadRepository(db, principal, repository))) throw notFound();
+  if (repository.visibility !== 'public') await requirePermittedOn(principal, repository.owner_id);
   return repository;
 }
 
@@ -209,11 +253,15 @@ export async function requireReadableRepository(db: Executor, principal: Princip
  * Whether the principal acts for an organization in one of `roles`: a user who holds one of them,
  * through a token that reaches the organization, or an installation on the organization (an app acts
  * through its permissions, which the route's rule has checked). Callers answer 404 when it does not.
+ * An app user token that gets that far without the route's permissions on the organization (its
+ * app's installation there grants less) is refused with a 403.
  */
 export async function actsForOrganization(db: Executor, principal: Principal, orgId: number, roles: readonly OrgRole[]): Promise<boolean> {
   if (principal.type === 'installation') return principal.accountId === orgId;
   if (principal.type !== 'user') return false;
   const held = await orgRoles(db, orgId, principal.user.id);
   if (!roles.some((role) => held.has(role))) return false;
-  return reachesAccount(db, principal, orgId);
+  if (!(await reachesAccount(db, principal, orgId))) return false;
+  await requirePermittedOn(principal, orgId);
+  return true;
 }

@@ -18,10 +18,31 @@ export type CredentialKind = TokenKind | 'jwt' | 'basic';
 
 interface TokenFacts {
   tokenId: number;
+  /**
+   * What the token may do at most, anywhere. Installation tokens: their effective permissions (the
+   * installation's grant ∩ what the app requests ∩ the token's own, narrowed at creation). Fine-grained
+   * personal tokens: the token's. App user tokens: what the app requests (∩ a scoped token's own); the
+   * grant of the app's installation on each account narrows it further, see `permissionsOn`.
+   */
   permissions: Permissions;
   repositorySelection: 'all' | 'selected';
   repositoryIds: number[];
   expiresAt: string | null;
+  /**
+   * The permission sets the route being served accepts (its access rule's, set by the request hook).
+   * A fine-grained credential acting on an account or repository must hold one of them there.
+   */
+  routePermissions: readonly Permissions[];
+  /** Effective permissions on an account's resources; none on an account the token does not reach. */
+  permissionsOn(accountId: number): Promise<Permissions>;
+}
+
+/** An app's installation on an account as an app user token sees it: its repositories and the effective permissions there. */
+export interface InstallationGrant {
+  id: number;
+  repositorySelection: 'all' | 'selected';
+  /** The installation's grant ∩ what the app requests ∩ the token's own (a scoped token). */
+  permissions: Permissions;
 }
 
 /** A token acting as a user: classic, fine-grained personal, OAuth, or app user. */
@@ -31,8 +52,13 @@ export interface UserPrincipal extends TokenFacts {
   user: UserRow;
   scopes: string[];
   appId: number | null;
-  /** Fine-grained personal tokens reach only this account's resources. */
+  /**
+   * Fine-grained personal tokens reach only this account's resources; so do app user tokens scoped to
+   * a target (POST /applications/{client_id}/token/scoped). Null for other tokens.
+   */
   resourceOwnerId: number | null;
+  /** App user tokens: the app's installation on an account (null where it is not installed), looked up once per account and request. */
+  installationOn(accountId: number): Promise<InstallationGrant | null>;
 }
 
 export interface InstallationPrincipal extends TokenFacts {
@@ -72,19 +98,58 @@ function publicKeyOf(app: AppRow): KeyObject {
   return key;
 }
 
+const levelRank = { read: 1, write: 2 } as const;
+
+/**
+ * What every one of the permission sets allows: a permission present in all of them, at the lowest
+ * of their levels (write includes read; absent on any side is absent). `null` sets narrow nothing.
+ */
+export function intersectPermissions(...sets: (Permissions | null)[]): Permissions {
+  const present = sets.filter((set): set is Permissions => set !== null);
+  if (!present.length) return {};
+  const [first, ...rest] = present;
+  const out: Permissions = {};
+  for (const [name, level] of Object.entries(first!)) {
+    let lowest: Level | undefined = level;
+    for (const set of rest) {
+      const other = set[name];
+      if (!other) {
+        lowest = undefined;
+        break;
+      }
+      if (levelRank[other] < levelRank[lowest]) lowest = other;
+    }
+    if (lowest && levelRank[lowest]) out[name] = lowest;
+  }
+  return out;
+}
+
+/** A stored permissions column; anything that is not a map of `read`/`write` levels grants nothing. */
+function permissionsOf(text: string | null): Permissions {
+  if (text === null) return {};
+  const value = json<unknown>(text);
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+  const out: Permissions = {};
+  for (const [name, level] of Object.entries(value)) if (level === 'read' || level === 'write') out[name] = level;
+  return out;
+}
+
 /** Looks a token up by its hash. Unknown, revoked (deleted) and expired tokens are all `Bad credentials`. */
 export async function principalFromToken(db: Executor, clock: Clock, token: string): Promise<UserPrincipal | InstallationPrincipal> {
   const kind = tokenKindOf(token);
   if (!kind) throw badCredentials();
-  // One round trip: the token, its installation's account, and its user (every request pays for this).
+  // One round trip: the token, its installation (account and grant), its app's requested permissions,
+  // and its user (every request pays for this).
   const row = await db
     .selectFrom('tokens')
     .leftJoin('installations', 'installations.id', 'tokens.installation_id')
+    .leftJoin('apps', 'apps.id', 'tokens.app_id')
     .leftJoin('users', 'users.id', 'tokens.user_id')
     .select([
       'tokens.id', 'tokens.kind', 'tokens.user_id', 'tokens.app_id', 'tokens.installation_id', 'tokens.scopes',
       'tokens.permissions', 'tokens.resource_owner_id', 'tokens.repository_selection', 'tokens.repository_ids',
-      'tokens.expires_at', 'installations.account_id',
+      'tokens.expires_at', 'installations.account_id', 'installations.permissions as installation_permissions',
+      'apps.permissions as app_permissions',
       'users.login', 'users.login_lower', 'users.type', 'users.name', 'users.email', 'users.site_admin',
       'users.created_at', 'users.updated_at',
     ])
@@ -92,16 +157,22 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
     .executeTakeFirst();
   if (!row || row.kind !== kind) throw badCredentials();
   if (row.expires_at && row.expires_at <= clock.now().toISOString()) throw badCredentials();
-  const facts: TokenFacts = {
+  const own = permissionsOf(row.permissions);
+  const facts = {
     tokenId: row.id,
-    permissions: json(row.permissions),
     repositorySelection: row.repository_selection as 'all' | 'selected',
-    repositoryIds: json(row.repository_ids),
+    repositoryIds: json<number[]>(row.repository_ids),
     expiresAt: row.expires_at,
+    routePermissions: [] as readonly Permissions[],
   };
   if (kind === 'installation') {
-    if (row.installation_id === null || row.app_id === null || row.account_id === null) throw badCredentials();
-    return { type: 'installation', kind, installationId: row.installation_id, appId: row.app_id, accountId: row.account_id, ...facts };
+    if (row.installation_id === null || row.app_id === null || row.account_id === null || row.app_permissions === null) throw badCredentials();
+    const accountId = row.account_id;
+    const permissions = intersectPermissions(permissionsOf(row.installation_permissions), permissionsOf(row.app_permissions), own);
+    return {
+      type: 'installation', kind, installationId: row.installation_id, appId: row.app_id, accountId, ...facts, permissions,
+      permissionsOn: async (id) => (id === accountId ? permissions : {}),
+    };
   }
   if (row.user_id === null || row.login === null) throw badCredentials();
   const user: UserRow = {
@@ -115,7 +186,52 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
     created_at: row.created_at!,
     updated_at: row.updated_at!,
   };
-  return { type: 'user', kind, user, scopes: json(row.scopes), appId: row.app_id, resourceOwnerId: row.resource_owner_id, ...facts };
+  const resourceOwnerId = row.resource_owner_id;
+  const base = { type: 'user' as const, kind, user, scopes: json<string[]>(row.scopes), appId: row.app_id, resourceOwnerId, ...facts };
+  if (kind === 'app_user') {
+    if (row.app_id === null || row.app_permissions === null) throw badCredentials();
+    // A token scoped to a target keeps the permissions it was narrowed to; an unscoped one acts with
+    // whatever the app requests now (what it stored at creation is only the app's request then).
+    const narrowed = resourceOwnerId === null ? null : own;
+    const permissions = intersectPermissions(permissionsOf(row.app_permissions), narrowed);
+    const installationOn = appInstallationLookup(db, row.app_id, permissions, resourceOwnerId);
+    return {
+      ...base, kind, permissions, installationOn,
+      permissionsOn: async (accountId) => (await installationOn(accountId))?.permissions ?? {},
+    };
+  }
+  const permissions = kind === 'fine_grained' ? own : {};
+  return {
+    ...base, kind, permissions,
+    installationOn: async () => null,
+    permissionsOn: async (accountId) => (kind === 'fine_grained' && accountId === resourceOwnerId ? permissions : {}),
+  };
+}
+
+/**
+ * An app user token's view of its app's installations: the one on an account, with the grant there
+ * narrowed to what the token may do at most. A token scoped to a target sees only the target's.
+ * Each account is looked up once (the principal lives for one request).
+ */
+function appInstallationLookup(db: Executor, appId: number, most: Permissions, target: number | null) {
+  const seen = new Map<number, Promise<InstallationGrant | null>>();
+  return (accountId: number): Promise<InstallationGrant | null> => {
+    if (target !== null && accountId !== target) return Promise.resolve(null);
+    let found = seen.get(accountId);
+    if (!found) {
+      found = db
+        .selectFrom('installations')
+        .select(['id', 'repository_selection', 'permissions'])
+        .where('app_id', '=', appId)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst()
+        .then((row) => row
+          ? { id: row.id, repositorySelection: row.repository_selection as 'all' | 'selected', permissions: intersectPermissions(permissionsOf(row.permissions), most) }
+          : null);
+      seen.set(accountId, found);
+    }
+    return found;
+  };
 }
 
 const JWT_MAX_LIFETIME_SECONDS = 600;
