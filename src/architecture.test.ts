@@ -16,10 +16,15 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** The folder a file belongs to: `core/<resource>`, `areas/<area>`, or the top folder of src/. */
+/**
+ * The folder a file belongs to: `core/<resource>`, `areas/<area>`, or the top folder of src/. A core
+ * resource's routes and services are a unit of their own (`core/<resource>/api`): they sit above
+ * `core/callers`, which itself reads the resources' stores and rules.
+ */
 function unit(file: string): string {
   const parts = file.split('/');
   if (parts.length === 2) return parts[1]!.replace(/\.ts$/, '');
+  if (parts[1] === 'core' && parts.length === 4 && /^(index|routes|service|admin-routes|seed)\.ts$/.test(parts[3]!)) return `core/${parts[2]}/api`;
   if (parts[1] === 'core' || parts[1] === 'areas') return `${parts[1]}/${parts[2]}`;
   return parts[1]!;
 }

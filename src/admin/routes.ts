@@ -8,8 +8,9 @@ import { findRepository } from '../core/repositories/store.ts';
 import { fullRepository } from '../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../platform/urls.ts';
 import { organization, simpleUser, userWithProfile } from '../core/accounts/representations.ts';
-import { authorizationBody } from '../areas/app-tokens/service.ts';
-import type { AppRow, UserRow } from '../core/callers/principal.ts';
+import { authorizationBody } from '../core/apps/representations.ts';
+import type { AppRow } from '../core/apps/store.ts';
+import type { UserRow } from '../core/accounts/store.ts';
 import { AppBody, AppUpdateBody, AuthorizationBody, EnterpriseBody, InstallationBody, InstallationUpdateBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody } from './schemas.ts';
 import type { AdminService } from './service.ts';
 

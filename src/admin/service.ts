@@ -13,7 +13,9 @@ import { findAccount, findEnterprise, findTeam } from '../core/accounts/store.ts
 import { uncoveredEvents } from '../core/apps/events.ts';
 import { findApp } from '../core/apps/store.ts';
 import { findRepository } from '../core/repositories/store.ts';
-import type { AppRow, Permissions, UserRow } from '../core/callers/principal.ts';
+import type { AppRow } from '../core/apps/store.ts';
+import type { Permissions } from '../core/apps/permissions.ts';
+import type { UserRow } from '../core/accounts/store.ts';
 import type { RepositoryRow } from '../core/repositories/representations.ts';
 import { issueToken } from '../core/callers/token-store.ts';
 import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../platform/tokens.ts';

@@ -3,7 +3,7 @@
 // when platform activity happens.
 import type { ActivityConsumer } from '../activity/outbox.ts';
 import type { Api, Context } from '../platform/context.ts';
-import type { AppRow } from './callers/principal.ts';
+import type { AppRow } from './apps/store.ts';
 import type { RepositoryRow } from './repositories/representations.ts';
 
 /**

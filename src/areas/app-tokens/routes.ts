@@ -1,26 +1,18 @@
 // App token management routes: Basic authentication with the app's client id and secret (a wrong
 // pair, or a path client_id that is not the caller's, is a 404), and installation tokens (app JWT).
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
-import { notFound } from '../../platform/errors.ts';
-import type { AppRow } from '../../core/callers/principal.ts';
-import { Authorization, AppTokenService } from './service.ts';
+import { callingApp } from '../../core/callers/app.ts';
+import { Authorization } from '../../core/apps/representations.ts';
+import { AppTokenService } from './service.ts';
 
 const basic: AccessRule = { credentials: ['basic'] };
 const ClientIdParams = Type.Object({ client_id: Type.String() });
 const AccessTokenBody = Type.Object({ access_token: Type.String({ minLength: 1, description: 'The OAuth or app user access token' }) });
 const PermissionsBody = Type.Record(Type.String(), Type.Union([Type.Literal('read'), Type.Literal('write')]));
 const tags = ['apps'];
-
-/** The app behind Basic credentials, which must be the app the path names. */
-function callingApp(request: FastifyRequest<{ Params: { client_id: string } }>): AppRow {
-  const principal = request.principal;
-  if (principal.type !== 'app' || principal.app.client_id !== request.params.client_id) throw notFound();
-  return principal.app;
-}
 
 export function appTokenRoutes(app: Api, ctx: Context): void {
   const service = new AppTokenService(ctx);
@@ -37,18 +29,18 @@ export function appTokenRoutes(app: Api, ctx: Context): void {
       body: AccessTokenBody,
       response: { 200: Authorization, ...errors },
     },
-  }, async (request) => service.check(callingApp(request), request.body.access_token));
+  }, async (request) => service.check(callingApp(request, request.params.client_id), request.body.access_token));
 
   app.patch('/applications/:client_id/token', {
     config,
     schema: { summary: 'Reset a token', tags, security: [{ basic: [] }], params: ClientIdParams, body: AccessTokenBody, response: { 200: Authorization, ...errors } },
-  }, async (request) => service.reset(callingApp(request), request.body.access_token));
+  }, async (request) => service.reset(callingApp(request, request.params.client_id), request.body.access_token));
 
   app.delete('/applications/:client_id/token', {
     config,
     schema: { summary: 'Delete an app token', tags, security: [{ basic: [] }], params: ClientIdParams, body: AccessTokenBody, response: { 204: Type.Null(), ...errors } },
   }, async (request, reply) => {
-    await service.deleteToken(callingApp(request), request.body.access_token);
+    await service.deleteToken(callingApp(request, request.params.client_id), request.body.access_token);
     return reply.code(204).send(null);
   });
 
@@ -56,7 +48,7 @@ export function appTokenRoutes(app: Api, ctx: Context): void {
     config,
     schema: { summary: 'Delete an app authorization', tags, security: [{ basic: [] }], params: ClientIdParams, body: AccessTokenBody, response: { 204: Type.Null(), ...errors } },
   }, async (request, reply) => {
-    await service.deleteGrant(callingApp(request), request.body.access_token);
+    await service.deleteGrant(callingApp(request, request.params.client_id), request.body.access_token);
     return reply.code(204).send(null);
   });
 
@@ -77,7 +69,7 @@ export function appTokenRoutes(app: Api, ctx: Context): void {
       }),
       response: { 200: Authorization, ...errors },
     },
-  }, async (request) => service.scoped(callingApp(request), request.body));
+  }, async (request) => service.scoped(callingApp(request, request.params.client_id), request.body));
 
   app.post('/app/installations/:installation_id/access_tokens', {
     config: { access: { credentials: ['jwt'] } },
@@ -105,8 +97,6 @@ export function appTokenRoutes(app: Api, ctx: Context): void {
       },
     },
   }, async (request, reply) => {
-    const principal = request.principal;
-    if (principal.type !== 'app') throw notFound();
-    return reply.code(201).send(await service.createInstallationToken(principal.app, request.params.installation_id, request.body));
+    return reply.code(201).send(await service.createInstallationToken(callingApp(request), request.params.installation_id, request.body));
   });
 }

@@ -1,14 +1,11 @@
 // App token management: an app checks, resets and revokes the tokens its users hold, revokes a
 // user's grant, narrows a user token, and mints installation tokens (60 minutes).
-import type { Selectable } from 'kysely';
-import { Type, type Static } from 'typebox';
-import type { AppAuthorizationsTable, TokensTable } from '../../db/schema.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
-import { intersectPermissions, type AppRow, type Permissions, type UserRow } from '../../core/callers/principal.ts';
+import { intersectPermissions, parsePermissions, type Permissions } from '../../core/apps/permissions.ts';
+import { authorizationBody, type Authorization } from '../../core/apps/representations.ts';
+import { type AppRow } from '../../core/apps/store.ts';
 import { minimalRepository } from '../../core/repositories/representations.ts';
-import { simpleUser, SimpleUser } from '../../core/accounts/representations.ts';
-import { type Urls } from '../../platform/urls.ts';
 import { issueToken } from '../../core/callers/token-store.ts';
 import { findAccount } from '../../core/accounts/store.ts';
 import { generateToken, type TokenKind } from '../../platform/tokens.ts';
@@ -17,50 +14,7 @@ import { Service } from '../../platform/service.ts';
 
 export const INSTALLATION_TOKEN_MINUTES = 60;
 
-export const Authorization = Type.Object({
-  id: Type.Integer(),
-  url: Type.String(),
-  scopes: Type.Array(Type.String()),
-  token: Type.String(),
-  token_last_eight: Type.String(),
-  hashed_token: Type.String(),
-  app: Type.Object({ url: Type.String(), name: Type.String(), client_id: Type.String() }),
-  note: Type.Union([Type.String(), Type.Null()]),
-  note_url: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  fingerprint: Type.Union([Type.String(), Type.Null()]),
-  expires_at: Type.Union([Type.String(), Type.Null()]),
-  user: SimpleUser,
-  installation: Type.Null(),
-});
-export type Authorization = Static<typeof Authorization>;
 
-/** The app authorization representation of a token (check, reset, scoped, and the admin create). */
-export function authorizationBody(
-  urls: Urls,
-  parts: { token: Selectable<TokensTable>; app: AppRow; user: UserRow; authorization?: Selectable<AppAuthorizationsTable> },
-  tokenValue: string,
-): Authorization {
-  const { token, app, user, authorization } = parts;
-  return {
-    id: token.id,
-    url: `${urls.api}/authorizations/${token.id}`,
-    scopes: JSON.parse(token.scopes) as string[],
-    token: tokenValue,
-    token_last_eight: token.token_last_eight,
-    hashed_token: token.hashed_token,
-    app: { url: `${urls.web}/apps/${app.slug}`, name: app.name, client_id: app.client_id },
-    note: token.note ?? authorization?.note ?? null,
-    note_url: token.note_url ?? authorization?.note_url ?? null,
-    created_at: isoSeconds(token.created_at),
-    updated_at: isoSeconds(token.updated_at),
-    fingerprint: token.fingerprint,
-    expires_at: token.expires_at ? isoSeconds(token.expires_at) : null,
-    user: simpleUser(urls, user),
-    installation: null,
-  };
-}
 
 /**
  * Requested permissions may only narrow what may be held: each name held, at the same or a lower
@@ -75,7 +29,7 @@ function narrowPermissions(held: Permissions, requested: Permissions | undefined
   return requested;
 }
 
-const grantOf = (row: { permissions: string }) => JSON.parse(row.permissions) as Permissions;
+const grantOf = (row: { permissions: string }) => parsePermissions(row.permissions);
 
 export class AppTokenService extends Service {
   /** The token, if it is a live token of this app's users; an unknown, revoked or expired one is a 404. */

@@ -8,7 +8,8 @@ import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ActivityRow } from '../../activity/outbox.ts';
-import { coversEvent, grantOf, parsePermissions } from '../../core/apps/events.ts';
+import { coversEvent } from '../../core/apps/events.ts';
+import { intersectPermissions, parsePermissions } from '../../core/apps/permissions.ts';
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
 import { eventBody, installationBody } from './payloads.ts';
@@ -85,7 +86,7 @@ export async function targetsOf(trx: Executor, activity: Activity): Promise<stor
   if (subscribed.length === 0) return [];
   const pull = onPullRequest(activity);
   return subscribed.filter((target) =>
-    coversEvent(grantOf(parsePermissions(target.installation_permissions), parsePermissions(target.app_permissions)), activity.event, pull));
+    coversEvent(intersectPermissions(parsePermissions(target.installation_permissions), parsePermissions(target.app_permissions)), activity.event, pull));
 }
 
 /** The outbox consumer: one message, one pending attempt and its job per target app. */

@@ -13,7 +13,7 @@ import type { ActivityRow } from '../../activity/outbox.ts';
 import { loadCommentFacts, loadIssueFacts } from '../../core/issues/representations.ts';
 import { subjectSnapshot, teamRepresentation, type SubjectSnapshot } from '../../core/issues/snapshot.ts';
 import type { Executor } from '../../db/index.ts';
-import type { UserRow } from '../../core/callers/principal.ts';
+import type { UserRow } from '../../core/accounts/store.ts';
 import { fullRepository } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { simpleUser } from '../../core/accounts/representations.ts';

@@ -10,7 +10,7 @@ import { findAccount } from '../../core/accounts/store.ts';
 import { isKnownEvent } from '../../core/apps/events.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
-import type { AppRow } from '../../core/callers/principal.ts';
+import type { AppRow } from '../../core/apps/store.ts';
 import { newAttempt, targetsOf } from './engine.ts';
 import { blockedReason } from './sender.ts';
 import * as store from './store.ts';

@@ -1,7 +1,7 @@
 // SQL of code security configurations: configurations, attachments, defaults, licenses and seats.
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { UserRow } from '../../core/callers/principal.ts';
+import type { UserRow } from '../../core/accounts/store.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { CodeSecurityAttachmentsTable, CodeSecurityConfigurationsTable } from './tables.ts';
 

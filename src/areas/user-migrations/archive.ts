@@ -11,7 +11,7 @@ import { createGzip } from 'node:zlib';
 import tar, { type Pack } from 'tar-stream';
 import { commentRepresentation, issueRepresentation, type IssueFacts } from '../../core/issues/representations.ts';
 import type { Executor } from '../../db/index.ts';
-import type { UserRow } from '../../core/callers/principal.ts';
+import type { UserRow } from '../../core/accounts/store.ts';
 import { fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
 import { type Urls } from '../../platform/urls.ts';
 import { issueEventRecord, organizationRecord, pullRequestRecord, userRecord, type RepositoryRef } from './records.ts';

@@ -3,7 +3,7 @@
 // and issue events are shaped here.
 import { issueRepresentation, type IssueFacts } from '../../core/issues/representations.ts';
 import { isoSeconds } from '../../platform/clock.ts';
-import type { UserRow } from '../../core/callers/principal.ts';
+import type { UserRow } from '../../core/accounts/store.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { organization, simpleUser, userWithProfile, type SimpleUser } from '../../core/accounts/representations.ts';
 import type { TeamRow } from './store.ts';

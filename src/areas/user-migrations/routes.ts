@@ -8,7 +8,7 @@ import { CLASSIC_TOKENS, actingUser, type AccessRule } from '../../core/callers/
 import type { Api } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
-import type { UserRow } from '../../core/callers/principal.ts';
+import type { UserRow } from '../../core/accounts/store.ts';
 import { FullRepository } from '../../core/repositories/representations.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import type { Context } from '../../platform/context.ts';

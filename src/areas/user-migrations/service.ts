@@ -8,7 +8,8 @@ import { requireScopes, userRepositoryPermissions } from '../../core/callers/acc
 import { isoSeconds } from '../../platform/clock.ts';
 import { forbidden, invalidField, notFound, validationFailed, type ValidationError } from '../../platform/errors.ts';
 import { findRepository } from '../../core/repositories/store.ts';
-import type { Principal, UserRow } from '../../core/callers/principal.ts';
+import type { Principal } from '../../core/callers/principal.ts';
+import type { UserRow } from '../../core/accounts/store.ts';
 import { FullRepository, fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../../core/accounts/representations.ts';

@@ -3,7 +3,7 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
-import type { UserRow } from '../../core/callers/principal.ts';
+import type { UserRow } from '../../core/accounts/store.ts';
 import type { IssuesTable } from '../../core/issues/tables.ts';
 import type { TeamsTable } from '../../db/schema.ts';
 import type { UserMigrationsTable } from './tables.ts';

@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
-import type { UserRow } from '../callers/principal.ts';
+import type { UserRow } from './store.ts';
 
 // --- User ----------------------------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
 // Accounts: users and organizations (one id and login space), enterprises, teams and memberships.
 import type { Executor } from '../../db/index.ts';
 import type { Selectable } from 'kysely';
-import type { TeamsTable } from '../../db/schema.ts';
-import type { UserRow } from '../callers/principal.ts';
+import type { TeamsTable, UsersTable } from '../../db/schema.ts';
 
+export type UserRow = Selectable<UsersTable>;
 export type TeamRow = Selectable<TeamsTable>;
 
 export type OrgRole = 'owner' | 'member' | 'security_manager' | 'billing_manager';

@@ -2,7 +2,7 @@
 // its permissions cover, and an installation receives an event only while its current grant (the
 // installation's permissions ∩ the app's requested permissions) covers it. Either level (`read` or
 // `write`) of a permission covers its events. Documented in docs/webhooks.md.
-import type { Permissions } from '../callers/principal.ts';
+import type { Permissions } from './permissions.ts';
 
 /** What covers an event: any one of `permissions`; an empty list means no permission is needed. */
 export interface EventRule {
@@ -136,30 +136,4 @@ export function uncoveredEvents(permissions: Permissions, events: readonly strin
     }
   }
   return out;
-}
-
-/**
- * An installation's current grant: what it was granted and the app still requests, at the lower of
- * the two levels.
- */
-export function grantOf(installation: Permissions, app: Permissions): Permissions {
-  const grant: Permissions = {};
-  for (const [name, level] of Object.entries(installation)) {
-    const requested = app[name];
-    if (requested === 'read' || requested === 'write') grant[name] = level === 'write' && requested === 'write' ? 'write' : 'read';
-  }
-  return grant;
-}
-
-/** Parses a stored permissions column; anything but an object of levels reads as no permission. */
-export function parsePermissions(text: string | null | undefined): Permissions {
-  try {
-    const value: unknown = JSON.parse(text ?? '{}');
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
-    const out: Permissions = {};
-    for (const [name, level] of Object.entries(value)) if (level === 'read' || level === 'write') out[name] = level;
-    return out;
-  } catch {
-    return {};
-  }
 }

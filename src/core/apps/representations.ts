@@ -1,10 +1,13 @@
 // App representations: the app (GitHub's `integration` shape; `installations_count` only for the app
 // itself) and the installation.
+import type { Selectable } from 'kysely';
 import { Type, type Static } from 'typebox';
+import type { AppAuthorizationsTable, TokensTable } from '../../db/schema.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../accounts/representations.ts';
-import type { AppRow } from '../callers/principal.ts';
+import type { UserRow } from '../accounts/store.ts';
+import type { AppRow } from './store.ts';
 import type { AccountFacts, InstallationRow } from './store.ts';
 
 const Permissions = Type.Record(Type.String(), Type.String(), { description: 'Permission name → `read` or `write`' });
@@ -95,5 +98,52 @@ export function installationRepresentation(
     single_file_name: null,
     suspended_at: null,
     suspended_by: null,
+  };
+}
+
+// --- Authorization: a user's token of an app -------------------------------------------------------
+
+export const Authorization = Type.Object({
+  id: Type.Integer(),
+  url: Type.String(),
+  scopes: Type.Array(Type.String()),
+  token: Type.String(),
+  token_last_eight: Type.String(),
+  hashed_token: Type.String(),
+  app: Type.Object({ url: Type.String(), name: Type.String(), client_id: Type.String() }),
+  note: Type.Union([Type.String(), Type.Null()]),
+  note_url: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  fingerprint: Type.Union([Type.String(), Type.Null()]),
+  expires_at: Type.Union([Type.String(), Type.Null()]),
+  user: SimpleUser,
+  installation: Type.Null(),
+});
+export type Authorization = Static<typeof Authorization>;
+
+/** The app authorization representation of a token (check, reset, scoped, and the admin create). */
+export function authorizationBody(
+  urls: Urls,
+  parts: { token: Selectable<TokensTable>; app: AppRow; user: UserRow; authorization?: Selectable<AppAuthorizationsTable> },
+  tokenValue: string,
+): Authorization {
+  const { token, app, user, authorization } = parts;
+  return {
+    id: token.id,
+    url: `${urls.api}/authorizations/${token.id}`,
+    scopes: JSON.parse(token.scopes) as string[],
+    token: tokenValue,
+    token_last_eight: token.token_last_eight,
+    hashed_token: token.hashed_token,
+    app: { url: `${urls.web}/apps/${app.slug}`, name: app.name, client_id: app.client_id },
+    note: token.note ?? authorization?.note ?? null,
+    note_url: token.note_url ?? authorization?.note_url ?? null,
+    created_at: isoSeconds(token.created_at),
+    updated_at: isoSeconds(token.updated_at),
+    fingerprint: token.fingerprint,
+    expires_at: token.expires_at ? isoSeconds(token.expires_at) : null,
+    user: simpleUser(urls, user),
+    installation: null,
   };
 }

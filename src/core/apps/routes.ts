@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { ALL_TOKENS, type AccessRule } from '../callers/access.ts';
 import { callingApp, callingInstallation } from '../callers/app.ts';
-import type { AppRow } from '../callers/principal.ts';
+import type { AppRow } from './store.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';

@@ -5,7 +5,8 @@
 import { notFound } from '../../platform/errors.ts';
 import { Service } from '../../platform/service.ts';
 import { findAccount } from '../accounts/store.ts';
-import type { AppRow, InstallationPrincipal } from '../callers/principal.ts';
+import type { AppRow } from './store.ts';
+import type { InstallationPrincipal } from '../callers/principal.ts';
 import { fullRepository, type FullRepository } from '../repositories/representations.ts';
 import { findRepository } from '../repositories/store.ts';
 import { appRepresentation, installationRepresentation, type App, type Installation } from './representations.ts';

@@ -2,10 +2,11 @@
 // the one on an account or covering a repository), and the repositories an installation token reaches.
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { InstallationsTable } from '../../db/schema.ts';
-import type { AppRow, UserRow } from '../callers/principal.ts';
+import type { AppsTable, InstallationsTable } from '../../db/schema.ts';
+import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 
+export type AppRow = Selectable<AppsTable>;
 export type InstallationRow = Selectable<InstallationsTable>;
 /** The account fields the simple user representation needs. */
 export type AccountFacts = Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>;

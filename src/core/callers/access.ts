@@ -6,7 +6,8 @@ import type { Executor } from '../../db/index.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { orgRoles, type OrgRole } from '../accounts/store.ts';
 import { ApiError, forbidden, notFound, requiresAuthentication } from '../../platform/errors.ts';
-import type { CredentialKind, InstallationPrincipal, Level, Permissions, Principal, UserPrincipal } from './principal.ts';
+import type { CredentialKind, InstallationPrincipal, Principal, UserPrincipal } from './principal.ts';
+import type { Level, Permissions } from '../apps/permissions.ts';
 
 export interface AccessRule {
   /** Credential kinds the endpoint accepts. */

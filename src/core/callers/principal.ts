@@ -1,17 +1,14 @@
 // Credentials → principal: who is calling, with which kind of credential, scopes and permissions.
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
-import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { AppsTable, UsersTable } from '../../db/schema.ts';
+import type { UserRow } from '../accounts/store.ts';
+import { intersectPermissions, parsePermissions, type Permissions } from '../apps/permissions.ts';
+import type { AppRow } from '../apps/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ApiError, badCredentials } from '../../platform/errors.ts';
 import { hashSecret, tokenKindOf, type TokenKind } from '../../platform/tokens.ts';
 
-export type UserRow = Selectable<UsersTable>;
-export type AppRow = Selectable<AppsTable>;
-export type Level = 'read' | 'write';
-export type Permissions = Record<string, Level>;
 
 /** A credential kind an endpoint may accept: the five token kinds, an app JWT, or Basic client credentials. */
 export type CredentialKind = TokenKind | 'jwt' | 'basic';
@@ -98,41 +95,6 @@ function publicKeyOf(app: AppRow): KeyObject {
   return key;
 }
 
-const levelRank = { read: 1, write: 2 } as const;
-
-/**
- * What every one of the permission sets allows: a permission present in all of them, at the lowest
- * of their levels (write includes read; absent on any side is absent). `null` sets narrow nothing.
- */
-export function intersectPermissions(...sets: (Permissions | null)[]): Permissions {
-  const present = sets.filter((set): set is Permissions => set !== null);
-  if (!present.length) return {};
-  const [first, ...rest] = present;
-  const out: Permissions = {};
-  for (const [name, level] of Object.entries(first!)) {
-    let lowest: Level | undefined = level;
-    for (const set of rest) {
-      const other = set[name];
-      if (!other) {
-        lowest = undefined;
-        break;
-      }
-      if (levelRank[other] < levelRank[lowest]) lowest = other;
-    }
-    if (lowest && levelRank[lowest]) out[name] = lowest;
-  }
-  return out;
-}
-
-/** A stored permissions column; anything that is not a map of `read`/`write` levels grants nothing. */
-function permissionsOf(text: string | null): Permissions {
-  if (text === null) return {};
-  const value = json<unknown>(text);
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
-  const out: Permissions = {};
-  for (const [name, level] of Object.entries(value)) if (level === 'read' || level === 'write') out[name] = level;
-  return out;
-}
 
 /** Looks a token up by its hash. Unknown, revoked (deleted) and expired tokens are all `Bad credentials`. */
 export async function principalFromToken(db: Executor, clock: Clock, token: string): Promise<UserPrincipal | InstallationPrincipal> {
@@ -157,7 +119,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
     .executeTakeFirst();
   if (!row || row.kind !== kind) throw badCredentials();
   if (row.expires_at && row.expires_at <= clock.now().toISOString()) throw badCredentials();
-  const own = permissionsOf(row.permissions);
+  const own = parsePermissions(row.permissions);
   const facts = {
     tokenId: row.id,
     repositorySelection: row.repository_selection as 'all' | 'selected',
@@ -168,7 +130,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
   if (kind === 'installation') {
     if (row.installation_id === null || row.app_id === null || row.account_id === null || row.app_permissions === null) throw badCredentials();
     const accountId = row.account_id;
-    const permissions = intersectPermissions(permissionsOf(row.installation_permissions), permissionsOf(row.app_permissions), own);
+    const permissions = intersectPermissions(parsePermissions(row.installation_permissions), parsePermissions(row.app_permissions), own);
     return {
       type: 'installation', kind, installationId: row.installation_id, appId: row.app_id, accountId, ...facts, permissions,
       permissionsOn: async (id) => (id === accountId ? permissions : {}),
@@ -193,7 +155,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
     // A token scoped to a target keeps the permissions it was narrowed to; an unscoped one acts with
     // whatever the app requests now (what it stored at creation is only the app's request then).
     const narrowed = resourceOwnerId === null ? null : own;
-    const permissions = intersectPermissions(permissionsOf(row.app_permissions), narrowed);
+    const permissions = intersectPermissions(parsePermissions(row.app_permissions), narrowed);
     const installationOn = appInstallationLookup(db, row.app_id, permissions, resourceOwnerId);
     return {
       ...base, kind, permissions, installationOn,
@@ -226,7 +188,7 @@ function appInstallationLookup(db: Executor, appId: number, most: Permissions, t
         .where('account_id', '=', accountId)
         .executeTakeFirst()
         .then((row) => row
-          ? { id: row.id, repositorySelection: row.repository_selection as 'all' | 'selected', permissions: intersectPermissions(permissionsOf(row.permissions), most) }
+          ? { id: row.id, repositorySelection: row.repository_selection as 'all' | 'selected', permissions: intersectPermissions(parsePermissions(row.permissions), most) }
           : null);
       seen.set(accountId, found);
     }

@@ -2,7 +2,7 @@
 import type { Executor } from '../../db/index.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { insertUnique, invalidField } from '../../platform/errors.ts';
-import type { Permissions } from './principal.ts';
+import type { Permissions } from '../apps/permissions.ts';
 import { generateToken, hashSecret, type TokenKind } from '../../platform/tokens.ts';
 
 export interface IssueTokenInput {

@@ -3,7 +3,7 @@
 // transaction, once the change is applied. A consumer that renders the activity later (a webhook
 // delivery, after other writes) shows the subject as that write left it, not as it is by then.
 import { isoSeconds } from '../../platform/clock.ts';
-import type { UserRow } from '../callers/principal.ts';
+import type { UserRow } from '../accounts/store.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { simpleUser } from '../accounts/representations.ts';
 import { commentRepresentation, issueRepresentation, issueUrls, type Issue, type IssueComment } from './representations.ts';

@@ -4,7 +4,7 @@ import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { Database } from '../../db/schema.ts';
 import { usersById, type TeamRow } from '../accounts/store.ts';
-import type { UserRow } from '../callers/principal.ts';
+import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from './tables.ts';
 

@@ -27,7 +27,7 @@ import { invalidField, isUniqueViolation, notFound } from '../../platform/errors
 import { findAccount, findTeam } from '../accounts/store.ts';
 import { findRepository } from '../repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import type { UserRow } from '../callers/principal.ts';
+import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { parseMentions } from '../../activity/mentions.ts';
 import { recordActivity, type ActivityInput } from '../../activity/outbox.ts';

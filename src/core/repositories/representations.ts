@@ -6,7 +6,7 @@ import type { RepositoriesTable } from '../../db/schema.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../accounts/representations.ts';
-import type { UserRow } from '../callers/principal.ts';
+import type { UserRow } from '../accounts/store.ts';
 
 export type RepositoryRow = Selectable<RepositoriesTable>;
 

@@ -1,7 +1,7 @@
 // Repositories: lookups by owner and name.
 import type { Executor } from '../../db/index.ts';
 import { findAccount } from '../accounts/store.ts';
-import type { UserRow } from '../callers/principal.ts';
+import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryRow } from './representations.ts';
 
 export async function findRepository(db: Executor, owner: string, name: string): Promise<(RepositoryRow & { owner: UserRow }) | undefined> {
