@@ -9,6 +9,7 @@ import { isoSeconds } from '../../platform/clock.ts';
 import { forbidden, invalidField, notFound, validationFailed, type ValidationError } from '../../platform/errors.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import type { UserRow } from '../../core/callers/principal.ts';
+import { loadRepositoryFacts } from '../../core/repositories/facts.ts';
 import { FullRepository, fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../../core/accounts/representations.ts';
@@ -115,11 +116,11 @@ export class UserMigrationService extends Service {
   }
 
   private async repositoryBodies(user: UserRow, repositories: MigrationRepository[]): Promise<FullRepository[]> {
-    const counts = await store.repositoryCounts(this.db, [...new Set(repositories.map((r) => r.id))]);
+    const facts = await loadRepositoryFacts(this.db, repositories.map((r) => r.id));
     const bodies: FullRepository[] = [];
     for (const repo of repositories) {
       const permissions = await userRepositoryPermissions(this.db, user.id, repo);
-      bodies.push(fullRepository(this.ctx.urls, repo, repo.owner, counts.get(repo.id), permissions));
+      bodies.push(fullRepository(this.ctx.urls, repo, repo.owner, facts.get(repo.id)!, permissions));
     }
     return bodies;
   }

@@ -85,3 +85,123 @@ export function organization(urls: Urls, org: UserRow) {
   };
 }
 
+
+// --- Profiles (GET /user, /users/{username}, /orgs/{org}) ------------------------------------------
+
+/** What a profile counts: the account's repositories by visibility (codehost keeps no gists or followers). */
+export interface AccountFacts {
+  public_repos: number;
+  private_repos: number;
+}
+
+/** The public profile of a user or organization, as GET /users/{username} shows it. */
+export function publicUser(urls: Urls, user: UserRow, facts: AccountFacts) {
+  return {
+    ...simpleUser(urls, user),
+    user_view_type: 'public',
+    name: user.name,
+    company: null,
+    blog: '',
+    location: null,
+    email: user.email,
+    hireable: null,
+    bio: null,
+    twitter_username: null,
+    public_repos: facts.public_repos,
+    public_gists: 0,
+    followers: 0,
+    following: 0,
+    created_at: isoSeconds(user.created_at),
+    updated_at: isoSeconds(user.updated_at),
+  };
+}
+
+/** The authenticated user's own profile: the public one plus what only they see. */
+export function privateUser(urls: Urls, user: UserRow, facts: AccountFacts) {
+  return {
+    ...publicUser(urls, user, facts),
+    user_view_type: 'private',
+    private_gists: 0,
+    total_private_repos: facts.private_repos,
+    owned_private_repos: facts.private_repos,
+    disk_usage: 0,
+    collaborators: 0,
+    two_factor_authentication: false,
+    plan: { name: 'free', space: 976562499, collaborators: 0, private_repos: 10000 },
+  };
+}
+
+/** The organization as GET /orgs/{org} shows it; its owners also see its private repository counts. */
+export function organizationProfile(urls: Urls, org: UserRow, facts: AccountFacts, owner: boolean) {
+  return {
+    ...organization(urls, org),
+    company: null,
+    blog: '',
+    location: null,
+    email: org.email,
+    twitter_username: null,
+    is_verified: false,
+    has_organization_projects: true,
+    has_repository_projects: true,
+    public_repos: facts.public_repos,
+    public_gists: 0,
+    followers: 0,
+    following: 0,
+    archived_at: null,
+    ...(owner ? { total_private_repos: facts.private_repos, owned_private_repos: facts.private_repos } : {}),
+  };
+}
+
+// --- Team ----------------------------------------------------------------------------------------
+
+type TeamFields = { id: number; slug: string; name: string };
+
+/** A team as a pull request's `requested_teams` (and a webhook's `requested_team`) shows it. */
+export function teamRepresentation(urls: Urls, org: Pick<UserRow, 'login'>, team: TeamFields) {
+  return {
+    id: team.id,
+    node_id: nodeId('Team', team.id),
+    name: team.name,
+    slug: team.slug,
+    url: `${urls.api}/orgs/${org.login}/teams/${team.slug}`,
+    html_url: `${urls.web}/orgs/${org.login}/teams/${team.slug}`,
+  };
+}
+
+/** The Team (the admin API's answer): the reference plus privacy, permission and its link templates. */
+export function team(urls: Urls, org: Pick<UserRow, 'login'>, row: TeamFields) {
+  const reference = teamRepresentation(urls, org, row);
+  return {
+    id: reference.id,
+    node_id: reference.node_id,
+    url: reference.url,
+    html_url: reference.html_url,
+    name: reference.name,
+    slug: reference.slug,
+    description: null,
+    privacy: 'closed',
+    notification_setting: 'notifications_enabled',
+    permission: 'pull',
+    members_url: `${reference.url}/members{/member}`,
+    repositories_url: `${reference.url}/repos`,
+    parent: null,
+  };
+}
+
+/** The full Team of GET /orgs/{org}/teams/{team_slug}: counts, times and its organization. */
+export function teamProfile(
+  urls: Urls,
+  org: UserRow,
+  row: TeamFields & { created_at: string; updated_at: string },
+  facts: { members: number; repositories: number },
+  orgFacts: AccountFacts,
+) {
+  return {
+    ...team(urls, org, row),
+    members_count: facts.members,
+    repos_count: facts.repositories,
+    created_at: isoSeconds(row.created_at),
+    updated_at: isoSeconds(row.updated_at),
+    organization: organizationProfile(urls, org, orgFacts, false),
+  };
+}

@@ -4,7 +4,7 @@
 import { Type, type Static } from 'typebox';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
-import { SimpleUser, simpleUser } from '../accounts/representations.ts';
+import { SimpleUser, simpleUser, teamRepresentation } from '../accounts/representations.ts';
 import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
 
 export { loadCommentFacts, loadIssueFacts, type CommentFacts, type IssueFacts } from './store.ts';
@@ -147,3 +147,25 @@ export function commentRepresentation(urls: Urls, facts: CommentFacts): IssueCom
     issue_url: at.issue,
   };
 }
+
+/** The pull request form of an issue: the Issue's fields plus merge state and requested reviewers. */
+export function pullRequestRepresentation(urls: Urls, facts: IssueFacts) {
+  const { issue, owner, repository } = facts;
+  const { pull_request: links, ...common } = issueRepresentation(urls, facts);
+  const at = issueUrls(urls, owner.login, repository.name, issue);
+  return {
+    ...common,
+    url: at.pull,
+    issue_url: at.issue,
+    diff_url: links?.diff_url,
+    patch_url: links?.patch_url,
+    commits_url: `${at.pull}/commits`,
+    review_comments_url: `${at.pull}/comments`,
+    merged: issue.merged_at !== null,
+    merged_at: issue.merged_at ? isoSeconds(issue.merged_at) : null,
+    draft: false,
+    requested_reviewers: facts.requestedReviewers.map((u) => simpleUser(urls, u)),
+    requested_teams: facts.requestedTeams.map((team) => teamRepresentation(urls, owner, team)),
+  };
+}
+export type PullRequest = ReturnType<typeof pullRequestRepresentation>;
