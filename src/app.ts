@@ -22,11 +22,17 @@ import { Periodic } from './jobs/periodic.ts';
 import { Clock } from './platform/clock.ts';
 import type { Api, Area, Context } from './platform/context.ts';
 import { installCallers } from './core/callers/hook.ts';
+import { accounts } from './core/accounts/routes.ts';
+import { issues } from './core/issues/routes.ts';
+import { repositories } from './core/repositories/routes.ts';
 import { installConventions } from './platform/http.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter } from './platform/rate-limit.ts';
 import { Secrets } from './platform/secrets.ts';
 import { hashSecret, randomBase62 } from './platform/tokens.ts';
+
+/** The shared resources' public reads (src/core), registered before the areas. */
+const CORE: readonly Area[] = [accounts, repositories, issues];
 
 /** Every area, in registration order (also the order of their seed keys and activity consumers). */
 export const AREAS: readonly Area[] = [
@@ -144,7 +150,7 @@ export async function createServer(config: Config, options: { logger?: boolean |
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  for (const area of AREAS) area.routes?.(app, ctx);
+  for (const area of [...CORE, ...AREAS]) area.routes?.(app, ctx);
   const admin = adminArea(AREAS);
   admin.admin?.(app, ctx);
   for (const area of AREAS) area.admin?.(app, ctx);

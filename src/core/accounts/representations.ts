@@ -205,3 +205,92 @@ export function teamProfile(
     organization: organizationProfile(urls, org, orgFacts, false),
   };
 }
+
+// --- Schemas of the profile shapes -----------------------------------------------------------------
+
+const NullableText = Type.Union([Type.String(), Type.Null()]);
+
+export const PublicUser = Type.Object({
+  ...SimpleUser.properties,
+  name: NullableText,
+  company: NullableText,
+  blog: NullableText,
+  location: NullableText,
+  email: NullableText,
+  hireable: Type.Union([Type.Boolean(), Type.Null()]),
+  bio: NullableText,
+  twitter_username: NullableText,
+  public_repos: Type.Integer(),
+  public_gists: Type.Integer(),
+  followers: Type.Integer(),
+  following: Type.Integer(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+
+export const PrivateUser = Type.Object({
+  ...PublicUser.properties,
+  private_gists: Type.Integer(),
+  total_private_repos: Type.Integer(),
+  owned_private_repos: Type.Integer(),
+  disk_usage: Type.Integer(),
+  collaborators: Type.Integer(),
+  two_factor_authentication: Type.Boolean(),
+  plan: Type.Object({ name: Type.String(), space: Type.Integer(), collaborators: Type.Integer(), private_repos: Type.Integer() }),
+});
+
+export const OrganizationProfile = Type.Object({
+  login: Type.String(),
+  id: Type.Integer(),
+  node_id: Type.String(),
+  url: Type.String(),
+  repos_url: Type.String(),
+  events_url: Type.String(),
+  hooks_url: Type.String(),
+  issues_url: Type.String(),
+  members_url: Type.String(),
+  public_members_url: Type.String(),
+  avatar_url: Type.String(),
+  description: NullableText,
+  name: NullableText,
+  company: NullableText,
+  blog: NullableText,
+  location: NullableText,
+  email: NullableText,
+  twitter_username: NullableText,
+  is_verified: Type.Boolean(),
+  has_organization_projects: Type.Boolean(),
+  has_repository_projects: Type.Boolean(),
+  public_repos: Type.Integer(),
+  public_gists: Type.Integer(),
+  followers: Type.Integer(),
+  following: Type.Integer(),
+  html_url: Type.String(),
+  type: Type.String(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  archived_at: NullableText,
+  total_private_repos: Type.Optional(Type.Integer()),
+  owned_private_repos: Type.Optional(Type.Integer()),
+});
+
+export const TeamProfile = Type.Object({
+  id: Type.Integer(),
+  node_id: Type.String(),
+  url: Type.String(),
+  html_url: Type.String(),
+  name: Type.String(),
+  slug: Type.String(),
+  description: NullableText,
+  privacy: Type.String(),
+  notification_setting: Type.String(),
+  permission: Type.String(),
+  members_url: Type.String(),
+  repositories_url: Type.String(),
+  parent: Type.Null(),
+  members_count: Type.Integer(),
+  repos_count: Type.Integer(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  organization: OrganizationProfile,
+});

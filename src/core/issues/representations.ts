@@ -148,17 +148,34 @@ export function commentRepresentation(urls: Urls, facts: CommentFacts): IssueCom
   };
 }
 
+const { pull_request: _links, ...issueProperties } = Issue.properties;
+const TeamReference = Type.Object({ id: Type.Integer(), node_id: Type.String(), name: Type.String(), slug: Type.String(), url: Type.String(), html_url: Type.String() });
+
+export const PullRequest = Type.Object({
+  ...issueProperties,
+  issue_url: Type.String(),
+  diff_url: Type.String(),
+  patch_url: Type.String(),
+  commits_url: Type.String(),
+  review_comments_url: Type.String(),
+  merged: Type.Boolean(),
+  merged_at: NullableString,
+  draft: Type.Boolean(),
+  requested_reviewers: Type.Array(SimpleUser),
+  requested_teams: Type.Array(TeamReference),
+});
+
 /** The pull request form of an issue: the Issue's fields plus merge state and requested reviewers. */
 export function pullRequestRepresentation(urls: Urls, facts: IssueFacts) {
   const { issue, owner, repository } = facts;
-  const { pull_request: links, ...common } = issueRepresentation(urls, facts);
+  const { pull_request: _links, ...common } = issueRepresentation(urls, facts);
   const at = issueUrls(urls, owner.login, repository.name, issue);
   return {
     ...common,
     url: at.pull,
     issue_url: at.issue,
-    diff_url: links?.diff_url,
-    patch_url: links?.patch_url,
+    diff_url: `${at.html}.diff`,
+    patch_url: `${at.html}.patch`,
     commits_url: `${at.pull}/commits`,
     review_comments_url: `${at.pull}/comments`,
     merged: issue.merged_at !== null,
