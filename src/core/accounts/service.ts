@@ -13,7 +13,7 @@ export class AccountService extends Service {
    * scope; tokens without scopes (fine-grained, app user) are the user's own.
    */
   async authenticatedUser(principal: UserPrincipal) {
-    const user = (await findAccount(this.db, principal.user.login))!;
+    const user = principal.user;
     const facts = await repositoryCountsOf(this.db, user.id);
     const own = isFineGrained(principal) || hasScope(principal, ['user']);
     return own ? privateUser(this.ctx.urls, user, facts) : publicUser(this.ctx.urls, user, facts);
