@@ -23,12 +23,17 @@ import { Clock } from './platform/clock.ts';
 import type { Area } from './core/area.ts';
 import type { Api, Context } from './platform/context.ts';
 import { installCallers } from './core/callers/hook.ts';
-import { appRoutes } from './core/apps/routes.ts';
+import { accounts } from './core/accounts/routes.ts';
+import { apps } from './core/apps/routes.ts';
+import { repositories } from './core/repositories/routes.ts';
 import { installConventions } from './platform/http.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter } from './platform/rate-limit.ts';
 import { Secrets } from './platform/secrets.ts';
 import { hashSecret, randomBase62 } from './platform/tokens.ts';
+
+/** The shared resources' public reads (src/core), registered before the areas; issues come in AREAS' order. */
+const CORE: readonly Area[] = [accounts, repositories, apps];
 
 /** Every area, in registration order (also the order of their seed keys and activity consumers). */
 export const AREAS: readonly Area[] = [
@@ -146,8 +151,7 @@ export async function createServer(config: Config, options: { logger?: boolean |
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  appRoutes(app, ctx);
-  for (const area of AREAS) area.routes?.(app, ctx);
+  for (const area of [...CORE, ...AREAS]) area.routes?.(app, ctx);
   const admin = adminArea(AREAS);
   admin.admin?.(app, ctx);
   for (const area of AREAS) area.admin?.(app, ctx);

@@ -5,9 +5,9 @@ import { isoSeconds } from '../platform/clock.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { ApiError, notFound } from '../platform/errors.ts';
 import { findRepository } from '../core/repositories/store.ts';
-import { fullRepository } from '../core/repositories/representations.ts';
-import { nodeId, type Urls } from '../platform/urls.ts';
-import { organization, simpleUser, userWithProfile } from '../core/accounts/representations.ts';
+import { representRepository } from '../core/repositories/facts.ts';
+import { type Urls } from '../platform/urls.ts';
+import { organization, simpleUser, team as teamBody, userWithProfile } from '../core/accounts/representations.ts';
 import { authorizationBody } from '../core/apps/representations.ts';
 import type { AppRow } from '../core/apps/store.ts';
 import type { UserRow } from '../core/accounts/store.ts';
@@ -16,25 +16,6 @@ import type { AdminService } from './service.ts';
 
 const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
-
-export function teamBody(urls: Urls, org: UserRow, team: { id: number; slug: string; name: string }) {
-  const url = `${urls.api}/orgs/${org.login}/teams/${team.slug}`;
-  return {
-    id: team.id,
-    node_id: nodeId('Team', team.id),
-    url,
-    html_url: `${urls.web}/orgs/${org.login}/teams/${team.slug}`,
-    name: team.name,
-    slug: team.slug,
-    description: null,
-    privacy: 'closed',
-    notification_setting: 'notifications_enabled',
-    permission: 'pull',
-    members_url: `${url}/members{/member}`,
-    repositories_url: `${url}/repos`,
-    parent: null,
-  };
-}
 
 /** An app as the admin API answers it (the create adds its one-time secrets). */
 function appAnswer(app: AppRow) {
@@ -105,7 +86,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
     },
   }, async (request, reply) => {
     const repository = await service.createRepository(request.body);
-    return reply.code(201).send(fullRepository(urls, repository, repository.owner));
+    return reply.code(201).send(await representRepository(ctx.db.kysely, urls, repository, repository.owner));
   });
 
   app.put('/_admin/repos/:owner/:repo/subscription', {
@@ -239,6 +220,6 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
   }, async (request) => {
     const repository = await findRepository(ctx.db.kysely, request.params.owner, request.params.repo);
     if (!repository) throw notFound();
-    return fullRepository(urls, repository, repository.owner);
+    return representRepository(ctx.db.kysely, urls, repository, repository.owner);
   });
 }

@@ -11,12 +11,13 @@
 // delivery.
 import type { ActivityRow } from '../../activity/outbox.ts';
 import { loadCommentFacts, loadIssueFacts } from '../../core/issues/representations.ts';
-import { subjectSnapshot, teamRepresentation, type SubjectSnapshot } from '../../core/issues/snapshot.ts';
+import { subjectSnapshot, type SubjectSnapshot } from '../../core/issues/snapshot.ts';
 import type { Executor } from '../../db/index.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
-import { fullRepository } from '../../core/repositories/representations.ts';
+import { repositoriesWithFacts } from '../../core/repositories/facts.ts';
+import { fullRepository, type RepositoryOwner } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
-import { simpleUser } from '../../core/accounts/representations.ts';
+import { simpleUser, teamRepresentation } from '../../core/accounts/representations.ts';
 
 type Body = Record<string, unknown>;
 
@@ -60,7 +61,7 @@ const idOf = (facts: Body, key: string): number | null => (typeof facts[key] ===
  * `number` and `pull_request` for `pull_request`, plus the person an action names (`assignee`,
  * `requested_reviewer`, `requested_team`), from the activity's facts (src/core/issues/writes.ts).
  */
-async function issueSubject(db: Executor, urls: Urls, row: ActivityRow, facts: Body, owner: UserRow): Promise<Body | null> {
+async function issueSubject(db: Executor, urls: Urls, row: ActivityRow, facts: Body, owner: RepositoryOwner): Promise<Body | null> {
   const subject = (facts.snapshot as SubjectSnapshot | undefined) ?? (await subjectNow(db, urls, row, facts));
   if (!subject) return null;
   const out: Body = 'pull_request' in subject ? { number: facts.number, pull_request: subject.pull_request } : { ...subject };
@@ -83,12 +84,12 @@ async function issueSubject(db: Executor, urls: Urls, row: ActivityRow, facts: B
 export async function eventBody(db: Executor, urls: Urls, row: ActivityRow): Promise<Body | null> {
   const facts = JSON.parse(row.payload) as Body;
   let repository: Body | undefined;
-  let owner: UserRow | undefined;
+  let owner: RepositoryOwner | undefined;
   if (row.repository_id !== null) {
-    const found = await db.selectFrom('repositories').selectAll().where('id', '=', row.repository_id).executeTakeFirst();
-    owner = await user(db, found?.owner_id);
-    if (!found || !owner) return null;
-    repository = fullRepository(urls, found, owner);
+    const [found] = await repositoriesWithFacts(db, [row.repository_id]);
+    if (!found) return null;
+    owner = found.owner;
+    repository = fullRepository(urls, found.repository, found.owner, found.facts);
   }
   // Issue activity has its subject; anything else is a raw event whose facts are its payload.
   const subject = row.issue_id !== null && owner ? await issueSubject(db, urls, row, facts, owner) : facts;

@@ -2,7 +2,8 @@
 import { Type, type Static } from 'typebox';
 import { issueUrls } from '../../core/issues/representations.ts';
 import { isoSeconds } from '../../platform/clock.ts';
-import { FullRepository, fullRepository, type RepositoryCounts, type RepositoryOwner, type RepositoryRow } from '../../core/repositories/representations.ts';
+import type { RepositoryWithFacts } from '../../core/repositories/facts.ts';
+import { FullRepository, fullRepository } from '../../core/repositories/representations.ts';
 import { type Urls } from '../../platform/urls.ts';
 import type { ThreadWithSubject } from './store.ts';
 
@@ -34,20 +35,14 @@ export const ThreadSubscription = Type.Object({
 });
 export type ThreadSubscription = Static<typeof ThreadSubscription>;
 
-export interface RepositoryFacts {
-  repository: RepositoryRow;
-  owner: RepositoryOwner;
-  counts: RepositoryCounts;
-}
-
 /** A thread's repository, shaped once per repository of a page (a page often repeats a few). */
 export interface ShapedRepository {
-  facts: RepositoryFacts;
+  facts: RepositoryWithFacts;
   body: FullRepository;
 }
 
-export function shapeRepository(urls: Urls, facts: RepositoryFacts): ShapedRepository {
-  return { facts, body: fullRepository(urls, facts.repository, facts.owner, facts.counts) };
+export function shapeRepository(urls: Urls, found: RepositoryWithFacts): ShapedRepository {
+  return { facts: found, body: fullRepository(urls, found.repository, found.owner, found.facts) };
 }
 
 export const threadUrl = (urls: Urls, threadId: number) => `${urls.api}/notifications/threads/${threadId}`;

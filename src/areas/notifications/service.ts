@@ -22,6 +22,7 @@ import type { Executor } from '../../db/index.ts';
 import { userRepositoryPermissions } from '../../core/callers/access.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount } from '../../core/accounts/store.ts';
+import { repositoriesWithFacts } from '../../core/repositories/facts.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
@@ -441,7 +442,7 @@ export class NotificationService extends Service {
 
   private async represent(rows: readonly ThreadWithSubject[]): Promise<NotificationThread[]> {
     const repositories = new Map<number, ShapedRepository>(
-      (await store.repositoriesOf(this.db, [...new Set(rows.map((r) => r.repository_id))])).map((facts) => [facts.repository.id, shapeRepository(this.ctx.urls, facts)]),
+      (await repositoriesWithFacts(this.db, [...new Set(rows.map((r) => r.repository_id))])).map((facts) => [facts.repository.id, shapeRepository(this.ctx.urls, facts)]),
     );
     return rows.map((row) => threadRepresentation(this.ctx.urls, row, repositories.get(row.repository_id)!));
   }

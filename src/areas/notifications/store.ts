@@ -2,7 +2,6 @@
 // last-change time. Every thread query starts from user_id so it reads one user's index range.
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { NotificationThreadsTable, ThreadSubscriptionsTable } from './tables.ts';
 
 export type ThreadRow = Selectable<NotificationThreadsTable>;
@@ -228,27 +227,4 @@ export async function markThreads(db: Executor, selection: MarkSelection, readAt
     .where('id', 'in', ids)
     .execute();
   return ids.length;
-}
-
-/** Repositories of some threads with their owners and the counts the representation shows (one query). */
-export async function repositoriesOf(db: Executor, repositoryIds: readonly number[]) {
-  if (!repositoryIds.length) return [];
-  const rows = await db
-    .selectFrom('repositories')
-    .innerJoin('users', 'users.id', 'repositories.owner_id')
-    .selectAll('repositories')
-    .select((eb) => [
-      'users.login as owner_login',
-      'users.type as owner_type',
-      'users.site_admin as owner_site_admin',
-      eb.selectFrom('issues').select(eb.fn.countAll<number>().as('n')).whereRef('issues.repository_id', '=', 'repositories.id').where('issues.state', '=', 'open').as('open_issues'),
-      eb.selectFrom('repository_subscriptions').select(eb.fn.countAll<number>().as('n')).whereRef('repository_subscriptions.repository_id', '=', 'repositories.id').where('repository_subscriptions.subscribed', '=', 1).as('subscribers'),
-    ])
-    .where('repositories.id', 'in', repositoryIds)
-    .execute();
-  return rows.map(({ owner_login, owner_type, owner_site_admin, open_issues, subscribers, ...repository }) => ({
-    repository: repository as RepositoryRow,
-    owner: { id: repository.owner_id, login: owner_login, type: owner_type, site_admin: owner_site_admin },
-    counts: { open_issues: Number(open_issues ?? 0), subscribers: Number(subscribers ?? 0) },
-  }));
 }

@@ -12,6 +12,7 @@ import tar, { type Pack } from 'tar-stream';
 import { commentRepresentation, issueRepresentation, type IssueFacts } from '../../core/issues/representations.ts';
 import type { Executor } from '../../db/index.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
+import { loadRepositoryFacts } from '../../core/repositories/facts.ts';
 import { fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
 import { type Urls } from '../../platform/urls.ts';
 import { issueEventRecord, organizationRecord, pullRequestRecord, userRecord, type RepositoryRef } from './records.ts';
@@ -207,8 +208,8 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
   }
   if (contents.repositoryMetadata) {
     await kind('repositories', async (files) => {
-      const counts = await store.repositoryCounts(db, repositoryIds);
-      for (const { repo } of refs) await files.add(fullRepository(urls, repo, repo.owner, counts.get(repo.id)));
+      const facts = await loadRepositoryFacts(db, repositoryIds);
+      for (const { repo } of refs) await files.add(fullRepository(urls, repo, repo.owner, facts.get(repo.id)!));
     });
     for (const pullRequests of [false, true]) {
       await kind(pullRequests ? 'pull_requests' : 'issues', async (files) => {

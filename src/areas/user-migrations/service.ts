@@ -10,6 +10,7 @@ import { forbidden, invalidField, notFound, validationFailed, type ValidationErr
 import { findRepository } from '../../core/repositories/store.ts';
 import type { Principal } from '../../core/callers/principal.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
+import { loadRepositoryFacts } from '../../core/repositories/facts.ts';
 import { FullRepository, fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../../core/accounts/representations.ts';
@@ -116,11 +117,11 @@ export class UserMigrationService extends Service {
   }
 
   private async repositoryBodies(user: UserRow, repositories: MigrationRepository[]): Promise<FullRepository[]> {
-    const counts = await store.repositoryCounts(this.db, [...new Set(repositories.map((r) => r.id))]);
+    const facts = await loadRepositoryFacts(this.db, repositories.map((r) => r.id));
     const bodies: FullRepository[] = [];
     for (const repo of repositories) {
       const permissions = await userRepositoryPermissions(this.db, user.id, repo);
-      bodies.push(fullRepository(this.ctx.urls, repo, repo.owner, counts.get(repo.id), permissions));
+      bodies.push(fullRepository(this.ctx.urls, repo, repo.owner, facts.get(repo.id)!, permissions));
     }
     return bodies;
   }

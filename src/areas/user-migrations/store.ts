@@ -94,29 +94,6 @@ export async function countMigrationRepositories(db: Executor, migrationId: numb
   return Number(count);
 }
 
-/** Open issues and watchers of some repositories, for the full repository representation. */
-export async function repositoryCounts(db: Executor, repositoryIds: number[]): Promise<Map<number, { open_issues: number; subscribers: number }>> {
-  const counts = new Map(repositoryIds.map((id) => [id, { open_issues: 0, subscribers: 0 }]));
-  if (!repositoryIds.length) return counts;
-  const open = await db
-    .selectFrom('issues')
-    .select(['repository_id', (eb) => eb.fn.countAll<number>().as('count')])
-    .where('repository_id', 'in', repositoryIds)
-    .where('state', '=', 'open')
-    .groupBy('repository_id')
-    .execute();
-  for (const row of open) counts.get(row.repository_id)!.open_issues = Number(row.count);
-  const watching = await db
-    .selectFrom('repository_subscriptions')
-    .select(['repository_id', (eb) => eb.fn.countAll<number>().as('count')])
-    .where('repository_id', 'in', repositoryIds)
-    .where('subscribed', '=', 1)
-    .groupBy('repository_id')
-    .execute();
-  for (const row of watching) counts.get(row.repository_id)!.subscribers = Number(row.count);
-  return counts;
-}
-
 export async function usersById(db: Executor, ids: number[]): Promise<Map<number, UserRow>> {
   if (!ids.length) return new Map();
   const rows = await db.selectFrom('users').selectAll().where('id', 'in', ids).execute();

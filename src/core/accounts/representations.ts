@@ -85,3 +85,212 @@ export function organization(urls: Urls, org: UserRow) {
   };
 }
 
+
+// --- Profiles (GET /user, /users/{username}, /orgs/{org}) ------------------------------------------
+
+/** What a profile counts: the account's repositories by visibility (codehost keeps no gists or followers). */
+export interface AccountFacts {
+  public_repos: number;
+  private_repos: number;
+}
+
+/** The public profile of a user or organization, as GET /users/{username} shows it. */
+export function publicUser(urls: Urls, user: UserRow, facts: AccountFacts) {
+  return {
+    ...simpleUser(urls, user),
+    user_view_type: 'public',
+    name: user.name,
+    company: null,
+    blog: '',
+    location: null,
+    email: user.email,
+    hireable: null,
+    bio: null,
+    twitter_username: null,
+    public_repos: facts.public_repos,
+    public_gists: 0,
+    followers: 0,
+    following: 0,
+    created_at: isoSeconds(user.created_at),
+    updated_at: isoSeconds(user.updated_at),
+  };
+}
+
+/** The authenticated user's own profile: the public one plus what only they see. */
+export function privateUser(urls: Urls, user: UserRow, facts: AccountFacts) {
+  return {
+    ...publicUser(urls, user, facts),
+    user_view_type: 'private',
+    private_gists: 0,
+    total_private_repos: facts.private_repos,
+    owned_private_repos: facts.private_repos,
+    disk_usage: 0,
+    collaborators: 0,
+    two_factor_authentication: false,
+    plan: { name: 'free', space: 976562499, collaborators: 0, private_repos: 10000 },
+  };
+}
+
+/** The organization as GET /orgs/{org} shows it; its owners also see its private repository counts. */
+export function organizationProfile(urls: Urls, org: UserRow, facts: AccountFacts, owner: boolean) {
+  return {
+    ...organization(urls, org),
+    company: null,
+    blog: '',
+    location: null,
+    email: org.email,
+    twitter_username: null,
+    is_verified: false,
+    has_organization_projects: true,
+    has_repository_projects: true,
+    public_repos: facts.public_repos,
+    public_gists: 0,
+    followers: 0,
+    following: 0,
+    archived_at: null,
+    ...(owner ? { total_private_repos: facts.private_repos, owned_private_repos: facts.private_repos } : {}),
+  };
+}
+
+// --- Team ----------------------------------------------------------------------------------------
+
+type TeamFields = { id: number; slug: string; name: string };
+
+/** A team as a pull request's `requested_teams` (and a webhook's `requested_team`) shows it. */
+export function teamRepresentation(urls: Urls, org: Pick<UserRow, 'login'>, team: TeamFields) {
+  return {
+    id: team.id,
+    node_id: nodeId('Team', team.id),
+    name: team.name,
+    slug: team.slug,
+    url: `${urls.api}/orgs/${org.login}/teams/${team.slug}`,
+    html_url: `${urls.web}/orgs/${org.login}/teams/${team.slug}`,
+  };
+}
+
+/** The Team (the admin API's answer): the reference plus privacy, permission and its link templates. */
+export function team(urls: Urls, org: Pick<UserRow, 'login'>, row: TeamFields) {
+  const reference = teamRepresentation(urls, org, row);
+  return {
+    id: reference.id,
+    node_id: reference.node_id,
+    url: reference.url,
+    html_url: reference.html_url,
+    name: reference.name,
+    slug: reference.slug,
+    description: null,
+    privacy: 'closed',
+    notification_setting: 'notifications_enabled',
+    permission: 'pull',
+    members_url: `${reference.url}/members{/member}`,
+    repositories_url: `${reference.url}/repos`,
+    parent: null,
+  };
+}
+
+/** The full Team of GET /orgs/{org}/teams/{team_slug}: counts, times and its organization. */
+export function teamProfile(
+  urls: Urls,
+  org: UserRow,
+  row: TeamFields & { created_at: string; updated_at: string },
+  facts: { members: number; repositories: number },
+  orgFacts: AccountFacts,
+) {
+  return {
+    ...team(urls, org, row),
+    members_count: facts.members,
+    repos_count: facts.repositories,
+    created_at: isoSeconds(row.created_at),
+    updated_at: isoSeconds(row.updated_at),
+    organization: organizationProfile(urls, org, orgFacts, false),
+  };
+}
+
+// --- Schemas of the profile shapes -----------------------------------------------------------------
+
+const NullableText = Type.Union([Type.String(), Type.Null()]);
+
+export const PublicUser = Type.Object({
+  ...SimpleUser.properties,
+  name: NullableText,
+  company: NullableText,
+  blog: NullableText,
+  location: NullableText,
+  email: NullableText,
+  hireable: Type.Union([Type.Boolean(), Type.Null()]),
+  bio: NullableText,
+  twitter_username: NullableText,
+  public_repos: Type.Integer(),
+  public_gists: Type.Integer(),
+  followers: Type.Integer(),
+  following: Type.Integer(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+
+export const PrivateUser = Type.Object({
+  ...PublicUser.properties,
+  private_gists: Type.Integer(),
+  total_private_repos: Type.Integer(),
+  owned_private_repos: Type.Integer(),
+  disk_usage: Type.Integer(),
+  collaborators: Type.Integer(),
+  two_factor_authentication: Type.Boolean(),
+  plan: Type.Object({ name: Type.String(), space: Type.Integer(), collaborators: Type.Integer(), private_repos: Type.Integer() }),
+});
+
+export const OrganizationProfile = Type.Object({
+  login: Type.String(),
+  id: Type.Integer(),
+  node_id: Type.String(),
+  url: Type.String(),
+  repos_url: Type.String(),
+  events_url: Type.String(),
+  hooks_url: Type.String(),
+  issues_url: Type.String(),
+  members_url: Type.String(),
+  public_members_url: Type.String(),
+  avatar_url: Type.String(),
+  description: NullableText,
+  name: NullableText,
+  company: NullableText,
+  blog: NullableText,
+  location: NullableText,
+  email: NullableText,
+  twitter_username: NullableText,
+  is_verified: Type.Boolean(),
+  has_organization_projects: Type.Boolean(),
+  has_repository_projects: Type.Boolean(),
+  public_repos: Type.Integer(),
+  public_gists: Type.Integer(),
+  followers: Type.Integer(),
+  following: Type.Integer(),
+  html_url: Type.String(),
+  type: Type.String(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  archived_at: NullableText,
+  total_private_repos: Type.Optional(Type.Integer()),
+  owned_private_repos: Type.Optional(Type.Integer()),
+});
+
+export const TeamProfile = Type.Object({
+  id: Type.Integer(),
+  node_id: Type.String(),
+  url: Type.String(),
+  html_url: Type.String(),
+  name: Type.String(),
+  slug: Type.String(),
+  description: NullableText,
+  privacy: Type.String(),
+  notification_setting: Type.String(),
+  permission: Type.String(),
+  members_url: Type.String(),
+  repositories_url: Type.String(),
+  parent: Type.Null(),
+  members_count: Type.Integer(),
+  repos_count: Type.Integer(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  organization: OrganizationProfile,
+});

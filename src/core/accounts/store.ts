@@ -64,3 +64,20 @@ export async function isEnterpriseOwner(db: Executor, enterpriseId: number, user
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** An account's repositories counted by visibility (one query). */
+export async function repositoryCountsOf(db: Executor, accountId: number): Promise<{ public_repos: number; private_repos: number }> {
+  const rows = await db
+    .selectFrom('repositories')
+    .select(['visibility', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('owner_id', '=', accountId)
+    .groupBy('visibility')
+    .execute();
+  const count = (pick: (visibility: string) => boolean) => rows.filter((r) => pick(r.visibility)).reduce((sum, r) => sum + Number(r.n), 0);
+  return { public_repos: count((v) => v === 'public'), private_repos: count((v) => v !== 'public') };
+}
+
+export async function teamMemberCount(db: Executor, teamId: number): Promise<number> {
+  const row = await db.selectFrom('team_members').select((eb) => eb.fn.countAll<number>().as('n')).where('team_id', '=', teamId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}

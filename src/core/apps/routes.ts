@@ -3,6 +3,7 @@
 // and, for anyone, an app by its slug. Installation tokens are minted in areas/app-tokens.
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
+import type { Area } from '../area.ts';
 import { ALL_TOKENS, type AccessRule } from '../callers/access.ts';
 import { callingApp, callingInstallation } from '../callers/app.ts';
 import type { AppRow } from './store.ts';
@@ -151,3 +152,5 @@ export function appRoutes(app: Api, ctx: Context): void {
     return reply.code(204).send(null);
   });
 }
+
+export const apps: Area = { name: 'apps', routes: appRoutes };

@@ -7,6 +7,7 @@ import { Service } from '../../platform/service.ts';
 import { findAccount } from '../accounts/store.ts';
 import type { AppRow } from './store.ts';
 import type { InstallationPrincipal } from '../callers/principal.ts';
+import { loadRepositoryFacts } from '../repositories/facts.ts';
 import { fullRepository, type FullRepository } from '../repositories/representations.ts';
 import { findRepository } from '../repositories/store.ts';
 import { appRepresentation, installationRepresentation, type App, type Installation } from './representations.ts';
@@ -59,10 +60,11 @@ export class AppService extends Service {
       accountId: principal.accountId,
       repositoryIds: principal.repositorySelection === 'selected' ? principal.repositoryIds : null,
     }, page);
+    const facts = await loadRepositoryFacts(this.db, repositories.map((repository) => repository.id));
     const body: { total_count: number; repository_selection: 'all' | 'selected'; repositories: FullRepository[] } = {
       total_count: total,
       repository_selection: principal.repositorySelection,
-      repositories: repositories.map(({ repository, counts }) => fullRepository(this.ctx.urls, repository, found.account, counts)),
+      repositories: repositories.map((repository) => fullRepository(this.ctx.urls, repository, found.account, facts.get(repository.id)!)),
     };
     return body;
   }

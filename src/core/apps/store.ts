@@ -109,14 +109,13 @@ export interface RepositoryScope {
 
 /**
  * One page of the repositories an installation token reaches: the account's, those its installation
- * covers now, and those the token names when it names any. With each, the counts the full
- * representation shows; and how many there are in all.
+ * covers now, and those the token names when it names any; and how many there are in all.
  */
 export async function installationRepositoryPage(
   db: Executor,
   scope: RepositoryScope,
   page: { offset: number; limit: number },
-): Promise<{ total: number; repositories: { repository: RepositoryRow; counts: { open_issues: number; subscribers: number } }[] }> {
+): Promise<{ total: number; repositories: RepositoryRow[] }> {
   if (scope.repositoryIds !== null && scope.repositoryIds.length === 0) return { total: 0, repositories: [] };
   let reached = db
     .selectFrom('repositories')
@@ -135,22 +134,12 @@ export async function installationRepositoryPage(
     reached.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     reached
       .selectAll('repositories')
-      .select((eb) => [
-        eb.selectFrom('issues').select(eb.fn.countAll<number>().as('n')).whereRef('issues.repository_id', '=', 'repositories.id').where('issues.state', '=', 'open').as('open_issues_count'),
-        eb.selectFrom('repository_subscriptions').select(eb.fn.countAll<number>().as('n')).whereRef('repository_subscriptions.repository_id', '=', 'repositories.id').where('repository_subscriptions.subscribed', '=', 1).as('subscribers_count'),
-      ])
       .orderBy('repositories.id')
       .limit(page.limit)
       .offset(page.offset)
       .execute(),
   ]);
-  return {
-    total: Number(total.n),
-    repositories: rows.map(({ open_issues_count, subscribers_count, ...repository }) => ({
-      repository: repository as RepositoryRow,
-      counts: { open_issues: Number(open_issues_count ?? 0), subscribers: Number(subscribers_count ?? 0) },
-    })),
-  };
+  return { total: Number(total.n), repositories: rows };
 }
 
 /** Revokes one token: it stops working at once (credentials are looked up on every request). */

@@ -4,7 +4,7 @@
 import { Type, type Static } from 'typebox';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
-import { SimpleUser, simpleUser } from '../accounts/representations.ts';
+import { SimpleUser, simpleUser, teamRepresentation } from '../accounts/representations.ts';
 import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
 
 export { loadCommentFacts, loadIssueFacts, type CommentFacts, type IssueFacts } from './store.ts';
@@ -147,3 +147,42 @@ export function commentRepresentation(urls: Urls, facts: CommentFacts): IssueCom
     issue_url: at.issue,
   };
 }
+
+const { pull_request: _links, ...issueProperties } = Issue.properties;
+const TeamReference = Type.Object({ id: Type.Integer(), node_id: Type.String(), name: Type.String(), slug: Type.String(), url: Type.String(), html_url: Type.String() });
+
+export const PullRequest = Type.Object({
+  ...issueProperties,
+  issue_url: Type.String(),
+  diff_url: Type.String(),
+  patch_url: Type.String(),
+  commits_url: Type.String(),
+  review_comments_url: Type.String(),
+  merged: Type.Boolean(),
+  merged_at: NullableString,
+  draft: Type.Boolean(),
+  requested_reviewers: Type.Array(SimpleUser),
+  requested_teams: Type.Array(TeamReference),
+});
+
+/** The pull request form of an issue: the Issue's fields plus merge state and requested reviewers. */
+export function pullRequestRepresentation(urls: Urls, facts: IssueFacts) {
+  const { issue, owner, repository } = facts;
+  const { pull_request: _links, ...common } = issueRepresentation(urls, facts);
+  const at = issueUrls(urls, owner.login, repository.name, issue);
+  return {
+    ...common,
+    url: at.pull,
+    issue_url: at.issue,
+    diff_url: `${at.html}.diff`,
+    patch_url: `${at.html}.patch`,
+    commits_url: `${at.pull}/commits`,
+    review_comments_url: `${at.pull}/comments`,
+    merged: issue.merged_at !== null,
+    merged_at: issue.merged_at ? isoSeconds(issue.merged_at) : null,
+    draft: false,
+    requested_reviewers: facts.requestedReviewers.map((u) => simpleUser(urls, u)),
+    requested_teams: facts.requestedTeams.map((team) => teamRepresentation(urls, owner, team)),
+  };
+}
+export type PullRequest = ReturnType<typeof pullRequestRepresentation>;

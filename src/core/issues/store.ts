@@ -38,6 +38,17 @@ export async function findIssue(db: Executor, repositoryId: number, number: numb
   return db.selectFrom('issues').selectAll().where('repository_id', '=', repositoryId).where('number', '=', number).executeTakeFirst();
 }
 
+/** A comment on an issue or pull request of the repository. */
+export async function findComment(db: Executor, repositoryId: number, commentId: number): Promise<CommentRow | undefined> {
+  return db
+    .selectFrom('issue_comments')
+    .innerJoin('issues', 'issues.id', 'issue_comments.issue_id')
+    .selectAll('issue_comments')
+    .where('issues.repository_id', '=', repositoryId)
+    .where('issue_comments.id', '=', commentId)
+    .executeTakeFirst();
+}
+
 export async function nextIssueNumber(trx: Executor, repositoryId: number): Promise<number> {
   const row = await trx
     .selectFrom('issues')

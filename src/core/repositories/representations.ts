@@ -1,5 +1,6 @@
 // The Repository representations: minimal (the core and link fields) and full (everything the
-// migration and notification responses carry).
+// migration and notification responses carry). The full one is built only from the repository's
+// facts (its counts), loaded in one batch by ./facts.ts: no count defaults to zero here.
 import type { Selectable } from 'kysely';
 import { Type, type Static } from 'typebox';
 import type { RepositoriesTable } from '../../db/schema.ts';
@@ -148,16 +149,21 @@ export function minimalRepository(urls: Urls, repo: RepositoryRow, owner: Reposi
   };
 }
 
-export interface RepositoryCounts {
+/** What the full representation counts: see ./facts.ts. */
+export interface RepositoryFacts {
+  /** Open issues and pull requests. */
   open_issues: number;
+  /** Users watching the repository. */
   subscribers: number;
+  stargazers: number;
+  forks: number;
 }
 
 export function fullRepository(
   urls: Urls,
   repo: RepositoryRow,
   owner: RepositoryOwner,
-  counts: RepositoryCounts = { open_issues: 0, subscribers: 0 },
+  facts: RepositoryFacts,
   permissions?: { admin: boolean; push: boolean; pull: boolean },
 ): FullRepository {
   const minimal = minimalRepository(urls, repo, owner);
@@ -171,16 +177,17 @@ export function fullRepository(
     svn_url: `${urls.web}/${owner.login}/${repo.name}`,
     homepage: null,
     language: repo.language,
-    forks_count: 0,
-    stargazers_count: 0,
-    watchers_count: 0,
+    forks_count: facts.forks,
+    // The platform's `watchers` fields count stars (its watchers are `subscribers`).
+    stargazers_count: facts.stargazers,
+    watchers_count: facts.stargazers,
     size: 0,
-    open_issues_count: counts.open_issues,
-    subscribers_count: counts.subscribers,
-    network_count: 0,
-    forks: 0,
-    open_issues: counts.open_issues,
-    watchers: 0,
+    open_issues_count: facts.open_issues,
+    subscribers_count: facts.subscribers,
+    network_count: facts.forks,
+    forks: facts.forks,
+    open_issues: facts.open_issues,
+    watchers: facts.stargazers,
     default_branch: repo.default_branch,
     is_template: false,
     has_issues: true,

@@ -1,0 +1,64 @@
+// The public reads of accounts: GET /user, /users/{username}, /orgs/{org}, /orgs/{org}/teams/{team_slug}.
+import { Type } from 'typebox';
+import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
+import type { UserPrincipal } from '../callers/principal.ts';
+import type { Area } from '../area.ts';
+import type { Api, Context } from '../../platform/context.ts';
+import { ErrorBody } from '../../platform/schemas.ts';
+import { OrganizationProfile, PrivateUser, PublicUser, TeamProfile } from './representations.ts';
+import { AccountService } from './service.ts';
+
+const security = [{ token: [] }];
+const denied = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+
+/** The caller's own profile: a token acting as a user (not an installation). */
+const self: AccessRule = { credentials: USER_TOKENS };
+/** Public profiles: anyone. */
+const profile: AccessRule = { credentials: ALL_TOKENS, anonymous: true };
+/** Teams: the organization's members, with `read:org` or the organization `members` permission. */
+const teamRead: AccessRule = { credentials: ALL_TOKENS, scopes: ['read:org'], permissions: [{ members: 'read' }] };
+
+const OrgParams = Type.Object({ org: Type.String({ description: 'The organization name, not case sensitive' }) });
+
+function accountRoutes(app: Api, ctx: Context): void {
+  const service = new AccountService(ctx);
+
+  app.get('/user', {
+    config: { access: self },
+    schema: {
+      summary: 'Get the authenticated user',
+      tags: ['users'],
+      security,
+      response: { 200: Type.Union([PrivateUser, PublicUser]), ...denied },
+    },
+  }, async (request) => service.authenticatedUser(request.principal as UserPrincipal));
+
+  app.get('/users/:username', {
+    config: { access: profile },
+    schema: {
+      summary: 'Get a user (or an organization, as a user)',
+      tags: ['users'],
+      security,
+      params: Type.Object({ username: Type.String({ description: 'The handle of the user account' }) }),
+      response: { 200: PublicUser, ...denied },
+    },
+  }, async (request) => service.profile(request.params.username));
+
+  app.get('/orgs/:org', {
+    config: { access: profile },
+    schema: { summary: 'Get an organization', tags: ['orgs'], security, params: OrgParams, response: { 200: OrganizationProfile, ...denied } },
+  }, async (request) => service.organization(request.principal, request.params.org));
+
+  app.get('/orgs/:org/teams/:team_slug', {
+    config: { access: teamRead },
+    schema: {
+      summary: 'Get a team by name',
+      tags: ['teams'],
+      security,
+      params: Type.Object({ ...OrgParams.properties, team_slug: Type.String({ description: 'The slug of the team name' }) }),
+      response: { 200: TeamProfile, ...denied },
+    },
+  }, async (request) => service.team(request.principal, request.params.org, request.params.team_slug));
+}
+
+export const accounts: Area = { name: 'accounts', routes: accountRoutes };
