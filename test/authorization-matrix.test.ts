@@ -46,6 +46,8 @@ type Want = typeof OK | 401 | 403 | 404 | 422;
 interface Request {
   path: string;
   body?: unknown;
+  /** The caller's credential for this request instead of the column's (a throwaway token the request consumes). */
+  authorization?: string;
   /** Runs after the request (puts back what a success changed that later rows rely on). */
   cleanup?: () => Promise<void>;
 }
@@ -80,7 +82,11 @@ const credentials = {} as Record<Column, string | null>;
 const ids = {
   privateRepo: 0, publicRepo: 0, orgConfiguration: 0, enterpriseConfiguration: 0, issueType: 0,
   thread: '', migration: 0, decoyMigration: 0, delivery: 0, matrixInstallation: 0, narrowInstallation: 0,
+  /** An issue, a pull request and a comment in the private repository (secret) and the public one (open). */
+  secret: { issue: 0, pull: 0, comment: 0 }, open: { issue: 0, pull: 0, comment: 0 },
 };
+/** The operations the server serves (its OpenAPI document). */
+let served: Set<string>;
 let matrixApp: TestAppWithSecret;
 let narrowApp: TestAppWithSecret;
 /** Tokens of matrix-app's users for the app token management rows (tess; gus for the grant). */
@@ -91,10 +97,12 @@ let counter = 0;
 
 const ALL_SCOPES = ['repo', 'admin:org', 'admin:enterprise', 'notifications', 'manage_billing:assistant'];
 const APP_PERMISSIONS: Permissions = {
-  organization_administration: 'write', administration: 'read', organization_issue_types: 'write', metadata: 'read', issues: 'read',
+  organization_administration: 'write', administration: 'read', organization_issue_types: 'write', members: 'read',
+  metadata: 'read', issues: 'read', pull_requests: 'read',
 };
 const READ_ONLY_GRANT: Permissions = {
-  organization_administration: 'read', administration: 'read', organization_issue_types: 'read', metadata: 'read', issues: 'read',
+  organization_administration: 'read', administration: 'read', organization_issue_types: 'read', members: 'read',
+  metadata: 'read', issues: 'read', pull_requests: 'read',
 };
 const FINE_GRAINED_PERMISSIONS: Permissions = { ...APP_PERMISSIONS, enterprise_administration: 'write' };
 
@@ -110,6 +118,10 @@ const freshOrgConfiguration = async () => (await api('POST', ORG_CS, { name: `th
 const freshEnterpriseConfiguration = async () => (await api('POST', ENT_CS, { name: `throwaway ${++counter}` })).id as number;
 const freshIssueType = async () => (await api('POST', '/orgs/acme/issue-types', { name: `Throwaway ${++counter}`, is_enabled: true })).id as number;
 const freshAppUserToken = async (login: string) => appUserToken(server, matrixApp, login);
+
+/** A new installation token of an installation (for operations that revoke the calling token). */
+const freshInstallationToken = async (caller: Column) =>
+  `Bearer ${caller === 'instNarrow' ? await mintInstallationToken(server, narrowApp, ids.narrowInstallation) : await mintInstallationToken(server, matrixApp, ids.matrixInstallation)}`;
 
 /** A migration of ana's, exported (drained). */
 async function exportedMigration(repository: string, lock: boolean): Promise<number> {
@@ -166,6 +178,63 @@ const MATRIX: Row[] = [
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
   row('POST /app/hook/deliveries/{delivery_id}/attempts', '', at(() => `/app/hook/deliveries/${ids.delivery}/attempts`),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
+
+  // The app API: with the app's JWT the app and its installations (another app's installation is a
+  // 404); with an installation token the repositories it reaches and its own revocation; any app by slug.
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('GET /app', '', at(() => '/app'),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
+  row('GET /apps/{app_slug}', '', at(() => '/apps/matrix-app'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      OK,   401,    OK,      OK,      OK]),
+  row('GET /app/installations', '', at(() => '/app/installations'),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
+  row('GET /app/installations/{installation_id}', '', at(() => `/app/installations/${ids.matrixInstallation}`),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
+  row('GET /app/installations/{installation_id}', '', at(() => `/app/installations/${ids.narrowInstallation}`),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     404,  401,    403,     403,     403], 'another app\'s installation'),
+  row('GET /repos/{owner}/{repo}/installation', '', at(() => '/repos/acme/secret/installation'),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
+  row('GET /orgs/{org}/installation', '', at(() => '/orgs/acme/installation'),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
+  row('GET /users/{username}/installation', '', at(() => '/users/tess/installation'),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
+  row('GET /installation/repositories', '', at(() => '/installation/repositories'),
+    [401,   403,      403,   403,    403,  403,    403,      403,   OK,    403,    OK,     403,     403,     403,  401,    403,     403,     403]),
+  row('DELETE /installation/token', '',
+    async (caller) => ({ path: '/installation/token', ...(caller === 'inst' || caller === 'instNarrow' ? { authorization: await freshInstallationToken(caller) } : {}) }),
+    [401,   403,      403,   403,    403,  403,    403,      403,   OK,    403,    OK,     403,     403,     403,  401,    403,     403,     403]),
+
+  // Accounts: the caller's own profile (tokens acting as a user); public profiles for anyone; a team
+  // for the organization's members, read:org or members:read.
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('GET /user', null, at(() => '/user'),
+    [401,   OK,       OK,    OK,     OK,   OK,     OK,       OK,    403,   OK,     403,    OK,      OK,      403,  401,    OK,      OK,      OK]),
+  row('GET /users/{username}', null, at(() => '/users/ana'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK]),
+  row('GET /orgs/{org}', null, at(() => '/orgs/acme'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK]),
+  row('GET /orgs/{org}/teams/{team_slug}', 'read:org', at(() => '/orgs/acme/teams/devs'),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     OK,      403,  401,    OK,      OK,      404]),
+
+  // Repositories and what is in them: a public one for anyone; a private one for whoever reads it,
+  // through a credential that reaches it, with repo (else 404) or a permission of the resource (else 403).
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('GET /repos/{owner}/{repo}', null, at(() => '/repos/acme/secret'),
+    [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}', null, at(() => '/repos/acme/open'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}', null, at(() => `/repos/acme/secret/issues/${ids.secret.issue}`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}', null, at(() => `/repos/acme/open/issues/${ids.open.issue}`),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', null, at(() => `/repos/acme/secret/issues/comments/${ids.secret.comment}`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', null, at(() => `/repos/acme/open/issues/comments/${ids.open.comment}`),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('GET /repos/{owner}/{repo}/pulls/{pull_number}', null, at(() => `/repos/acme/secret/pulls/${ids.secret.pull}`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/pulls/{pull_number}', null, at(() => `/repos/acme/open/pulls/${ids.open.pull}`),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
 
   // Code security, enterprise: classic and OAuth tokens of an enterprise owner; enterprise members 403, others 404.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
@@ -357,6 +426,11 @@ const KNOWN_HOLES_ON_BASE: string[] = [
   'POST /orgs/{org}/issue-types | scoped',
   'PUT /orgs/{org}/issue-types/{issue_type_id} | scoped',
   'DELETE /orgs/{org}/issue-types/{issue_type_id} | scoped',
+  'GET /orgs/{org}/teams/{team_slug} | scoped',
+  'GET /repos/{owner}/{repo} (private repository) | scoped',
+  'GET /repos/{owner}/{repo}/issues/{issue_number} (private repository) | scoped',
+  'GET /repos/{owner}/{repo}/issues/comments/{comment_id} (private repository) | scoped',
+  'GET /repos/{owner}/{repo}/pulls/{pull_number} (private repository) | scoped',
   // Hole 4: a classic token without scopes exports a private repository (403 naming repo, on the platform).
   'POST /user/migrations (private repository) | classic0',
 ];
@@ -370,9 +444,28 @@ const HOLES_FOUND_BY_THE_MATRIX: string[] = [
   'GET /repos/{owner}/{repo}/issue-types (private repository) | secman',
   'GET /repos/{owner}/{repo}/notifications | secman',
   'PUT /repos/{owner}/{repo}/notifications | secman',
+  'GET /repos/{owner}/{repo} (private repository) | secman',
+  'GET /repos/{owner}/{repo}/issues/{issue_number} (private repository) | secman',
+  'GET /repos/{owner}/{repo}/issues/comments/{comment_id} (private repository) | secman',
+  'GET /repos/{owner}/{repo}/pulls/{pull_number} (private repository) | secman',
   // A classic token without scopes reads what anyone may read: an operation open to anonymous callers
   // answers it for public resources instead of refusing it for want of repo.
   'GET /repos/{owner}/{repo}/issue-types (public repository) | classic0',
+];
+
+/**
+ * Operations other branches of issue 10 add (their rows are in MATRIX). Until the server serves
+ * them, their rows are skipped; the lead empties this list once they are merged.
+ */
+const AWAITING_MERGE: string[] = [
+  // app-api: the app API an app framework drives.
+  'GET /app', 'GET /apps/{app_slug}', 'GET /app/installations', 'GET /app/installations/{installation_id}',
+  'GET /repos/{owner}/{repo}/installation', 'GET /orgs/{org}/installation', 'GET /users/{username}/installation',
+  'GET /installation/repositories', 'DELETE /installation/token',
+  // public-reads: every URL in a response resolves.
+  'GET /user', 'GET /users/{username}', 'GET /orgs/{org}', 'GET /orgs/{org}/teams/{team_slug}', 'GET /repos/{owner}/{repo}',
+  'GET /repos/{owner}/{repo}/issues/{issue_number}', 'GET /repos/{owner}/{repo}/issues/comments/{comment_id}',
+  'GET /repos/{owner}/{repo}/pulls/{pull_number}',
 ];
 
 /** Operations with no row, and why. */
@@ -425,6 +518,7 @@ before(async () => {
   const oauthApp = await createApp(server, 'oauth-app', {});
   ids.matrixInstallation = await install(server, matrixApp, 'acme');
   await install(server, matrixApp, 'globex');
+  await install(server, matrixApp, 'tess');
   ids.narrowInstallation = await install(server, narrowApp, 'acme', { permissions: READ_ONLY_GRANT });
 
   const anaUserToken = await appUserToken(server, matrixApp, 'ana');
@@ -455,6 +549,12 @@ before(async () => {
     login: 'ana', repository: 'acme/secret', reason: 'mention',
     subject: { type: 'Issue', title: 'A thread', url: `${server.apiUrl}/repos/acme/secret/issues/1` },
   })).id;
+  for (const repository of ['secret', 'open'] as const) {
+    const issue = await server.admin('POST', `/repos/acme/${repository}/issues`, { author: 'ana', title: 'An issue' });
+    const pull = await server.admin('POST', `/repos/acme/${repository}/issues`, { author: 'ana', title: 'A pull request', pull_request: true });
+    const comment = await server.admin('POST', `/repos/acme/${repository}/issues/${issue.number}/comments`, { author: 'ana', body: 'A comment' });
+    ids[repository] = { issue: issue.number, pull: pull.number, comment: comment.id };
+  }
   ids.migration = await exportedMigration('blog', false);
   ids.decoyMigration = await exportedMigration('blog', false);
   await server.admin('POST', '/events', { event: 'issues', action: 'opened', repository: 'acme/secret', sender: 'ana', payload: {} });
@@ -463,6 +563,10 @@ before(async () => {
   assert.equal(deliveries.status, 200, deliveries.text);
   assert.ok(deliveries.body.length > 0, 'a webhook delivery for the matrix');
   ids.delivery = deliveries.body[0].id;
+
+  const document = (await fetch(`${server.url}/openapi.json`).then((r) => r.json())) as { paths: Record<string, Record<string, unknown>> };
+  served = new Set(Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.keys(methods).filter((method) => ['get', 'post', 'put', 'patch', 'delete'].includes(method)).map((method) => `${method.toUpperCase()} ${path}`)));
 });
 
 after(async () => {
@@ -476,16 +580,9 @@ const cell = (row: Row, column: Column) => `${row.key} | ${column}`;
 const successful = (row: Row, status: number) => (row.operation.endsWith('/archive') && row.operation.startsWith('GET') ? status === 302 : status >= 200 && status < 300);
 
 test('every public operation has a row, and every row a public operation', async () => {
-  const document = (await fetch(`${server.url}/openapi.json`).then((r) => r.json())) as { paths: Record<string, Record<string, unknown>> };
-  const operations = new Set<string>();
-  for (const [path, methods] of Object.entries(document.paths)) {
-    for (const method of Object.keys(methods)) {
-      if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) operations.add(`${method.toUpperCase()} ${path}`);
-    }
-  }
   const covered = new Set(MATRIX.map((r) => r.operation));
-  const missing = [...operations].filter((operation) => !covered.has(operation) && !(operation in NOT_IN_MATRIX));
-  const unknown = [...covered].filter((operation) => !operations.has(operation));
+  const missing = [...served].filter((operation) => !covered.has(operation) && !(operation in NOT_IN_MATRIX));
+  const unknown = [...covered].filter((operation) => !served.has(operation) && !AWAITING_MERGE.includes(operation));
   assert.deepEqual({ missing, unknown }, { missing: [], unknown: [] }, 'operations without a matrix row, and rows naming no operation');
   assert.equal(new Set(MATRIX.map((r) => r.key)).size, MATRIX.length, 'row keys are unique');
   const cells = new Set(MATRIX.flatMap((r) => COLUMNS.map((c) => cell(r, c))));
@@ -498,13 +595,19 @@ test('every operation × every caller answers as the platform does', async () =>
   const holes = new Set([...KNOWN_HOLES_ON_BASE, ...HOLES_FOUND_BY_THE_MATRIX]);
   const mismatches: string[] = [];
   const holesNowPassing: string[] = [];
+  const awaiting = new Set<string>();
   for (const entry of MATRIX) {
+    if (!served.has(entry.operation)) {
+      awaiting.add(entry.operation);
+      continue;
+    }
     const method = entry.operation.split(' ')[0]!;
     for (const column of COLUMNS) {
       const want = entry.expect[column];
       const request = await entry.send(column, want);
+      const authorization = request.authorization ?? credentials[column];
       const response = await server.api(method, request.path, {
-        ...(credentials[column] ? { authorization: credentials[column]! } : {}),
+        ...(authorization ? { authorization } : {}),
         ...(request.body !== undefined ? { body: request.body } : {}),
       });
       await request.cleanup?.();
@@ -526,6 +629,7 @@ test('every operation × every caller answers as the platform does', async () =>
       if (problems.length) mismatches.push(`${name}: ${problems.join('; ')}`);
     }
   }
+  if (awaiting.size) console.log(`rows skipped, their operations awaiting merge (AWAITING_MERGE):\n  ${[...awaiting].join('\n  ')}`);
   if (holesNowPassing.length) console.log(`listed holes that pass now (remove them from KNOWN_HOLES_ON_BASE or HOLES_FOUND_BY_THE_MATRIX):\n  ${holesNowPassing.join('\n  ')}`);
   assert.deepEqual(mismatches, [], `${mismatches.length} cells of the authorization matrix differ:\n  ${mismatches.join('\n  ')}`);
 });
