@@ -2,6 +2,7 @@
 // organization's create, list, update and delete.
 import { Type } from 'typebox';
 import { ALL_TOKENS, type AccessRule } from '../../core/callers/access.ts';
+import { repositoryRead } from '../../core/repositories/routes.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import { IssueType, IssueTypeInput, IssueTypeService } from './service.ts';
@@ -9,7 +10,6 @@ import { IssueType, IssueTypeInput, IssueTypeService } from './service.ts';
 const tags = ['issue-types'];
 const security = [{ token: [] }];
 
-const repositoryRead: AccessRule = { credentials: ALL_TOKENS, anonymous: true, scopes: ['repo'], permissions: [{ metadata: 'read' }] };
 const orgRead: AccessRule = { credentials: ALL_TOKENS, scopes: ['read:org'], permissions: [{ organization_issue_types: 'read' }] };
 const orgWrite: AccessRule = { credentials: ALL_TOKENS, scopes: ['admin:org'], permissions: [{ organization_issue_types: 'write' }] };
 
@@ -21,7 +21,7 @@ export function issueTypeRoutes(app: Api, ctx: Context): void {
   const service = new IssueTypeService(ctx);
 
   app.get('/repos/:owner/:repo/issue-types', {
-    config: { access: repositoryRead },
+    config: { access: repositoryRead([{ metadata: 'read' }]) },
     schema: {
       summary: 'List issue types for a repository',
       tags,

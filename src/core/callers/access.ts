@@ -18,6 +18,12 @@ export interface AccessRule {
   scopes?: readonly string[];
   /** Fine-grained permission sets, any one of which suffices. */
   permissions?: readonly Permissions[];
+  /**
+   * The scopes and permissions are needed only on a private or internal repository: a public one is
+   * read by anyone the rule admits. The request hook announces them; `requireReadableRepository`
+   * checks them once the repository is known.
+   */
+  privateOnly?: boolean;
 }
 
 export const USER_TOKENS = ['classic', 'oauth', 'fine_grained', 'app_user'] as const satisfies readonly CredentialKind[];
@@ -100,6 +106,7 @@ export function checkRule(rule: AccessRule, principal: Principal): void {
     throw requiresAuthentication();
   }
   if (!rule.credentials.includes(principal.kind)) throw notAccessible(principal);
+  if (rule.privateOnly) return;
   if ((principal.kind === 'classic' || principal.kind === 'oauth') && rule.scopes?.length) {
     if (!hasScope(principal, rule.scopes)) throw notAccessible(principal);
   }
@@ -143,8 +150,9 @@ export async function reachesAccount(_db: Executor, principal: Principal, accoun
  */
 export async function permittedOn(principal: Principal, accountId: number): Promise<boolean> {
   const token = fineGrainedToken(principal);
-  if (!token || !token.routePermissions.length) return true;
-  return hasPermissions(await token.permissionsOn(accountId), token.routePermissions);
+  const sets = token?.route?.permissions;
+  if (!token || !sets?.length) return true;
+  return hasPermissions(await token.permissionsOn(accountId), sets);
 }
 
 /** The 403 of a credential that reaches an account but lacks the route's permissions there. */
@@ -225,8 +233,8 @@ export async function userRepositoryPermissions(
  * token's reach. Used to answer 404 for what the caller may not see.
  */
 export async function canReadRepository(db: Executor, principal: Principal, repository: RepositoryRow): Promise<boolean> {
-  if (principal.type === 'installation') return reachesRepository(db, principal, repository);
   if (principal.type === 'app') return false;
+  if (principal.type === 'installation') return repository.visibility === 'public' || reachesRepository(db, principal, repository);
   const userId = principal.type === 'user' ? principal.user.id : null;
   const permissions = await userRepositoryPermissions(db, userId, repository);
   if (!permissions.pull) return false;
@@ -240,13 +248,17 @@ export function assertRepositoryWritable(repository: Pick<RepositoryRow, 'locked
 }
 
 /**
- * Throws the platform's 404 unless the principal may read the repository. A fine-grained token that
- * reaches a private (or internal) repository without the route's permissions on its owner (an app
- * user token whose app's installation there grants too little) is refused with a 403.
+ * Throws the platform's 404 unless the principal may read the repository. On a private (or internal)
+ * one, a classic or OAuth token needs the route's scopes (without them the repository is not there
+ * for it: 404), and a fine-grained token the route's permissions on its owner (an app user token
+ * whose app's installation there grants too little is refused with a 403).
  */
-export async function requireReadableRepository(db: Executor, principal: Principal, repository: RepositoryRow | undefined): Promise<RepositoryRow> {
+export async function requireReadableRepository<R extends RepositoryRow>(db: Executor, principal: Principal, repository: R | undefined): Promise<R> {
   if (!repository || !(await canReadRepository(db, principal, repository))) throw notFound();
-  if (repository.visibility !== 'public') await requirePermittedOn(principal, repository.owner_id);
+  if (repository.visibility === 'public') return repository;
+  const scopes = principal.type === 'user' ? principal.route?.scopes : undefined;
+  if ((principal.kind === 'classic' || principal.kind === 'oauth') && scopes?.length && !hasScope(principal, scopes)) throw notFound();
+  await requirePermittedOn(principal, repository.owner_id);
   return repository;
 }
 

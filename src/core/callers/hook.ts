@@ -67,7 +67,7 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
     checkRule(rule, principal);
     // What the route accepts goes with the caller, so a check on an account or repository can ask
     // whether a token holds it there (an app user token's grant differs from account to account).
-    if (principal.type === 'user' || principal.type === 'installation') principal.routePermissions = rule.permissions ?? [];
+    if (principal.type === 'user' || principal.type === 'installation') principal.route = rule;
   });
 }
 

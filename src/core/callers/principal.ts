@@ -5,6 +5,7 @@ import type { Executor } from '../../db/index.ts';
 import type { UserRow } from '../accounts/store.ts';
 import { intersectPermissions, parsePermissions, type Permissions } from '../apps/permissions.ts';
 import type { AppRow } from '../apps/store.ts';
+import type { AccessRule } from './access.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ApiError, badCredentials } from '../../platform/errors.ts';
 import { hashSecret, tokenKindOf, type TokenKind } from '../../platform/tokens.ts';
@@ -26,10 +27,11 @@ interface TokenFacts {
   repositoryIds: number[];
   expiresAt: string | null;
   /**
-   * The permission sets the route being served accepts (its access rule's, set by the request hook).
-   * A fine-grained credential acting on an account or repository must hold one of them there.
+   * The access rule of the route being served (set by the request hook). A fine-grained credential
+   * acting on an account or repository must hold one of its permission sets there; on a private
+   * repository, a classic token one of its scopes.
    */
-  routePermissions: readonly Permissions[];
+  route: AccessRule | null;
   /** Effective permissions on an account's resources; none on an account the token does not reach. */
   permissionsOn(accountId: number): Promise<Permissions>;
 }
@@ -125,7 +127,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
     repositorySelection: row.repository_selection as 'all' | 'selected',
     repositoryIds: json<number[]>(row.repository_ids),
     expiresAt: row.expires_at,
-    routePermissions: [] as readonly Permissions[],
+    route: null,
   };
   if (kind === 'installation') {
     if (row.installation_id === null || row.app_id === null || row.account_id === null || row.app_permissions === null) throw badCredentials();

@@ -4,7 +4,7 @@ import type { Api, Context } from '../../platform/context.ts';
 import type { FastifyReply } from 'fastify';
 import { denied, repositoryRead, RepositoryParams } from '../repositories/routes.ts';
 import { Issue, IssueComment, PullRequest } from './representations.ts';
-import { IssueService } from './service.ts';
+import { ISSUE_READ, IssueService, PULL_READ } from './service.ts';
 
 const security = [{ token: [] }];
 
@@ -18,7 +18,7 @@ export function issueRoutes(app: Api, ctx: Context): void {
   const service = new IssueService(ctx);
 
   app.get('/repos/:owner/:repo/issues/:issue_number', {
-    config: { access: repositoryRead },
+    config: { access: repositoryRead(ISSUE_READ) },
     schema: {
       summary: 'Get an issue (a pull request shows as an issue with `pull_request`)',
       tags: ['issues'],
@@ -32,7 +32,7 @@ export function issueRoutes(app: Api, ctx: Context): void {
   });
 
   app.get('/repos/:owner/:repo/issues/comments/:comment_id', {
-    config: { access: repositoryRead },
+    config: { access: repositoryRead(ISSUE_READ) },
     schema: {
       summary: 'Get an issue comment',
       tags: ['issues'],
@@ -46,7 +46,7 @@ export function issueRoutes(app: Api, ctx: Context): void {
   });
 
   app.get('/repos/:owner/:repo/pulls/:pull_number', {
-    config: { access: repositoryRead },
+    config: { access: repositoryRead(PULL_READ) },
     schema: {
       summary: 'Get a pull request',
       tags: ['pulls'],

@@ -9,8 +9,8 @@ import { RepositoryService } from '../repositories/service.ts';
 import { commentRepresentation, issueRepresentation, loadCommentFacts, loadIssueFacts, pullRequestRepresentation } from './representations.ts';
 import { findComment, findIssue } from './store.ts';
 
-const ISSUE_READ: readonly Permissions[] = [{ issues: 'read' }, { pull_requests: 'read' }];
-const PULL_READ: readonly Permissions[] = [{ pull_requests: 'read' }];
+export const ISSUE_READ: readonly Permissions[] = [{ issues: 'read' }, { pull_requests: 'read' }];
+export const PULL_READ: readonly Permissions[] = [{ pull_requests: 'read' }];
 
 /** A path number that can name a row; anything else names nothing (404, as the platform answers). */
 function rowId(value: string): number {
@@ -23,7 +23,7 @@ export class IssueService extends Service {
   private readonly repositories = new RepositoryService(this.ctx);
 
   private async issueIn(principal: Principal, owner: string, repo: string, number: string, permissions: readonly Permissions[]) {
-    const repository = await this.repositories.readable(principal, owner, repo, permissions);
+    const repository = await this.repositories.readable(principal, owner, repo);
     const issue = await findIssue(this.db, repository.id, rowId(number));
     if (!issue) throw notFound();
     return issue;
@@ -43,7 +43,7 @@ export class IssueService extends Service {
   }
 
   async comment(principal: Principal, owner: string, repo: string, commentId: string) {
-    const repository = await this.repositories.readable(principal, owner, repo, ISSUE_READ);
+    const repository = await this.repositories.readable(principal, owner, repo);
     const comment = await findComment(this.db, repository.id, rowId(commentId));
     if (!comment) throw notFound();
     return commentRepresentation(this.ctx.urls, await loadCommentFacts(this.db, comment.id));

@@ -5,10 +5,16 @@ import type { Area } from '../area.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody } from '../../platform/schemas.ts';
 import { FullRepository } from './representations.ts';
-import { RepositoryService } from './service.ts';
+import { REPOSITORY_READ, RepositoryService } from './service.ts';
+import type { Permissions } from '../apps/permissions.ts';
 
-/** Public repositories answer anyone; private ones follow the service's rule (scope `repo`, or a permission). */
-export const repositoryRead: AccessRule = { credentials: ALL_TOKENS, anonymous: true };
+/**
+ * A read inside a repository: a public one answers anyone; a private one needs `repo` of a classic
+ * token and one of `permissions` of a fine-grained one (checked by requireReadableRepository).
+ */
+export function repositoryRead(permissions: readonly Permissions[]): AccessRule {
+  return { credentials: ALL_TOKENS, anonymous: true, privateOnly: true, scopes: ['repo'], permissions };
+}
 
 export const RepositoryParams = Type.Object({
   owner: Type.String({ description: 'The account owner of the repository, not case sensitive' }),
@@ -20,7 +26,7 @@ export const denied = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 function repositoryRoutes(app: Api, ctx: Context): void {
   const service = new RepositoryService(ctx);
   app.get('/repos/:owner/:repo', {
-    config: { access: repositoryRead },
+    config: { access: repositoryRead(REPOSITORY_READ) },
     schema: {
       summary: 'Get a repository',
       tags: ['repos'],

@@ -3,8 +3,7 @@
 // who may read it through a credential that reaches it (else 404), with the `repo` scope (classic
 // and OAuth tokens, else 404) or one of the route's permissions (fine-grained tokens, else 403).
 import { Service } from '../../platform/service.ts';
-import { notFound } from '../../platform/errors.ts';
-import { canReadRepository, hasPermissions, hasScope, notAccessible, userRepositoryPermissions } from '../callers/access.ts';
+import { requireReadableRepository, userRepositoryPermissions } from '../callers/access.ts';
 import type { Permissions } from '../apps/permissions.ts';
 import type { UserRow } from '../accounts/store.ts';
 import type { Principal } from '../callers/principal.ts';
@@ -18,23 +17,14 @@ export type ReadableRepository = RepositoryRow & { owner: UserRow };
 export const REPOSITORY_READ: readonly Permissions[] = [{ metadata: 'read' }, { contents: 'read' }, { issues: 'read' }, { pull_requests: 'read' }, { administration: 'read' }];
 
 export class RepositoryService extends Service {
-  /** The repository `owner/name` if the caller may read it there with one of `permissions`. */
-  async readable(principal: Principal, owner: string, name: string, permissions: readonly Permissions[]): Promise<ReadableRepository> {
-    const repository = await findRepository(this.db, owner, name);
-    if (!repository) throw notFound();
-    if (repository.visibility === 'public') return repository;
-    if (!(await canReadRepository(this.db, principal, repository))) throw notFound();
-    if (principal.type === 'user' && (principal.kind === 'classic' || principal.kind === 'oauth')) {
-      if (!hasScope(principal, ['repo'])) throw notFound();
-    } else if (principal.type === 'user' || principal.type === 'installation') {
-      if (!hasPermissions(principal.permissions, permissions)) throw notAccessible(principal);
-    }
-    return repository;
+  /** The repository `owner/name` if the caller may read it, by the route's rule (requireReadableRepository). */
+  async readable(principal: Principal, owner: string, name: string): Promise<ReadableRepository> {
+    return requireReadableRepository(this.db, principal, await findRepository(this.db, owner, name));
   }
 
   /** GET /repos/{owner}/{repo}: the full repository, with what the calling user may do with it. */
   async get(principal: Principal, owner: string, name: string): Promise<FullRepository> {
-    const repository = await this.readable(principal, owner, name, REPOSITORY_READ);
+    const repository = await this.readable(principal, owner, name);
     const permissions = principal.type === 'user' ? await userRepositoryPermissions(this.db, principal.user.id, repository) : undefined;
     return representRepository(this.db, this.ctx.urls, repository, repository.owner, permissions);
   }
