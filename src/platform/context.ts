@@ -47,4 +47,9 @@ export interface Area {
   onActivity?(ctx: Context, trx: Executor, activity: ActivityRow): Promise<void>;
   /** An app was created on the operator surface; `input` is the whole create body (e.g. its `webhook`). */
   onAppCreated?(ctx: Context, app: AppRow, input: Record<string, unknown>): Promise<void>;
+  /** Repository access changed (memberships, collaborators, team repositories, visibility), inside `trx`. */
+  onAccessChanged?(ctx: Context, trx: Executor, change: AccessChange): Promise<void>;
 }
+
+/** Whose repository access changed: some users' (on some repositories), or anyone's on some repositories. */
+export type AccessChange = { userIds: readonly number[] } | { repositoryIds: readonly number[] };
