@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import type { ActivityRow } from '../../activity/outbox.ts';
 import type { Executor } from '../../db/index.ts';
+import type { AccessChange } from '../../platform/context.ts';
 import { userRepositoryPermissions } from '../../core/callers/access.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount } from '../../core/accounts/store.ts';
@@ -246,6 +247,17 @@ export class NotificationService extends Service {
     await store.upsertThreads(trx, threads);
     await store.saveSubscriptions(trx, subscriptionChanges);
     await store.touchInboxes(trx, threads.map((t) => t.user_id), now);
+  }
+
+  /**
+   * Repository access changed: the threads of the repositories concerned leave (or rejoin) the lists
+   * of the users concerned. The lists filter by access themselves; what changes here is their
+   * Last-Modified, which moves to now, so that a poller's If-Modified-Since sees the change and the
+   * header never stays at the time of activity the user may no longer see.
+   */
+  async onAccessChanged(trx: Executor, change: AccessChange): Promise<void> {
+    const userIds = 'userIds' in change ? change.userIds : await store.usersWithThreadsIn(trx, change.repositoryIds);
+    await store.touchInboxes(trx, userIds, this.now());
   }
 
   private async canRead(db: Executor, userId: number, repository: RepositoryRow): Promise<boolean> {

@@ -1,8 +1,12 @@
 // SQL of the notifications area: subjects, threads, thread subscriptions and each user's
-// last-change time. Every thread query starts from user_id so it reads one user's index range.
+// last-change time. Every thread query starts from user_id so it reads one user's index range, and
+// every query that answers the user (lists, counts, one thread, marking) keeps only threads of
+// repositories the user can read now, in the query itself (`readableBy`): a thread of a repository
+// the user lost is out of sight, untouched, until access returns.
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
+import { readableBy } from '../../core/repositories/store.ts';
 import type { NotificationThreadsTable, ThreadSubscriptionsTable } from './tables.ts';
 
 export type ThreadRow = Selectable<NotificationThreadsTable>;
@@ -111,6 +115,13 @@ export async function touchInboxes(db: Executor, userIds: readonly number[], now
   }
 }
 
+/** The users who have threads in some repositories (whose lists a change of access there changes). */
+export async function usersWithThreadsIn(db: Executor, repositoryIds: readonly number[]): Promise<number[]> {
+  if (!repositoryIds.length) return [];
+  const rows = await db.selectFrom('notification_threads').select('user_id').distinct().where('repository_id', 'in', repositoryIds).execute();
+  return rows.map((r) => r.user_id);
+}
+
 export async function inboxModifiedAt(db: Executor, userId: number): Promise<string | null> {
   const row = await db.selectFrom('notification_inboxes').select('modified_at').where('user_id', '=', userId).executeTakeFirst();
   return row?.modified_at ?? null;
@@ -128,7 +139,7 @@ export interface ThreadFilter {
 }
 
 function filtered(db: Executor, filter: ThreadFilter) {
-  let query = db.selectFrom('notification_threads as t').where('t.user_id', '=', filter.userId);
+  let query = db.selectFrom('notification_threads as t').where('t.user_id', '=', filter.userId).where(readableBy(filter.userId, 't.repository_id'));
   if (filter.repositoryId !== undefined) query = query.where('t.repository_id', '=', filter.repositoryId);
   // Unread implies not done, so the unread list is one range of the (user_id, unread, updated_at) index.
   query = filter.all ? query.where('t.done', '=', 0) : query.where('t.unread', '=', 1);
@@ -172,6 +183,7 @@ export async function findThread(db: Executor, userId: number, threadId: number)
     .select(threadColumns)
     .where('t.id', '=', threadId)
     .where('t.user_id', '=', userId)
+    .where(readableBy(userId, 't.repository_id'))
     .executeTakeFirst();
 }
 
@@ -199,7 +211,8 @@ function marked(db: Executor, selection: MarkSelection) {
     .select('id')
     .where('user_id', '=', selection.userId)
     .where('unread', '=', selection.read ? 1 : 0)
-    .where('updated_at', '<=', selection.until);
+    .where('updated_at', '<=', selection.until)
+    .where(readableBy(selection.userId, 'notification_threads.repository_id'));
   if (!selection.read) query = query.where('done', '=', 0);
   if (selection.repositoryId !== null) query = query.where('repository_id', '=', selection.repositoryId);
   return query;
