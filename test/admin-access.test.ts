@@ -4,6 +4,8 @@
 // access they give or take is what the public API then sees.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { AREAS } from '../src/app.ts';
+import { loadSeed } from '../src/admin/seed.ts';
 import { classicToken } from './helpers/credentials.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
@@ -239,5 +241,21 @@ describe('repositories', () => {
     assertValidation(await server.adminRaw('PATCH', '/repos/acme/vault', { visibility: 'secret' }));
     assertValidation(await server.adminRaw('PATCH', '/repos/acme/vault', { archived: 'yes' }));
     assertValidation(await server.adminRaw('PATCH', '/repos/owner/personal', { visibility: 'internal' }), 'visibility');
+  });
+});
+
+describe('seed files', () => {
+  test('`collaborators`, and `teams` with their `repositories`, load idempotently', async () => {
+    await person('seeded');
+    const seed = {
+      repos: [{ owner: 'acme', name: 'seeded-a', visibility: 'private' }, { owner: 'acme', name: 'seeded-b', visibility: 'private' }],
+      teams: [{ org: 'acme', slug: 'seeded-team', members: ['seeded'], repositories: [{ name: 'seeded-a', permission: 'pull' }] }],
+      collaborators: [{ repository: 'acme/seeded-b', login: 'seeded', permission: 'admin' }],
+    };
+    const first = await loadSeed(server.server.ctx, AREAS, seed);
+    assert.deepEqual([first.created.teams, first.created.collaborators], [1, 1]);
+    await loadSeed(server.server.ctx, AREAS, seed);
+    assert.equal(await access('seeded', 'acme/seeded-a'), 'read');
+    assert.equal(await access('seeded', 'acme/seeded-b'), 'admin');
   });
 });
