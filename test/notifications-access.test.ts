@@ -199,6 +199,27 @@ describe('set-wise, inside the list queries', () => {
     assert.equal(links(second.headers.get('link')).next, undefined);
   });
 
+  test('past a hundred hidden repositories, the same answers (access tested thread by thread)', async () => {
+    const login = await person('many');
+    await server.admin('POST', '/orgs', { login: 'many-org', owners: ['olive'], members: [login] });
+    for (let i = 0; i < 101; i++) {
+      await server.admin('POST', '/repos', { owner: 'many-org', name: `r${i}`, visibility: 'private' });
+      await notify(login, `many-org/r${i}`, `hidden ${i}`);
+    }
+    await server.advance(1);
+    await notify(login, 'acme/open', 'shown');
+    assert.equal((await call('GET', '/notifications?all=true&per_page=1', login)).body.length, 1);
+    await server.admin('DELETE', `/orgs/many-org/members/${login}`);
+    const listed = await call('GET', '/notifications?per_page=1', login);
+    assert.deepEqual(titles(listed.body), ['shown']);
+    assert.equal(links(listed.headers.get('link')).next, undefined);
+    assert.equal((await call('PUT', '/notifications', login, { body: {} })).status, 205);
+    await server.admin('PUT', `/orgs/many-org/members/${login}`, { role: 'member' });
+    const back = await call('GET', '/notifications?per_page=50', login);
+    assert.equal(back.body.length, 50);
+    assert.ok(back.body.every((t: { unread: boolean }) => t.unread));
+  });
+
   test('the background mark-as-read job leaves hidden threads unread', async () => {
     const login = await person('bulk');
     await server.admin('POST', '/repos', { owner: 'acme', name: 'bulky', visibility: 'private' });

@@ -312,6 +312,7 @@ export class NotificationService extends Service {
   async list(userId: number, options: ListOptions): Promise<{ threads: NotificationThread[]; total: number; modifiedAt: string | null }> {
     const filter: store.ThreadFilter = {
       userId,
+      hidden: await store.hiddenRepositoryIds(this.db, userId),
       repositoryId: options.repositoryId,
       all: options.all ?? false,
       reasons: options.participating ? PARTICIPATING : undefined,
@@ -344,13 +345,16 @@ export class NotificationService extends Service {
     const readAt = until < now ? until : now;
     const selection: MarkSelection = { userId, repositoryId: input.repositoryId ?? null, until, read: input.read ?? true };
     const threshold = this.ctx.config.notifications.markReadThreshold;
-    if (await store.coversMoreThan(this.db, selection, threshold)) {
+    const hidden = await store.hiddenRepositoryIds(this.db, userId);
+    if (await store.coversMoreThan(this.db, selection, hidden, threshold)) {
       const job: MarkReadJob = { ...selection, readAt };
       await this.ctx.queue.send(MARK_READ_QUEUE, job, { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
       return 'queued';
     }
     await this.db.transaction().execute(async (trx) => {
-      if ((await store.markThreads(trx, selection, readAt, threshold, this.locksRows)) > 0) await store.touchInboxes(trx, [userId], now);
+      // Again inside the transaction: what the user cannot read as the marking happens stays as it is.
+      const current = await store.hiddenRepositoryIds(trx, userId);
+      if ((await store.markThreads(trx, selection, current, readAt, threshold, this.locksRows)) > 0) await store.touchInboxes(trx, [userId], now);
     });
     return 'done';
   }
@@ -365,7 +369,9 @@ export class NotificationService extends Service {
     for (;;) {
       await new Promise((resolve) => setImmediate(resolve));
       const changed = await this.db.transaction().execute(async (trx) => {
-        const count = await store.markThreads(trx, job, job.readAt, batch, this.locksRows);
+        // Access may have changed since the job was queued: the hidden repositories as of now.
+        const hidden = await store.hiddenRepositoryIds(trx, job.userId);
+        const count = await store.markThreads(trx, job, hidden, job.readAt, batch, this.locksRows);
         if (count > 0) await store.touchInboxes(trx, [job.userId], this.now());
         return count;
       });
