@@ -21,6 +21,7 @@ import type { ActivityRow } from '../../activity/outbox.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AccessChange } from '../../platform/context.ts';
 import { userRepositoryPermissions } from '../../core/callers/access.ts';
+import { readersOf } from '../../core/repositories/permissions.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount } from '../../core/accounts/store.ts';
 import { findRepository } from '../../core/repositories/store.ts';
@@ -188,6 +189,9 @@ export class NotificationService extends Service {
     const subscribe = (userId: number, reason: Reason | null, state: 'subscribed' | 'ignored' | 'muted' = 'subscribed') =>
       subscriptionChanges.push({ user_id: userId, subject_id: subjectId, state, reason, created_at: subscriptions.get(userId)?.created_at ?? now });
 
+    // Who of them can read the repository, in one query (anyone can read a public one).
+    const readers = repository.visibility === 'public' ? null : await readersOf(trx, repository.id, [...users]);
+
     // Sorted, so concurrent fan-outs lock rows in one order.
     for (const userId of [...users].sort((a, b) => a - b)) {
       const own = claims.get(userId) ?? [];
@@ -206,7 +210,7 @@ export class NotificationService extends Service {
         continue;
       }
 
-      if (!(await this.canRead(trx, userId, repository))) continue;
+      if (readers && !readers.has(userId)) continue;
       let state = current?.state ?? null;
       const lifted = (state === 'ignored' || state === 'muted') && own.some((c) => c.reason === 'mention');
       if (lifted) {

@@ -78,12 +78,15 @@ export async function repositoryAccessFacts(db: Executor, userId: number, reposi
 export type RepositoryAccessFacts = Awaited<ReturnType<typeof repositoryAccessFacts>>[number];
 
 /**
- * A condition, for a query over rows that name a repository in `repositoryIdColumn`: the user can
- * read that repository. The same rules as ./permissions.ts (every stored permission reads), as a
- * correlated EXISTS, so a list filters, pages and counts in its own query.
+ * A condition, for a query over rows that name a repository (and a user): the user can read the
+ * repository. Each is a value (a number) or a column of the outer query (its name). The same rules
+ * as ./permissions.ts (every stored permission reads), as a correlated EXISTS, so a list filters,
+ * pages and counts in its own query.
  */
-export function readableBy(userId: number, repositoryIdColumn: string) {
-  return sql<SqlBool>`exists (select 1 from repositories ra where ra.id = ${sql.ref(repositoryIdColumn)} and (
+export function readableBy(user: number | string, repository: number | string) {
+  const userId = typeof user === 'number' ? sql`${user}` : sql.ref(user);
+  const repositoryId = typeof repository === 'number' ? sql`${repository}` : sql.ref(repository);
+  return sql<SqlBool>`exists (select 1 from repositories ra where ra.id = ${repositoryId} and (
     ra.visibility = 'public'
     or ra.owner_id = ${userId}
     or exists (select 1 from org_memberships om where om.org_id = ra.owner_id and om.user_id = ${userId} and om.role in ('owner', 'member'))
@@ -95,6 +98,18 @@ export function readableBy(userId: number, repositoryIdColumn: string) {
       inner join org_memberships em on em.org_id = other.id
       where target.id = ra.owner_id and em.user_id = ${userId}))
   ))`;
+}
+
+/** Of some users, those who can read a repository (one query). */
+export async function readersOf(db: Executor, repositoryId: number, userIds: readonly number[]): Promise<Set<number>> {
+  if (!userIds.length) return new Set();
+  const rows = await db
+    .selectFrom('users')
+    .select('id')
+    .where('id', 'in', [...new Set(userIds)])
+    .where(readableBy('users.id', repositoryId))
+    .execute();
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Of some repositories, those the user can read (one query). */
