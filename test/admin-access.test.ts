@@ -119,7 +119,11 @@ describe('organization membership', () => {
     assertNotFound(await server.adminRaw('DELETE', '/orgs/nope/members/alice'));
     assertNotFound(await server.adminRaw('DELETE', '/orgs/acme/members/ghost'));
     assertValidation(await server.adminRaw('PUT', '/orgs/acme/members/alice', { role: 'wizard' }));
-    assertValidation(await server.adminRaw('PUT', '/orgs/acme/members/alice', {}));
+    assertValidation(await server.adminRaw('PUT', '/orgs/acme/members/alice', { role: 'admin' }));
+    const defaulted = await server.adminRaw('PUT', '/orgs/acme/members/bob', {});
+    assert.equal(defaulted.status, 200);
+    assert.equal(defaulted.body.role, 'member', 'the role defaults to member');
+    assert.equal((await server.adminRaw('DELETE', '/orgs/acme/members/bob')).status, 204);
   });
 });
 

@@ -91,8 +91,9 @@ export const AuthorizationBody = Type.Object({
   value: Type.Optional(Type.String()),
 });
 
+/** `role` defaults to `member`, as on the platform (an owner PUT without a role becomes a member). */
 export const OrgMembershipBody = Type.Object({
-  role: Type.Union([Type.Literal('member'), Type.Literal('owner'), Type.Literal('security_manager'), Type.Literal('billing_manager')]),
+  role: Type.Optional(Type.Union([Type.Literal('member'), Type.Literal('owner'), Type.Literal('security_manager'), Type.Literal('billing_manager')])),
 });
 
 /** A collaborator's or a team's permission on a repository (`push` unless told). */
