@@ -136,7 +136,10 @@ const HIDDEN_LIST_MAX = 100;
 
 /**
  * The repositories among those of the user's threads that the user cannot read now: one query, which
- * tests access once per distinct repository (an index-only scan finds them).
+ * tests access once per distinct repository. The distinct repositories come from an index-only scan
+ * of the user's range of (user_id, repository_id, ...), linear in the user's threads like the count
+ * the list makes anyway. (Skipping through the index, one probe per repository, was 3 times faster
+ * for 50,000 threads in 50 repositories but 5 times slower for 50,000 threads in 5,000.)
  */
 export async function hiddenRepositoryIds(db: Executor, userId: number): Promise<number[]> {
   const rows = await db
