@@ -26,5 +26,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   // A user's teams (team_members' primary key starts with the team).
   await db.schema.createIndex('team_members_user').on('team_members').columns(['user_id', 'team_id']).execute();
 
+  // The organizations of an enterprise (internal repositories are read by all their members).
+  await db.schema.createIndex('organizations_enterprise').on('organizations').columns(['enterprise_id']).execute();
+
   await db.schema.alterTable('repositories').addColumn('archived', 'integer', (c) => c.notNull().defaultTo(0)).execute();
 }
