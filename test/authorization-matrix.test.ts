@@ -396,16 +396,7 @@ const KNOWN_HOLES_ON_BASE: string[] = [];
  * Cells where codehost differs from the platform that issue 10 does not list and no helper of it
  * fixes yet, each with the CORRECT expectation in MATRIX; skipped like the known holes until fixed.
  */
-const HOLES_FOUND_BY_THE_MATRIX: string[] = [
-  // A security manager reads every repository of the organization (the role grants read on all of them).
-  'GET /repos/{owner}/{repo}/issue-types (private repository) | secman',
-  'GET /repos/{owner}/{repo}/notifications | secman',
-  'PUT /repos/{owner}/{repo}/notifications | secman',
-  'GET /repos/{owner}/{repo} (private repository) | secman',
-  'GET /repos/{owner}/{repo}/issues/{issue_number} (private repository) | secman',
-  'GET /repos/{owner}/{repo}/issues/comments/{comment_id} (private repository) | secman',
-  'GET /repos/{owner}/{repo}/pulls/{pull_number} (private repository) | secman',
-];
+const HOLES_FOUND_BY_THE_MATRIX: string[] = [];
 
 /**
  * Operations other branches of issue 10 add (their rows are in MATRIX). Until the server serves

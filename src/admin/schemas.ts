@@ -25,7 +25,16 @@ export const OrgBody = Type.Object({
   billing_managers: Type.Optional(Logins),
 });
 
-export const TeamBody = Type.Object({ slug: Type.String(), name: Type.Optional(Type.String()), members: Type.Optional(Logins) });
+/** A repository permission, weakest first (pull and triage read, push and maintain write). */
+export const RepositoryPermissionBody = Type.Union(['pull', 'triage', 'push', 'maintain', 'admin'].map((p) => Type.Literal(p as 'pull' | 'triage' | 'push' | 'maintain' | 'admin')));
+
+export const TeamBody = Type.Object({
+  slug: Type.String(),
+  name: Type.Optional(Type.String()),
+  members: Type.Optional(Logins),
+  /** Repositories of the organization the team gets (`name` or `org/name`), `push` unless told. */
+  repositories: Type.Optional(Type.Array(Type.Object({ name: Type.String(), permission: Type.Optional(RepositoryPermissionBody) }))),
+});
 
 export const RepoBody = Type.Object({
   owner: Type.String(),
@@ -89,4 +98,25 @@ export const AuthorizationBody = Type.Object({
   expires_at: Type.Optional(Type.String({ format: 'date-time' })),
   kind: Type.Optional(Type.Union([Type.Literal('oauth'), Type.Literal('app_user')])),
   value: Type.Optional(Type.String()),
+});
+
+/** `role` defaults to `member`, as on the platform (an owner PUT without a role becomes a member). */
+export const OrgMembershipBody = Type.Object({
+  role: Type.Optional(Type.Union([Type.Literal('member'), Type.Literal('owner'), Type.Literal('security_manager'), Type.Literal('billing_manager')])),
+});
+
+/** A collaborator's or a team's permission on a repository (`push` unless told). */
+export const RepositoryAccessBody = Type.Object({ permission: Type.Optional(RepositoryPermissionBody) });
+
+export const RepoChangeBody = Type.Object({
+  visibility: Type.Optional(Type.Union([Type.Literal('public'), Type.Literal('private'), Type.Literal('internal')])),
+  description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  archived: Type.Optional(Type.Boolean()),
+});
+
+/** A seed file's direct access: `repository` (owner/name), `login`, `permission`. */
+export const CollaboratorSeedBody = Type.Object({
+  repository: Type.String({ pattern: '^[^/]+/[^/]+$' }),
+  login: Type.String(),
+  permission: Type.Optional(RepositoryPermissionBody),
 });

@@ -8,7 +8,7 @@ import type { Context } from '../platform/context.ts';
 import { ApiError, invalidField } from '../platform/errors.ts';
 import { checkEntries } from '../platform/seed.ts';
 import {
-  AppBody, AuthorizationBody, EnterpriseBody, InstallationBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody,
+  AppBody, AuthorizationBody, CollaboratorSeedBody, EnterpriseBody, InstallationBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody,
 } from './schemas.ts';
 import { AdminService } from './service.ts';
 
@@ -38,8 +38,13 @@ export async function loadSeed(ctx: Context, areas: readonly Area[], data: unkno
     ['users', UserBody, (v) => service.createUser(v)],
     ['enterprises', EnterpriseBody, (v) => service.createEnterprise(v)],
     ['orgs', OrgBody, (v) => service.createOrganization(v)],
-    ['teams', Type.Intersect([Type.Object({ org: Type.String() }), TeamBody]), ({ org, ...team }) => service.createTeam(org, team)],
     ['repos', RepoBody, (v) => service.createRepository(v)],
+    // After repos: a team may name its repositories.
+    ['teams', Type.Intersect([Type.Object({ org: Type.String() }), TeamBody]), ({ org, ...team }) => service.createTeam(org, team)],
+    ['collaborators', CollaboratorSeedBody, ({ repository, login, permission }) => {
+      const [owner, name] = String(repository).split('/');
+      return service.setCollaborator(owner!, name!, login, permission);
+    }],
     ['watching', Type.Intersect([Type.Object({ repository: Type.String({ pattern: '^[^/]+/[^/]+$' }) }), WatchBody]), ({ repository, ...watch }) => {
       const [owner, name] = String(repository).split('/');
       return service.setWatch(owner!, name!, watch);

@@ -6,13 +6,18 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Executor } from '../db/index.ts';
-import type { Area } from '../core/area.ts';
+import type { AccessChange, Area } from '../core/area.ts';
 import type { Context } from '../platform/context.ts';
 import { ApiError, insertUnique, invalidField, notFound, validationFailed } from '../platform/errors.ts';
-import { findAccount, findEnterprise, findTeam } from '../core/accounts/store.ts';
+import {
+  addTeamMember, findAccount, findEnterprise, findTeam, removeFromOrganization, removeTeamMember, setOrgRole, teamMemberIds, type OrgRole,
+} from '../core/accounts/store.ts';
 import { uncoveredEvents } from '../core/apps/events.ts';
 import { findApp } from '../core/apps/store.ts';
-import { findRepository } from '../core/repositories/store.ts';
+import {
+  findRepository, removeCollaborator, removeCollaboratorOfOwner, removeTeamRepository, setCollaborator, setTeamRepository, updateRepository,
+} from '../core/repositories/store.ts';
+import type { RepositoryPermission } from '../db/schema.ts';
 import type { AppRow } from '../core/apps/store.ts';
 import type { Permissions } from '../core/apps/permissions.ts';
 import type { UserRow } from '../core/accounts/store.ts';
@@ -126,17 +131,20 @@ export class AdminService extends Service {
     });
   }
 
-  async createTeam(orgLogin: string, input: { slug: string; name?: string; members?: string[] }) {
+  async createTeam(orgLogin: string, input: { slug: string; name?: string; members?: string[]; repositories?: { name: string; permission?: RepositoryPermission }[] }) {
     const org = await requireAccount(this.db, orgLogin, 'org');
     const slug = input.slug.toLowerCase();
     if (!/^[a-z0-9][a-z0-9_-]*$/.test(slug)) throw invalidField('Team', 'slug');
     const members = await requireUsers(this.db, input.members);
+    const repositories = await this.teamRepositories(org, input.repositories ?? []);
     const now = this.now();
     return this.db.transaction().execute(async (trx) => {
       const team = await insertUnique('Team', 'slug', () =>
         trx.insertInto('teams').values({ org_id: org.id, slug, name: input.name ?? input.slug, created_at: now, updated_at: now }).returningAll().executeTakeFirstOrThrow(),
       );
       for (const member of members) await trx.insertInto('team_members').values({ team_id: team.id, user_id: member.id }).execute();
+      for (const repository of repositories) await setTeamRepository(trx, team.id, repository.id, repository.permission);
+      if (repositories.length && members.length) await this.accessChanged(trx, { userIds: members.map((m) => m.id) });
       return { team, org };
     });
   }
@@ -434,6 +442,128 @@ export class AdminService extends Service {
     const team = await findTeam(this.db, org.id, slug);
     if (!team) throw notFound(`Team not found: ${orgLogin}/${slug}`);
     return { org, team };
+  }
+
+  // --- Repository access: memberships, teams, collaborators, visibility ----------------------------
+  // Every change tells the areas (notifications hide or show threads and move Last-Modified).
+
+  private async accessChanged(trx: Executor, change: AccessChange): Promise<void> {
+    for (const area of this.areas) await area.onAccessChanged?.(this.ctx, trx, change);
+  }
+
+  private async requireRepository(owner: string, name: string): Promise<RepositoryRow & { owner: UserRow }> {
+    const repository = await findRepository(this.db, owner, name);
+    if (!repository) throw notFound(`Repository not found: ${owner}/${name}`);
+    return repository;
+  }
+
+  /** The repositories a new team gets: the organization's own (`name` or `org/name`). */
+  private async teamRepositories(org: UserRow, entries: readonly { name: string; permission?: RepositoryPermission }[]) {
+    const out: { id: number; permission: RepositoryPermission }[] = [];
+    for (const entry of entries) {
+      const [owner, name] = entry.name.includes('/') ? (entry.name.split('/', 2) as [string, string]) : [org.login, entry.name];
+      const repository = await this.requireRepository(owner, name);
+      if (repository.owner_id !== org.id) throw invalidField('Team', 'repositories', `${entry.name} does not belong to ${org.login}`);
+      out.push({ id: repository.id, permission: entry.permission ?? 'push' });
+    }
+    return out;
+  }
+
+  /** Adds a user to an organization or changes their role (`owner` and `member` replace each other). */
+  async setOrgMembership(orgLogin: string, login: string, role: OrgRole) {
+    const org = await requireAccount(this.db, orgLogin, 'org');
+    const user = await requireAccount(this.db, login, 'user');
+    return this.db.transaction().execute(async (trx) => {
+      const roles = await setOrgRole(trx, org.id, user.id, role);
+      await this.accessChanged(trx, { userIds: [user.id] });
+      return { org, user, roles };
+    });
+  }
+
+  /** The user leaves the organization, its teams, and the direct access to its repositories. */
+  async removeOrgMembership(orgLogin: string, login: string): Promise<void> {
+    const org = await requireAccount(this.db, orgLogin, 'org');
+    const user = await requireAccount(this.db, login, 'user');
+    await this.db.transaction().execute(async (trx) => {
+      await removeFromOrganization(trx, org.id, user.id);
+      await removeCollaboratorOfOwner(trx, org.id, user.id);
+      await this.accessChanged(trx, { userIds: [user.id] });
+    });
+  }
+
+  async setTeamMembership(orgLogin: string, slug: string, login: string) {
+    const { org, team } = await this.requireTeam(orgLogin, slug);
+    const user = await requireAccount(this.db, login, 'user');
+    await this.db.transaction().execute(async (trx) => {
+      await addTeamMember(trx, team.id, user.id);
+      await this.accessChanged(trx, { userIds: [user.id] });
+    });
+    return { org, team, user };
+  }
+
+  async removeTeamMembership(orgLogin: string, slug: string, login: string): Promise<void> {
+    const { team } = await this.requireTeam(orgLogin, slug);
+    const user = await requireAccount(this.db, login, 'user');
+    await this.db.transaction().execute(async (trx) => {
+      await removeTeamMember(trx, team.id, user.id);
+      await this.accessChanged(trx, { userIds: [user.id] });
+    });
+  }
+
+  /** Gives a team access to a repository of its organization (or changes the permission). */
+  async setTeamRepository(orgLogin: string, slug: string, owner: string, name: string, permission: RepositoryPermission = 'push') {
+    const { org, team } = await this.requireTeam(orgLogin, slug);
+    const repository = await this.requireRepository(owner, name);
+    if (repository.owner_id !== org.id) throw invalidField('Team', 'repository', `${owner}/${name} does not belong to ${org.login}`);
+    await this.db.transaction().execute(async (trx) => {
+      await setTeamRepository(trx, team.id, repository.id, permission);
+      await this.accessChanged(trx, { userIds: await teamMemberIds(trx, team.id) });
+    });
+    return { repository, permission };
+  }
+
+  async removeTeamRepository(orgLogin: string, slug: string, owner: string, name: string): Promise<void> {
+    const { team } = await this.requireTeam(orgLogin, slug);
+    const repository = await this.requireRepository(owner, name);
+    await this.db.transaction().execute(async (trx) => {
+      await removeTeamRepository(trx, team.id, repository.id);
+      await this.accessChanged(trx, { userIds: await teamMemberIds(trx, team.id) });
+    });
+  }
+
+  /** Direct access to one repository; its owner cannot be a collaborator. */
+  async setCollaborator(owner: string, name: string, login: string, permission: RepositoryPermission = 'push') {
+    const repository = await this.requireRepository(owner, name);
+    const user = await requireAccount(this.db, login, 'user');
+    if (user.id === repository.owner_id) throw invalidField('Repository', 'collaborator', 'the owner of a repository cannot be its collaborator');
+    await this.db.transaction().execute(async (trx) => {
+      await setCollaborator(trx, repository.id, user.id, permission, this.now());
+      await this.accessChanged(trx, { userIds: [user.id] });
+    });
+    return { repository, user, permission };
+  }
+
+  async removeCollaborator(owner: string, name: string, login: string): Promise<void> {
+    const repository = await this.requireRepository(owner, name);
+    const user = await requireAccount(this.db, login, 'user');
+    await this.db.transaction().execute(async (trx) => {
+      await removeCollaborator(trx, repository.id, user.id);
+      await this.accessChanged(trx, { userIds: [user.id] });
+    });
+  }
+
+  /** Changes a repository's visibility, description or archived flag; what is not given stays. */
+  async updateRepository(owner: string, name: string, input: { visibility?: 'public' | 'private' | 'internal'; description?: string | null; archived?: boolean }) {
+    const repository = await this.requireRepository(owner, name);
+    if (input.visibility === 'internal' && repository.owner.type !== 'Organization') {
+      throw invalidField('Repository', 'visibility', 'internal repositories belong to organizations');
+    }
+    const updated = await this.db.transaction().execute(async (trx) => {
+      const row = await updateRepository(trx, repository.id, input, this.now());
+      if (input.visibility !== undefined && input.visibility !== repository.visibility) await this.accessChanged(trx, { repositoryIds: [repository.id] });
+      return row;
+    });
+    return { ...updated, owner: repository.owner };
   }
 }
 

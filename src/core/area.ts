@@ -2,6 +2,7 @@
 // operator routes, workers, seed keys, and what it does when a repository or an app is created or
 // when platform activity happens.
 import type { ActivityConsumer } from '../activity/outbox.ts';
+import type { Executor } from '../db/index.ts';
 import type { Api, Context } from '../platform/context.ts';
 import type { AppRow } from './apps/store.ts';
 import type { RepositoryRow } from './repositories/representations.ts';
@@ -20,4 +21,9 @@ export interface Area extends ActivityConsumer {
   onRepositoryCreated?(ctx: Context, repository: RepositoryRow): Promise<void>;
   /** An app was created on the operator surface; `input` is the whole create body (e.g. its `webhook`). */
   onAppCreated?(ctx: Context, app: AppRow, input: Record<string, unknown>): Promise<void>;
+  /** Repository access changed (memberships, collaborators, team repositories, visibility), inside `trx`. */
+  onAccessChanged?(ctx: Context, trx: Executor, change: AccessChange): Promise<void>;
 }
+
+/** Whose repository access changed: some users' (on some repositories), or anyone's on some repositories. */
+export type AccessChange = { userIds: readonly number[] } | { repositoryIds: readonly number[] };

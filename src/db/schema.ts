@@ -90,6 +90,31 @@ export interface RepositoriesTable {
   created_at: string;
   updated_at: string;
   pushed_at: string | null;
+  /** Archived: read-only, shown as `archived`. */
+  archived: Generated<Bool>;
+}
+
+/**
+ * Repository permissions, weakest first: `pull` and `triage` read, `push` and `maintain` write,
+ * `admin` administers (src/core/repositories/permissions.ts).
+ */
+export type RepositoryPermission = 'pull' | 'triage' | 'push' | 'maintain' | 'admin';
+
+/** A user's direct access to one repository. */
+export interface RepositoryCollaboratorsTable {
+  repository_id: number;
+  user_id: number;
+  /** A RepositoryPermission. */
+  permission: string;
+  created_at: string;
+}
+
+/** A team's access to one repository of its organization; its members get it. */
+export interface TeamRepositoriesTable {
+  team_id: number;
+  repository_id: number;
+  /** A RepositoryPermission. */
+  permission: string;
 }
 
 /** A user's watch state of a repository. */
@@ -212,6 +237,8 @@ export interface CoreTables {
   team_members: TeamMembersTable;
   repositories: RepositoriesTable;
   repository_subscriptions: RepositorySubscriptionsTable;
+  repository_collaborators: RepositoryCollaboratorsTable;
+  team_repositories: TeamRepositoriesTable;
   apps: AppsTable;
   installations: InstallationsTable;
   installation_repositories: InstallationRepositoriesTable;

@@ -12,4 +12,5 @@ export const notifications: Area = {
     ctx.queue.work<MarkReadJob>(MARK_READ_QUEUE, (job) => service.runMarkRead(job));
   },
   onActivity: (ctx, trx, row) => new NotificationService(ctx).onActivity(trx, row),
+  onAccessChanged: (ctx, trx, change) => new NotificationService(ctx).onAccessChanged(trx, change),
 };

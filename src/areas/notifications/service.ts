@@ -19,7 +19,9 @@
 import { createHash } from 'node:crypto';
 import type { ActivityRow } from '../../activity/outbox.ts';
 import type { Executor } from '../../db/index.ts';
+import type { AccessChange } from '../../core/area.ts';
 import { userRepositoryPermissions } from '../../core/callers/access.ts';
+import { readersOf } from '../../core/repositories/permissions.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount } from '../../core/accounts/store.ts';
 import { repositoriesWithFacts } from '../../core/repositories/facts.ts';
@@ -188,6 +190,9 @@ export class NotificationService extends Service {
     const subscribe = (userId: number, reason: Reason | null, state: 'subscribed' | 'ignored' | 'muted' = 'subscribed') =>
       subscriptionChanges.push({ user_id: userId, subject_id: subjectId, state, reason, created_at: subscriptions.get(userId)?.created_at ?? now });
 
+    // Who of them can read the repository, in one query (anyone can read a public one).
+    const readers = repository.visibility === 'public' ? null : await readersOf(trx, repository.id, [...users]);
+
     // Sorted, so concurrent fan-outs lock rows in one order.
     for (const userId of [...users].sort((a, b) => a - b)) {
       const own = claims.get(userId) ?? [];
@@ -206,7 +211,7 @@ export class NotificationService extends Service {
         continue;
       }
 
-      if (!(await this.canRead(trx, userId, repository))) continue;
+      if (readers && !readers.has(userId)) continue;
       let state = current?.state ?? null;
       const lifted = (state === 'ignored' || state === 'muted') && own.some((c) => c.reason === 'mention');
       if (lifted) {
@@ -247,6 +252,17 @@ export class NotificationService extends Service {
     await store.upsertThreads(trx, threads);
     await store.saveSubscriptions(trx, subscriptionChanges);
     await store.touchInboxes(trx, threads.map((t) => t.user_id), now);
+  }
+
+  /**
+   * Repository access changed: the threads of the repositories concerned leave (or rejoin) the lists
+   * of the users concerned. The lists filter by access themselves; what changes here is their
+   * Last-Modified, which moves to now, so that a poller's If-Modified-Since sees the change and the
+   * header never stays at the time of activity the user may no longer see.
+   */
+  async onAccessChanged(trx: Executor, change: AccessChange): Promise<void> {
+    const userIds = 'userIds' in change ? change.userIds : await store.usersWithThreadsIn(trx, change.repositoryIds);
+    await store.touchInboxes(trx, userIds, this.now());
   }
 
   private async canRead(db: Executor, userId: number, repository: RepositoryRow): Promise<boolean> {
@@ -301,6 +317,7 @@ export class NotificationService extends Service {
   async list(userId: number, options: ListOptions): Promise<{ threads: NotificationThread[]; total: number; modifiedAt: string | null }> {
     const filter: store.ThreadFilter = {
       userId,
+      hidden: await store.hiddenRepositoryIds(this.db, userId),
       repositoryId: options.repositoryId,
       all: options.all ?? false,
       reasons: options.participating ? PARTICIPATING : undefined,
@@ -333,13 +350,16 @@ export class NotificationService extends Service {
     const readAt = until < now ? until : now;
     const selection: MarkSelection = { userId, repositoryId: input.repositoryId ?? null, until, read: input.read ?? true };
     const threshold = this.ctx.config.notifications.markReadThreshold;
-    if (await store.coversMoreThan(this.db, selection, threshold)) {
+    const hidden = await store.hiddenRepositoryIds(this.db, userId);
+    if (await store.coversMoreThan(this.db, selection, hidden, threshold)) {
       const job: MarkReadJob = { ...selection, readAt };
       await this.ctx.queue.send(MARK_READ_QUEUE, job, { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
       return 'queued';
     }
     await this.db.transaction().execute(async (trx) => {
-      if ((await store.markThreads(trx, selection, readAt, threshold, this.locksRows)) > 0) await store.touchInboxes(trx, [userId], now);
+      // Again inside the transaction: what the user cannot read as the marking happens stays as it is.
+      const current = await store.hiddenRepositoryIds(trx, userId);
+      if ((await store.markThreads(trx, selection, current, readAt, threshold, this.locksRows)) > 0) await store.touchInboxes(trx, [userId], now);
     });
     return 'done';
   }
@@ -354,7 +374,9 @@ export class NotificationService extends Service {
     for (;;) {
       await new Promise((resolve) => setImmediate(resolve));
       const changed = await this.db.transaction().execute(async (trx) => {
-        const count = await store.markThreads(trx, job, job.readAt, batch, this.locksRows);
+        // Access may have changed since the job was queued: the hidden repositories as of now.
+        const hidden = await store.hiddenRepositoryIds(trx, job.userId);
+        const count = await store.markThreads(trx, job, hidden, job.readAt, batch, this.locksRows);
         if (count > 0) await store.touchInboxes(trx, [job.userId], this.now());
         return count;
       });

@@ -1,7 +1,15 @@
 // SQL of the notifications area: subjects, threads, thread subscriptions and each user's
 // last-change time. Every thread query starts from user_id so it reads one user's index range.
-import { sql, type Insertable, type Selectable } from 'kysely';
+//
+// Every query that answers the user (lists, counts, one thread, marking) keeps only the threads of
+// repositories the user can read now, in the query itself, so pages, counts and marks agree: a
+// thread of a repository the user lost is out of sight, and untouched, until access returns. The
+// repositories to leave out are found first in one query over the distinct repositories of the
+// user's threads (`hiddenRepositoryIds`); usually there are none, and the list queries stay the
+// index-only range scans they were.
+import { sql, type Insertable, type Selectable, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
+import { readableBy } from '../../core/repositories/store.ts';
 import type { NotificationThreadsTable, ThreadSubscriptionsTable } from './tables.ts';
 
 export type ThreadRow = Selectable<NotificationThreadsTable>;
@@ -110,13 +118,48 @@ export async function touchInboxes(db: Executor, userIds: readonly number[], now
   }
 }
 
+/** The users who have threads in some repositories (whose lists a change of access there changes). */
+export async function usersWithThreadsIn(db: Executor, repositoryIds: readonly number[]): Promise<number[]> {
+  if (!repositoryIds.length) return [];
+  const rows = await db.selectFrom('notification_threads').select('user_id').distinct().where('repository_id', 'in', repositoryIds).execute();
+  return rows.map((r) => r.user_id);
+}
+
 export async function inboxModifiedAt(db: Executor, userId: number): Promise<string | null> {
   const row = await db.selectFrom('notification_inboxes').select('modified_at').where('user_id', '=', userId).executeTakeFirst();
   return row?.modified_at ?? null;
 }
 
+/** Past this many hidden repositories, queries test access thread by thread instead of by a list. */
+const HIDDEN_LIST_MAX = 100;
+
+/**
+ * The repositories among those of the user's threads that the user cannot read now: one query, which
+ * tests access once per distinct repository. The distinct repositories come from an index-only scan
+ * of the user's range of (user_id, repository_id, ...), linear in the user's threads like the count
+ * the list makes anyway. (Skipping through the index, one probe per repository, was 3 times faster
+ * for 50,000 threads in 50 repositories but 5 times slower for 50,000 threads in 5,000.)
+ */
+export async function hiddenRepositoryIds(db: Executor, userId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom((eb) => eb.selectFrom('notification_threads').select('repository_id').distinct().where('user_id', '=', userId).as('x'))
+    .select('x.repository_id')
+    .where(sql<SqlBool>`not ${readableBy(userId, 'x.repository_id')}`)
+    .execute();
+  return rows.map((r) => r.repository_id);
+}
+
+/** The condition that leaves out hidden repositories' threads (null: nothing to leave out). */
+function readableOnly(userId: number, hidden: readonly number[], column: string) {
+  if (!hidden.length) return null;
+  if (hidden.length > HIDDEN_LIST_MAX) return readableBy(userId, column);
+  return sql<SqlBool>`${sql.ref(column)} not in (${sql.join([...hidden])})`;
+}
+
 export interface ThreadFilter {
   userId: number;
+  /** The user's hidden repositories (`hiddenRepositoryIds`). */
+  hidden: readonly number[];
   repositoryId?: number;
   /** Read threads too (done ones never). */
   all: boolean;
@@ -128,6 +171,8 @@ export interface ThreadFilter {
 
 function filtered(db: Executor, filter: ThreadFilter) {
   let query = db.selectFrom('notification_threads as t').where('t.user_id', '=', filter.userId);
+  const readable = readableOnly(filter.userId, filter.hidden, 't.repository_id');
+  if (readable) query = query.where(readable);
   if (filter.repositoryId !== undefined) query = query.where('t.repository_id', '=', filter.repositoryId);
   // Unread implies not done, so the unread list is one range of the (user_id, unread, updated_at) index.
   query = filter.all ? query.where('t.done', '=', 0) : query.where('t.unread', '=', 1);
@@ -171,6 +216,7 @@ export async function findThread(db: Executor, userId: number, threadId: number)
     .select(threadColumns)
     .where('t.id', '=', threadId)
     .where('t.user_id', '=', userId)
+    .where(readableBy(userId, 't.repository_id'))
     .executeTakeFirst();
 }
 
@@ -192,21 +238,23 @@ export interface MarkSelection {
   read: boolean;
 }
 
-function marked(db: Executor, selection: MarkSelection) {
+function marked(db: Executor, selection: MarkSelection, hidden: readonly number[]) {
   let query = db
     .selectFrom('notification_threads')
     .select('id')
     .where('user_id', '=', selection.userId)
     .where('unread', '=', selection.read ? 1 : 0)
     .where('updated_at', '<=', selection.until);
+  const readable = readableOnly(selection.userId, hidden, 'notification_threads.repository_id');
+  if (readable) query = query.where(readable);
   if (!selection.read) query = query.where('done', '=', 0);
   if (selection.repositoryId !== null) query = query.where('repository_id', '=', selection.repositoryId);
   return query;
 }
 
 /** Whether more than `threshold` threads are covered (reads at most threshold + 1 index entries). */
-export async function coversMoreThan(db: Executor, selection: MarkSelection, threshold: number): Promise<boolean> {
-  const row = await marked(db, selection).limit(1).offset(threshold).executeTakeFirst();
+export async function coversMoreThan(db: Executor, selection: MarkSelection, hidden: readonly number[], threshold: number): Promise<boolean> {
+  const row = await marked(db, selection, hidden).limit(1).offset(threshold).executeTakeFirst();
   return row !== undefined;
 }
 
@@ -217,8 +265,8 @@ export async function coversMoreThan(db: Executor, selection: MarkSelection, thr
  * chosen rows, which re-checks them against activity committed meanwhile: a thread that new activity
  * reached after `until` is left unread. On SQLite the transaction alone serializes it.
  */
-export async function markThreads(db: Executor, selection: MarkSelection, readAt: string, limit: number, lock: boolean): Promise<number> {
-  const chosen = marked(db, selection).limit(limit);
+export async function markThreads(db: Executor, selection: MarkSelection, hidden: readonly number[], readAt: string, limit: number, lock: boolean): Promise<number> {
+  const chosen = marked(db, selection, hidden).limit(limit);
   const ids = (await (lock ? chosen.forUpdate() : chosen).execute()).map((r) => r.id);
   if (!ids.length) return 0;
   await db

@@ -81,3 +81,40 @@ export async function teamMemberCount(db: Executor, teamId: number): Promise<num
   const row = await db.selectFrom('team_members').select((eb) => eb.fn.countAll<number>().as('n')).where('team_id', '=', teamId).executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** The roles a user's organization membership is made of: `owner` or `member`, which replace each other. */
+export const BASE_ORG_ROLES = ['owner', 'member'] as const satisfies readonly OrgRole[];
+
+/**
+ * Gives a user a role in an organization. `owner` and `member` replace each other; the manager roles
+ * are held beside them. Returns the roles the user then holds.
+ */
+export async function setOrgRole(db: Executor, orgId: number, userId: number, role: OrgRole): Promise<Set<OrgRole>> {
+  if ((BASE_ORG_ROLES as readonly string[]).includes(role)) {
+    await db.deleteFrom('org_memberships').where('org_id', '=', orgId).where('user_id', '=', userId).where('role', 'in', BASE_ORG_ROLES).where('role', '<>', role).execute();
+  }
+  await db.insertInto('org_memberships').values({ org_id: orgId, user_id: userId, role }).onConflict((oc) => oc.doNothing()).execute();
+  return orgRoles(db, orgId, userId);
+}
+
+/** Takes a user out of an organization: every role, and every team of the organization. */
+export async function removeFromOrganization(db: Executor, orgId: number, userId: number): Promise<void> {
+  await db.deleteFrom('org_memberships').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+  await db
+    .deleteFrom('team_members')
+    .where('user_id', '=', userId)
+    .where('team_id', 'in', (eb) => eb.selectFrom('teams').select('id').where('org_id', '=', orgId))
+    .execute();
+}
+
+export async function addTeamMember(db: Executor, teamId: number, userId: number): Promise<void> {
+  await db.insertInto('team_members').values({ team_id: teamId, user_id: userId }).onConflict((oc) => oc.doNothing()).execute();
+}
+
+export async function removeTeamMember(db: Executor, teamId: number, userId: number): Promise<void> {
+  await db.deleteFrom('team_members').where('team_id', '=', teamId).where('user_id', '=', userId).execute();
+}
+
+export async function teamMemberIds(db: Executor, teamId: number): Promise<number[]> {
+  return (await db.selectFrom('team_members').select('user_id').where('team_id', '=', teamId).execute()).map((r) => r.user_id);
+}

@@ -5,6 +5,7 @@
 import type { Executor } from '../../db/index.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { orgRoles, type OrgRole } from '../accounts/store.ts';
+import { userRepositoryPermissions } from '../repositories/permissions.ts';
 import { ApiError, forbidden, notFound, requiresAuthentication } from '../../platform/errors.ts';
 import type { CredentialKind, InstallationPrincipal, Principal, UserPrincipal } from './principal.ts';
 import type { Level, Permissions } from '../apps/permissions.ts';
@@ -190,43 +191,8 @@ export async function reachesRepository(db: Executor, principal: Principal, repo
   return installation !== undefined && (installation.repository_selection === 'all' || installation.repository_id !== null);
 }
 
-export interface RepositoryPermissions {
-  admin: boolean;
-  push: boolean;
-  pull: boolean;
-}
-
-const NONE: RepositoryPermissions = { admin: false, push: false, pull: false };
-
-/**
- * What a user may do with a repository: its owner and the owners of its organization administer it;
- * organization members read and write it; anyone reads a public one; internal repositories are read
- * by members of organizations in the same enterprise.
- */
-export async function userRepositoryPermissions(
-  db: Executor,
-  userId: number | null,
-  repository: Pick<RepositoryRow, 'owner_id' | 'visibility'>,
-): Promise<RepositoryPermissions> {
-  const publicRead = repository.visibility === 'public' ? { admin: false, push: false, pull: true } : NONE;
-  if (userId === null) return publicRead;
-  if (repository.owner_id === userId) return { admin: true, push: true, pull: true };
-  const roles = await orgRoles(db, repository.owner_id, userId);
-  if (roles.has('owner')) return { admin: true, push: true, pull: true };
-  if (roles.has('member')) return { admin: false, push: true, pull: true };
-  if (repository.visibility === 'internal') {
-    const sameEnterprise = await db
-      .selectFrom('organizations as target')
-      .innerJoin('organizations as other', 'other.enterprise_id', 'target.enterprise_id')
-      .innerJoin('org_memberships', 'org_memberships.org_id', 'other.id')
-      .select('org_memberships.user_id')
-      .where('target.id', '=', repository.owner_id)
-      .where('org_memberships.user_id', '=', userId)
-      .executeTakeFirst();
-    if (sameEnterprise) return { admin: false, push: false, pull: true };
-  }
-  return publicRead;
-}
+// What a user may do with a repository (owner, organization roles, collaborators, teams, visibility).
+export { userRepositoryPermissions, type RepositoryPermissions } from '../repositories/permissions.ts';
 
 /**
  * Whether the principal may read a repository: the user's own access, narrowed by a fine-grained

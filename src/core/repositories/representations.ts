@@ -196,7 +196,7 @@ export function fullRepository(
     has_pages: false,
     has_downloads: true,
     has_discussions: false,
-    archived: false,
+    archived: Boolean(repo.archived),
     disabled: false,
     allow_rebase_merge: true,
     allow_squash_merge: true,

@@ -1,9 +1,9 @@
 // Repositories: lookups by owner and name or by id, with their owners and the facts the full
-// representation shows (counts), each fact one correlated subquery so a page of repositories is one
-// query.
-import type { ExpressionBuilder } from 'kysely';
+// representation shows (counts, each one correlated subquery so a page of repositories is one
+// query); the facts of who may access them; and their changes.
+import { sql, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { Database } from '../../db/schema.ts';
+import type { Database, RepositoryPermission } from '../../db/schema.ts';
 import { findAccount } from '../accounts/store.ts';
 import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryFacts, RepositoryOwner, RepositoryRow } from './representations.ts';
@@ -75,4 +75,175 @@ export async function repositoriesWithFacts(db: Executor, repositoryIds: readonl
     owner: { id: repository.owner_id, login: owner_login, type: owner_type, site_admin: owner_site_admin },
     facts: factsOf({ open_issues, subscribers }),
   }));
+}
+
+// --- Access facts (the rules that combine them: ./permissions.ts) ----------------------------------
+
+/** Stored repository permissions, weakest first. */
+export const REPOSITORY_PERMISSIONS = ['pull', 'triage', 'push', 'maintain', 'admin'] as const satisfies readonly RepositoryPermission[];
+
+/** A stored permission's rank (1 for pull ... 5 for admin), in SQL. */
+const rank = (column: string) =>
+  sql<number>`case ${sql.ref(column)} ${sql.join(REPOSITORY_PERMISSIONS.map((p, i) => sql`when ${sql.lit(p)} then ${sql.lit(i + 1)}`), sql` `)} else 0 end`;
+
+/**
+ * What gives a user access to repositories, for several repositories in one query: organization
+ * roles on the owner, the direct (collaborator) permission, the best permission among the user's
+ * teams, and whether an organization of the owner's enterprise has the user as a member (internal
+ * repositories). Repositories that do not exist are left out.
+ */
+export async function repositoryAccessFacts(db: Executor, userId: number, repositoryIds: readonly number[]) {
+  if (!repositoryIds.length) return [];
+  const rows = await db
+    .selectFrom('repositories as r')
+    .select((eb) => [
+      'r.id',
+      'r.owner_id',
+      'r.visibility',
+      eb.selectFrom('org_memberships as m').select(sql<number>`1`.as('x')).whereRef('m.org_id', '=', 'r.owner_id').where('m.user_id', '=', userId).where('m.role', '=', 'owner').as('org_owner'),
+      eb.selectFrom('org_memberships as m').select(sql<number>`1`.as('x')).whereRef('m.org_id', '=', 'r.owner_id').where('m.user_id', '=', userId).where('m.role', '=', 'member').as('org_member'),
+      eb.selectFrom('org_memberships as m').select(sql<number>`1`.as('x')).whereRef('m.org_id', '=', 'r.owner_id').where('m.user_id', '=', userId).where('m.role', '=', 'security_manager').as('org_security_manager'),
+      eb.selectFrom('repository_collaborators as c').select('c.permission').whereRef('c.repository_id', '=', 'r.id').where('c.user_id', '=', userId).as('collaborator'),
+      eb
+        .selectFrom('team_repositories as tr')
+        .innerJoin('team_members as tm', 'tm.team_id', 'tr.team_id')
+        .select(sql<number>`max(${rank('tr.permission')})`.as('x'))
+        .whereRef('tr.repository_id', '=', 'r.id')
+        .where('tm.user_id', '=', userId)
+        .as('team_rank'),
+      eb
+        .selectFrom('organizations as target')
+        .innerJoin('organizations as other', 'other.enterprise_id', 'target.enterprise_id')
+        .innerJoin('org_memberships as em', 'em.org_id', 'other.id')
+        .select(sql<number>`1`.as('x'))
+        .whereRef('target.id', '=', 'r.owner_id')
+        .where('em.user_id', '=', userId)
+        .limit(1)
+        .as('enterprise_member'),
+    ])
+    .where('r.id', 'in', [...new Set(repositoryIds)])
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    owner_id: row.owner_id,
+    visibility: row.visibility,
+    orgOwner: row.org_owner !== null,
+    orgMember: row.org_member !== null,
+    orgSecurityManager: row.org_security_manager !== null,
+    collaborator: row.collaborator as RepositoryPermission | null,
+    team: row.team_rank ? REPOSITORY_PERMISSIONS[Number(row.team_rank) - 1]! : null,
+    enterpriseMember: row.enterprise_member !== null,
+  }));
+}
+
+export type RepositoryAccessFacts = Awaited<ReturnType<typeof repositoryAccessFacts>>[number];
+
+/**
+ * A condition, for a query over rows that name a repository (and a user): the user can read the
+ * repository. Each is a value (a number) or a column of the outer query (its name). The same rules
+ * as ./permissions.ts (every stored permission reads), as a correlated EXISTS, so a list filters,
+ * pages and counts in its own query.
+ */
+export function readableBy(user: number | string, repository: number | string) {
+  const userId = typeof user === 'number' ? sql`${user}` : sql.ref(user);
+  const repositoryId = typeof repository === 'number' ? sql`${repository}` : sql.ref(repository);
+  return sql<SqlBool>`exists (select 1 from repositories ra where ra.id = ${repositoryId} and (
+    ra.visibility = 'public'
+    or ra.owner_id = ${userId}
+    or exists (select 1 from org_memberships om where om.org_id = ra.owner_id and om.user_id = ${userId} and om.role in ('owner', 'member', 'security_manager'))
+    or exists (select 1 from repository_collaborators rc where rc.repository_id = ra.id and rc.user_id = ${userId})
+    or exists (select 1 from team_repositories tr inner join team_members tm on tm.team_id = tr.team_id where tr.repository_id = ra.id and tm.user_id = ${userId})
+    or (ra.visibility = 'internal' and exists (
+      select 1 from organizations target
+      inner join organizations other on other.enterprise_id = target.enterprise_id
+      inner join org_memberships em on em.org_id = other.id
+      where target.id = ra.owner_id and em.user_id = ${userId}))
+  ))`;
+}
+
+/** Of some users, those who can read a repository (one query). */
+export async function readersOf(db: Executor, repositoryId: number, userIds: readonly number[]): Promise<Set<number>> {
+  if (!userIds.length) return new Set();
+  const rows = await db
+    .selectFrom('users')
+    .select('id')
+    .where('id', 'in', [...new Set(userIds)])
+    .where(readableBy('users.id', repositoryId))
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Of some repositories, those the user can read (one query). */
+export async function readableRepositoryIds(db: Executor, userId: number, repositoryIds: readonly number[]): Promise<Set<number>> {
+  if (!repositoryIds.length) return new Set();
+  const rows = await db
+    .selectFrom('repositories')
+    .select('id')
+    .where('id', 'in', [...new Set(repositoryIds)])
+    .where(readableBy(userId, 'repositories.id'))
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+export async function repositoryIdsOfOwner(db: Executor, ownerId: number): Promise<number[]> {
+  return (await db.selectFrom('repositories').select('id').where('owner_id', '=', ownerId).execute()).map((r) => r.id);
+}
+
+export async function setCollaborator(db: Executor, repositoryId: number, userId: number, permission: RepositoryPermission, now: string) {
+  return db
+    .insertInto('repository_collaborators')
+    .values({ repository_id: repositoryId, user_id: userId, permission, created_at: now })
+    .onConflict((oc) => oc.columns(['repository_id', 'user_id']).doUpdateSet({ permission }))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function removeCollaborator(db: Executor, repositoryId: number, userId: number): Promise<void> {
+  await db.deleteFrom('repository_collaborators').where('repository_id', '=', repositoryId).where('user_id', '=', userId).execute();
+}
+
+/** Removes a user's direct access to every repository of an owner; returns those repositories. */
+export async function removeCollaboratorOfOwner(db: Executor, ownerId: number, userId: number): Promise<number[]> {
+  const rows = await db
+    .deleteFrom('repository_collaborators')
+    .where('user_id', '=', userId)
+    .where('repository_id', 'in', (eb) => eb.selectFrom('repositories').select('id').where('owner_id', '=', ownerId))
+    .returning('repository_id')
+    .execute();
+  return rows.map((r) => r.repository_id);
+}
+
+export async function setTeamRepository(db: Executor, teamId: number, repositoryId: number, permission: RepositoryPermission): Promise<void> {
+  await db
+    .insertInto('team_repositories')
+    .values({ team_id: teamId, repository_id: repositoryId, permission })
+    .onConflict((oc) => oc.columns(['team_id', 'repository_id']).doUpdateSet({ permission }))
+    .execute();
+}
+
+export async function removeTeamRepository(db: Executor, teamId: number, repositoryId: number): Promise<void> {
+  await db.deleteFrom('team_repositories').where('team_id', '=', teamId).where('repository_id', '=', repositoryId).execute();
+}
+
+export async function teamRepositoryIds(db: Executor, teamId: number): Promise<number[]> {
+  return (await db.selectFrom('team_repositories').select('repository_id').where('team_id', '=', teamId).execute()).map((r) => r.repository_id);
+}
+
+export async function updateRepository(
+  db: Executor,
+  repositoryId: number,
+  values: { visibility?: string; description?: string | null; archived?: boolean },
+  now: string,
+): Promise<RepositoryRow> {
+  return db
+    .updateTable('repositories')
+    .set({
+      ...(values.visibility !== undefined ? { visibility: values.visibility } : {}),
+      ...(values.description !== undefined ? { description: values.description } : {}),
+      ...(values.archived !== undefined ? { archived: values.archived ? 1 : 0 } : {}),
+      updated_at: now,
+    })
+    .where('id', '=', repositoryId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

@@ -9,6 +9,7 @@ import * as issueTypes from './0006_issue_types.ts';
 import * as notifications from './0007_notifications.ts';
 import * as appWebhooks from './0008_app_webhooks.ts';
 import * as userMigrations from './0009_user_migrations.ts';
+import * as repositoryAccess from './0011_repository_access.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_notifications': notifications,
   '0008_app_webhooks': appWebhooks,
   '0009_user_migrations': userMigrations,
+  '0011_repository_access': repositoryAccess,
 };

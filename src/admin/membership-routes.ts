@@ -1,0 +1,111 @@
+// The admin API's rows that change repository access (spec/admin-api.md): organization and team
+// membership, a team's repositories, direct collaborators, and a repository's visibility,
+// description and archived flag. Answers in the platform's shapes; removals are 204.
+import { Type } from 'typebox';
+import type { Api, Context } from '../platform/context.ts';
+import { organization, simpleUser } from '../core/accounts/representations.ts';
+import { representRepository } from '../core/repositories/facts.ts';
+import { fullPermissionsOf, permissionNames, permissionsOf } from '../core/repositories/permissions.ts';
+import { OrgMembershipBody, RepoChangeBody, RepositoryAccessBody } from './schemas.ts';
+import type { AdminService } from './service.ts';
+
+const admin = { admin: true } as const;
+const hidden = { hide: true, tags: ['admin'] } as const;
+
+const MemberParams = Type.Object({ org: Type.String(), login: Type.String() });
+const TeamMemberParams = Type.Object({ org: Type.String(), team_slug: Type.String(), login: Type.String() });
+const TeamRepoParams = Type.Object({ org: Type.String(), team_slug: Type.String(), owner: Type.String(), repo: Type.String() });
+const RepoParams = Type.Object({ owner: Type.String(), repo: Type.String() });
+const CollaboratorParams = Type.Object({ owner: Type.String(), repo: Type.String(), login: Type.String() });
+
+export function membershipRoutes(app: Api, ctx: Context, service: AdminService): void {
+  const { urls } = ctx;
+
+  app.put('/_admin/orgs/:org/members/:login', {
+    config: admin,
+    schema: { ...hidden, summary: 'Add a member to an organization or change their role', params: MemberParams, body: OrgMembershipBody },
+  }, async (request) => {
+    const { org, user, roles } = await service.setOrgMembership(request.params.org, request.params.login, request.body.role ?? 'member');
+    const role = roles.has('owner') ? 'admin' : roles.has('member') ? 'member' : roles.has('billing_manager') ? 'billing_manager' : 'member';
+    return {
+      url: `${urls.api}/orgs/${org.login}/memberships/${user.login}`,
+      state: 'active',
+      role,
+      organization_url: `${urls.api}/orgs/${org.login}`,
+      organization: organization(urls, org),
+      user: simpleUser(urls, user),
+    };
+  });
+
+  app.delete('/_admin/orgs/:org/members/:login', {
+    config: admin,
+    schema: { ...hidden, summary: 'Remove a user from an organization, its teams and its repositories', params: MemberParams },
+  }, async (request, reply) => {
+    await service.removeOrgMembership(request.params.org, request.params.login);
+    return reply.code(204).send();
+  });
+
+  app.put('/_admin/orgs/:org/teams/:team_slug/members/:login', {
+    config: admin,
+    schema: { ...hidden, summary: 'Add a user to a team', params: TeamMemberParams },
+  }, async (request) => {
+    const { org, team, user } = await service.setTeamMembership(request.params.org, request.params.team_slug, request.params.login);
+    return { url: `${urls.api}/orgs/${org.login}/teams/${team.slug}/memberships/${user.login}`, role: 'member', state: 'active' };
+  });
+
+  app.delete('/_admin/orgs/:org/teams/:team_slug/members/:login', {
+    config: admin,
+    schema: { ...hidden, summary: 'Remove a user from a team', params: TeamMemberParams },
+  }, async (request, reply) => {
+    await service.removeTeamMembership(request.params.org, request.params.team_slug, request.params.login);
+    return reply.code(204).send();
+  });
+
+  app.put('/_admin/orgs/:org/teams/:team_slug/repos/:owner/:repo', {
+    config: admin,
+    schema: { ...hidden, summary: 'Give a team access to a repository of its organization', params: TeamRepoParams, body: RepositoryAccessBody },
+  }, async (request) => {
+    const { params } = request;
+    const { repository, permission } = await service.setTeamRepository(params.org, params.team_slug, params.owner, params.repo, request.body.permission);
+    return {
+      ...(await representRepository(ctx.db.kysely, urls, repository, repository.owner, permissionsOf(permission))),
+      permissions: fullPermissionsOf(permission),
+      role_name: permissionNames(permission).role_name,
+    };
+  });
+
+  app.delete('/_admin/orgs/:org/teams/:team_slug/repos/:owner/:repo', {
+    config: admin,
+    schema: { ...hidden, summary: 'Take a repository from a team', params: TeamRepoParams },
+  }, async (request, reply) => {
+    const { params } = request;
+    await service.removeTeamRepository(params.org, params.team_slug, params.owner, params.repo);
+    return reply.code(204).send();
+  });
+
+  app.put('/_admin/repos/:owner/:repo/collaborators/:login', {
+    config: admin,
+    schema: { ...hidden, summary: 'Give a user direct access to a repository', params: CollaboratorParams, body: RepositoryAccessBody },
+  }, async (request) => {
+    const { params } = request;
+    const { user, permission } = await service.setCollaborator(params.owner, params.repo, params.login, request.body.permission);
+    return { ...permissionNames(permission), user: simpleUser(urls, user) };
+  });
+
+  app.delete('/_admin/repos/:owner/:repo/collaborators/:login', {
+    config: admin,
+    schema: { ...hidden, summary: 'Remove a collaborator from a repository', params: CollaboratorParams },
+  }, async (request, reply) => {
+    const { params } = request;
+    await service.removeCollaborator(params.owner, params.repo, params.login);
+    return reply.code(204).send();
+  });
+
+  app.patch('/_admin/repos/:owner/:repo', {
+    config: admin,
+    schema: { ...hidden, summary: 'Change a repository\'s visibility, description or archived flag', params: RepoParams, body: RepoChangeBody },
+  }, async (request) => {
+    const repository = await service.updateRepository(request.params.owner, request.params.repo, request.body);
+    return representRepository(ctx.db.kysely, urls, repository, repository.owner);
+  });
+}
