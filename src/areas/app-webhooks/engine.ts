@@ -8,6 +8,7 @@ import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ActivityRow } from '../../activity/outbox.ts';
+import { findRepositoryById } from '../../core/repositories/store.ts';
 import { coversEvent } from '../../core/apps/events.ts';
 import { intersectPermissions, parsePermissions } from '../../core/apps/permissions.ts';
 import type { Executor } from '../../db/index.ts';
@@ -69,7 +70,7 @@ function onPullRequest(activity: Activity): boolean {
 /** The account an activity concerns: the repository's owner, or the activity's own account. */
 async function accountOf(trx: Executor, activity: Pick<ActivityRow, 'repository_id' | 'account_id'>): Promise<number | null> {
   if (activity.repository_id === null) return activity.account_id;
-  const repository = await trx.selectFrom('repositories').select('owner_id').where('id', '=', activity.repository_id).executeTakeFirst();
+  const repository = await findRepositoryById(trx, activity.repository_id);
   return repository?.owner_id ?? null;
 }
 

@@ -11,6 +11,8 @@
 // delivery.
 import type { ActivityRow } from '../../activity/outbox.ts';
 import { loadCommentFacts, loadIssueFacts } from '../../core/issues/representations.ts';
+import { findAccountById, findTeamById } from '../../core/accounts/store.ts';
+import { findCommentById, findIssueById } from '../../core/issues/store.ts';
 import { subjectSnapshot, type SubjectSnapshot } from '../../core/issues/snapshot.ts';
 import type { Executor } from '../../db/index.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
@@ -23,7 +25,7 @@ type Body = Record<string, unknown>;
 
 async function user(db: Executor, id: number | null | undefined): Promise<UserRow | undefined> {
   if (id === null || id === undefined) return undefined;
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  return findAccountById(db, id);
 }
 
 /**
@@ -44,11 +46,11 @@ function asOfAction(subject: Body, action: string, facts: Body, isPullRequest: b
 
 /** The subject of a row without a snapshot, from the tables; null when the issue is gone. */
 async function subjectNow(db: Executor, urls: Urls, row: ActivityRow, facts: Body): Promise<SubjectSnapshot | null> {
-  const exists = await db.selectFrom('issues').select('id').where('id', '=', row.issue_id!).executeTakeFirst();
+  const exists = await findIssueById(db, row.issue_id!);
   if (!exists) return null;
   const comment = row.comment_id === null
     ? undefined
-    : await db.selectFrom('issue_comments').select('id').where('id', '=', row.comment_id).executeTakeFirst();
+    : await findCommentById(db, row.comment_id);
   const subject = subjectSnapshot(urls, row.event, await loadIssueFacts(db, exists.id), comment && (await loadCommentFacts(db, comment.id)));
   if (row.action !== null) asOfAction('pull_request' in subject ? subject.pull_request : subject.issue, row.action, facts, row.event === 'pull_request');
   return subject;
@@ -71,7 +73,7 @@ async function issueSubject(db: Executor, urls: Urls, row: ActivityRow, facts: B
   if (reviewer) out.requested_reviewer = simpleUser(urls, reviewer);
   const teamId = idOf(facts, 'requested_team_id');
   if (teamId !== null) {
-    const team = await db.selectFrom('teams').selectAll().where('id', '=', teamId).executeTakeFirst();
+    const team = await findTeamById(db, teamId);
     if (team) out.requested_team = teamRepresentation(urls, owner, team);
   }
   return out;

@@ -7,7 +7,7 @@ import { Value } from 'typebox/value';
 import { actingUser, actsForOrganization, reachesAccount, requirePermittedOn } from '../../core/callers/access.ts';
 import { isEnterpriseOwner } from '../../core/accounts/store.ts';
 import { ApiError, DOCUMENTATION_URL, invalidField, notFound } from '../../platform/errors.ts';
-import { findAccount, findTeam } from '../../core/accounts/store.ts';
+import { findAccount, findTeam, organizationEnterpriseId } from '../../core/accounts/store.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
 import type { Principal } from '../../core/callers/principal.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
@@ -85,8 +85,8 @@ export class AssistantMetricsService extends Service {
     const org = await this.requireOrganization(login);
     if (await actsForOrganization(this.db, principal, org.id, ['owner', 'billing_manager'])) return { orgId: org.id };
     const user = actingUser(principal);
-    const enterprise = await this.db.selectFrom('organizations').select('enterprise_id').where('id', '=', org.id).executeTakeFirst();
-    if (user && enterprise?.enterprise_id != null && (await isEnterpriseOwner(this.db, enterprise.enterprise_id, user.id))) {
+    const enterpriseId = await organizationEnterpriseId(this.db, org.id);
+    if (user && enterpriseId !== null && (await isEnterpriseOwner(this.db, enterpriseId, user.id))) {
       if (await reachesAccount(this.db, principal, org.id)) {
         await requirePermittedOn(principal, org.id);
         return { orgId: org.id };

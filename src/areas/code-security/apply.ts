@@ -6,6 +6,8 @@ import { assertRepositoryWritable } from '../../core/callers/access.ts';
 import type { Context } from '../../platform/context.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import { effectiveSettings, needsLicense, parseSecurityAndAnalysis, usesPaidFeature, type Settings } from './features.ts';
+import { organizationEnterpriseId } from '../../core/accounts/store.ts';
+import { findRepositoryById } from '../../core/repositories/store.ts';
 import * as store from './store.ts';
 
 export const APPLY_QUEUE = 'code-security.apply';
@@ -61,7 +63,7 @@ async function applyToRepository(ctx: Context, trx: Executor, configurationId: n
   // Re-attached elsewhere, detached or already applied meanwhile: nothing left for this job.
   if (!attachment || attachment.configuration_id !== configurationId || !(store.PENDING_STATUSES as readonly string[]).includes(attachment.status)) return;
   const configuration = await store.findConfiguration(trx, configurationId);
-  const repository = await trx.selectFrom('repositories').selectAll().where('id', '=', repositoryId).executeTakeFirst();
+  const repository = await findRepositoryById(trx, repositoryId);
   if (!configuration || !repository) return;
   try {
     assertRepositoryWritable(repository);
@@ -85,7 +87,7 @@ async function applyToRepository(ctx: Context, trx: Executor, configurationId: n
  * from its enterprise's (shared by the enterprise's organizations). None left: no seat.
  */
 async function takeLicense(trx: Executor, repository: RepositoryRow, now: string, postgres: boolean) {
-  const enterpriseId = await store.organizationEnterpriseId(trx, repository.owner_id);
+  const enterpriseId = await organizationEnterpriseId(trx, repository.owner_id);
   const pools: [store.OwnerType, number][] = [['organization', repository.owner_id]];
   if (enterpriseId !== null) pools.push(['enterprise', enterpriseId]);
   for (const [ownerType, ownerId] of pools) {

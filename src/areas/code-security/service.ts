@@ -8,7 +8,7 @@ import { isEnterpriseOwner, orgRoles } from '../../core/accounts/store.ts';
 import { notAccessible, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository, userRepositoryPermissions } from '../../core/callers/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
-import { findAccount, findEnterprise } from '../../core/accounts/store.ts';
+import { findAccount, findAccountById, findEnterprise, isEnterpriseMember, organizationEnterpriseId, teamIdsOf } from '../../core/accounts/store.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import { decodeCursor, encodeCursor, pageParams } from '../../platform/pagination.ts';
@@ -163,7 +163,7 @@ export class CodeSecurityService extends Service {
     } else {
       throw notFound();
     }
-    return { type: 'organization', org, enterpriseId: await store.organizationEnterpriseId(this.db, org.id) };
+    return { type: 'organization', org, enterpriseId: await organizationEnterpriseId(this.db, org.id) };
   }
 
   /** An enterprise the caller owns. Its other members (and members of its organizations) are refused (403); others see 404. */
@@ -172,16 +172,7 @@ export class CodeSecurityService extends Service {
     if (!enterprise || principal.type !== 'user') throw notFound();
     const userId = principal.user.id;
     if (!(await isEnterpriseOwner(this.db, enterprise.id, userId))) {
-      const member =
-        (await this.db.selectFrom('enterprise_members').select('user_id').where('enterprise_id', '=', enterprise.id).where('user_id', '=', userId).executeTakeFirst()) ??
-        (await this.db
-          .selectFrom('org_memberships')
-          .innerJoin('organizations', 'organizations.id', 'org_memberships.org_id')
-          .select('org_memberships.user_id')
-          .where('organizations.enterprise_id', '=', enterprise.id)
-          .where('org_memberships.user_id', '=', userId)
-          .executeTakeFirst());
-      if (member) throw forbidden('You must be an enterprise owner to manage code security configurations.');
+      if (await isEnterpriseMember(this.db, enterprise.id, userId)) throw forbidden('You must be an enterprise owner to manage code security configurations.');
       throw notFound();
     }
     return { type: 'enterprise', enterprise };
@@ -429,10 +420,10 @@ export class CodeSecurityService extends Service {
    * the organization's own, otherwise its enterprise's.
    */
   async attachDefault(repository: RepositoryRow): Promise<void> {
-    const owner = await this.db.selectFrom('users').select(['id', 'type']).where('id', '=', repository.owner_id).executeTakeFirst();
+    const owner = await findAccountById(this.db, repository.owner_id);
     if (owner?.type !== 'Organization') return;
     const repositoryType: store.RepositoryType = repository.visibility === 'public' ? 'public' : 'private_and_internal';
-    const scope = { type: 'organization', org: { id: owner.id }, enterpriseId: await store.organizationEnterpriseId(this.db, owner.id) } as const;
+    const scope = { type: 'organization', org: { id: owner.id }, enterpriseId: await organizationEnterpriseId(this.db, owner.id) } as const;
     const configurationId = (await this.effectiveDefaults(scope)).get(repositoryType);
     if (configurationId === undefined) return;
     await this.db.transaction().execute(async (trx) => {
@@ -492,13 +483,7 @@ export class CodeSecurityService extends Service {
   }
 
   private async nameTaken(db: Executor, ownerType: store.OwnerType, ownerId: number, name: string, exceptId: number | null): Promise<boolean> {
-    let query = db
-      .selectFrom('code_security_configurations')
-      .select('id')
-      .where(ownerType === 'organization' ? 'org_id' : 'enterprise_id', '=', ownerId)
-      .where('name_lower', '=', name.toLowerCase());
-    if (exceptId !== null) query = query.where('id', '!=', exceptId);
-    return (await query.executeTakeFirst()) !== undefined;
+    return store.configurationNameTaken(db, ownerType, ownerId, name, exceptId);
   }
 
   /** The settings a body asks for on top of `current`, checked as a whole. */
@@ -554,8 +539,8 @@ export class CodeSecurityService extends Service {
 
   private async checkTeams(db: Executor, orgId: number, teamIds: number[], refuse: Refuse): Promise<void> {
     if (!teamIds.length) return;
-    const rows = await db.selectFrom('teams').select('id').where('org_id', '=', orgId).where('id', 'in', teamIds.filter(isRowId).concat(-1)).execute();
-    const missing = teamIds.filter((teamId) => !rows.some((row) => row.id === teamId));
+    const found = await teamIdsOf(db, orgId, teamIds.filter(isRowId));
+    const missing = teamIds.filter((teamId) => !found.has(teamId));
     if (missing.length) throw refuse('secret_scanning_delegated_bypass_options.reviewers', `Teams not found in the organization: ${missing.join(', ')}`);
   }
 }

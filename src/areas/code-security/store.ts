@@ -84,9 +84,15 @@ export async function enterpriseOrganizationIds(db: Executor, enterpriseId: numb
   return rows.map((r) => r.id);
 }
 
-export async function organizationEnterpriseId(db: Executor, orgId: number): Promise<number | null> {
-  const row = await db.selectFrom('organizations').select('enterprise_id').where('id', '=', orgId).executeTakeFirst();
-  return row?.enterprise_id ?? null;
+/** Whether an owner has a configuration of that name (any case), other than `exceptId`. */
+export async function configurationNameTaken(db: Executor, ownerType: OwnerType, ownerId: number, name: string, exceptId: number | null): Promise<boolean> {
+  let query = db
+    .selectFrom('code_security_configurations')
+    .select('id')
+    .where(ownerType === 'organization' ? 'org_id' : 'enterprise_id', '=', ownerId)
+    .where('name_lower', '=', name.toLowerCase());
+  if (exceptId !== null) query = query.where('id', '!=', exceptId);
+  return (await query.executeTakeFirst()) !== undefined;
 }
 
 /** Repositories of some organizations, narrowed by visibility or by having no configuration yet. */

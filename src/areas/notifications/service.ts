@@ -25,7 +25,8 @@ import { readersOf } from '../../core/repositories/permissions.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount } from '../../core/accounts/store.ts';
 import { repositoriesWithFacts } from '../../core/repositories/facts.ts';
-import { findRepository } from '../../core/repositories/store.ts';
+import { findRepository, findRepositoryById } from '../../core/repositories/store.ts';
+import { findIssueById } from '../../core/issues/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import {
@@ -123,9 +124,10 @@ export class NotificationService extends Service {
 
   async onActivity(trx: Executor, row: ActivityRow): Promise<void> {
     if (!ISSUE_EVENTS.has(row.event) || row.issue_id === null || row.actor_id === null) return;
-    const issue = await trx.selectFrom('issues').selectAll().where('id', '=', row.issue_id).executeTakeFirst();
+    const issue = await findIssueById(trx, row.issue_id);
     if (!issue) return;
-    const repository = await trx.selectFrom('repositories').selectAll().where('id', '=', issue.repository_id).executeTakeFirstOrThrow();
+    const repository = await findRepositoryById(trx, issue.repository_id);
+    if (!repository) return;
     const payload = JSON.parse(row.payload) as ActivityPayload;
     const actorId = row.actor_id;
 

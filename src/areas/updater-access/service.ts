@@ -5,7 +5,7 @@ import { Type, type Static } from 'typebox';
 import { actingUser, actsForOrganization, isFineGrained, notAccessible, permittedOn, reachesAccount } from '../../core/callers/access.ts';
 import { isEnterpriseOwner } from '../../core/accounts/store.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
-import { findAccount, findEnterprise } from '../../core/accounts/store.ts';
+import { enterpriseOrganizationIds, findAccount, findEnterprise } from '../../core/accounts/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
 import type { Principal } from '../../core/callers/principal.ts';
@@ -46,11 +46,11 @@ export class UpdaterAccessService extends Service {
     const user = actingUser(principal);
     if (!enterprise || !user || !(await isEnterpriseOwner(this.db, enterprise.id, user.id))) throw notFound();
     if (isFineGrained(principal)) {
-      const orgs = await this.db.selectFrom('organizations').select('id').where('enterprise_id', '=', enterprise.id).execute();
+      const orgIds = await enterpriseOrganizationIds(this.db, enterprise.id);
       // Reached through an account where the token holds the route's permissions; reached only where
       // it lacks them (its app's installation grants too little) is a 403.
       let reached = false;
-      for (const accountId of [user.id, ...orgs.map((o) => o.id)]) {
+      for (const accountId of [user.id, ...orgIds]) {
         if (!(await reachesAccount(this.db, principal, accountId))) continue;
         if (await permittedOn(principal, accountId)) return { type: 'enterprise', id: enterprise.id };
         reached = true;

@@ -49,6 +49,45 @@ export async function usersById(db: Executor, ids: readonly number[]): Promise<U
   return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
 }
 
+export async function findAccountById(db: Executor, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findTeamById(db: Executor, id: number): Promise<TeamRow | undefined> {
+  return db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Of some team ids, those of teams of the organization. */
+export async function teamIdsOf(db: Executor, orgId: number, teamIds: readonly number[]): Promise<Set<number>> {
+  if (!teamIds.length) return new Set();
+  const rows = await db.selectFrom('teams').select('id').where('org_id', '=', orgId).where('id', 'in', [...teamIds]).execute();
+  return new Set(rows.map((row) => row.id));
+}
+
+/** The enterprise an organization belongs to, if any. */
+export async function organizationEnterpriseId(db: Executor, orgId: number): Promise<number | null> {
+  const row = await db.selectFrom('organizations').select('enterprise_id').where('id', '=', orgId).executeTakeFirst();
+  return row?.enterprise_id ?? null;
+}
+
+export async function enterpriseOrganizationIds(db: Executor, enterpriseId: number): Promise<number[]> {
+  return (await db.selectFrom('organizations').select('id').where('enterprise_id', '=', enterpriseId).execute()).map((row) => row.id);
+}
+
+/** Whether a user belongs to an enterprise: as one of its members, or as a member of one of its organizations. */
+export async function isEnterpriseMember(db: Executor, enterpriseId: number, userId: number): Promise<boolean> {
+  const direct = await db.selectFrom('enterprise_members').select('user_id').where('enterprise_id', '=', enterpriseId).where('user_id', '=', userId).executeTakeFirst();
+  if (direct) return true;
+  const throughOrganization = await db
+    .selectFrom('org_memberships')
+    .innerJoin('organizations', 'organizations.id', 'org_memberships.org_id')
+    .select('org_memberships.user_id')
+    .where('organizations.enterprise_id', '=', enterpriseId)
+    .where('org_memberships.user_id', '=', userId)
+    .executeTakeFirst();
+  return throughOrganization !== undefined;
+}
+
 export async function orgRoles(db: Executor, orgId: number, userId: number): Promise<Set<OrgRole>> {
   const rows = await db.selectFrom('org_memberships').select('role').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
   return new Set(rows.map((r) => r.role as OrgRole));

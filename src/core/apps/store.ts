@@ -20,6 +20,33 @@ export async function findApp(db: Executor, slug: string): Promise<AppRow | unde
 }
 
 /** An app's owner (apps created without one have none). */
+/** An app by its id or its client id (a JWT's `iss`, Basic credentials). */
+export async function findAppBy(db: Executor, key: { id: number } | { clientId: string }): Promise<AppRow | undefined> {
+  const query = db.selectFrom('apps').selectAll();
+  return ('id' in key ? query.where('id', '=', key.id) : query.where('client_id', '=', key.clientId)).executeTakeFirst();
+}
+
+/** An app's installation on an account: its id, repository selection and granted permissions. */
+export async function installationGrantOn(db: Executor, appId: number, accountId: number) {
+  return db
+    .selectFrom('installations')
+    .select(['id', 'repository_selection', 'permissions'])
+    .where('app_id', '=', appId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+}
+
+/** Whether an installation covers a repository: all of its account's, or the repository is among its selected ones (one query). */
+export async function installationCovers(db: Executor, installationId: number, repositoryId: number): Promise<boolean> {
+  const installation = await db
+    .selectFrom('installations as i')
+    .leftJoin('installation_repositories as r', (join) => join.onRef('r.installation_id', '=', 'i.id').on('r.repository_id', '=', repositoryId))
+    .select(['i.repository_selection', 'r.repository_id'])
+    .where('i.id', '=', installationId)
+    .executeTakeFirst();
+  return installation !== undefined && (installation.repository_selection === 'all' || installation.repository_id !== null);
+}
+
 export async function findAppOwner(db: Executor, app: Pick<AppRow, 'owner_id'>): Promise<AccountFacts | undefined> {
   if (app.owner_id === null) return undefined;
   return db.selectFrom('users').select(['id', 'login', 'type', 'site_admin']).where('id', '=', app.owner_id).executeTakeFirst();

@@ -5,6 +5,7 @@
 import type { Executor } from '../../db/index.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { orgRoles, type OrgRole } from '../accounts/store.ts';
+import { installationCovers } from '../apps/store.ts';
 import { userRepositoryPermissions } from '../repositories/permissions.ts';
 import { ApiError, forbidden, notFound, requiresAuthentication } from '../../platform/errors.ts';
 import type { CredentialKind, InstallationPrincipal, Principal, UserPrincipal } from './principal.ts';
@@ -172,23 +173,11 @@ export async function reachesRepository(db: Executor, principal: Principal, repo
     const installation = await token.installationOn(repository.owner_id);
     if (!installation) return false;
     if (installation.repositorySelection === 'all') return true;
-    const covered = await db
-      .selectFrom('installation_repositories')
-      .select('repository_id')
-      .where('installation_id', '=', installation.id)
-      .where('repository_id', '=', repository.id)
-      .executeTakeFirst();
-    return covered !== undefined;
+    return installationCovers(db, installation.id, repository.id);
   }
   // Installation tokens: their installation, on the owner, must cover the repository (one query).
   if (token.accountId !== repository.owner_id) return false;
-  const installation = await db
-    .selectFrom('installations as i')
-    .leftJoin('installation_repositories as r', (join) => join.onRef('r.installation_id', '=', 'i.id').on('r.repository_id', '=', repository.id))
-    .select(['i.repository_selection', 'r.repository_id'])
-    .where('i.id', '=', token.installationId)
-    .executeTakeFirst();
-  return installation !== undefined && (installation.repository_selection === 'all' || installation.repository_id !== null);
+  return installationCovers(db, token.installationId, repository.id);
 }
 
 // What a user may do with a repository (owner, organization roles, collaborators, teams, visibility).

@@ -4,7 +4,8 @@ import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { Executor } from '../../db/index.ts';
 import type { UserRow } from '../accounts/store.ts';
 import { intersectPermissions, parsePermissions, type Permissions } from '../apps/permissions.ts';
-import type { AppRow } from '../apps/store.ts';
+import { findAppBy, installationGrantOn, type AppRow } from '../apps/store.ts';
+import { findTokenByHash } from './token-store.ts';
 import type { AccessRule } from './access.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ApiError, badCredentials } from '../../platform/errors.ts';
@@ -104,21 +105,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
   if (!kind) throw badCredentials();
   // One round trip: the token, its installation (account and grant), its app's requested permissions,
   // and its user (every request pays for this).
-  const row = await db
-    .selectFrom('tokens')
-    .leftJoin('installations', 'installations.id', 'tokens.installation_id')
-    .leftJoin('apps', 'apps.id', 'tokens.app_id')
-    .leftJoin('users', 'users.id', 'tokens.user_id')
-    .select([
-      'tokens.id', 'tokens.kind', 'tokens.user_id', 'tokens.app_id', 'tokens.installation_id', 'tokens.scopes',
-      'tokens.permissions', 'tokens.resource_owner_id', 'tokens.repository_selection', 'tokens.repository_ids',
-      'tokens.expires_at', 'installations.account_id', 'installations.permissions as installation_permissions',
-      'apps.permissions as app_permissions',
-      'users.login', 'users.login_lower', 'users.type', 'users.name', 'users.email', 'users.site_admin',
-      'users.created_at', 'users.updated_at',
-    ])
-    .where('tokens.hashed_token', '=', hashSecret(token))
-    .executeTakeFirst();
+  const row = await findTokenByHash(db, hashSecret(token));
   if (!row || row.kind !== kind) throw badCredentials();
   if (row.expires_at && row.expires_at <= clock.now().toISOString()) throw badCredentials();
   const own = parsePermissions(row.permissions);
@@ -183,13 +170,7 @@ function appInstallationLookup(db: Executor, appId: number, most: Permissions, t
     if (target !== null && accountId !== target) return Promise.resolve(null);
     let found = seen.get(accountId);
     if (!found) {
-      found = db
-        .selectFrom('installations')
-        .select(['id', 'repository_selection', 'permissions'])
-        .where('app_id', '=', appId)
-        .where('account_id', '=', accountId)
-        .executeTakeFirst()
-        .then((row) => row
+      found = installationGrantOn(db, appId, accountId).then((row) => row
           ? { id: row.id, repositorySelection: row.repository_selection as 'all' | 'selected', permissions: intersectPermissions(parsePermissions(row.permissions), most) }
           : null);
       seen.set(accountId, found);
@@ -215,8 +196,8 @@ export async function principalFromJwt(db: Executor, clock: Clock, jwt: string):
   if (iss === undefined || iss === null || iss === '') throw invalid("'Issuer' claim ('iss') must be an Integer or the app's client ID");
   const issuer = String(iss);
   const app = /^\d+$/.test(issuer)
-    ? await db.selectFrom('apps').selectAll().where('id', '=', Number(issuer)).executeTakeFirst()
-    : await db.selectFrom('apps').selectAll().where('client_id', '=', issuer).executeTakeFirst();
+    ? await findAppBy(db, { id: Number(issuer) })
+    : await findAppBy(db, { clientId: issuer });
   if (!app) throw invalid('Integration not found');
   const now = Math.floor(clock.nowMs() / 1000);
   try {
@@ -272,7 +253,7 @@ export async function authenticate(
   if (!parsed) return ANONYMOUS;
   if (parsed.scheme === 'basic') {
     if (options.basicApp) {
-      const app = await db.selectFrom('apps').selectAll().where('client_id', '=', parsed.username!).executeTakeFirst();
+      const app = await findAppBy(db, { clientId: parsed.username! });
       if (!app || app.client_secret_hash !== hashSecret(parsed.credential)) throw new ApiError(404, 'Not Found');
       return { type: 'app', kind: 'basic', app };
     }

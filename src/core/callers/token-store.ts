@@ -57,3 +57,26 @@ export async function issueToken(db: Executor, clock: Clock, input: IssueTokenIn
   );
   return { row, token };
 }
+
+/**
+ * A token by the hash of its value, with what resolving it needs in the same round trip (every
+ * request pays for this): its installation's account and grant, its app's requested permissions,
+ * and its user.
+ */
+export async function findTokenByHash(db: Executor, hashedToken: string) {
+  return db
+    .selectFrom('tokens')
+    .leftJoin('installations', 'installations.id', 'tokens.installation_id')
+    .leftJoin('apps', 'apps.id', 'tokens.app_id')
+    .leftJoin('users', 'users.id', 'tokens.user_id')
+    .select([
+      'tokens.id', 'tokens.kind', 'tokens.user_id', 'tokens.app_id', 'tokens.installation_id', 'tokens.scopes',
+      'tokens.permissions', 'tokens.resource_owner_id', 'tokens.repository_selection', 'tokens.repository_ids',
+      'tokens.expires_at', 'installations.account_id', 'installations.permissions as installation_permissions',
+      'apps.permissions as app_permissions',
+      'users.login', 'users.login_lower', 'users.type', 'users.name', 'users.email', 'users.site_admin',
+      'users.created_at', 'users.updated_at',
+    ])
+    .where('tokens.hashed_token', '=', hashedToken)
+    .executeTakeFirst();
+}

@@ -38,6 +38,14 @@ export async function findIssue(db: Executor, repositoryId: number, number: numb
   return db.selectFrom('issues').selectAll().where('repository_id', '=', repositoryId).where('number', '=', number).executeTakeFirst();
 }
 
+export async function findIssueById(db: Executor, id: number): Promise<IssueRow | undefined> {
+  return db.selectFrom('issues').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findCommentById(db: Executor, id: number): Promise<CommentRow | undefined> {
+  return db.selectFrom('issue_comments').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 /** A comment on an issue or pull request of the repository. */
 export async function findComment(db: Executor, repositoryId: number, commentId: number): Promise<CommentRow | undefined> {
   return db

@@ -20,6 +20,10 @@ export async function findRepository(db: Executor, owner: string, name: string):
   return repository ? { ...repository, owner: account } : undefined;
 }
 
+export async function findRepositoryById(db: Executor, id: number): Promise<RepositoryRow | undefined> {
+  return db.selectFrom('repositories').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 /** The counted facts of the repository of the outer query: open issues and pull requests, watchers. */
 function factColumns(eb: ExpressionBuilder<Database, 'repositories'>) {
   return [
