@@ -257,7 +257,9 @@ describe('repository endpoint', () => {
     'classic member write:org': 403,
     'classic outsider write:org': 403,
     'fine-grained owner for another resource owner': 403,
-    'installation on another account': 404,
+    // A public repository is there for every installation, as for anyone; this one's token does not
+    // reach it, so it is refused like the fine-grained token of another owner.
+    'installation on another account': 403,
   };
 
   test('private repository: every credential kind and role', async () => {
