@@ -6,26 +6,27 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Executor } from '../db/index.ts';
+import type { RepositoryPermission } from '../db/schema.ts';
+import {
+  addEnterpriseMember, addOrgMembership, addTeamMember, findAccount, findAccountById, findEnterprise, findTeam, insertAccount,
+  insertEnterprise, insertOrganization, insertTeam, removeFromOrganization, removeTeamMember, setOrgRole, teamMemberIds,
+  type OrgRole, type UserRow,
+} from '../core/accounts/store.ts';
+import type { Permissions } from '../core/apps/permissions.ts';
+import { uncoveredEvents } from '../core/apps/events.ts';
+import { deleteApp, findApp, findInstallation, insertApp, insertInstallation, updateApp, updateInstallationGrant, upsertAuthorization, type AppRow } from '../core/apps/store.ts';
 import type { AccessChange, Area } from '../core/area.ts';
+import { issueToken } from '../core/callers/token-store.ts';
+import type { RepositoryRow } from '../core/repositories/representations.ts';
+import {
+  deleteRepository, findRepository, findRepositoryById, insertRepository, removeCollaborator, removeCollaboratorOfOwner,
+  removeTeamRepository, setCollaborator, setGitPath, setSubscription, setTeamRepository, updateRepository,
+} from '../core/repositories/store.ts';
 import type { Context } from '../platform/context.ts';
 import { ApiError, insertUnique, invalidField, notFound, validationFailed } from '../platform/errors.ts';
-import {
-  addTeamMember, findAccount, findEnterprise, findTeam, removeFromOrganization, removeTeamMember, setOrgRole, teamMemberIds, type OrgRole,
-} from '../core/accounts/store.ts';
-import { uncoveredEvents } from '../core/apps/events.ts';
-import { findApp } from '../core/apps/store.ts';
-import {
-  findRepository, removeCollaborator, removeCollaboratorOfOwner, removeTeamRepository, setCollaborator, setTeamRepository, updateRepository,
-} from '../core/repositories/store.ts';
-import type { RepositoryPermission } from '../db/schema.ts';
-import type { AppRow } from '../core/apps/store.ts';
-import type { Permissions } from '../core/apps/permissions.ts';
-import type { UserRow } from '../core/accounts/store.ts';
-import type { RepositoryRow } from '../core/repositories/representations.ts';
-import { issueToken } from '../core/callers/token-store.ts';
-import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../platform/tokens.ts';
-import { Service } from '../platform/service.ts';
 import { isRowId } from '../platform/schemas.ts';
+import { Service } from '../platform/service.ts';
+import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../platform/tokens.ts';
 
 const run = promisify(execFile);
 
@@ -58,20 +59,16 @@ export class AdminService extends Service {
     if (!LOGIN_PATTERN.test(input.login)) throw invalidField('User', 'login', 'login may only contain alphanumeric characters or single hyphens');
     const now = this.now();
     return insertUnique('User', 'login', () =>
-      this.db
-        .insertInto('users')
-        .values({
-          login: input.login,
-          login_lower: input.login.toLowerCase(),
-          type: input.type ?? 'User',
-          name: input.name ?? null,
-          email: input.email ?? null,
-          site_admin: input.site_admin ? 1 : 0,
-          created_at: now,
-          updated_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
+      insertAccount(this.db, {
+        login: input.login,
+        login_lower: input.login.toLowerCase(),
+        type: input.type ?? 'User',
+        name: input.name ?? null,
+        email: input.email ?? null,
+        site_admin: input.site_admin ? 1 : 0,
+        created_at: now,
+        updated_at: now,
+      }),
     );
   }
 
@@ -81,15 +78,9 @@ export class AdminService extends Service {
     const now = this.now();
     return this.db.transaction().execute(async (trx) => {
       const enterprise = await insertUnique('Enterprise', 'slug', () =>
-        trx
-          .insertInto('enterprises')
-          .values({ slug: input.slug, slug_lower: input.slug.toLowerCase(), name: input.name ?? input.slug, created_at: now, updated_at: now })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
+        insertEnterprise(trx, { slug: input.slug, slug_lower: input.slug.toLowerCase(), name: input.name ?? input.slug, created_at: now, updated_at: now }),
       );
-      for (const owner of owners) {
-        await trx.insertInto('enterprise_members').values({ enterprise_id: enterprise.id, user_id: owner.id, role: 'owner' }).execute();
-      }
+      for (const owner of owners) await addEnterpriseMember(trx, enterprise.id, owner.id, 'owner');
       return enterprise;
     });
   }
@@ -106,7 +97,7 @@ export class AdminService extends Service {
     if (!LOGIN_PATTERN.test(input.login)) throw invalidField('Organization', 'login');
     const enterprise = input.enterprise ? await findEnterprise(this.db, input.enterprise) : undefined;
     if (input.enterprise && !enterprise) throw notFound(`Enterprise not found: ${input.enterprise}`);
-    const roles: [string, UserRow[]][] = [
+    const roles: [OrgRole, UserRow[]][] = [
       ['owner', await requireUsers(this.db, input.owners)],
       ['member', await requireUsers(this.db, input.members)],
       ['security_manager', await requireUsers(this.db, input.security_managers)],
@@ -115,17 +106,10 @@ export class AdminService extends Service {
     const now = this.now();
     return this.db.transaction().execute(async (trx) => {
       const org = await insertUnique('Organization', 'login', () =>
-        trx
-          .insertInto('users')
-          .values({ login: input.login, login_lower: input.login.toLowerCase(), type: 'Organization', name: input.name ?? null, email: null, site_admin: 0, created_at: now, updated_at: now })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
+        insertOrganization(trx, { login: input.login, login_lower: input.login.toLowerCase(), type: 'Organization', name: input.name ?? null, email: null, site_admin: 0, created_at: now, updated_at: now }, enterprise?.id ?? null),
       );
-      await trx.insertInto('organizations').values({ id: org.id, enterprise_id: enterprise?.id ?? null }).execute();
       for (const [role, users] of roles) {
-        for (const user of users) {
-          await trx.insertInto('org_memberships').values({ org_id: org.id, user_id: user.id, role }).onConflict((oc) => oc.doNothing()).execute();
-        }
+        for (const user of users) await addOrgMembership(trx, org.id, user.id, role);
       }
       return org;
     });
@@ -140,9 +124,9 @@ export class AdminService extends Service {
     const now = this.now();
     return this.db.transaction().execute(async (trx) => {
       const team = await insertUnique('Team', 'slug', () =>
-        trx.insertInto('teams').values({ org_id: org.id, slug, name: input.name ?? input.slug, created_at: now, updated_at: now }).returningAll().executeTakeFirstOrThrow(),
+        insertTeam(trx, { org_id: org.id, slug, name: input.name ?? input.slug, created_at: now, updated_at: now }),
       );
-      for (const member of members) await trx.insertInto('team_members').values({ team_id: team.id, user_id: member.id }).execute();
+      for (const member of members) await addTeamMember(trx, team.id, member.id);
       for (const repository of repositories) await setTeamRepository(trx, team.id, repository.id, repository.permission);
       if (repositories.length && members.length) await this.accessChanged(trx, { userIds: members.map((m) => m.id) });
       return { team, org };
@@ -168,9 +152,7 @@ export class AdminService extends Service {
     if (!/^[A-Za-z0-9._/-]{1,100}$/.test(branch) || branch.includes('..')) throw invalidField('Repository', 'default_branch');
     const now = this.now();
     const repository = await insertUnique('Repository', 'name', () =>
-      this.db
-        .insertInto('repositories')
-        .values({
+      insertRepository(this.db, {
           owner_id: owner.id,
           name: input.name,
           name_lower: input.name.toLowerCase(),
@@ -185,24 +167,22 @@ export class AdminService extends Service {
           created_at: now,
           updated_at: now,
           pushed_at: input.init_git ? now : null,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
+        }),
     );
     if (input.init_git) {
       const gitPath = join('git', `${repository.id}.git`);
       try {
         await initBareRepository(join(this.ctx.config.dataDir, gitPath), input.name, branch);
       } catch (error) {
-        await this.db.deleteFrom('repositories').where('id', '=', repository.id).execute();
+        await deleteRepository(this.db, repository.id);
         throw error;
       }
-      await this.db.updateTable('repositories').set({ git_path: gitPath }).where('id', '=', repository.id).execute();
+      await setGitPath(this.db, repository.id, gitPath);
       repository.git_path = gitPath;
     }
     for (const area of this.areas) await area.onRepositoryCreated?.(this.ctx, repository);
-    const current = await this.db.selectFrom('repositories').selectAll().where('id', '=', repository.id).executeTakeFirstOrThrow();
-    return { ...current, owner };
+    const current = await findRepositoryById(this.db, repository.id);
+    return { ...current!, owner };
   }
 
   async setWatch(owner: string, name: string, input: { login: string; subscribed?: boolean; ignored?: boolean }) {
@@ -212,12 +192,7 @@ export class AdminService extends Service {
     const ignored = input.ignored ?? false;
     const subscribed = ignored ? false : (input.subscribed ?? true);
     const now = this.now();
-    const row = await this.db
-      .insertInto('repository_subscriptions')
-      .values({ repository_id: repository.id, user_id: user.id, subscribed: subscribed ? 1 : 0, ignored: ignored ? 1 : 0, created_at: now })
-      .onConflict((oc) => oc.columns(['repository_id', 'user_id']).doUpdateSet({ subscribed: subscribed ? 1 : 0, ignored: ignored ? 1 : 0 }))
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await setSubscription(this.db, repository.id, user.id, { subscribed, ignored }, now);
     return { repository, user, row };
   }
 
@@ -291,9 +266,7 @@ export class AdminService extends Service {
     if (input.client_id !== undefined && !/^[A-Za-z0-9._-]{8,64}$/.test(input.client_id)) throw invalidField('App', 'client_id');
     const now = this.now();
     const app = await insertUnique('App', 'slug', () =>
-      this.db
-        .insertInto('apps')
-        .values({
+      insertApp(this.db, {
           slug: input.slug,
           name: input.name ?? input.slug,
           owner_id: owner?.id ?? null,
@@ -304,14 +277,12 @@ export class AdminService extends Service {
           events: JSON.stringify(input.events ?? []),
           created_at: now,
           updated_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
+        }),
     );
     try {
       for (const area of this.areas) await area.onAppCreated?.(this.ctx, app, input);
     } catch (error) {
-      await this.db.deleteFrom('apps').where('id', '=', app.id).execute();
+      await deleteApp(this.db, app.id);
       throw error;
     }
     return { app, clientSecret, privateKey };
@@ -334,22 +305,15 @@ export class AdminService extends Service {
     const now = this.now();
     return this.db.transaction().execute(async (trx) => {
       const installation = await insertUnique('Installation', 'account', () =>
-        trx
-          .insertInto('installations')
-          .values({
-            app_id: app.id,
-            account_id: account.id,
-            repository_selection: Array.isArray(input.repositories) ? 'selected' : 'all',
-            permissions: JSON.stringify(permissions),
-            created_at: now,
-            updated_at: now,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
+        insertInstallation(trx, {
+          app_id: app.id,
+          account_id: account.id,
+          repository_selection: Array.isArray(input.repositories) ? 'selected' : 'all',
+          permissions: JSON.stringify(permissions),
+          created_at: now,
+          updated_at: now,
+        }, repositoryIds),
       );
-      for (const id of repositoryIds) {
-        await trx.insertInto('installation_repositories').values({ installation_id: installation.id, repository_id: id }).execute();
-      }
       return { installation, account, app };
     });
   }
@@ -365,12 +329,7 @@ export class AdminService extends Service {
     const permissions = input.permissions ?? (JSON.parse(app.permissions) as Permissions);
     const events = input.events ?? (JSON.parse(app.events) as string[]);
     checkEvents(permissions, events);
-    return this.db
-      .updateTable('apps')
-      .set({ permissions: JSON.stringify(permissions), events: JSON.stringify(events), updated_at: this.now() })
-      .where('id', '=', app.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return updateApp(this.db, app.id, { permissions: JSON.stringify(permissions), events: JSON.stringify(events), updated_at: this.now() });
   }
 
   /**
@@ -379,18 +338,11 @@ export class AdminService extends Service {
    */
   async updateInstallation(appSlug: string, installationId: number, input: { permissions: Permissions }) {
     const app = await this.requireApp(appSlug);
-    const found = isRowId(installationId)
-      ? await this.db.selectFrom('installations').selectAll().where('id', '=', installationId).where('app_id', '=', app.id).executeTakeFirst()
-      : undefined;
+    const found = isRowId(installationId) ? await findInstallation(this.db, app.id, installationId) : undefined;
     if (!found) throw notFound(`Installation not found: ${installationId}`);
     checkGrant(JSON.parse(app.permissions) as Permissions, input.permissions);
-    const installation = await this.db
-      .updateTable('installations')
-      .set({ permissions: JSON.stringify(input.permissions), updated_at: this.now() })
-      .where('id', '=', found.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const account = await this.db.selectFrom('users').selectAll().where('id', '=', installation.account_id).executeTakeFirstOrThrow();
+    const installation = await updateInstallationGrant(this.db, found.installation.id, JSON.stringify(input.permissions), this.now());
+    const account = (await findAccountById(this.db, installation.account_id))!;
     return { installation, account, app };
   }
 
@@ -405,12 +357,7 @@ export class AdminService extends Service {
     if (input.value !== undefined && tokenKindOf(input.value) !== kind) throw invalidField('Authorization', 'value', `value must be a well-formed ${kind} token`);
     const now = this.now();
     return this.db.transaction().execute(async (trx) => {
-      const authorization = await trx
-        .insertInto('app_authorizations')
-        .values({ app_id: app.id, user_id: user.id, scopes: JSON.stringify(input.scopes ?? []), note: input.note ?? null, note_url: input.note_url ?? null, created_at: now, updated_at: now })
-        .onConflict((oc) => oc.columns(['app_id', 'user_id']).doUpdateSet({ scopes: JSON.stringify(input.scopes ?? []), updated_at: now }))
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const authorization = await upsertAuthorization(trx, { app_id: app.id, user_id: user.id, scopes: JSON.stringify(input.scopes ?? []), note: input.note ?? null, note_url: input.note_url ?? null, created_at: now, updated_at: now });
       const issued = await issueToken(
         trx,
         this.ctx.clock,

@@ -1,7 +1,7 @@
 // Accounts: users and organizations (one id and login space), enterprises, teams and memberships.
 import type { Executor } from '../../db/index.ts';
-import type { Selectable } from 'kysely';
-import type { TeamsTable, UsersTable } from '../../db/schema.ts';
+import type { Insertable, Selectable } from 'kysely';
+import type { EnterprisesTable, TeamsTable, UsersTable } from '../../db/schema.ts';
 
 export type UserRow = Selectable<UsersTable>;
 export type TeamRow = Selectable<TeamsTable>;
@@ -47,6 +47,34 @@ export async function usersById(db: Executor, ids: readonly number[]): Promise<U
   const rows = await db.selectFrom('users').selectAll().where('id', 'in', ids).execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+}
+
+export async function insertAccount(db: Executor, values: Insertable<UsersTable>): Promise<UserRow> {
+  return db.insertInto('users').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** An organization: its account row and its organization row (the enterprise it belongs to). */
+export async function insertOrganization(trx: Executor, values: Insertable<UsersTable>, enterpriseId: number | null): Promise<UserRow> {
+  const org = await insertAccount(trx, values);
+  await trx.insertInto('organizations').values({ id: org.id, enterprise_id: enterpriseId }).execute();
+  return org;
+}
+
+export async function insertEnterprise(db: Executor, values: Insertable<EnterprisesTable>) {
+  return db.insertInto('enterprises').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function addEnterpriseMember(db: Executor, enterpriseId: number, userId: number, role: 'owner' | 'member'): Promise<void> {
+  await db.insertInto('enterprise_members').values({ enterprise_id: enterpriseId, user_id: userId, role }).onConflict((oc) => oc.doNothing()).execute();
+}
+
+/** Adds one role to a user's membership of an organization (roles already held stay). */
+export async function addOrgMembership(db: Executor, orgId: number, userId: number, role: OrgRole): Promise<void> {
+  await db.insertInto('org_memberships').values({ org_id: orgId, user_id: userId, role }).onConflict((oc) => oc.doNothing()).execute();
+}
+
+export async function insertTeam(db: Executor, values: Insertable<TeamsTable>): Promise<TeamRow> {
+  return db.insertInto('teams').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
 export async function findAccountById(db: Executor, id: number): Promise<UserRow | undefined> {

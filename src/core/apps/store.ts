@@ -1,8 +1,8 @@
 // Apps and their installations: lookups by slug and id, an app's installations (a page, one by id,
 // the one on an account or covering a repository), and the repositories an installation token reaches.
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { AppsTable, InstallationsTable } from '../../db/schema.ts';
+import type { AppAuthorizationsTable, AppsTable, InstallationsTable } from '../../db/schema.ts';
 import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 
@@ -45,6 +45,41 @@ export async function installationCovers(db: Executor, installationId: number, r
     .where('i.id', '=', installationId)
     .executeTakeFirst();
   return installation !== undefined && (installation.repository_selection === 'all' || installation.repository_id !== null);
+}
+
+export async function insertApp(db: Executor, values: Insertable<AppsTable>): Promise<AppRow> {
+  return db.insertInto('apps').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function deleteApp(db: Executor, id: number): Promise<void> {
+  await db.deleteFrom('apps').where('id', '=', id).execute();
+}
+
+export async function updateApp(db: Executor, id: number, values: Pick<AppsTable, 'permissions' | 'events' | 'updated_at'>): Promise<AppRow> {
+  return db.updateTable('apps').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** An installation and, for a selection, its repositories. */
+export async function insertInstallation(trx: Executor, values: Insertable<InstallationsTable>, repositoryIds: readonly number[]): Promise<InstallationRow> {
+  const installation = await trx.insertInto('installations').values(values).returningAll().executeTakeFirstOrThrow();
+  if (repositoryIds.length) {
+    await trx.insertInto('installation_repositories').values(repositoryIds.map((id) => ({ installation_id: installation.id, repository_id: id }))).execute();
+  }
+  return installation;
+}
+
+export async function updateInstallationGrant(db: Executor, id: number, permissions: string, now: string): Promise<InstallationRow> {
+  return db.updateTable('installations').set({ permissions, updated_at: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A user's authorization of an app (its scopes replaced when it exists). */
+export async function upsertAuthorization(db: Executor, values: Insertable<AppAuthorizationsTable>) {
+  return db
+    .insertInto('app_authorizations')
+    .values(values)
+    .onConflict((oc) => oc.columns(['app_id', 'user_id']).doUpdateSet({ scopes: values.scopes, updated_at: values.updated_at }))
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function findAppOwner(db: Executor, app: Pick<AppRow, 'owner_id'>): Promise<AccountFacts | undefined> {

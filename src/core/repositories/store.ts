@@ -1,9 +1,9 @@
 // Repositories: lookups by owner and name or by id, with their owners and the facts the full
 // representation shows (counts, each one correlated subquery so a page of repositories is one
 // query); the facts of who may access them; and their changes.
-import { sql, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { sql, type ExpressionBuilder, type Insertable, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { Database, RepositoryPermission } from '../../db/schema.ts';
+import type { Database, RepositoriesTable, RepositoryPermission } from '../../db/schema.ts';
 import { findAccount } from '../accounts/store.ts';
 import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryFacts, RepositoryOwner, RepositoryRow } from './representations.ts';
@@ -18,6 +18,29 @@ export async function findRepository(db: Executor, owner: string, name: string):
     .where('name_lower', '=', name.replace(/\.git$/i, '').toLowerCase())
     .executeTakeFirst();
   return repository ? { ...repository, owner: account } : undefined;
+}
+
+export async function insertRepository(db: Executor, values: Insertable<RepositoriesTable>): Promise<RepositoryRow> {
+  return db.insertInto('repositories').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function deleteRepository(db: Executor, id: number): Promise<void> {
+  await db.deleteFrom('repositories').where('id', '=', id).execute();
+}
+
+export async function setGitPath(db: Executor, id: number, gitPath: string): Promise<void> {
+  await db.updateTable('repositories').set({ git_path: gitPath }).where('id', '=', id).execute();
+}
+
+/** A user's watch state of a repository (created or replaced). */
+export async function setSubscription(db: Executor, repositoryId: number, userId: number, state: { subscribed: boolean; ignored: boolean }, now: string) {
+  const flags = { subscribed: state.subscribed ? 1 : 0, ignored: state.ignored ? 1 : 0 };
+  return db
+    .insertInto('repository_subscriptions')
+    .values({ repository_id: repositoryId, user_id: userId, ...flags, created_at: now })
+    .onConflict((oc) => oc.columns(['repository_id', 'user_id']).doUpdateSet(flags))
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function findRepositoryById(db: Executor, id: number): Promise<RepositoryRow | undefined> {
