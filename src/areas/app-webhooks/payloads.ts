@@ -11,11 +11,10 @@
 // delivery.
 import type { ActivityRow } from '../../activity/outbox.ts';
 import { loadCommentFacts, loadIssueFacts } from '../../core/issues/representations.ts';
-import { findAccountById, findTeamById } from '../../core/accounts/store.ts';
+import { findAccountById, findTeamById, type UserRow } from '../../core/accounts/store.ts';
 import { findCommentById, findIssueById } from '../../core/issues/store.ts';
 import { subjectSnapshot, type SubjectSnapshot } from '../../core/issues/snapshot.ts';
 import type { Executor } from '../../db/index.ts';
-import type { UserRow } from '../../core/accounts/store.ts';
 import { repositoriesWithFacts } from '../../core/repositories/facts.ts';
 import { fullRepository, type RepositoryOwner } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';

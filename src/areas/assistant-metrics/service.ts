@@ -5,12 +5,10 @@
 // organization's metrics policy is enabled.
 import { Value } from 'typebox/value';
 import { actingUser, actsForOrganization, reachesAccount, requirePermittedOn } from '../../core/callers/access.ts';
-import { isEnterpriseOwner } from '../../core/accounts/store.ts';
+import { findAccount, findTeam, isEnterpriseOwner, organizationEnterpriseId, type UserRow } from '../../core/accounts/store.ts';
 import { ApiError, DOCUMENTATION_URL, invalidField, notFound } from '../../platform/errors.ts';
-import { findAccount, findTeam, organizationEnterpriseId } from '../../core/accounts/store.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
 import type { Principal } from '../../core/callers/principal.ts';
-import type { UserRow } from '../../core/accounts/store.ts';
 import { checkEntries } from '../../platform/seed.ts';
 import { DayRecord, OperatorDay } from './day-record.ts';
 import * as store from './store.ts';

@@ -3,9 +3,8 @@
 // not manage the list see a 404, as if the endpoint did not exist.
 import { Type, type Static } from 'typebox';
 import { actingUser, actsForOrganization, isFineGrained, notAccessible, permittedOn, reachesAccount } from '../../core/callers/access.ts';
-import { isEnterpriseOwner } from '../../core/accounts/store.ts';
+import { enterpriseOrganizationIds, findAccount, findEnterprise, isEnterpriseOwner } from '../../core/accounts/store.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
-import { enterpriseOrganizationIds, findAccount, findEnterprise } from '../../core/accounts/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
 import type { Principal } from '../../core/callers/principal.ts';

@@ -5,13 +5,12 @@ import { basename } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { CLASSIC_TOKENS, actingUser, type AccessRule } from '../../core/callers/access.ts';
-import type { Api } from '../../platform/context.ts';
+import type { Api, Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
 import { FullRepository } from '../../core/repositories/representations.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
-import type { Context } from '../../platform/context.ts';
 import { EXCLUDABLE, UserMigration, type UserMigrationService } from './service.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS };

@@ -7,8 +7,7 @@ import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../accounts/representations.ts';
 import type { UserRow } from '../accounts/store.ts';
-import type { AppRow } from './store.ts';
-import type { AccountFacts, InstallationRow } from './store.ts';
+import type { AccountFacts, AppRow, InstallationRow } from './store.ts';
 
 const Permissions = Type.Record(Type.String(), Type.String(), { description: 'Permission name → `read` or `write`' });
 

@@ -3,8 +3,7 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { Database } from '../../db/schema.ts';
-import { usersById, type TeamRow } from '../accounts/store.ts';
-import type { UserRow } from '../accounts/store.ts';
+import { type TeamRow, type UserRow, usersById } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from './tables.ts';
 

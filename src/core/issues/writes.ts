@@ -24,10 +24,9 @@ import type { Executor } from '../../db/index.ts';
 import { assertRepositoryWritable } from '../callers/access.ts';
 import type { Context } from '../../platform/context.ts';
 import { invalidField, isUniqueViolation, notFound } from '../../platform/errors.ts';
-import { findAccount, findTeam } from '../accounts/store.ts';
+import { findAccount, findTeam, type TeamRow, type UserRow } from '../accounts/store.ts';
 import { findRepository } from '../repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { parseMentions } from '../../activity/mentions.ts';
 import { recordActivity, type ActivityInput } from '../../activity/outbox.ts';
@@ -35,7 +34,6 @@ import { subjectSnapshot } from './snapshot.ts';
 import * as store from './store.ts';
 import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
 import * as accounts from '../accounts/store.ts';
-import type { TeamRow } from '../accounts/store.ts';
 
 export interface CreateIssueInput {
   author: string;

@@ -4,8 +4,7 @@
 import { sql, type ExpressionBuilder, type Insertable, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { Database, RepositoriesTable, RepositoryPermission } from '../../db/schema.ts';
-import { findAccount } from '../accounts/store.ts';
-import type { UserRow } from '../accounts/store.ts';
+import { findAccount, type UserRow } from '../accounts/store.ts';
 import type { RepositoryFacts, RepositoryOwner, RepositoryRow } from './representations.ts';
 
 export async function findRepository(db: Executor, owner: string, name: string): Promise<(RepositoryRow & { owner: UserRow }) | undefined> {
