@@ -3,7 +3,8 @@
 // started as `npm start` starts it (embedded SQLite, demo data), with `set -euo pipefail`. The blocks
 // name the server as http://127.0.0.1:3000 (or localhost:3000): the test puts its own port there, and
 // gives the shell CODEHOST_ADMIN_TOKEN (the token the server was started with) and CODEHOST_PORT (for
-// `npx codehost admin`). Nothing may be written into the repository.
+// `npx codehost admin`). Nothing may be written into the repository. CODEHOST_TEST_WALKTHROUGH_OUTPUT=1
+// prints what the blocks printed.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -137,6 +138,7 @@ for (const walk of all) {
         CODEHOST_ADMIN_TOKEN: adminToken,
         CODEHOST_PORT: String(port),
       }, 180_000);
+      if (process.env.CODEHOST_TEST_WALKTHROUGH_OUTPUT) console.log(output);
       assert.equal(code, 0, `${walk.file} "${walk.heading}" failed:\n${output}\n--- server output:\n${serverOutput}`);
       assert.equal(gitStatus(), before, 'the walk-through wrote into the repository');
     } finally {
