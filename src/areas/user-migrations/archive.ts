@@ -131,6 +131,8 @@ class ArchiveWriter {
   }
 }
 
+const EMPTY_ARRAY = '[]\n';
+
 /** One kind's records, written as `<kind>_000001.json`, `<kind>_000002.json`... of 1,000 records each. */
 class KindFiles {
   private readonly archive: ArchiveWriter;
@@ -154,7 +156,7 @@ class KindFiles {
   async finish(): Promise<void> {
     if (this.pending.length || this.files > 0) return this.flush();
     this.files = 1;
-    await this.archive.file(`${this.kind}_000001.json`, Buffer.from('[]\n'));
+    await this.archive.file(`${this.kind}_000001.json`, Buffer.from(EMPTY_ARRAY));
   }
 
   /** Writes what is pending. */
