@@ -79,6 +79,12 @@ async function exportAndUnpack(body: unknown): Promise<{ id: number; dir: string
   return { id: migration.id, dir, files: walk(dir) };
 }
 
+/** The kinds of JSON files the spec's archive layout lists (besides schema.json). */
+const SPEC_KINDS = [
+  'attachments', 'bases', 'commit_comments', 'issue_comments', 'issue_events', 'issues', 'milestones', 'organizations', 'projects',
+  'protected_branches', 'pull_request_reviews', 'pull_requests', 'releases', 'repositories', 'review_comments', 'users',
+];
+
 function walk(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .map((entry) => relative(dir, join(entry.parentPath, entry.name)) + (entry.isDirectory() ? '/' : ''))
@@ -249,9 +255,8 @@ describe('the archive', () => {
   test('default: schema, records in the platform shapes, attachments folder, git data that git clone accepts', async () => {
     const { dir, files } = await exportAndUnpack({ repositories: ['alpha', 'beta', 'gamma'] });
     assert.deepEqual(topLevel(files), [
-      'attachments/', 'issue_comments_000001.json', 'issue_events_000001.json', 'issues_000001.json', 'organizations_000001.json',
-      'pull_requests_000001.json', 'repositories/', 'repositories_000001.json', 'schema.json', 'users_000001.json',
-    ]);
+      'attachments/', ...SPEC_KINDS.map((kind) => `${kind}_000001.json`), 'repositories/', 'schema.json',
+    ].sort());
     assert.deepEqual(json(dir, 'schema.json'), { version: '1.2.0' });
 
     const users = json(dir, 'users_000001.json');
@@ -294,6 +299,21 @@ describe('the archive', () => {
     assert.equal(cloneReadme(dir, 'alice', 'beta'), '# beta\n');
   });
 
+  test('every kind the layout lists has its file, an empty array where there is nothing', async () => {
+    const { dir, files } = await exportAndUnpack({ repositories: ['gamma'] });
+    for (const kind of SPEC_KINDS) {
+      assert.ok(files.includes(`${kind}_000001.json`), kind);
+      assert.ok(Array.isArray(json(dir, `${kind}_000001.json`)), kind);
+    }
+    for (const kind of ['attachments', 'bases', 'commit_comments', 'milestones', 'projects', 'protected_branches', 'pull_request_reviews', 'releases', 'review_comments']) {
+      assert.deepEqual(json(dir, `${kind}_000001.json`), [], kind);
+      assert.ok(!files.includes(`${kind}_000002.json`), kind);
+    }
+    // gamma has no issues yet: its kinds with no records are empty arrays too.
+    for (const kind of ['issues', 'pull_requests', 'issue_comments', 'issue_events']) assert.deepEqual(json(dir, `${kind}_000001.json`), [], kind);
+    assert.deepEqual(json(dir, 'repositories_000001.json').map((r: any) => r.full_name), ['alice/gamma']);
+  });
+
   test('record files are split every 1,000 records', async () => {
     // 2,100 issues in gamma, written with SQL: the split is about volume, not about how issues are opened.
     const db = server.server.ctx.db.kysely;
@@ -331,14 +351,17 @@ describe('the archive', () => {
   test('exclude_attachments: no attachments folder', async () => {
     const { files } = await exportAndUnpack({ repositories: ['alpha'], exclude_attachments: true });
     assert.ok(!files.includes('attachments/'));
+    assert.ok(!files.includes('attachments_000001.json'));
+    assert.ok(files.includes('releases_000001.json'));
     assert.ok(files.includes('repositories/alice/alpha.git/HEAD'));
   });
 
-  test('exclude_releases and exclude_owner_projects: stored, shown, and no such files', async () => {
-    for (const flag of ['exclude_releases', 'exclude_owner_projects']) {
+  test('exclude_releases and exclude_owner_projects: stored, shown, and each drops its own file', async () => {
+    for (const [flag, dropped, kept] of [['exclude_releases', 'releases', 'projects'], ['exclude_owner_projects', 'projects', 'releases']] as const) {
       const { id, files } = await exportAndUnpack({ repositories: ['alpha'], [flag]: true });
       assert.equal((await status(id))[flag], true);
-      assert.ok(!files.some((f) => /^(releases|projects)_/.test(f)), flag);
+      assert.ok(!files.some((f) => f.startsWith(`${dropped}_`)), flag);
+      assert.ok(files.includes(`${kept}_000001.json`), flag);
       assert.ok(files.includes('issues_000001.json'));
     }
   });

@@ -2,6 +2,7 @@
 import type { Area } from '../core/area.ts';
 import { membershipRoutes } from './membership-routes.ts';
 import { adminRoutes } from './routes.ts';
+import { adminListRoutes } from './list-routes.ts';
 import { AdminService } from './service.ts';
 
 export function adminArea(areas: readonly Area[]): Area {
@@ -11,6 +12,7 @@ export function adminArea(areas: readonly Area[]): Area {
       const service = new AdminService(ctx, areas);
       adminRoutes(app, ctx, service);
       membershipRoutes(app, ctx, service);
+      adminListRoutes(app, ctx);
     },
   };
 }

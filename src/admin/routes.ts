@@ -1,6 +1,6 @@
 // The admin API under /_admin (spec/admin-api.md): JSON in and out, the admin token as Bearer.
 import { Type } from 'typebox';
-import { drain } from '../jobs/queue.ts';
+import { drainAll } from '../jobs/queue.ts';
 import { isoSeconds } from '../platform/clock.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { ApiError, notFound } from '../platform/errors.ts';
@@ -201,17 +201,26 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
     return { now: ctx.clock.advance(request.body.advance_seconds).toISOString() };
   });
 
+  // Drained: no job ready or running and, unless `wait_for_deferred` is false, none scheduled for
+  // later (throttled deliveries, retries). Due times are wall time: moving the test clock makes no
+  // job due sooner, so a deferred job counts until its real time has come and it has run.
   app.post('/_admin/jobs/drain', {
     config: admin,
-    schema: { ...hidden, body: Type.Object({ timeout_seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 600 })) }) },
+    schema: {
+      ...hidden,
+      body: Type.Object({
+        timeout_seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 600 })),
+        wait_for_deferred: Type.Optional(Type.Boolean()),
+      }),
+    },
   }, async (request, reply) => {
     const deadline = Date.now() + (request.body.timeout_seconds ?? 30) * 1000;
-    // Sweeps first (they may enqueue work), then until nothing is queued; twice, since jobs can enqueue jobs.
+    // Sweeps first (they may enqueue work), then until nothing is queued.
     await ctx.periodic.runAll();
-    const drained = await drain(ctx.queue, Math.max(0, deadline - Date.now()));
-    const pending = await ctx.queue.pending();
-    if (!drained || pending > 0) return reply.code(504).send(new ApiError(504, 'Background jobs are still running', { extra: { pending } }).body());
-    return { pending: 0 };
+    const result = await drainAll(ctx.queue, Math.max(0, deadline - Date.now()), { waitForDeferred: request.body.wait_for_deferred ?? true });
+    const body = { pending: result.pending, deferred: result.deferred, next_run_at: result.nextRunAt === null ? null : isoSeconds(result.nextRunAt) };
+    if (!result.drained) return reply.code(504).send(new ApiError(504, 'Background jobs are still waiting', { extra: body }).body());
+    return body;
   });
 
   app.get('/_admin/repos/:owner/:repo', {

@@ -17,7 +17,7 @@ import type { Config } from '../config.ts';
 import type { Db, Executor } from '../db/index.ts';
 import { WriteBatcher } from './batch.ts';
 import { LocalPool, type Running as PoolRunning } from './local-pool.ts';
-import type { JobHandler, Logger, Queue, SendOptions, WorkOptions } from './queue.ts';
+import type { Backlog, JobHandler, Logger, Queue, SendOptions, WorkOptions } from './queue.ts';
 
 const SCHEMA = 'pgboss';
 /** pg-boss refuses shorter heartbeats, so a lease below this is stretched to it. */
@@ -145,6 +145,22 @@ export class PgBossQueue implements Queue {
       where state = 'active' or (state in ('created', 'retry') and start_after <= now())
     `.execute(this.#db.kysely);
     return rows[0]?.count ?? 0;
+  }
+
+  async backlog(): Promise<Backlog> {
+    await this.#boot();
+    // pg-boss compares start_after with the database's clock: the due time is turned into this
+    // process's terms through the wait the database sees.
+    const { rows } = await sql<{ pending: number; deferred: number; wait_ms: number | null }>`
+      select
+        count(*) filter (where state = 'active' or (state in ('created', 'retry') and start_after <= now()))::int as pending,
+        count(*) filter (where state in ('created', 'retry') and start_after > now())::int as deferred,
+        (extract(epoch from min(start_after) filter (where state in ('created', 'retry') and start_after > now()) - now()) * 1000)::float8 as wait_ms
+      from ${sql.id(SCHEMA, 'job')}
+      where state in ('created', 'retry', 'active')
+    `.execute(this.#db.kysely);
+    const waitMs = rows[0]?.wait_ms ?? null;
+    return { pending: rows[0]?.pending ?? 0, deferred: rows[0]?.deferred ?? 0, nextRunAt: waitMs === null ? null : Date.now() + Number(waitMs) };
   }
 
   #boot(): Promise<void> {

@@ -10,7 +10,7 @@ import { createTestDatabase, engine, type TestDatabase } from '../../test/helper
 import { loadConfig, type Config } from '../config.ts';
 import { openDatabase, type Db } from '../db/index.ts';
 import { migrateToLatest } from '../db/migrate.ts';
-import { createQueue, drain, type Logger, type Queue } from './index.ts';
+import { createQueue, drain, drainAll, type Logger, type Queue } from './index.ts';
 
 // pg-boss takes heartbeats of 10 s at the least; on SQLite a short lease keeps the recovery tests quick.
 const leaseSeconds = engine === 'postgres' ? 10 : 2;
@@ -163,6 +163,58 @@ test('pending counts jobs due now, not jobs scheduled for later; drain waits for
     assert.equal(await drain(queue, 10_000), true);
     assert.equal(ran, 1);
   });
+});
+
+test('backlog tells deferred jobs apart; drainAll waits for them, or answers at once when none can run in time', async () => {
+  // A database of its own: the other tests leave jobs scheduled for later behind.
+  const own = await createTestDatabase();
+  const ownDb = openDatabase({ databaseUrl: own.databaseUrl, sqlitePath: `${own.dataDir}/codehost.db`, poolSize: config.databasePoolSize });
+  await migrateToLatest(ownDb);
+  const queue = createQueue(ownDb, config, recordingLogger());
+  try {
+    const runs: string[] = [];
+    let failures = 0;
+    queue.work<{ n: string }>('deferred', async ({ n }) => void runs.push(n));
+    queue.work<{ n: string }>('flaky', async ({ n }) => {
+      if (failures++ === 0) throw new Error('first attempt fails');
+      runs.push(n);
+    });
+    await queue.start();
+    assert.deepEqual(await queue.backlog(), { pending: 0, deferred: 0, nextRunAt: null });
+
+    const sentAt = Date.now();
+    await queue.send('deferred', { n: 'soon' }, { startAfterSeconds: 1 });
+    const backlog = await queue.backlog();
+    assert.deepEqual([backlog.pending, backlog.deferred], [0, 1]);
+    assert.ok(Math.abs(backlog.nextRunAt! - (sentAt + 1000)) < 1000, `next run at ${backlog.nextRunAt! - sentAt} ms`);
+    // Not waiting for deferred jobs: drained, with the deferred one reported.
+    const reported = await drainAll(queue, 5_000, { waitForDeferred: false });
+    assert.deepEqual([reported.drained, reported.pending, reported.deferred], [true, 0, 1]);
+    assert.deepEqual(runs, []);
+    // Waiting: the deferred job has run when the drain answers.
+    const waited = await drainAll(queue, 10_000, { waitForDeferred: true });
+    assert.deepEqual([waited.drained, waited.pending, waited.deferred, waited.nextRunAt], [true, 0, 0, null]);
+    assert.deepEqual(runs, ['soon']);
+
+    // A retry waiting out its delay is deferred too, and waited for.
+    await queue.send('flaky', { n: 'retried' }, { retryDelaySeconds: 1 });
+    const retried = await drainAll(queue, 15_000, { waitForDeferred: true });
+    assert.equal(retried.drained, true);
+    assert.deepEqual(runs, ['soon', 'retried']);
+    assert.equal(failures, 2);
+
+    // A job due after the deadline cannot run in time: the answer comes at once.
+    await queue.send('deferred', { n: 'late' }, { startAfterSeconds: 3600 });
+    const started = Date.now();
+    const late = await drainAll(queue, 5_000, { waitForDeferred: true });
+    assert.ok(Date.now() - started < 2_000, `answered after ${Date.now() - started} ms`);
+    assert.deepEqual([late.drained, late.pending, late.deferred], [false, 0, 1]);
+    assert.ok(late.nextRunAt! > Date.now() + 3_500_000);
+  } finally {
+    await queue.stop(5_000);
+    await ownDb.close();
+    await own.drop();
+  }
 });
 
 test('a worker runs at most `concurrency` jobs of its queue at once', async () => {

@@ -52,6 +52,24 @@ export interface Queue {
    * for later (`startAfterSeconds`, or waiting out a retry delay) are not counted until they are due.
    */
   pending(): Promise<number>;
+  /**
+   * In one read: `pending` as above, and the jobs scheduled for later (`startAfterSeconds`, or waiting
+   * out a retry delay) with when the first of them comes due. Due times are wall time, never the
+   * adjustable test clock.
+   */
+  backlog(): Promise<Backlog>;
+}
+
+export interface Backlog {
+  pending: number;
+  deferred: number;
+  /** When the first deferred job comes due (epoch milliseconds); null when there is none. */
+  nextRunAt: number | null;
+}
+
+export interface DrainResult extends Backlog {
+  /** True when nothing is left: no job ready or running and, when waited for, none deferred. */
+  drained: boolean;
 }
 
 /** Waits until no job is queued or running; false when `timeoutMs` ran out first. */
@@ -60,6 +78,25 @@ export async function drain(queue: Queue, timeoutMs: number): Promise<boolean> {
   for (;;) {
     if ((await queue.pending()) === 0) return true;
     if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Drains the queue: waits until no job is ready or running and, with `waitForDeferred`, until no job
+ * is scheduled for later either (jobs can send jobs, so it looks again until both are settled at
+ * once). A deferred job due after the deadline cannot run in time: the drain answers at once rather
+ * than wait for nothing. Due times are wall time, so moving the test clock makes no job due sooner.
+ */
+export async function drainAll(queue: Queue, timeoutMs: number, options: { waitForDeferred: boolean }): Promise<DrainResult> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const backlog = await queue.backlog();
+    if (backlog.pending === 0) {
+      if (backlog.deferred === 0 || !options.waitForDeferred) return { ...backlog, drained: true };
+      if (backlog.nextRunAt !== null && backlog.nextRunAt > deadline) return { ...backlog, drained: false };
+    }
+    if (Date.now() >= deadline) return { ...backlog, drained: false };
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -14,7 +14,7 @@ import type { Config } from '../config.ts';
 import type { Db, Executor } from '../db/index.ts';
 import { WriteBatcher } from './batch.ts';
 import { LocalPool, type Running } from './local-pool.ts';
-import type { JobHandler, Logger, Queue, SendOptions, WorkOptions } from './queue.ts';
+import type { Backlog, JobHandler, Logger, Queue, SendOptions, WorkOptions } from './queue.ts';
 
 interface ClaimedJob {
   id: number;
@@ -46,6 +46,8 @@ const EXTEND = `update jobs set locked_until = ? where ${HELD} returning id`;
 const RETRY = 'update jobs set run_after = ?, locked_until = null, last_error = ? where id = ? and attempts = ?';
 const RELEASE = 'update jobs set locked_until = null where id = ? and attempts = ?';
 const PENDING = 'select count(*) as count from jobs where run_after <= ?';
+const BACKLOG = `select coalesce(sum(case when run_after <= ? then 1 else 0 end), 0) as pending,
+  coalesce(sum(case when run_after > ? then 1 else 0 end), 0) as deferred, min(case when run_after > ? then run_after end) as next from jobs`;
 
 const held = (jobs: ClaimedJob[]) => JSON.stringify(jobs.map((job) => [job.id, job.attempts]));
 
@@ -122,6 +124,13 @@ export class TableQueue implements Queue {
     // finished job counts until its delete is written.
     const { rows } = await this.#run<{ count: number }>(PENDING, [iso(Date.now())]);
     return Number(rows[0]?.count ?? 0);
+  }
+
+  async backlog(): Promise<Backlog> {
+    const now = iso(Date.now());
+    const { rows } = await this.#run<{ pending: number; deferred: number; next: string | null }>(BACKLOG, [now, now, now]);
+    const next = rows[0]?.next ?? null;
+    return { pending: Number(rows[0]?.pending ?? 0), deferred: Number(rows[0]?.deferred ?? 0), nextRunAt: next === null ? null : Date.parse(next) };
   }
 
   #run<R = unknown>(sql: string, parameters: unknown[], executor: Executor = this.#db.kysely) {

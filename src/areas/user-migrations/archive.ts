@@ -41,8 +41,8 @@ export interface ExportEnvironment {
 
 /**
  * What an archive holds, from the migration's flags (org_metadata_only overrides the others).
- * exclude_releases and exclude_owner_projects name kinds codehost keeps no records of, so every
- * archive already leaves them out.
+ * exclude_releases and exclude_owner_projects name kinds codehost keeps no records of: they drop the
+ * (empty) `releases` and `projects` files.
  */
 function archiveContents(migration: store.MigrationRow) {
   const orgOnly = Boolean(migration.org_metadata_only);
@@ -52,6 +52,8 @@ function archiveContents(migration: store.MigrationRow) {
     organizations: metadata,
     repositoryMetadata: metadata && !orgOnly,
     attachments: metadata && !orgOnly && !migration.exclude_attachments,
+    releases: !migration.exclude_releases,
+    projects: !migration.exclude_owner_projects,
     gitData: !orgOnly && !migration.exclude_git_data,
   };
 }
@@ -130,6 +132,8 @@ class ArchiveWriter {
   }
 }
 
+const EMPTY_ARRAY = '[]\n';
+
 /** One kind's records, written as `<kind>_000001.json`, `<kind>_000002.json`... of 1,000 records each. */
 class KindFiles {
   private readonly archive: ArchiveWriter;
@@ -149,7 +153,14 @@ class KindFiles {
     if (this.pending.length >= RECORDS_PER_FILE) await this.flush();
   }
 
-  /** Writes what is pending; a kind with no records leaves no file. */
+  /** Writes what is pending, or, for a kind with no records at all, its first file as an empty array. */
+  async finish(): Promise<void> {
+    if (this.pending.length || this.files > 0) return this.flush();
+    this.files = 1;
+    await this.archive.file(`${this.kind}_000001.json`, Buffer.from(EMPTY_ARRAY));
+  }
+
+  /** Writes what is pending. */
   async flush(): Promise<void> {
     if (!this.pending.length) return;
     this.files += 1;
@@ -184,7 +195,7 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
   const kind = async (name: string, produce: (files: KindFiles) => Promise<void>) => {
     const files = new KindFiles(archive, name, counter);
     await produce(files);
-    await files.flush();
+    await files.finish();
   };
   const repositoryIds = contents.repositoryMetadata ? plan.repositories.map((r) => r.id) : [];
   const refs = plan.repositories.map((repo) => ({ repo, ref: { owner: repo.owner.login, name: repo.name } satisfies RepositoryRef }));
@@ -252,10 +263,17 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
         }
       }
     });
-    // Releases, milestones, projects, protected branches, reviews, review and commit comments: codehost
-    // keeps none of these, so their files are left out (as for any kind with no records).
+    // Kinds codehost keeps no records of: the layout still has their files, as empty arrays, so an
+    // importer finds every file it expects.
+    const none = async () => {};
+    for (const name of ['bases', 'commit_comments', 'milestones', 'protected_branches', 'pull_request_reviews', 'review_comments']) await kind(name, none);
+    if (contents.projects) await kind('projects', none);
+    if (contents.releases) await kind('releases', none);
   }
-  if (contents.attachments) await archive.directory('attachments/');
+  if (contents.attachments) {
+    await kind('attachments', async () => {});
+    await archive.directory('attachments/');
+  }
   if (contents.gitData) {
     for (const { repo, ref } of refs) {
       if (repo.git_path) await copyGitData(archive, join(env.dataDir, repo.git_path), `repositories/${ref.owner}/${ref.name}.git`);

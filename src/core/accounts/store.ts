@@ -185,3 +185,11 @@ export async function removeTeamMember(db: Executor, teamId: number, userId: num
 export async function teamMemberIds(db: Executor, teamId: number): Promise<number[]> {
   return (await db.selectFrom('team_members').select('user_id').where('team_id', '=', teamId).execute()).map((r) => r.user_id);
 }
+
+/** Users (`User` and `Bot`) or organizations, oldest first, one page at a time, with the total. */
+export async function listAccounts(db: Executor, kind: 'users' | 'orgs', page: { limit: number; offset: number }): Promise<{ rows: UserRow[]; total: number }> {
+  const types = kind === 'orgs' ? ['Organization'] : ['User', 'Bot'];
+  const rows = await db.selectFrom('users').selectAll().where('type', 'in', types).orderBy('id').limit(page.limit).offset(page.offset).execute();
+  const count = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('type', 'in', types).executeTakeFirstOrThrow();
+  return { rows, total: Number(count.n) };
+}

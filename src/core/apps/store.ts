@@ -19,7 +19,6 @@ export async function findApp(db: Executor, slug: string): Promise<AppRow | unde
   return db.selectFrom('apps').selectAll().where('slug', '=', slug).executeTakeFirst();
 }
 
-/** An app's owner (apps created without one have none). */
 /** An app by its id or its client id (a JWT's `iss`, Basic credentials). */
 export async function findAppBy(db: Executor, key: { id: number } | { clientId: string }): Promise<AppRow | undefined> {
   const query = db.selectFrom('apps').selectAll();
@@ -82,6 +81,7 @@ export async function upsertAuthorization(db: Executor, values: Insertable<AppAu
     .executeTakeFirstOrThrow();
 }
 
+/** An app's owner (apps created without one have none). */
 export async function findAppOwner(db: Executor, app: Pick<AppRow, 'owner_id'>): Promise<AccountFacts | undefined> {
   if (app.owner_id === null) return undefined;
   return db.selectFrom('users').select(['id', 'login', 'type', 'site_admin']).where('id', '=', app.owner_id).executeTakeFirst();
@@ -207,4 +207,19 @@ export async function installationRepositoryPage(
 /** Revokes one token: it stops working at once (credentials are looked up on every request). */
 export async function deleteToken(db: Executor, tokenId: number): Promise<void> {
   await db.deleteFrom('tokens').where('id', '=', tokenId).execute();
+}
+
+/** Every app with its owner's login (null when it has none), oldest first, one page at a time, with the total. */
+export async function listApps(db: Executor, page: { limit: number; offset: number }): Promise<{ rows: Array<AppRow & { owner_login: string | null }>; total: number }> {
+  const rows = await db
+    .selectFrom('apps')
+    .leftJoin('users', 'users.id', 'apps.owner_id')
+    .selectAll('apps')
+    .select('users.login as owner_login')
+    .orderBy('apps.id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  const count = await db.selectFrom('apps').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return { rows, total: Number(count.n) };
 }

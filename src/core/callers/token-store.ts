@@ -80,3 +80,37 @@ export async function findTokenByHash(db: Executor, hashedToken: string) {
     .where('tokens.hashed_token', '=', hashedToken)
     .executeTakeFirst();
 }
+
+/** What an operator may see of a token: never its hash. */
+export interface ListedToken {
+  id: number;
+  kind: string;
+  token_last_eight: string;
+  user_id: number | null;
+  login: string | null;
+  app_slug: string | null;
+  scopes: string;
+  permissions: string;
+  note: string | null;
+  expires_at: string | null;
+  created_at: string;
+}
+
+/** Tokens, oldest first, of one user when `userId` is given, one page at a time, with the total. */
+export async function listTokens(db: Executor, filter: { userId?: number }, page: { limit: number; offset: number }): Promise<{ rows: ListedToken[]; total: number }> {
+  let query = db.selectFrom('tokens');
+  if (filter.userId !== undefined) query = query.where('tokens.user_id', '=', filter.userId);
+  const rows = await query
+    .leftJoin('apps', 'apps.id', 'tokens.app_id')
+    .leftJoin('users', 'users.id', 'tokens.user_id')
+    .select([
+      'tokens.id', 'tokens.kind', 'tokens.token_last_eight', 'tokens.user_id', 'users.login', 'apps.slug as app_slug', 'tokens.scopes',
+      'tokens.permissions', 'tokens.note', 'tokens.expires_at', 'tokens.created_at',
+    ])
+    .orderBy('tokens.id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  const count = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return { rows, total: Number(count.n) };
+}
