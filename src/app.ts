@@ -26,8 +26,10 @@ import { installCallers } from './core/callers/hook.ts';
 import { installConventions } from './platform/http.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter } from './platform/rate-limit.ts';
+import { installRootDocument } from './platform/root.ts';
 import { Secrets } from './platform/secrets.ts';
 import { hashSecret, randomBase62 } from './platform/tokens.ts';
+import { ALL_TOKENS } from './core/callers/access.ts';
 
 /** Every area, in registration order (also the order of their seed keys and activity consumers). */
 export const AREAS: readonly Area[] = [
@@ -132,6 +134,7 @@ export async function createServer(config: Config, options: { logger?: boolean |
   installConventions(app, ctx);
   installCallers(app, ctx);
   installMetrics(app, ctx);
+  installRootDocument(app, ctx.urls, { credentials: [...ALL_TOKENS, 'jwt'], anonymous: true });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
