@@ -289,3 +289,25 @@ describe('signals reach the server', () => {
     }
   });
 });
+
+describe('the README stays true', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+  test('its configuration table lists exactly the settings src/config.ts reads', () => {
+    const names = (text: string, pattern: RegExp) => [...new Set([...text.matchAll(pattern)].map((m) => m[1]!))].sort();
+    const read = names(readFileSync(join(ROOT, 'src/config.ts'), 'utf8'), /(?:'|env\.)(CODEHOST_[A-Z_]+|DATABASE_URL)\b/g);
+    const documented = names(readme, /^\| `(CODEHOST_[A-Z_]+|DATABASE_URL)`/gm);
+    assert.deepEqual(documented, read);
+  });
+
+  test('it names every command of `codehost help`, and the licence', async () => {
+    const { output } = await runCli(['help'], {});
+    const commands = [...output.matchAll(/^ {2}([a-z-]+(?: reset)?)\s/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
+    assert.ok(commands.length >= 5, output);
+    for (const command of commands) assert.ok(readme.includes(command), `README does not mention ${command}`);
+    assert.match(readme, /--version/);
+    assert.match(readme, /MIT/);
+    assert.equal((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { license: string }).license, 'MIT');
+    assert.match(readFileSync(join(ROOT, 'LICENSE'), 'utf8'), /^MIT License/);
+  });
+});
