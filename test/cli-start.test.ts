@@ -2,6 +2,7 @@
 // one line what is wrong and what to do (and touch nothing), the banner before the logs, a `.env`
 // file, and signals that reach the server however it was started (`npx codehost`, `npm start`).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -227,9 +228,14 @@ describe('signals reach the server', () => {
   }
 
   async function assertStops(cli: CliProcess, pid: number, port: number) {
+    const state = () => {
+      const ps = spawnSync('ps', ['-o', 'pid,ppid,stat,etime,args', '-p', String(pid)], { encoding: 'utf8' }).stdout;
+      const listening = spawnSync('ss', ['-ltnp', `sport = :${port}`], { encoding: 'utf8' }).stdout;
+      return `${ps}\n${listening}\n${cli.output()}`;
+    };
     try {
-      assert.ok(await eventually(async () => !(await portOpen(port)), 15), 'the port is still open');
-      assert.ok(await eventually(() => !processAlive(pid), 15), `the server (pid ${pid}) still runs`);
+      assert.ok(await eventually(async () => !(await portOpen(port)), 20), `the port is still open:\n${state()}`);
+      assert.ok(await eventually(() => !processAlive(pid), 20), `the server (pid ${pid}) still runs:\n${state()}`);
       await cli.exited();
     } finally {
       if (processAlive(pid)) process.kill(pid, 'SIGKILL');
