@@ -1,9 +1,16 @@
-// The CLI: `codehost serve | migrate | seed FILE | admin METHOD PATH [JSON]`.
+// The CLI: `codehost serve | migrate | seed FILE | admin METHOD PATH [JSON] | admin-token reset`.
+// Settings come from the environment (and a `.env` file); every one is checked before anything is
+// touched, and a failure is one line that names the setting or the cause and what to do (the stack
+// only at CODEHOST_LOG_LEVEL=debug).
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { SeedReport } from './admin/seed.ts';
 import type { Server } from './app.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { checkDataDir, ConfigError, loadConfig, readDotEnv, type Config } from './config.ts';
+import type { Db } from './db/index.ts';
 import { ApiError } from './platform/errors.ts';
 
 // The server and its dependencies load only for the commands that need them: `--help` and
@@ -11,6 +18,7 @@ import { ApiError } from './platform/errors.ts';
 const loadServer = () => Promise.all([import('./app.ts'), import('./admin/seed.ts')]);
 
 const DEMO_SEED = fileURLToPath(new URL('./admin/demo.yaml', import.meta.url));
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 const HELP: Record<string, string> = {
   main: `codehost: a self-hostable server for the code-hosting platform REST API
@@ -22,14 +30,19 @@ Commands:
   migrate                    apply pending database migrations and exit
   seed FILE                  load a YAML or JSON seed file and exit
   admin METHOD PATH [JSON]   call the admin API of a running server
+  admin-token reset          store a new admin token and print it (the old one stops working)
+  help [COMMAND]             this text, or a command's
 
-Configuration comes from CODEHOST_* environment variables (see the README).
-Run \`codehost <command> --help\` for a command's options.`,
+Options: --help (also after a command), --version.
+Configuration comes from CODEHOST_* environment variables and DATABASE_URL, and from a .env file
+in the working directory if there is one (the environment wins); see the README.`,
   serve: `Usage: codehost serve [--seed FILE]
 
 Starts the server on CODEHOST_HOST:CODEHOST_PORT. A new embedded database gets the demo data
 unless CODEHOST_DEMO=0. --seed FILE loads a seed file at start (idempotent).
-SIGTERM or SIGINT: finish in-flight requests, stop the worker, close the database.`,
+The admin token: CODEHOST_ADMIN_TOKEN while it is set; otherwise the stored one, generated and
+printed by the first start that listens (\`codehost admin-token reset\` makes a new one).
+SIGTERM or SIGINT (Ctrl-C): finish in-flight requests, stop the worker, close the database.`,
   migrate: `Usage: codehost migrate
 
 Applies every pending migration to the configured database (DATABASE_URL, or the embedded
@@ -50,6 +63,11 @@ Examples:
   codehost admin POST /jobs/drain
   codehost admin GET /clock
   codehost admin GET /migrations/7 --follow`,
+  'admin-token': `Usage: codehost admin-token reset
+
+Generates a new admin token, stores its hash in the configured database (no server needs to run)
+and prints it once. The previous stored token stops working at once, on running servers too.
+While CODEHOST_ADMIN_TOKEN is set, that variable is the admin token and the stored one is not used.`,
 };
 
 function printSeedReport(report: SeedReport): void {
@@ -61,39 +79,203 @@ function printSeedReport(report: SeedReport): void {
   }
 }
 
-function banner(address: string, server: Server, demoLoaded: boolean): void {
-  const base = `${address}/api/v3`;
-  const lines = [`codehost is listening on ${address} (API at ${base}, reference at ${address}/docs)`];
-  lines.push(`database: ${server.ctx.db.dialect === 'sqlite' ? `${server.ctx.config.dataDir}/codehost.db (embedded SQLite)` : 'PostgreSQL'}`);
-  if (server.generatedAdminToken) {
-    lines.push(`admin token (shown once, stored hashed; set CODEHOST_ADMIN_TOKEN to choose your own): ${server.generatedAdminToken}`);
+// --- Startup failures, explained ------------------------------------------------------------------
+
+const errorCode = (error: unknown): string | undefined => {
+  const e = error as { code?: unknown; errors?: { code?: unknown }[]; cause?: unknown };
+  if (typeof e?.code === 'string') return e.code;
+  if (typeof e?.errors?.[0]?.code === 'string') return e.errors[0].code;
+  return e?.cause ? errorCode(e.cause) : undefined;
+};
+
+/** What went wrong with the database, naming the setting (never a password). */
+function databaseError(error: unknown, config: Config): ConfigError {
+  const reason = (error as Error)?.message ?? String(error);
+  if (!config.databaseUrl) {
+    return new ConfigError(`CODEHOST_DATA_DIR: cannot use the embedded database ${config.dataDir}/codehost.db: ${reason}`, { cause: error });
   }
-  if (demoLoaded || server.ctx.config.demo) {
+  const url = new URL(config.databaseUrl);
+  const where = `${url.hostname || url.searchParams.get('host')}:${url.port || 5432}`;
+  const database = decodeURIComponent(url.pathname.slice(1)) || decodeURIComponent(url.username) || 'postgres';
+  const messages: Record<string, string> = {
+    ECONNREFUSED: `nothing answers at ${where} (connection refused); start PostgreSQL, or fix the host and port in DATABASE_URL`,
+    ENOTFOUND: `the host of ${where} is not found; fix the host in DATABASE_URL`,
+    EAI_AGAIN: `the host of ${where} cannot be resolved now; check the network or the host in DATABASE_URL`,
+    ETIMEDOUT: `no answer from ${where} (timed out); check that PostgreSQL runs and can be reached`,
+    EHOSTUNREACH: `${where} cannot be reached; check the network or the host in DATABASE_URL`,
+    '28P01': `PostgreSQL at ${where} refused the password of user "${decodeURIComponent(url.username)}"; fix the user or password in DATABASE_URL`,
+    '28000': `PostgreSQL at ${where} refused user "${decodeURIComponent(url.username)}"; fix the user in DATABASE_URL or the server's pg_hba.conf`,
+    '3D000': `the database "${database}" does not exist at ${where}; create it (createdb ${database}) or fix its name in DATABASE_URL`,
+  };
+  const code = errorCode(error);
+  const message = (code && messages[code]) ?? `cannot use the PostgreSQL database at ${where}: ${reason.replace(config.databaseUrl, '<DATABASE_URL>')}`;
+  return new ConfigError(`DATABASE_URL: ${message}`, { cause: error });
+}
+
+/** What went wrong when listening, naming CODEHOST_HOST or CODEHOST_PORT. */
+function listenError(error: unknown, config: Config): Error {
+  const { host, port } = config;
+  const messages: Record<string, string> = {
+    EADDRINUSE: `CODEHOST_PORT: port ${port} on ${host} is already in use (another codehost?); stop what uses it, or set CODEHOST_PORT to a free port`,
+    EACCES: `CODEHOST_PORT: this user may not listen on port ${port} (ports below 1024 need privileges); set CODEHOST_PORT to 1024 or above`,
+    EADDRNOTAVAIL: `CODEHOST_HOST: ${host} is not an address of this machine; use 127.0.0.1 (this machine only), 0.0.0.0 (every network) or one of its addresses`,
+    ENOTFOUND: `CODEHOST_HOST: the host name "${host}" does not resolve; use 127.0.0.1, 0.0.0.0 or an address of this machine`,
+    EAI_AGAIN: `CODEHOST_HOST: the host name "${host}" cannot be resolved now; use an IP address such as 127.0.0.1 or 0.0.0.0`,
+    EAFNOSUPPORT: `CODEHOST_HOST: this machine has no IPv6 for ${host}; use 127.0.0.1 or 0.0.0.0`,
+  };
+  const message = messages[errorCode(error) ?? ''];
+  return message ? new ConfigError(message, { cause: error }) : (error as Error);
+}
+
+/** Binds host:port for a moment: a busy port or a wrong host is reported before the database is touched. */
+async function checkListen(config: Config): Promise<void> {
+  if (config.port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen({ host: config.host, port: config.port, exclusive: true }, () => probe.close(() => resolve()));
+  }).catch((error: unknown) => {
+    throw listenError(error, config);
+  });
+}
+
+function checkSeedFile(file: string, what: string): string {
+  const path = resolve(file);
+  if (!existsSync(path) || !statSync(path).isFile()) throw new ConfigError(`${what}: no file at ${path}; give the path of a YAML or JSON seed file`);
+  return path;
+}
+
+/** The database of commands that do not serve, migrated; for SQLite, the data directory is checked first. */
+async function openMigrated(config: Config): Promise<Db> {
+  if (!config.databaseUrl) checkDataDir(config);
+  const [{ openDatabase }, { migrateToLatest }] = await Promise.all([import('./db/index.ts'), import('./db/migrate.ts')]);
+  const db = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: `${config.dataDir}/codehost.db` });
+  try {
+    await migrateToLatest(db);
+    return db;
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw fromDatabase(error) ? databaseError(error, config) : error;
+  }
+}
+
+/** Whether an error came from the database driver (a connection or an SQL failure). */
+function fromDatabase(error: unknown): boolean {
+  const code = errorCode(error) ?? '';
+  return /^[0-9A-Z]{5}$/.test(code) || code.startsWith('ERR_SQLITE') || code.startsWith('SQLITE_') ||
+    ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET'].includes(code);
+}
+
+async function createServerOrExplain(config: Config, options: Parameters<typeof import('./app.ts').createServer>[1]): Promise<Server> {
+  const [{ createServer }] = await loadServer();
+  try {
+    return await createServer(config, options);
+  } catch (error) {
+    throw fromDatabase(error) ? databaseError(error, config) : error;
+  }
+}
+
+// --- serve ----------------------------------------------------------------------------------------
+
+/** Log lines written before the banner wait for it, so the banner is not split by a JSON line. */
+class HeldLog {
+  private held: string[] | null = [];
+  write(line: string): void {
+    if (this.held) this.held.push(line);
+    else process.stdout.write(line);
+  }
+  release(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const line of held) process.stdout.write(line);
+  }
+  /** Startup failed: the one-line message says it all, the lines show only at debug. */
+  discard(show: boolean): void {
+    const held = this.held ?? [];
+    this.held = null;
+    if (show) for (const line of held) process.stderr.write(line);
+  }
+}
+
+const DEMO = {
+  monaToken: 'chp_DemoMonaClassicToken00000000013Mkcu6',
+  clientId: 'Iv1.demoapp0000000001',
+  clientSecret: 'demo-client-secret-0000000000000000000000',
+  oauthToken: 'cho_DemoMonaOAuthToken0000000000010H4Nxz',
+};
+
+/** Whether the credentials and the repository the demo curl lines use are in this database. */
+async function demoDataPresent(server: Server): Promise<boolean> {
+  const [{ authenticate }, { findRepository }] = await Promise.all([import('./core/callers/principal.ts'), import('./core/repositories/store.ts')]);
+  const { db, clock } = server.ctx;
+  try {
+    const mona = await authenticate(db.kysely, clock, `Bearer ${DEMO.monaToken}`, { basicApp: false });
+    const basic = `Basic ${Buffer.from(`${DEMO.clientId}:${DEMO.clientSecret}`).toString('base64')}`;
+    const app = await authenticate(db.kysely, clock, basic, { basicApp: true });
+    const oauth = await authenticate(db.kysely, clock, `Bearer ${DEMO.oauthToken}`, { basicApp: false });
+    const widgets = await findRepository(db.kysely, 'acme', 'widgets');
+    return mona.type === 'user' && app.type === 'app' && oauth.type === 'user' && widgets?.visibility === 'public';
+  } catch {
+    return false;
+  }
+}
+
+function banner(address: string, server: Server, demo: boolean): string {
+  const base = `${address}/api/v3`;
+  const { config } = server.ctx;
+  const lines = [`codehost is listening on ${address} (API at ${base}, reference at ${address}/docs)`];
+  lines.push(`database: ${server.ctx.db.dialect === 'sqlite' ? `${config.dataDir}/codehost.db (embedded SQLite)` : 'PostgreSQL'}`);
+  const token = server.adminToken;
+  if (token?.source === 'generated') {
+    lines.push(`admin token (new, shown once, stored hashed): ${token.token}`);
+    lines.push('  lost it? `npx codehost admin-token reset` prints a new one; CODEHOST_ADMIN_TOKEN, while set, takes its place');
+  } else if (token?.source === 'environment') {
+    lines.push('admin token: CODEHOST_ADMIN_TOKEN (while it is set; the stored token is not used)');
+  } else {
+    lines.push('admin token: the stored one (lost it? `npx codehost admin-token reset` prints a new one; or set CODEHOST_ADMIN_TOKEN)');
+  }
+  if (demo) {
     lines.push('', 'Try the demo data:');
-    lines.push(`  curl -H "Authorization: Bearer chp_DemoMonaClassicToken00000000013Mkcu6" ${base}/notifications`);
-    lines.push(`  curl -u Iv1.demoapp0000000001:demo-client-secret-0000000000000000000000 -X POST ${base}/applications/Iv1.demoapp0000000001/token -d '{"access_token":"cho_DemoMonaOAuthToken0000000000010H4Nxz"}'`);
+    lines.push(`  curl -H "Authorization: Bearer ${DEMO.monaToken}" ${base}/notifications`);
+    lines.push(`  curl -u ${DEMO.clientId}:${DEMO.clientSecret} -X POST ${base}/applications/${DEMO.clientId}/token -d '{"access_token":"${DEMO.oauthToken}"}'`);
     lines.push(`  curl ${base}/repos/acme/widgets/issue-types`);
   }
-  console.log(lines.join('\n'));
+  return lines.join('\n');
 }
 
 async function serve(config: Config, seedFile: string | undefined): Promise<void> {
-  const [{ AREAS, createServer }, { loadSeedFile }] = await loadServer();
-  const server = await createServer(config);
-  let demoLoaded = false;
-  if (server.freshDatabase && config.demo && server.ctx.db.dialect === 'sqlite') {
-    printSeedReport(await loadSeedFile(server.ctx, AREAS, DEMO_SEED));
-    demoLoaded = true;
+  // Everything that can be checked is checked before the database is created.
+  checkDataDir(config);
+  const seedPath = seedFile === undefined ? undefined : checkSeedFile(seedFile, '--seed');
+  await checkListen(config);
+
+  const log = new HeldLog();
+  const server = await createServerOrExplain(config, { logStream: log });
+  let address: string;
+  let demo: boolean;
+  try {
+    const [{ AREAS }, { loadSeedFile }] = await loadServer();
+    if (server.freshDatabase && config.demo && server.ctx.db.dialect === 'sqlite') {
+      printSeedReport(await loadSeedFile(server.ctx, AREAS, DEMO_SEED));
+    }
+    if (seedPath) printSeedReport(await loadSeedFile(server.ctx, AREAS, seedPath));
+    address = await server.listen().catch((error: unknown) => {
+      throw listenError(error, config);
+    });
+    demo = await demoDataPresent(server);
+  } catch (error) {
+    log.discard(debugging());
+    await server.close().catch(() => undefined);
+    throw error;
   }
-  if (seedFile) printSeedReport(await loadSeedFile(server.ctx, AREAS, seedFile));
-  const address = await server.listen();
-  banner(address, server, demoLoaded);
+  console.log(banner(address, server, demo));
+  log.release();
 
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (why: { signal: string } | { reason: string }) => {
     if (stopping) return;
     stopping = true;
-    server.ctx.log.info({ signal }, 'shutting down: finishing in-flight requests and jobs');
+    server.ctx.log.info(why, 'shutting down: finishing in-flight requests and jobs');
     const force = setTimeout(() => process.exit(1), 30_000);
     force.unref();
     server.close().then(() => process.exit(0), (err: unknown) => {
@@ -101,9 +283,20 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
       process.exit(1);
     });
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop({ signal: 'SIGTERM' }));
+  process.on('SIGINT', () => stop({ signal: 'SIGINT' }));
+  // Under npm (`npx codehost serve`, `npm start`) the server runs below `sh -c`: npm passes SIGTERM
+  // and SIGINT on to that shell, which dies without passing them on. The shell going away is then
+  // the signal.
+  if (process.env.npm_lifecycle_event) {
+    const parent = process.ppid;
+    setInterval(() => {
+      if (process.ppid !== parent) stop({ reason: 'npm ended (it was sent a signal)' });
+    }, 200).unref();
+  }
 }
+
+// --- admin ----------------------------------------------------------------------------------------
 
 /** States of a background operation (a user migration's export) that `--follow` waits out. */
 const IN_PROGRESS = ['pending', 'exporting'];
@@ -114,8 +307,11 @@ async function adminCall(config: Config, args: string[]): Promise<void> {
   if (!method || !path) throw new ConfigError(HELP.admin!);
   if (follow && method.toUpperCase() !== 'GET') throw new ConfigError('--follow repeats a GET');
   const token = process.env.CODEHOST_ADMIN_TOKEN;
-  if (!token) throw new ConfigError('CODEHOST_ADMIN_TOKEN must be set to call the admin API');
-  const base = (process.env.CODEHOST_URL ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, '');
+  if (!token) throw new ConfigError('CODEHOST_ADMIN_TOKEN must be set to call the admin API (the token the server printed at its first start)');
+  const base = (process.env.CODEHOST_URL || `http://127.0.0.1:${config.port}`).replace(/\/+$/, '');
+  if (!URL.canParse(base) || !/^https?:$/.test(new URL(base).protocol)) {
+    throw new ConfigError(`CODEHOST_URL must be the server's address, like http://127.0.0.1:3000, got "${base}"`);
+  }
   const url = `${base}/_admin${path.startsWith('/') ? path : `/${path}`}`;
   let last = '';
   for (;;) {
@@ -123,9 +319,19 @@ async function adminCall(config: Config, args: string[]): Promise<void> {
       method: method.toUpperCase(),
       headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ?? (method.toUpperCase() === 'POST' ? '{}' : undefined),
+    }).catch((error: unknown) => {
+      throw new ConfigError(
+        `codehost admin: no server answers at ${base} (${errorCode(error) ?? (error as Error).message}); start one with \`npx codehost serve\`, or set CODEHOST_URL to its address`,
+        { cause: error },
+      );
     });
     const text = await response.text();
-    const answer = text ? (JSON.parse(text) as { state?: string; records_exported?: number }) : undefined;
+    let answer: { state?: string; records_exported?: number } | undefined;
+    try {
+      answer = text ? JSON.parse(text) : undefined;
+    } catch {
+      throw new ConfigError(`codehost admin: ${base} answered ${response.status} with something that is not JSON; is CODEHOST_URL a codehost server?`);
+    }
     if (follow && response.ok && IN_PROGRESS.includes(answer?.state ?? '')) {
       const line = `state: ${answer!.state}${answer!.records_exported ? `, records: ${answer!.records_exported}` : ''}`;
       if (line !== last) console.log(line);
@@ -139,10 +345,22 @@ async function adminCall(config: Config, args: string[]): Promise<void> {
   }
 }
 
+// --- the commands ---------------------------------------------------------------------------------
+
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  if (!command || command === '--help' || command === '-h' || command === 'help') {
+  if (command === '--version' || command === '-v') {
+    console.log(`codehost ${VERSION}`);
+    return;
+  }
+  if (!command || command === '--help' || command === '-h' || (command === 'help' && !rest.length)) {
     console.log(HELP.main);
+    return;
+  }
+  if (command === 'help') {
+    const topic = rest[0]!;
+    if (!(topic in HELP) || topic === 'main') throw new ConfigError(`unknown command "${topic}"\n\n${HELP.main}`);
+    console.log(HELP[topic]);
     return;
   }
   if (!(command in HELP) || command === 'main') throw new ConfigError(`unknown command "${command}"\n\n${HELP.main}`);
@@ -150,27 +368,41 @@ export async function main(argv: string[]): Promise<void> {
     console.log(HELP[command]);
     return;
   }
+  readDotEnv(process.cwd());
   const config = loadConfig();
   switch (command) {
     case 'serve': {
-      const { values } = parseArgs({ args: rest, options: { seed: { type: 'string' } } });
-      return serve(config, values.seed);
+      let seed: string | undefined;
+      try {
+        seed = parseArgs({ args: rest, options: { seed: { type: 'string' } } }).values.seed;
+      } catch (error) {
+        throw new ConfigError(`serve: ${(error as Error).message}; see \`codehost help serve\``);
+      }
+      return serve(config, seed);
     }
     case 'migrate': {
+      if (!config.databaseUrl) checkDataDir(config);
       const [{ openDatabase }, { migrateToLatest }] = await Promise.all([import('./db/index.ts'), import('./db/migrate.ts')]);
       const db = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: `${config.dataDir}/codehost.db` });
-      const applied = await migrateToLatest(db);
-      console.log(applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date');
-      await db.close();
+      try {
+        const applied = await migrateToLatest(db).catch((error: unknown) => {
+          throw fromDatabase(error) ? databaseError(error, config) : error;
+        });
+        console.log(applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date');
+      } finally {
+        await db.close().catch(() => undefined);
+      }
       return;
     }
     case 'seed': {
       const [file] = rest;
       if (!file) throw new ConfigError(HELP.seed!);
-      const [{ AREAS, createServer }, { loadSeedFile }] = await loadServer();
-      const server = await createServer({ ...config, jobs: { ...config.jobs, worker: false } }, { logger: false });
+      const path = checkSeedFile(file, 'seed');
+      checkDataDir(config);
+      const server = await createServerOrExplain({ ...config, jobs: { ...config.jobs, worker: false } }, { logger: false });
       try {
-        printSeedReport(await loadSeedFile(server.ctx, AREAS, file));
+        const [{ AREAS }, { loadSeedFile }] = await loadServer();
+        printSeedReport(await loadSeedFile(server.ctx, AREAS, path));
         // Activity in the seed (issues, comments) is fanned out by a running server's worker.
       } finally {
         await server.close();
@@ -179,18 +411,48 @@ export async function main(argv: string[]): Promise<void> {
     }
     case 'admin':
       return adminCall(config, rest);
+    case 'admin-token': {
+      if (rest[0] !== 'reset' || rest.length > 1) throw new ConfigError('admin-token: the one action is `codehost admin-token reset` (see `codehost help admin-token`)');
+      const db = await openMigrated(config);
+      try {
+        const { resetAdminToken } = await import('./admin/token.ts');
+        const token = await resetAdminToken(db);
+        console.log(`new admin token (shown once, stored hashed; the previous one no longer works): ${token}`);
+        if (config.adminToken) {
+          console.log('note: CODEHOST_ADMIN_TOKEN is set: while it is, it is the admin token and this stored one is not used');
+        }
+      } finally {
+        await db.close();
+      }
+      return;
+    }
   }
 }
 
-/** Runs the CLI and turns errors into a message and exit code 1. */
+/** Whether failures show their stack: CODEHOST_LOG_LEVEL=debug or trace. */
+function debugging(): boolean {
+  return ['debug', 'trace'].includes(process.env.CODEHOST_LOG_LEVEL ?? '');
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof ConfigError) return error.message;
+  if (error instanceof ApiError) {
+    const details = error.errors?.map((e) => e.message ?? `${e.resource} ${e.field}: ${e.code}`).join('; ');
+    return `error: ${error.message}${details ? `: ${details}` : ''}`;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return `error: ${message}${debugging() ? '' : ' (CODEHOST_LOG_LEVEL=debug shows where)'}`;
+}
+
+/** Runs the CLI; a failure is one line on stderr (the stack too at debug) and exit status 1. */
 export function run(argv: string[]): void {
   main(argv).catch((error: unknown) => {
-    if (error instanceof ConfigError) console.error(error.message);
-    else if (error instanceof ApiError) {
-      const details = error.errors?.map((e) => e.message ?? `${e.resource} ${e.field}: ${e.code}`).join('; ');
-      console.error(`error: ${error.message}${details ? `: ${details}` : ''}`);
+    console.error(describeError(error));
+    if (debugging()) {
+      for (let e = error as { stack?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+        if (e.stack) console.error(e === error ? e.stack : `caused by: ${e.stack}`);
+      }
     }
-    else console.error(error);
     process.exit(1);
   });
 }

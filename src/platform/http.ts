@@ -146,6 +146,9 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
 async function checkAdmin(ctx: Context, request: FastifyRequest): Promise<void> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
   if (!match) throw new ApiError(401, 'Requires authentication');
-  const stored = await ctx.db.kysely.selectFrom('settings').select('value').where('key', '=', 'admin_token_hash').executeTakeFirst();
-  if (!stored || !secretsEqual(stored.value, hashSecret(match[1]!))) throw new ApiError(401, 'Bad credentials');
+  // CODEHOST_ADMIN_TOKEN, while set, is the token; otherwise the stored one (read each time: a reset counts at once).
+  const expected = ctx.config.adminToken
+    ? hashSecret(ctx.config.adminToken)
+    : (await ctx.db.kysely.selectFrom('settings').select('value').where('key', '=', 'admin_token_hash').executeTakeFirst())?.value;
+  if (!expected || !secretsEqual(expected, hashSecret(match[1]!))) throw new ApiError(401, 'Bad credentials');
 }

@@ -1,7 +1,8 @@
 // `codehost serve` as a real child process on a test database: for tests that kill the server and
 // start it again on the same data.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer as createNetServer } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { connect, createServer as createNetServer } from 'node:net';
 import type { TestDatabase } from './database.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -38,4 +39,94 @@ export function spawnServe(options: { port: number; database: TestDatabase; admi
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+}
+
+/** A CLI process started by a test, with everything it printed (stdout and stderr, in order). */
+export interface CliProcess {
+  child: ChildProcess;
+  /** stdout and stderr together, as they arrived. */
+  output(): string;
+  /** Resolves once the output matches `pattern`; rejects if the process exits first or time runs out. */
+  waitFor(pattern: RegExp, seconds?: number): Promise<RegExpExecArray>;
+  /** Resolves with the exit code (or the signal's name) once the process has exited. */
+  exited(): Promise<number | string>;
+}
+
+/**
+ * Starts `command args` (default: `node bin/codehost.js`) with exactly `env` (plus PATH and HOME),
+ * collecting its output. `detached` puts it in its own process group (for a Ctrl-C to the group);
+ * `uid`/`gid` run it as another user (root can write anywhere).
+ */
+export function startCli(
+  args: string[],
+  options: { env: Record<string, string>; cwd?: string; command?: string; detached?: boolean; uid?: number; gid?: number },
+): CliProcess {
+  const [command, prefix] = options.command ? [options.command, []] : [process.execPath, [`${ROOT}bin/codehost.js`]];
+  const child = spawn(command, [...prefix, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+    ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid } : {}),
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exit = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  return {
+    child,
+    output: () => output,
+    exited: () => exit,
+    async waitFor(pattern, seconds = 30) {
+      const deadline = Date.now() + seconds * 1000;
+      for (;;) {
+        const match = pattern.exec(output);
+        if (match) return match;
+        if (child.exitCode !== null || child.signalCode !== null) {
+          await new Promise((r) => setTimeout(r, 50)); // the last chunks of output
+          const late = pattern.exec(output);
+          if (late) return late;
+          throw new Error(`exited (${child.exitCode ?? child.signalCode}) before printing ${pattern}:\n${output}`);
+        }
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}:\n${output}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+  };
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:port. */
+export function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Whether a process with this pid still runs (a zombie waiting to be reaped counts as gone). */
+export function processAlive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** Polls `probe` every 50 ms until it is true; false if `seconds` pass first. */
+export async function eventually(probe: () => boolean | Promise<boolean>, seconds: number): Promise<boolean> {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    if (await probe()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -1,0 +1,38 @@
+// The admin API's bearer token. The rule: while CODEHOST_ADMIN_TOKEN is set, it is the token (it is
+// never stored, and the stored one is left as it is); when it is unset, the stored token is in force.
+// Only the stored token's SHA-256 is kept, so a token is generated only when it is about to be shown:
+// by the first start that actually listens with none stored, or by `codehost admin-token reset`.
+// A start that fails before listening therefore loses nothing.
+import type { Config } from '../config.ts';
+import type { Db } from '../db/index.ts';
+import { hashSecret, randomBase62 } from '../platform/tokens.ts';
+
+const KEY = 'admin_token_hash';
+
+/** Which admin token a server uses, and the token itself when this start generated it (shown once). */
+export type AdminTokenInForce = { source: 'environment' } | { source: 'stored' } | { source: 'generated'; token: string };
+
+const newToken = () => `chadm_${randomBase62(40)}`;
+
+/** The token in force for a server that now listens; generates and stores one if there is none. */
+export async function adminTokenInForce(db: Db, config: Config): Promise<AdminTokenInForce> {
+  if (config.adminToken) return { source: 'environment' };
+  const token = newToken();
+  const hash = hashSecret(token);
+  await db.kysely.insertInto('settings').values({ key: KEY, value: hash }).onConflict((oc) => oc.column('key').doNothing()).execute();
+  // Another process may have stored one first: the stored value is the one that counts.
+  const stored = await db.kysely.selectFrom('settings').select('value').where('key', '=', KEY).executeTakeFirst();
+  return stored?.value === hash ? { source: 'generated', token } : { source: 'stored' };
+}
+
+/** Replaces the stored token with a new one and returns it; the previous one stops working at once. */
+export async function resetAdminToken(db: Db): Promise<string> {
+  const token = newToken();
+  const hash = hashSecret(token);
+  await db.kysely
+    .insertInto('settings')
+    .values({ key: KEY, value: hash })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value: hash }))
+    .execute();
+  return token;
+}
