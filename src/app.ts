@@ -16,7 +16,7 @@ import { notifications } from './areas/notifications/index.ts';
 import { updaterAccess } from './areas/updater-access/index.ts';
 import { userMigrations } from './areas/user-migrations/index.ts';
 import type { Config } from './config.ts';
-import { openDatabase, type Db } from './db/index.ts';
+import { openDatabase } from './db/index.ts';
 import { isMigrated, migrateToLatest, ping } from './db/migrate.ts';
 import { createQueue } from './jobs/index.ts';
 import { Periodic } from './jobs/periodic.ts';
@@ -32,6 +32,7 @@ import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter } from './platform/rate-limit.ts';
 import { installRootDocument } from './platform/root.ts';
 import { Secrets } from './platform/secrets.ts';
+import { ensureSetting, findSetting } from './platform/settings-store.ts';
 import { randomBase62 } from './platform/tokens.ts';
 import { ALL_TOKENS } from './core/callers/access.ts';
 
@@ -63,20 +64,6 @@ export interface Server {
   close(): Promise<void>;
 }
 
-async function setting(db: Db, key: string): Promise<string | undefined> {
-  return (await db.kysely.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())?.value;
-}
-
-async function ensureSetting(db: Db, key: string, make: () => string): Promise<{ value: string; created: boolean }> {
-  const existing = await setting(db, key);
-  if (existing !== undefined) return { value: existing, created: false };
-  const value = make();
-  await db.kysely.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).execute();
-  // Another process may have won the race: the stored value is the one that counts.
-  const stored = (await setting(db, key))!;
-  return { value: stored, created: stored === value };
-}
-
 export async function createServer(
   config: Config,
   options: { logger?: boolean | object; logStream?: { write(line: string): void } } = {},
@@ -103,7 +90,7 @@ export async function createServer(
   const freshDatabase = applied.includes('0001_core');
 
   // The admin token is settled by listen(): a generated one is made only when it will be shown.
-  const secretKey = config.secretKey ?? (await ensureSetting(db, 'secret_key', () => randomBase62(48))).value;
+  const secretKey = config.secretKey ?? (await findSetting(db.kysely, 'secret_key')) ?? (await ensureSetting(db.kysely, 'secret_key', randomBase62(48)));
 
   const clock = new Clock(config.testClock);
   const queue = createQueue(db, config, app.log);

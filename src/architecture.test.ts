@@ -1,5 +1,6 @@
-// The house map, checked: which folder may import which (README "Architecture"), no import cycles
-// between folders, and every package imported by src/ declared in package.json.
+// The house map, checked: which folder may import which (CONTRIBUTING.md "Where things go"), no
+// import cycles between folders, SQL only in stores, and every package imported by src/ declared in
+// package.json.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -106,6 +107,16 @@ test('no import cycles between folders', () => {
   };
   for (const node of graph.keys()) visit(node, []);
   assert.deepEqual(cycles, []);
+});
+
+// SQL lives in stores: a file that builds a query is a `store.ts` (or `*-store.ts`), or belongs to
+// the database layer or the queue adapters, which are storage themselves.
+test('SQL only in stores', () => {
+  const query = /\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto)\(|\bsql`/;
+  const outside = sourceFiles('src')
+    .filter((file) => !/(^|[/-])store\.ts$/.test(file) && !file.startsWith('src/db/') && !file.startsWith('src/jobs/'))
+    .filter((file) => query.test(readFileSync(join(root, file), 'utf8')));
+  assert.deepEqual(outside, []);
 });
 
 test('every package src/ imports is a declared dependency', () => {

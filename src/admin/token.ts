@@ -5,6 +5,7 @@
 // A start that fails before listening therefore loses nothing.
 import type { Config } from '../config.ts';
 import type { Db } from '../db/index.ts';
+import { ensureSetting, putSetting } from '../platform/settings-store.ts';
 import { hashSecret, randomBase62 } from '../platform/tokens.ts';
 
 const KEY = 'admin_token_hash';
@@ -19,20 +20,15 @@ export async function adminTokenInForce(db: Db, config: Config): Promise<AdminTo
   if (config.adminToken) return { source: 'environment' };
   const token = newToken();
   const hash = hashSecret(token);
-  await db.kysely.insertInto('settings').values({ key: KEY, value: hash }).onConflict((oc) => oc.column('key').doNothing()).execute();
   // Another process may have stored one first: the stored value is the one that counts.
-  const stored = await db.kysely.selectFrom('settings').select('value').where('key', '=', KEY).executeTakeFirst();
-  return stored?.value === hash ? { source: 'generated', token } : { source: 'stored' };
+  const stored = await ensureSetting(db.kysely, KEY, hash);
+  return stored === hash ? { source: 'generated', token } : { source: 'stored' };
 }
 
 /** Replaces the stored token with a new one and returns it; the previous one stops working at once. */
 export async function resetAdminToken(db: Db): Promise<string> {
   const token = newToken();
   const hash = hashSecret(token);
-  await db.kysely
-    .insertInto('settings')
-    .values({ key: KEY, value: hash })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value: hash }))
-    .execute();
+  await putSetting(db.kysely, KEY, hash);
   return token;
 }

@@ -7,6 +7,7 @@ import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from './context.ts';
 import { ApiError, validationFailed, type ValidationError } from './errors.ts';
+import { findSetting } from './settings-store.ts';
 import { hashSecret, secretsEqual } from './tokens.ts';
 
 declare module 'fastify' {
@@ -149,6 +150,6 @@ async function checkAdmin(ctx: Context, request: FastifyRequest): Promise<void> 
   // CODEHOST_ADMIN_TOKEN, while set, is the token; otherwise the stored one (read each time: a reset counts at once).
   const expected = ctx.config.adminToken
     ? hashSecret(ctx.config.adminToken)
-    : (await ctx.db.kysely.selectFrom('settings').select('value').where('key', '=', 'admin_token_hash').executeTakeFirst())?.value;
+    : await findSetting(ctx.db.kysely, 'admin_token_hash');
   if (!expected || !secretsEqual(expected, hashSecret(match[1]!))) throw new ApiError(401, 'Bad credentials');
 }
