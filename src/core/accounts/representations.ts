@@ -85,6 +85,11 @@ export function organization(urls: Urls, org: UserRow) {
   };
 }
 
+/** The organization as lists show it (GET /users/{username}/orgs): its links and description. */
+export function organizationSimple(urls: Urls, org: UserRow) {
+  const { login, id, node_id, url, repos_url, events_url, hooks_url, issues_url, members_url, public_members_url, avatar_url, description } = organization(urls, org);
+  return { login, id, node_id, url, repos_url, events_url, hooks_url, issues_url, members_url, public_members_url, avatar_url, description };
+}
 
 // --- Profiles (GET /user, /users/{username}, /orgs/{org}) ------------------------------------------
 
@@ -293,4 +298,19 @@ export const TeamProfile = Type.Object({
   created_at: Type.String(),
   updated_at: Type.String(),
   organization: OrganizationProfile,
+});
+
+export const OrganizationSimple = Type.Object({
+  login: Type.String(),
+  id: Type.Integer(),
+  node_id: Type.String(),
+  url: Type.String(),
+  repos_url: Type.String(),
+  events_url: Type.String(),
+  hooks_url: Type.String(),
+  issues_url: Type.String(),
+  members_url: Type.String(),
+  public_members_url: Type.String(),
+  avatar_url: Type.String(),
+  description: NullableText,
 });

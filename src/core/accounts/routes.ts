@@ -1,11 +1,14 @@
-// The public reads of accounts: GET /user, /users/{username}, /orgs/{org}, /orgs/{org}/teams/{team_slug}.
+// The public reads of accounts: GET /user, /users/{username}, /users/{username}/orgs, /orgs/{org},
+// /orgs/{org}/teams/{team_slug}.
 import { Type } from 'typebox';
 import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
 import type { UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody } from '../../platform/schemas.ts';
-import { OrganizationProfile, PrivateUser, PublicUser, TeamProfile } from './representations.ts';
+import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
+import { ValidationErrorBody } from '../../platform/schemas.ts';
+import { OrganizationProfile, OrganizationSimple, PrivateUser, PublicUser, TeamProfile } from './representations.ts';
 import { AccountService } from './service.ts';
 
 const security = [{ token: [] }];
@@ -43,6 +46,23 @@ function accountRoutes(app: Api, ctx: Context): void {
       response: { 200: PublicUser, ...denied },
     },
   }, async (request) => service.profile(request.params.username));
+
+  app.get('/users/:username/orgs', {
+    config: { access: profile },
+    schema: {
+      summary: 'List organizations for a user (memberships its caller shares, see docs/permissions.md)',
+      tags: ['orgs'],
+      security,
+      params: Type.Object({ username: Type.String({ description: 'The handle of the user account' }) }),
+      querystring: Type.Object(PageQuery),
+      response: { 200: Type.Array(OrganizationSimple), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const page = pageParams(request.query, { perPage: 30, maxPerPage: 100 });
+    const { total, items } = await service.organizationsOf(request.principal, request.params.username, page);
+    setPageLinks(reply, request, ctx.urls.api, page, { total, returned: items.length });
+    return items;
+  });
 
   app.get('/orgs/:org', {
     config: { access: profile },

@@ -185,3 +185,36 @@ export async function removeTeamMember(db: Executor, teamId: number, userId: num
 export async function teamMemberIds(db: Executor, teamId: number): Promise<number[]> {
   return (await db.selectFrom('team_members').select('user_id').where('team_id', '=', teamId).execute()).map((r) => r.user_id);
 }
+
+/** Teams by id (one query); unknown ids are left out. */
+export async function teamsById(db: Executor, ids: readonly number[]): Promise<TeamRow[]> {
+  if (!ids.length) return [];
+  return db.selectFrom('teams').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+}
+
+/** The roles that make a user a member of an organization (billing managers are not members). */
+export const MEMBER_ROLES = ['owner', 'member', 'security_manager'] as const satisfies readonly OrgRole[];
+
+/** The organizations a user is a member of (any of MEMBER_ROLES), by login (one query). */
+export async function organizationsOfMember(db: Executor, userId: number): Promise<UserRow[]> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('type', '=', 'Organization')
+    .where('id', 'in', (eb) => eb.selectFrom('org_memberships').select('org_id').where('user_id', '=', userId).where('role', 'in', MEMBER_ROLES))
+    .orderBy('login_lower')
+    .execute();
+}
+
+/** Of some organizations, those a user is a member of (one query). */
+export async function memberOrganizationIds(db: Executor, userId: number, orgIds: readonly number[]): Promise<Set<number>> {
+  if (!orgIds.length) return new Set();
+  const rows = await db
+    .selectFrom('org_memberships')
+    .select('org_id')
+    .where('user_id', '=', userId)
+    .where('role', 'in', MEMBER_ROLES)
+    .where('org_id', 'in', [...new Set(orgIds)])
+    .execute();
+  return new Set(rows.map((r) => r.org_id));
+}
