@@ -179,6 +179,8 @@ export class RepositoryService extends Service {
    */
   async teams(principal: Principal, owner: string, name: string, page: PageParams) {
     const repository = await this.readable(principal, owner, name);
+    // The route admits `public_repo`, which reaches public repositories only.
+    if (repository.visibility !== 'public' && (principal.kind === 'classic' || principal.kind === 'oauth') && !hasScope(principal, ['repo'])) throw notFound();
     const visible: number[] = [];
     for (const orgId of await repositoryTeamOrgIds(this.db, repository.id)) {
       if (await actsForOrganization(this.db, principal, orgId, ['owner', 'member', 'security_manager'])) visible.push(orgId);
