@@ -244,7 +244,7 @@ export const PrivateUser = Type.Object({
   plan: Type.Object({ name: Type.String(), space: Type.Integer(), collaborators: Type.Integer(), private_repos: Type.Integer() }),
 });
 
-export const OrganizationProfile = Type.Object({
+export const OrganizationSimple = Type.Object({
   login: Type.String(),
   id: Type.Integer(),
   node_id: Type.String(),
@@ -257,6 +257,10 @@ export const OrganizationProfile = Type.Object({
   public_members_url: Type.String(),
   avatar_url: Type.String(),
   description: NullableText,
+});
+
+export const OrganizationProfile = Type.Object({
+  ...OrganizationSimple.properties,
   name: NullableText,
   company: NullableText,
   blog: NullableText,
@@ -279,7 +283,8 @@ export const OrganizationProfile = Type.Object({
   owned_private_repos: Type.Optional(Type.Integer()),
 });
 
-export const TeamProfile = Type.Object({
+/** The Team of `team()`. */
+export const Team = Type.Object({
   id: Type.Integer(),
   node_id: Type.String(),
   url: Type.String(),
@@ -293,6 +298,10 @@ export const TeamProfile = Type.Object({
   members_url: Type.String(),
   repositories_url: Type.String(),
   parent: Type.Null(),
+});
+
+export const TeamProfile = Type.Object({
+  ...Team.properties,
   members_count: Type.Integer(),
   repos_count: Type.Integer(),
   created_at: Type.String(),
@@ -300,17 +309,3 @@ export const TeamProfile = Type.Object({
   organization: OrganizationProfile,
 });
 
-export const OrganizationSimple = Type.Object({
-  login: Type.String(),
-  id: Type.Integer(),
-  node_id: Type.String(),
-  url: Type.String(),
-  repos_url: Type.String(),
-  events_url: Type.String(),
-  hooks_url: Type.String(),
-  issues_url: Type.String(),
-  members_url: Type.String(),
-  public_members_url: Type.String(),
-  avatar_url: Type.String(),
-  description: NullableText,
-});

@@ -6,7 +6,8 @@ import type { UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody } from '../../platform/schemas.ts';
-import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
+import { PageQuery } from '../../platform/pagination.ts';
+import { sendPage } from '../repositories/routes.ts';
 import { ValidationErrorBody } from '../../platform/schemas.ts';
 import { OrganizationProfile, OrganizationSimple, PrivateUser, PublicUser, TeamProfile } from './representations.ts';
 import { AccountService } from './service.ts';
@@ -57,12 +58,7 @@ function accountRoutes(app: Api, ctx: Context): void {
       querystring: Type.Object(PageQuery),
       response: { 200: Type.Array(OrganizationSimple), ...denied, 422: ValidationErrorBody },
     },
-  }, async (request, reply) => {
-    const page = pageParams(request.query, { perPage: 30, maxPerPage: 100 });
-    const { total, items } = await service.organizationsOf(request.principal, request.params.username, page);
-    setPageLinks(reply, request, ctx.urls.api, page, { total, returned: items.length });
-    return items;
-  });
+  }, async (request, reply) => sendPage(ctx, request, reply, (page) => service.organizationsOf(request.principal, request.params.username, page)));
 
   app.get('/orgs/:org', {
     config: { access: profile },

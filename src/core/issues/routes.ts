@@ -2,8 +2,8 @@
 import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import type { FastifyReply } from 'fastify';
-import { denied, repositoryRead, RepositoryParams } from '../repositories/routes.ts';
-import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
+import { denied, repositoryRead, RepositoryParams, sendPage } from '../repositories/routes.ts';
+import { PageQuery } from '../../platform/pagination.ts';
 import { ValidationErrorBody } from '../../platform/schemas.ts';
 import { Issue, IssueComment, IssueEvent, PullRequest } from './representations.ts';
 import { ISSUE_READ, IssueService, PULL_READ } from './service.ts';
@@ -62,7 +62,6 @@ export function issueRoutes(app: Api, ctx: Context): void {
   });
 
   const IssueParams = Type.Object({ ...RepositoryParams.properties, issue_number: Type.String({ description: 'The number that identifies the issue' }) });
-  const PAGE = { perPage: 30, maxPerPage: 100 };
 
   app.get('/repos/:owner/:repo/issues/:issue_number/comments', {
     config: { access: repositoryRead(ISSUE_READ) },
@@ -79,10 +78,7 @@ export function issueRoutes(app: Api, ctx: Context): void {
     },
   }, async (request, reply) => {
     const { owner, repo, issue_number } = request.params;
-    const page = pageParams(request.query, PAGE);
-    const { total, items } = await service.comments(request.principal, owner, repo, issue_number, request.query.since, page);
-    setPageLinks(reply, request, ctx.urls.api, page, { total, returned: items.length });
-    return items;
+    return sendPage(ctx, request, reply, (page) => service.comments(request.principal, owner, repo, issue_number, request.query.since, page));
   });
 
   app.get('/repos/:owner/:repo/issues/:issue_number/events', {
@@ -97,10 +93,7 @@ export function issueRoutes(app: Api, ctx: Context): void {
     },
   }, async (request, reply) => {
     const { owner, repo, issue_number } = request.params;
-    const page = pageParams(request.query, PAGE);
-    const { total, items } = await service.events(request.principal, owner, repo, issue_number, page);
-    setPageLinks(reply, request, ctx.urls.api, page, { total, returned: items.length });
-    return items;
+    return sendPage(ctx, request, reply, (page) => service.events(request.principal, owner, repo, issue_number, page));
   });
 
   app.get('/repos/:owner/:repo/issues/events/:event_id', {

@@ -6,10 +6,11 @@ import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
 import type { UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PageQuery, pageParams, setPageLinks, type PageParams } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
-import { SimpleUser } from '../accounts/representations.ts';
-import { FullRepository } from './representations.ts';
+import { SimpleUser, Team } from '../accounts/representations.ts';
+import { FullRepository, RepositorySubscription } from './representations.ts';
 import { REPOSITORY_READ, RepositoryService } from './service.ts';
 import type { Permissions } from '../apps/permissions.ts';
 
@@ -40,30 +41,26 @@ export const denied = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 const PAGE = { perPage: 30, maxPerPage: 100 };
 const security = [{ token: [] }];
 
-const Subscription = Type.Object({
-  subscribed: Type.Boolean(),
-  ignored: Type.Boolean(),
-  reason: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String(),
-  url: Type.String(),
-  repository_url: Type.String(),
-});
+/**
+ * Answers a page-paginated list (`per_page` default 30, max 100): one page of `list`, with `Link`
+ * naming the last page.
+ */
+export async function sendPage<T>(
+  ctx: Context,
+  request: FastifyRequest<{ Querystring: { page?: number; per_page?: number } }>,
+  reply: FastifyReply,
+  list: (page: PageParams) => Promise<{ total: number; items: T[] }>,
+): Promise<T[]> {
+  const page = pageParams(request.query, PAGE);
+  const { total, items } = await list(page);
+  setPageLinks(reply, request, ctx.urls.api, page, { total, returned: items.length });
+  return items;
+}
 
+/** A team with access to the repository: the Team, its `permission` on it and that permission's levels. */
 const RepositoryTeam = Type.Object({
-  id: Type.Integer(),
-  node_id: Type.String(),
-  url: Type.String(),
-  html_url: Type.String(),
-  name: Type.String(),
-  slug: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  privacy: Type.String(),
-  notification_setting: Type.String(),
-  permission: Type.String(),
+  ...Team.properties,
   permissions: Type.Object({ pull: Type.Boolean(), triage: Type.Boolean(), push: Type.Boolean(), maintain: Type.Boolean(), admin: Type.Boolean() }),
-  members_url: Type.String(),
-  repositories_url: Type.String(),
-  parent: Type.Null(),
 });
 
 const Sort = Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('pushed'), Type.Literal('full_name')], { description: 'Default: `full_name` for a user, `created` for an organization' });
@@ -92,12 +89,7 @@ function repositoryRoutes(app: Api, ctx: Context): void {
       querystring: Type.Object(PageQuery),
       response: { 200: Type.Array(SimpleUser), ...denied, 422: ValidationErrorBody },
     },
-  }, async (request, reply) => {
-    const page = pageParams(request.query, PAGE);
-    const { total, items } = await service.subscribers(request.principal, request.params.owner, request.params.repo, page);
-    setPageLinks(reply, request, ctx.urls.api, page, { total, returned: items.length });
-    return items;
-  });
+  }, async (request, reply) => sendPage(ctx, request, reply, (page) => service.subscribers(request.principal, request.params.owner, request.params.repo, page)));
 
   app.get('/repos/:owner/:repo/subscription', {
     config: { access: ownSubscription },
@@ -106,7 +98,7 @@ function repositoryRoutes(app: Api, ctx: Context): void {
       tags: ['activity'],
       security,
       params: RepositoryParams,
-      response: { 200: Subscription, ...denied },
+      response: { 200: RepositorySubscription, ...denied },
     },
   }, async (request) => service.subscription(request.principal as UserPrincipal, request.params.owner, request.params.repo));
 
@@ -120,12 +112,7 @@ function repositoryRoutes(app: Api, ctx: Context): void {
       querystring: Type.Object(PageQuery),
       response: { 200: Type.Array(RepositoryTeam), ...denied, 422: ValidationErrorBody },
     },
-  }, async (request, reply) => {
-    const page = pageParams(request.query, PAGE);
-    const { total, items } = await service.teams(request.principal, request.params.owner, request.params.repo, page);
-    setPageLinks(reply, request, ctx.urls.api, page, { total, returned: items.length });
-    return items;
-  });
+  }, async (request, reply) => sendPage(ctx, request, reply, (page) => service.teams(request.principal, request.params.owner, request.params.repo, page)));
 
   app.get('/users/:username/repos', {
     config: { access: repositoryRead(REPOSITORY_READ) },
@@ -143,11 +130,8 @@ function repositoryRoutes(app: Api, ctx: Context): void {
       response: { 200: Type.Array(FullRepository), ...denied, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    const page = pageParams(request.query, PAGE);
     const { type = 'owner', sort, direction } = request.query;
-    const { total, items } = await service.listForUser(request.principal, request.params.username, type, { sort, direction }, page);
-    setPageLinks(reply, request, ctx.urls.api, page, { total, returned: items.length });
-    return items;
+    return sendPage(ctx, request, reply, (page) => service.listForUser(request.principal, request.params.username, type, { sort, direction }, page));
   });
 
   app.get('/orgs/:org/repos', {
@@ -169,11 +153,8 @@ function repositoryRoutes(app: Api, ctx: Context): void {
       response: { 200: Type.Array(FullRepository), ...denied, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    const page = pageParams(request.query, PAGE);
     const { type = 'all', sort, direction } = request.query;
-    const { total, items } = await service.listForOrg(request.principal, request.params.org, type, { sort, direction }, page);
-    setPageLinks(reply, request, ctx.urls.api, page, { total, returned: items.length });
-    return items;
+    return sendPage(ctx, request, reply, (page) => service.listForOrg(request.principal, request.params.org, type, { sort, direction }, page));
   });
 }
 

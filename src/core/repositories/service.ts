@@ -5,7 +5,6 @@
 // Lists of repositories follow the same rule set-wise: every public one, and the private ones the
 // caller reads through a credential that reaches them (`reachOf`, one condition of the list's query).
 import { Service } from '../../platform/service.ts';
-import { isoSeconds } from '../../platform/clock.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import { actsForOrganization, hasPermissions, hasScope, requireReadableRepository, userRepositoryPermissions } from '../callers/access.ts';
@@ -16,7 +15,7 @@ import { findAccount, findAccountById, type UserRow } from '../accounts/store.ts
 import type { Principal, UserPrincipal } from '../callers/principal.ts';
 import { representRepository, repositoriesWithFacts } from './facts.ts';
 import { userRepositoriesPermissions, fullPermissionsOf } from './permissions.ts';
-import { fullRepository, type FullRepository, type RepositoryRow } from './representations.ts';
+import { fullRepository, repositorySubscription, type FullRepository, type RepositoryRow, type RepositorySubscription } from './representations.ts';
 import {
   findRepository, findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
   type PrivateReach, type RepositoryListFilter, type RepositoryListOrder,
@@ -40,15 +39,6 @@ export interface ListQuery {
 function orderOf(query: ListQuery, defaultSort: RepositoryListOrder['sort']): RepositoryListOrder {
   const sort = query.sort ?? defaultSort;
   return { sort, direction: query.direction ?? (sort === 'full_name' ? 'asc' : 'desc') };
-}
-
-export interface Subscription {
-  subscribed: boolean;
-  ignored: boolean;
-  reason: string | null;
-  created_at: string;
-  url: string;
-  repository_url: string;
 }
 
 export class RepositoryService extends Service {
@@ -156,19 +146,11 @@ export class RepositoryService extends Service {
    * GET /repos/{owner}/{repo}/subscription: the calling user's watch state; 404 when they have none
    * (never set, or set to neither watching nor ignoring).
    */
-  async subscription(principal: UserPrincipal, owner: string, name: string): Promise<Subscription> {
+  async subscription(principal: UserPrincipal, owner: string, name: string): Promise<RepositorySubscription> {
     const repository = await this.readable(principal, owner, name);
     const row = await findSubscription(this.db, repository.id, principal.user.id);
     if (!row || (!row.subscribed && !row.ignored)) throw notFound();
-    const repositoryUrl = `${this.ctx.urls.api}/repos/${repository.owner.login}/${repository.name}`;
-    return {
-      subscribed: Boolean(row.subscribed),
-      ignored: Boolean(row.ignored),
-      reason: null,
-      created_at: isoSeconds(row.created_at),
-      url: `${repositoryUrl}/subscription`,
-      repository_url: repositoryUrl,
-    };
+    return repositorySubscription(this.ctx.urls, repository, row);
   }
 
   /**
