@@ -6,7 +6,7 @@
 // credential that reaches them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { classicToken, createApp, fineGrainedToken, installationToken } from './helpers/credentials.ts';
+import { appUserToken, classicToken, createApp, fineGrainedToken, installationToken } from './helpers/credentials.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
@@ -80,7 +80,14 @@ before(async () => {
     fgAcme: await fineGrainedToken(server, 'mona', 'acme', { metadata: 'read', issues: 'read' }),
     fgAcmeNoRead: await fineGrainedToken(server, 'mona', 'acme', { organization_administration: 'read' }),
   });
-  t.installation = await installationToken(server, await createApp(server, 'lister', { metadata: 'read', issues: 'read' }), 'acme');
+  const lister = await createApp(server, 'lister', { metadata: 'read', issues: 'read' });
+  t.installation = await installationToken(server, lister, 'acme');
+  t.appUser = await appUserToken(server, lister, 'mona');
+  // picker: installed on acme for acme/secret only.
+  const picker = await createApp(server, 'picker', { metadata: 'read' });
+  await server.admin('POST', '/apps/picker/installations', { account: 'acme', repositories: ['secret'] });
+  t.appUserSelected = await appUserToken(server, picker, 'mona');
+  t.fgSelected = (await server.admin('POST', '/tokens', { login: 'mona', kind: 'fine_grained', resource_owner: 'acme', repositories: ['inner'], permissions: { metadata: 'read' } })).token;
 });
 after(() => server.close());
 
@@ -302,6 +309,17 @@ describe('an account\'s repositories', () => {
     const etag = page.headers.get('etag')!;
     assert.equal((await get('/orgs/acme/repos?per_page=3', t.lisa, { 'if-none-match': etag })).status, 304);
     assert.equal((await get('/orgs/mona/repos')).status, 404, 'a user is not an organization');
+  });
+
+  test('app user and selected-repository tokens: the private ones they reach, in the list\'s query', async () => {
+    assert.deepEqual(names(await get('/orgs/acme/repos?sort=full_name', t.appUser)), ['acme/beta', 'acme/inner', 'acme/open', 'acme/secret']);
+    assert.deepEqual(names(await get('/users/mona/repos?type=all', t.appUser)), ['acme/beta', 'acme/inner', 'acme/open', 'acme/secret', 'mona/blog'], 'the app is not installed on mona or stranger');
+    assert.deepEqual(names(await get('/orgs/acme/repos?sort=full_name', t.appUserSelected)), ['acme/beta', 'acme/open', 'acme/secret'], 'its installation covers acme/secret only');
+    assert.deepEqual(names(await get('/users/mona/repos?type=all', t.appUserSelected)), ['acme/beta', 'acme/open', 'acme/secret', 'mona/blog']);
+    assert.deepEqual(names(await get('/orgs/acme/repos?sort=full_name', t.fgSelected)), ['acme/beta', 'acme/inner', 'acme/open'], 'the token selects acme/inner only');
+    const page = await get('/orgs/acme/repos?sort=full_name&per_page=2', t.appUserSelected);
+    assert.deepEqual(names(page), ['acme/beta', 'acme/open']);
+    assert.equal(links(page.headers.get('link')).last, '/orgs/acme/repos?sort=full_name&per_page=2&page=2', 'the total counts what the caller sees');
   });
 });
 
