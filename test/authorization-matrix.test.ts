@@ -140,6 +140,28 @@ const throwaway = (make: () => Promise<Request>): Send => async () => make();
  */
 const fresh = (make: () => Promise<Request>, decoy: () => Request): Send => async (_caller, want) => (want === OK ? make() : decoy());
 
+/**
+ * What the list rows act on, made once when the first of them runs (they run last, so no earlier row
+ * sees it): ana, bob and sam watch acme/secret and acme/open, the team devs reads acme/secret, and
+ * the first issue of each repository has an `assigned` event.
+ */
+const listIds = { secretEvent: 0, openEvent: 0 };
+let listsReady: Promise<void> | null = null;
+const listed = (path: () => string): Send => async () => {
+  listsReady ??= (async () => {
+    for (const repository of ['secret', 'open'] as const) {
+      for (const login of ['ana', 'bob', 'sam']) await server.admin('PUT', `/repos/acme/${repository}/subscription`, { login, subscribed: true });
+      await server.admin('PATCH', `/repos/acme/${repository}/issues/${ids[repository].issue}`, { actor: 'ana', assignees: ['ana'] });
+    }
+    await server.admin('PUT', '/orgs/acme/teams/devs/repos/acme/secret', { permission: 'pull' });
+    await server.drain();
+    listIds.secretEvent = (await api('GET', `/repos/acme/secret/issues/${ids.secret.issue}/events`))[0].id;
+    listIds.openEvent = (await api('GET', `/repos/acme/open/issues/${ids.open.issue}/events`))[0].id;
+  })();
+  await listsReady;
+  return { path: path() };
+};
+
 // --- THE TABLE -------------------------------------------------------------------------------------
 // One row per operation (and variant), one expectation per column, in COLUMNS order.
 // Write rows act on throwaway objects where a success consumes its target; rows run in this order.
@@ -383,6 +405,43 @@ const MATRIX: Row[] = [
       return { path: `/user/migrations/${id}/repos/locker/lock`, cleanup: async () => void (await server.api('DELETE', `/user/migrations/${id}/repos/locker/lock`, { token: setup })) };
     }, () => ({ path: `/user/migrations/${ids.decoyMigration}/repos/locker/lock` })),
     [401,   OK,       OK,    OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    404,     404,     404]),
+
+  // The lists the representations' URLs name (run last: they make watchers, a team's access and
+  // issue events, see `listsReady`). Reads inside a repository follow its rule; a repository's
+  // watch state is the calling user's (none: 404); its teams need an authenticated caller with
+  // `public_repo` or `repo`; an account's repositories and organizations answer anyone (what they
+  // list depends on the caller: test/resource-lists.test.ts).
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}/comments`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', at(() => `/repos/acme/open/issues/${ids.open.issue}/comments`),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}/events', 'repo', listed(() => `/repos/acme/secret/issues/${ids.secret.issue}/events`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}/events', 'repo', listed(() => `/repos/acme/open/issues/${ids.open.issue}/events`),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('GET /repos/{owner}/{repo}/issues/events/{event_id}', 'repo', listed(() => `/repos/acme/secret/issues/events/${listIds.secretEvent}`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/issues/events/{event_id}', 'repo', listed(() => `/repos/acme/open/issues/events/${listIds.openEvent}`),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('GET /repos/{owner}/{repo}/subscribers', 'repo', listed(() => '/repos/acme/secret/subscribers'),
+    [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/subscribers', 'repo', listed(() => '/repos/acme/open/subscribers'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('GET /repos/{owner}/{repo}/subscription', 'repo', listed(() => '/repos/acme/secret/subscription'),
+    [401,   OK,       404,   OK,     OK,   OK,     404,      OK,    403,   OK,     403,    404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/subscription', 'repo', listed(() => '/repos/acme/open/subscription'),
+    [401,   OK,       OK,    OK,     OK,   OK,     OK,       OK,    403,   OK,     403,    OK,      OK,      403,  401,    OK,      OK,      404], 'public repository (olga does not watch it)'),
+  row('GET /repos/{owner}/{repo}/teams', 'repo, public_repo', listed(() => '/repos/acme/secret/teams'),
+    [401,   OK,       403,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/teams', 'repo, public_repo', listed(() => '/repos/acme/open/teams'),
+    [401,   OK,       403,   OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('GET /users/{username}/repos', 'repo', at(() => '/users/ana/repos?type=all'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK]),
+  row('GET /orgs/{org}/repos', 'repo', at(() => '/orgs/acme/repos'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK]),
+  row('GET /users/{username}/orgs', '', at(() => '/users/ana/orgs'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK]),
 ];
 
 /**

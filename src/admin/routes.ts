@@ -6,6 +6,7 @@ import type { Api, Context } from '../platform/context.ts';
 import { ApiError, notFound } from '../platform/errors.ts';
 import { findRepository } from '../core/repositories/store.ts';
 import { representRepository } from '../core/repositories/facts.ts';
+import { repositorySubscription } from '../core/repositories/representations.ts';
 import { type Urls } from '../platform/urls.ts';
 import { organization, simpleUser, team as teamBody, userWithProfile } from '../core/accounts/representations.ts';
 import { authorizationBody } from '../core/apps/representations.ts';
@@ -98,16 +99,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
     },
   }, async (request) => {
     const { repository, row, user } = await service.setWatch(request.params.owner, request.params.repo, request.body);
-    const repositoryUrl = `${urls.api}/repos/${repository.owner.login}/${repository.name}`;
-    return {
-      login: user.login,
-      subscribed: Boolean(row.subscribed),
-      ignored: Boolean(row.ignored),
-      reason: null,
-      created_at: isoSeconds(row.created_at),
-      url: `${repositoryUrl}/subscription`,
-      repository_url: repositoryUrl,
-    };
+    return { login: user.login, ...repositorySubscription(urls, repository, row) };
   });
 
   app.post('/_admin/tokens', {

@@ -85,6 +85,11 @@ export function organization(urls: Urls, org: UserRow) {
   };
 }
 
+/** The organization as lists show it (GET /users/{username}/orgs): its links and description. */
+export function organizationSimple(urls: Urls, org: UserRow) {
+  const { login, id, node_id, url, repos_url, events_url, hooks_url, issues_url, members_url, public_members_url, avatar_url, description } = organization(urls, org);
+  return { login, id, node_id, url, repos_url, events_url, hooks_url, issues_url, members_url, public_members_url, avatar_url, description };
+}
 
 // --- Profiles (GET /user, /users/{username}, /orgs/{org}) ------------------------------------------
 
@@ -239,7 +244,7 @@ export const PrivateUser = Type.Object({
   plan: Type.Object({ name: Type.String(), space: Type.Integer(), collaborators: Type.Integer(), private_repos: Type.Integer() }),
 });
 
-export const OrganizationProfile = Type.Object({
+export const OrganizationSimple = Type.Object({
   login: Type.String(),
   id: Type.Integer(),
   node_id: Type.String(),
@@ -252,6 +257,10 @@ export const OrganizationProfile = Type.Object({
   public_members_url: Type.String(),
   avatar_url: Type.String(),
   description: NullableText,
+});
+
+export const OrganizationProfile = Type.Object({
+  ...OrganizationSimple.properties,
   name: NullableText,
   company: NullableText,
   blog: NullableText,
@@ -274,7 +283,8 @@ export const OrganizationProfile = Type.Object({
   owned_private_repos: Type.Optional(Type.Integer()),
 });
 
-export const TeamProfile = Type.Object({
+/** The Team of `team()`. */
+export const Team = Type.Object({
   id: Type.Integer(),
   node_id: Type.String(),
   url: Type.String(),
@@ -288,9 +298,14 @@ export const TeamProfile = Type.Object({
   members_url: Type.String(),
   repositories_url: Type.String(),
   parent: Type.Null(),
+});
+
+export const TeamProfile = Type.Object({
+  ...Team.properties,
   members_count: Type.Integer(),
   repos_count: Type.Integer(),
   created_at: Type.String(),
   updated_at: Type.String(),
   organization: OrganizationProfile,
 });
+

@@ -1,11 +1,15 @@
-// The public reads of accounts: GET /user, /users/{username}, /orgs/{org}, /orgs/{org}/teams/{team_slug}.
+// The public reads of accounts: GET /user, /users/{username}, /users/{username}/orgs, /orgs/{org},
+// /orgs/{org}/teams/{team_slug}.
 import { Type } from 'typebox';
 import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
 import type { UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody } from '../../platform/schemas.ts';
-import { OrganizationProfile, PrivateUser, PublicUser, TeamProfile } from './representations.ts';
+import { PageQuery } from '../../platform/pagination.ts';
+import { sendPage } from '../repositories/routes.ts';
+import { ValidationErrorBody } from '../../platform/schemas.ts';
+import { OrganizationProfile, OrganizationSimple, PrivateUser, PublicUser, TeamProfile } from './representations.ts';
 import { AccountService } from './service.ts';
 
 const security = [{ token: [] }];
@@ -43,6 +47,18 @@ function accountRoutes(app: Api, ctx: Context): void {
       response: { 200: PublicUser, ...denied },
     },
   }, async (request) => service.profile(request.params.username));
+
+  app.get('/users/:username/orgs', {
+    config: { access: profile },
+    schema: {
+      summary: 'List organizations for a user (memberships its caller shares, see docs/permissions.md)',
+      tags: ['orgs'],
+      security,
+      params: Type.Object({ username: Type.String({ description: 'The handle of the user account' }) }),
+      querystring: Type.Object(PageQuery),
+      response: { 200: Type.Array(OrganizationSimple), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => sendPage(ctx, request, reply, (page) => service.organizationsOf(request.principal, request.params.username, page)));
 
   app.get('/orgs/:org', {
     config: { access: profile },

@@ -2,10 +2,11 @@
 // an organization, and a team (seen by the organization's members only).
 import { Service } from '../../platform/service.ts';
 import { notFound } from '../../platform/errors.ts';
-import { actsForOrganization, hasPermissions, hasScope, isFineGrained } from '../callers/access.ts';
+import { actsForOrganization, hasPermissions, hasScope, isFineGrained, reachesAccount } from '../callers/access.ts';
+import type { PageParams } from '../../platform/pagination.ts';
 import type { Principal, UserPrincipal } from '../callers/principal.ts';
-import { organizationProfile, privateUser, publicUser, teamProfile } from './representations.ts';
-import { findAccount, findTeam, repositoryCountsOf, teamMemberCount } from './store.ts';
+import { organizationProfile, organizationSimple, privateUser, publicUser, teamProfile } from './representations.ts';
+import { findAccount, findTeam, memberOrganizationIds, organizationsOfMember, repositoryCountsOf, teamMemberCount } from './store.ts';
 
 export class AccountService extends Service {
   /**
@@ -47,5 +48,32 @@ export class AccountService extends Service {
     // codehost does not give teams repositories of their own.
     const facts = { members: await teamMemberCount(this.db, row.id), repositories: 0 };
     return teamProfile(this.ctx.urls, org, row, facts, await repositoryCountsOf(this.db, org.id));
+  }
+
+  /**
+   * GET /users/{username}/orgs. The platform lists an account's public memberships only; codehost
+   * keeps no public/private flag on a membership, so it shows a membership to those who could see it
+   * anyway: the user themself and the other members of that organization, through a credential that
+   * reaches the organization (a classic or OAuth token with `read:org` or `user`, as the platform's
+   * private membership list asks; an installation: on that organization). Anyone else gets an
+   * empty list, as for an account whose memberships are all private.
+   */
+  async organizationsOf(principal: Principal, login: string, page: PageParams) {
+    const account = await findAccount(this.db, login);
+    if (!account) throw notFound();
+    if (principal.type !== 'user' && principal.type !== 'installation') return { total: 0, items: [] };
+    if ((principal.kind === 'classic' || principal.kind === 'oauth') && !hasScope(principal, ['read:org', 'user'])) return { total: 0, items: [] };
+    const orgs = await organizationsOfMember(this.db, account.id);
+    const shared = principal.type === 'user' && principal.user.id !== account.id
+      ? await memberOrganizationIds(this.db, principal.user.id, orgs.map((org) => org.id))
+      : null;
+    const visible = [];
+    for (const org of orgs) {
+      if (principal.type === 'installation' ? principal.accountId !== org.id : shared !== null && !shared.has(org.id)) continue;
+      if (!(await reachesAccount(this.db, principal, org.id))) continue;
+      visible.push(org);
+    }
+    const items = visible.slice(page.offset, page.offset + page.perPage).map((org) => organizationSimple(this.ctx.urls, org));
+    return { total: visible.length, items };
   }
 }

@@ -193,3 +193,36 @@ export async function listAccounts(db: Executor, kind: 'users' | 'orgs', page: {
   const count = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('type', 'in', types).executeTakeFirstOrThrow();
   return { rows, total: Number(count.n) };
 }
+
+/** Teams by id (one query); unknown ids are left out. */
+export async function teamsById(db: Executor, ids: readonly number[]): Promise<TeamRow[]> {
+  if (!ids.length) return [];
+  return db.selectFrom('teams').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+}
+
+/** The roles that make a user a member of an organization (billing managers are not members). */
+export const MEMBER_ROLES = ['owner', 'member', 'security_manager'] as const satisfies readonly OrgRole[];
+
+/** The organizations a user is a member of (any of MEMBER_ROLES), by login (one query). */
+export async function organizationsOfMember(db: Executor, userId: number): Promise<UserRow[]> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('type', '=', 'Organization')
+    .where('id', 'in', (eb) => eb.selectFrom('org_memberships').select('org_id').where('user_id', '=', userId).where('role', 'in', MEMBER_ROLES))
+    .orderBy('login_lower')
+    .execute();
+}
+
+/** Of some organizations, those a user is a member of (one query). */
+export async function memberOrganizationIds(db: Executor, userId: number, orgIds: readonly number[]): Promise<Set<number>> {
+  if (!orgIds.length) return new Set();
+  const rows = await db
+    .selectFrom('org_memberships')
+    .select('org_id')
+    .where('user_id', '=', userId)
+    .where('role', 'in', MEMBER_ROLES)
+    .where('org_id', 'in', [...new Set(orgIds)])
+    .execute();
+  return new Set(rows.map((r) => r.org_id));
+}

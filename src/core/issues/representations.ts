@@ -5,9 +5,11 @@ import { Type, type Static } from 'typebox';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser, teamRepresentation } from '../accounts/representations.ts';
-import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
+import type { CommentFacts, EventFacts, IssueFacts, IssueRow } from './store.ts';
 
-export { loadCommentFacts, loadIssueFacts, type CommentFacts, type IssueFacts } from './store.ts';
+export {
+  loadCommentFacts, loadCommentPageFacts, loadEventPageFacts, loadIssueFacts, type CommentFacts, type EventFacts, type IssueFacts,
+} from './store.ts';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
@@ -186,3 +188,69 @@ export function pullRequestRepresentation(urls: Urls, facts: IssueFacts) {
   };
 }
 export type PullRequest = ReturnType<typeof pullRequestRepresentation>;
+
+// --- Issue event (GET /repos/{owner}/{repo}/issues/{issue_number}/events) ---------------------------
+
+const TeamRef = Type.Object({ id: Type.Integer(), node_id: Type.String(), name: Type.String(), slug: Type.String(), url: Type.String(), html_url: Type.String() });
+
+export const IssueEvent = Type.Object({
+  id: Type.Integer(),
+  node_id: Type.String(),
+  url: Type.String(),
+  actor: SimpleUser,
+  event: Type.String(),
+  commit_id: Type.Null(),
+  commit_url: Type.Null(),
+  created_at: Type.String(),
+  performed_via_github_app: Type.Null(),
+  assignee: Type.Optional(SimpleUser),
+  assigner: Type.Optional(SimpleUser),
+  review_requester: Type.Optional(SimpleUser),
+  requested_reviewer: Type.Optional(SimpleUser),
+  requested_team: Type.Optional(TeamRef),
+});
+export type IssueEvent = Static<typeof IssueEvent>;
+
+/** The platform's node type of each event codehost records. */
+const EVENT_NODE_TYPES: Record<string, string> = {
+  closed: 'ClosedEvent',
+  reopened: 'ReopenedEvent',
+  merged: 'MergedEvent',
+  assigned: 'AssignedEvent',
+  unassigned: 'UnassignedEvent',
+  review_requested: 'ReviewRequestedEvent',
+  review_request_removed: 'ReviewRequestRemovedEvent',
+  mentioned: 'MentionedEvent',
+};
+
+/**
+ * An issue event as the platform shows it. codehost records no commits (`commit_id` and `commit_url`
+ * are null) and no labels, milestones or renames. Per event: `assigned`/`unassigned` name the
+ * `assignee` and the `assigner` (the actor); `review_requested`/`review_request_removed` the
+ * `review_requester` (the actor) and the `requested_reviewer` or `requested_team`; on `mentioned` the
+ * actor is the user mentioned, as on the platform (codehost stores the author who mentioned them).
+ */
+export function eventRepresentation(urls: Urls, facts: EventFacts): IssueEvent {
+  const { event, repository, owner } = facts;
+  const actor = simpleUser(urls, facts.actor);
+  const subject = facts.subjectUser ? simpleUser(urls, facts.subjectUser) : null;
+  const extra: Partial<IssueEvent> = {};
+  if ((event.event === 'assigned' || event.event === 'unassigned') && subject) Object.assign(extra, { assignee: subject, assigner: actor });
+  if (event.event === 'review_requested' || event.event === 'review_request_removed') {
+    extra.review_requester = actor;
+    if (subject) extra.requested_reviewer = subject;
+    if (facts.subjectTeam) extra.requested_team = teamRepresentation(urls, owner, facts.subjectTeam);
+  }
+  return {
+    id: event.id,
+    node_id: nodeId(EVENT_NODE_TYPES[event.event] ?? 'IssueEvent', event.id),
+    url: `${urls.api}/repos/${owner.login}/${repository.name}/issues/events/${event.id}`,
+    actor: event.event === 'mentioned' && subject ? subject : actor,
+    event: event.event,
+    commit_id: null,
+    commit_url: null,
+    created_at: isoSeconds(event.created_at),
+    performed_via_github_app: null,
+    ...extra,
+  };
+}

@@ -2,8 +2,10 @@
 import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import type { FastifyReply } from 'fastify';
-import { denied, repositoryRead, RepositoryParams } from '../repositories/routes.ts';
-import { Issue, IssueComment, PullRequest } from './representations.ts';
+import { denied, repositoryRead, RepositoryParams, sendPage } from '../repositories/routes.ts';
+import { PageQuery } from '../../platform/pagination.ts';
+import { ValidationErrorBody } from '../../platform/schemas.ts';
+import { Issue, IssueComment, IssueEvent, PullRequest } from './representations.ts';
 import { ISSUE_READ, IssueService, PULL_READ } from './service.ts';
 
 const security = [{ token: [] }];
@@ -57,5 +59,54 @@ export function issueRoutes(app: Api, ctx: Context): void {
   }, async (request, reply) => {
     const { owner, repo, pull_number } = request.params;
     return lastModified(reply, await service.pull(request.principal, owner, repo, pull_number));
+  });
+
+  const IssueParams = Type.Object({ ...RepositoryParams.properties, issue_number: Type.String({ description: 'The number that identifies the issue' }) });
+
+  app.get('/repos/:owner/:repo/issues/:issue_number/comments', {
+    config: { access: repositoryRead(ISSUE_READ) },
+    schema: {
+      summary: 'List issue comments (of an issue or a pull request), oldest first',
+      tags: ['issues'],
+      security,
+      params: IssueParams,
+      querystring: Type.Object({
+        since: Type.Optional(Type.String({ format: 'date-time', description: 'Only comments updated at or after this time (ISO 8601)' })),
+        ...PageQuery,
+      }),
+      response: { 200: Type.Array(IssueComment), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const { owner, repo, issue_number } = request.params;
+    return sendPage(ctx, request, reply, (page) => service.comments(request.principal, owner, repo, issue_number, request.query.since, page));
+  });
+
+  app.get('/repos/:owner/:repo/issues/:issue_number/events', {
+    config: { access: repositoryRead(ISSUE_READ) },
+    schema: {
+      summary: 'List issue events (of an issue or a pull request), oldest first',
+      tags: ['issues'],
+      security,
+      params: IssueParams,
+      querystring: Type.Object(PageQuery),
+      response: { 200: Type.Array(IssueEvent), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const { owner, repo, issue_number } = request.params;
+    return sendPage(ctx, request, reply, (page) => service.events(request.principal, owner, repo, issue_number, page));
+  });
+
+  app.get('/repos/:owner/:repo/issues/events/:event_id', {
+    config: { access: repositoryRead(ISSUE_READ) },
+    schema: {
+      summary: 'Get an issue event',
+      tags: ['issues'],
+      security,
+      params: Type.Object({ ...RepositoryParams.properties, event_id: Type.String({ description: 'The unique identifier of the event' }) }),
+      response: { 200: IssueEvent, ...denied },
+    },
+  }, async (request) => {
+    const { owner, repo, event_id } = request.params;
+    return service.event(request.principal, owner, repo, event_id);
   });
 }

@@ -6,8 +6,12 @@ import { isRowId } from '../../platform/schemas.ts';
 import type { Permissions } from '../apps/permissions.ts';
 import type { Principal } from '../callers/principal.ts';
 import { RepositoryService } from '../repositories/service.ts';
-import { commentRepresentation, issueRepresentation, loadCommentFacts, loadIssueFacts, pullRequestRepresentation } from './representations.ts';
-import { findComment, findIssue } from './store.ts';
+import type { PageParams } from '../../platform/pagination.ts';
+import {
+  commentRepresentation, eventRepresentation, issueRepresentation, loadCommentFacts, loadCommentPageFacts, loadEventPageFacts, loadIssueFacts,
+  pullRequestRepresentation, type IssueComment, type IssueEvent,
+} from './representations.ts';
+import { commentPage, eventPage, findComment, findEvent, findIssue } from './store.ts';
 
 export const ISSUE_READ: readonly Permissions[] = [{ issues: 'read' }, { pull_requests: 'read' }];
 export const PULL_READ: readonly Permissions[] = [{ pull_requests: 'read' }];
@@ -22,11 +26,15 @@ function rowId(value: string): number {
 export class IssueService extends Service {
   private readonly repositories = new RepositoryService(this.ctx);
 
-  private async issueIn(principal: Principal, owner: string, repo: string, number: string, permissions: readonly Permissions[]) {
+  private async issueIn(principal: Principal, owner: string, repo: string, number: string, _permissions: readonly Permissions[]) {
+    return (await this.issueWithRepository(principal, owner, repo, number)).issue;
+  }
+
+  private async issueWithRepository(principal: Principal, owner: string, repo: string, number: string) {
     const repository = await this.repositories.readable(principal, owner, repo);
     const issue = await findIssue(this.db, repository.id, rowId(number));
     if (!issue) throw notFound();
-    return issue;
+    return { issue, repository };
   }
 
   /** An issue, or a pull request in its Issue form (with `pull_request`). */
@@ -47,5 +55,31 @@ export class IssueService extends Service {
     const comment = await findComment(this.db, repository.id, rowId(commentId));
     if (!comment) throw notFound();
     return commentRepresentation(this.ctx.urls, await loadCommentFacts(this.db, comment.id));
+  }
+
+  /** An issue's (or pull request's) comments, oldest first; `since`: those updated at or after it. */
+  async comments(principal: Principal, owner: string, repo: string, number: string, since: string | undefined, page: PageParams): Promise<{ total: number; items: IssueComment[] }> {
+    const { issue, repository } = await this.issueWithRepository(principal, owner, repo, number);
+    const after = since === undefined ? null : new Date(since).toISOString();
+    const { total, comments } = await commentPage(this.db, issue.id, after, { offset: page.offset, limit: page.perPage });
+    const facts = await loadCommentPageFacts(this.db, comments, { issue, repository, owner: repository.owner });
+    return { total, items: facts.map((f) => commentRepresentation(this.ctx.urls, f)) };
+  }
+
+  /** An issue's (or pull request's) timeline events, oldest first. */
+  async events(principal: Principal, owner: string, repo: string, number: string, page: PageParams): Promise<{ total: number; items: IssueEvent[] }> {
+    const { issue, repository } = await this.issueWithRepository(principal, owner, repo, number);
+    const { total, events } = await eventPage(this.db, issue.id, { offset: page.offset, limit: page.perPage });
+    const facts = await loadEventPageFacts(this.db, events, { repository, owner: repository.owner });
+    return { total, items: facts.map((f) => eventRepresentation(this.ctx.urls, f)) };
+  }
+
+  /** One issue event of the repository (the `url` of each event). */
+  async event(principal: Principal, owner: string, repo: string, eventId: string): Promise<IssueEvent> {
+    const repository = await this.repositories.readable(principal, owner, repo);
+    const event = await findEvent(this.db, repository.id, rowId(eventId));
+    if (!event) throw notFound();
+    const [facts] = await loadEventPageFacts(this.db, [event], { repository, owner: repository.owner });
+    return eventRepresentation(this.ctx.urls, facts!);
   }
 }

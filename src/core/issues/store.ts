@@ -3,7 +3,7 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { Database } from '../../db/schema.ts';
-import { type TeamRow, type UserRow, usersById } from '../accounts/store.ts';
+import { type TeamRow, type UserRow, teamsById, usersById } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from './tables.ts';
 
@@ -202,4 +202,84 @@ export async function findIssueByTitle(db: Executor, repositoryId: number, autho
 /** The comment an author made with this body on an issue, if any (seed files are idempotent). */
 export async function findCommentByBody(db: Executor, issueId: number, authorId: number, body: string): Promise<{ id: number } | undefined> {
   return db.selectFrom('issue_comments').select('id').where('issue_id', '=', issueId).where('author_id', '=', authorId).where('body', '=', body).executeTakeFirst();
+}
+
+// --- Lists of an issue: its comments and its timeline events ---------------------------------------
+
+export type IssueEventRow = Selectable<IssueEventsTable>;
+
+/**
+ * One page of an issue's comments, oldest first, those updated at or after `since` when given; and
+ * how many there are (two queries).
+ */
+export async function commentPage(
+  db: Executor,
+  issueId: number,
+  since: string | null,
+  page: { offset: number; limit: number },
+): Promise<{ total: number; comments: CommentRow[] }> {
+  let base = db.selectFrom('issue_comments').where('issue_id', '=', issueId);
+  if (since !== null) base = base.where('updated_at', '>=', since);
+  const [count, comments] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    base.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
+  ]);
+  return { total: Number(count.n), comments };
+}
+
+/** One page of an issue's timeline events, oldest first, and how many there are (two queries). */
+export async function eventPage(db: Executor, issueId: number, page: { offset: number; limit: number }): Promise<{ total: number; events: IssueEventRow[] }> {
+  const base = db.selectFrom('issue_events').where('issue_id', '=', issueId);
+  const [count, events] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    base.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
+  ]);
+  return { total: Number(count.n), events };
+}
+
+/** An issue event of the repository. */
+export async function findEvent(db: Executor, repositoryId: number, eventId: number): Promise<IssueEventRow | undefined> {
+  return db.selectFrom('issue_events').selectAll().where('repository_id', '=', repositoryId).where('id', '=', eventId).executeTakeFirst();
+}
+
+/**
+ * The facts of a page of comments of one issue: their authors in one query (the issue, its
+ * repository and owner are the caller's, already loaded).
+ */
+export async function loadCommentPageFacts(
+  db: Executor,
+  comments: readonly CommentRow[],
+  context: { issue: IssueRow; repository: RepositoryRow; owner: UserRow },
+): Promise<CommentFacts[]> {
+  const authors = new Map((await usersById(db, [...new Set(comments.map((c) => c.author_id))])).map((u) => [u.id, u]));
+  return comments.map((comment) => ({ comment, author: authors.get(comment.author_id)!, ...context }));
+}
+
+/** Everything a page of issue events shows: the users and teams they name (two queries). */
+export interface EventFacts {
+  event: IssueEventRow;
+  actor: UserRow;
+  subjectUser: UserRow | null;
+  subjectTeam: TeamRow | null;
+  repository: RepositoryRow;
+  owner: UserRow;
+}
+
+export async function loadEventPageFacts(
+  db: Executor,
+  events: readonly IssueEventRow[],
+  context: { repository: RepositoryRow; owner: UserRow },
+): Promise<EventFacts[]> {
+  const userIds = events.flatMap((e) => (e.subject_user_id === null ? [e.actor_id] : [e.actor_id, e.subject_user_id]));
+  const teamIds = events.flatMap((e) => (e.subject_team_id === null ? [] : [e.subject_team_id]));
+  const [users, teams] = await Promise.all([usersById(db, [...new Set(userIds)]), teamsById(db, teamIds)]);
+  const userById = new Map(users.map((u) => [u.id, u]));
+  const teamById = new Map(teams.map((t) => [t.id, t]));
+  return events.map((event) => ({
+    event,
+    actor: userById.get(event.actor_id)!,
+    subjectUser: event.subject_user_id === null ? null : (userById.get(event.subject_user_id) ?? null),
+    subjectTeam: event.subject_team_id === null ? null : (teamById.get(event.subject_team_id) ?? null),
+    ...context,
+  }));
 }

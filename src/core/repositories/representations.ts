@@ -225,3 +225,32 @@ export function securityAndAnalysis(repo: Pick<RepositoryRow, 'security_and_anal
     secret_scanning_non_provider_patterns: status('secret_scanning_non_provider_patterns'),
   };
 }
+
+// --- Repository subscription (GET /repos/{owner}/{repo}/subscription) ------------------------------
+
+export const RepositorySubscription = Type.Object({
+  subscribed: Type.Boolean(),
+  ignored: Type.Boolean(),
+  reason: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+  url: Type.String(),
+  repository_url: Type.String(),
+});
+export type RepositorySubscription = Static<typeof RepositorySubscription>;
+
+/** A user's watch state of a repository, as the platform shows it (codehost records no reason). */
+export function repositorySubscription(
+  urls: Urls,
+  repository: Pick<RepositoryRow, 'name'> & { owner: Pick<UserRow, 'login'> },
+  row: { subscribed: number | boolean; ignored: number | boolean; created_at: string },
+): RepositorySubscription {
+  const repositoryUrl = `${urls.api}/repos/${repository.owner.login}/${repository.name}`;
+  return {
+    subscribed: Boolean(row.subscribed),
+    ignored: Boolean(row.ignored),
+    reason: null,
+    created_at: isoSeconds(row.created_at),
+    url: `${repositoryUrl}/subscription`,
+    repository_url: repositoryUrl,
+  };
+}

@@ -1,10 +1,16 @@
-// GET /repos/{owner}/{repo}: the full repository with its real counts and the caller's permissions.
+// GET /repos/{owner}/{repo}: the full repository with its real counts and the caller's permissions;
+// the lists a repository's and an account's `*_url` fields name: its watchers, the caller's watch
+// state, its teams, and an account's repositories.
 import { Type } from 'typebox';
-import { ALL_TOKENS, type AccessRule } from '../callers/access.ts';
+import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
+import type { UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import { ErrorBody } from '../../platform/schemas.ts';
-import { FullRepository } from './representations.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PageQuery, pageParams, setPageLinks, type PageParams } from '../../platform/pagination.ts';
+import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { SimpleUser, Team } from '../accounts/representations.ts';
+import { FullRepository, RepositorySubscription } from './representations.ts';
 import { REPOSITORY_READ, RepositoryService } from './service.ts';
 import type { Permissions } from '../apps/permissions.ts';
 
@@ -16,12 +22,49 @@ export function repositoryRead(permissions: readonly Permissions[]): AccessRule 
   return { credentials: ALL_TOKENS, anonymous: true, privateOnly: true, scopes: ['repo'], permissions };
 }
 
+/** The caller's own watch state of a repository: tokens acting as a user; a private repository as for any read. */
+const ownSubscription: AccessRule = { credentials: USER_TOKENS, privateOnly: true, scopes: ['repo'], permissions: [{ metadata: 'read' }] };
+
+/**
+ * A repository's teams: an authenticated caller; classic and OAuth tokens need `public_repo` (or
+ * `repo`, which a private repository needs), as on the platform.
+ */
+const repositoryTeams: AccessRule = { credentials: ALL_TOKENS, scopes: ['repo', 'public_repo'], permissions: [{ metadata: 'read' }] };
+
 export const RepositoryParams = Type.Object({
   owner: Type.String({ description: 'The account owner of the repository, not case sensitive' }),
   repo: Type.String({ description: 'The name of the repository without the .git extension, not case sensitive' }),
 });
 
 export const denied = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+
+const PAGE = { perPage: 30, maxPerPage: 100 };
+const security = [{ token: [] }];
+
+/**
+ * Answers a page-paginated list (`per_page` default 30, max 100): one page of `list`, with `Link`
+ * naming the last page.
+ */
+export async function sendPage<T>(
+  ctx: Context,
+  request: FastifyRequest<{ Querystring: { page?: number; per_page?: number } }>,
+  reply: FastifyReply,
+  list: (page: PageParams) => Promise<{ total: number; items: T[] }>,
+): Promise<T[]> {
+  const page = pageParams(request.query, PAGE);
+  const { total, items } = await list(page);
+  setPageLinks(reply, request, ctx.urls.api, page, { total, returned: items.length });
+  return items;
+}
+
+/** A team with access to the repository: the Team, its `permission` on it and that permission's levels. */
+const RepositoryTeam = Type.Object({
+  ...Team.properties,
+  permissions: Type.Object({ pull: Type.Boolean(), triage: Type.Boolean(), push: Type.Boolean(), maintain: Type.Boolean(), admin: Type.Boolean() }),
+});
+
+const Sort = Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('pushed'), Type.Literal('full_name')], { description: 'Default: `full_name` for a user, `created` for an organization' });
+const Direction = Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Default: `asc` with `full_name`, else `desc`' });
 
 function repositoryRoutes(app: Api, ctx: Context): void {
   const service = new RepositoryService(ctx);
@@ -30,11 +73,89 @@ function repositoryRoutes(app: Api, ctx: Context): void {
     schema: {
       summary: 'Get a repository',
       tags: ['repos'],
-      security: [{ token: [] }],
+      security,
       params: RepositoryParams,
       response: { 200: FullRepository, ...denied },
     },
   }, async (request) => service.get(request.principal, request.params.owner, request.params.repo));
+
+  app.get('/repos/:owner/:repo/subscribers', {
+    config: { access: repositoryRead([{ metadata: 'read' }]) },
+    schema: {
+      summary: 'List watchers',
+      tags: ['activity'],
+      security,
+      params: RepositoryParams,
+      querystring: Type.Object(PageQuery),
+      response: { 200: Type.Array(SimpleUser), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => sendPage(ctx, request, reply, (page) => service.subscribers(request.principal, request.params.owner, request.params.repo, page)));
+
+  app.get('/repos/:owner/:repo/subscription', {
+    config: { access: ownSubscription },
+    schema: {
+      summary: 'Get a repository subscription (the caller\'s watch state; 404 when none)',
+      tags: ['activity'],
+      security,
+      params: RepositoryParams,
+      response: { 200: RepositorySubscription, ...denied },
+    },
+  }, async (request) => service.subscription(request.principal as UserPrincipal, request.params.owner, request.params.repo));
+
+  app.get('/repos/:owner/:repo/teams', {
+    config: { access: repositoryTeams },
+    schema: {
+      summary: 'List repository teams',
+      tags: ['repos'],
+      security,
+      params: RepositoryParams,
+      querystring: Type.Object(PageQuery),
+      response: { 200: Type.Array(RepositoryTeam), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => sendPage(ctx, request, reply, (page) => service.teams(request.principal, request.params.owner, request.params.repo, page)));
+
+  app.get('/users/:username/repos', {
+    config: { access: repositoryRead(REPOSITORY_READ) },
+    schema: {
+      summary: 'List repositories for a user (the private ones the caller reads too)',
+      tags: ['repos'],
+      security,
+      params: Type.Object({ username: Type.String({ description: 'The handle of the user account' }) }),
+      querystring: Type.Object({
+        type: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('owner'), Type.Literal('member')], { default: 'owner' })),
+        sort: Type.Optional(Sort),
+        direction: Type.Optional(Direction),
+        ...PageQuery,
+      }),
+      response: { 200: Type.Array(FullRepository), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const { type = 'owner', sort, direction } = request.query;
+    return sendPage(ctx, request, reply, (page) => service.listForUser(request.principal, request.params.username, type, { sort, direction }, page));
+  });
+
+  app.get('/orgs/:org/repos', {
+    config: { access: repositoryRead(REPOSITORY_READ) },
+    schema: {
+      summary: 'List organization repositories (the private ones the caller reads too)',
+      tags: ['repos'],
+      security,
+      params: Type.Object({ org: Type.String({ description: 'The organization name, not case sensitive' }) }),
+      querystring: Type.Object({
+        type: Type.Optional(Type.Union(
+          ['all', 'public', 'private', 'forks', 'sources', 'member'].map((t) => Type.Literal(t as 'all' | 'public' | 'private' | 'forks' | 'sources' | 'member')),
+          { default: 'all' },
+        )),
+        sort: Type.Optional(Sort),
+        direction: Type.Optional(Direction),
+        ...PageQuery,
+      }),
+      response: { 200: Type.Array(FullRepository), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const { type = 'all', sort, direction } = request.query;
+    return sendPage(ctx, request, reply, (page) => service.listForOrg(request.principal, request.params.org, type, { sort, direction }, page));
+  });
 }
 
 export const repositories: Area = { name: 'repositories', routes: repositoryRoutes };
