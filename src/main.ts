@@ -49,10 +49,12 @@ Applies every pending migration to the configured database (DATABASE_URL, or the
 SQLite file under CODEHOST_DATA_DIR) and exits.`,
   seed: `Usage: codehost seed FILE
 
-Loads a YAML or JSON seed file (keys: users, enterprises, orgs, teams, repos, watching, tokens,
-apps, installations, authorizations, issues, comments, and the areas' keys). What exists is left
+Loads a YAML or JSON seed file (keys: users, enterprises, orgs, repos, teams, collaborators,
+watching, tokens, apps, installations, authorizations, issues, comments, and the areas' keys). What exists is left
 alone. Prints the one-time secrets of what it created.`,
   admin: `Usage: codehost admin METHOD PATH [JSON] [--follow]
+       codehost admin users|orgs|repos|apps [--page N] [--per-page N]
+       codehost admin tokens [LOGIN] [--page N] [--per-page N]
 
 Calls the admin API of a running server: CODEHOST_URL (default http://127.0.0.1:$CODEHOST_PORT)
 with CODEHOST_ADMIN_TOKEN. PATH is relative to /_admin.
@@ -62,7 +64,9 @@ Examples:
   codehost admin POST /users '{"login":"alice"}'
   codehost admin POST /jobs/drain
   codehost admin GET /clock
-  codehost admin GET /migrations/7 --follow`,
+  codehost admin GET /migrations/7 --follow
+  codehost admin users --per-page 100      # GET /_admin/users?per_page=100
+  codehost admin tokens alice              # alice's tokens (never their values)`,
   'admin-token': `Usage: codehost admin-token reset
 
 Generates a new admin token, stores its hash in the configured database (no server needs to run)
@@ -301,9 +305,25 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
 /** States of a background operation (a user migration's export) that `--follow` waits out. */
 const IN_PROGRESS = ['pending', 'exporting'];
 
+/** The operator lists by name: `users`, `orgs`, `repos`, `apps` (`--page N`, `--per-page N`), `tokens [LOGIN]`. */
+const ADMIN_LISTS = ['users', 'orgs', 'repos', 'apps', 'tokens'];
+
+function adminListCall(args: string[]): string[] {
+  const [list, ...rest] = args;
+  if (!list || !ADMIN_LISTS.includes(list)) return args;
+  const query = new URLSearchParams();
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg === '--page' || arg === '--per-page') query.set(arg === '--page' ? 'page' : 'per_page', rest[++i] ?? '');
+    else if (list === 'tokens' && !query.has('login')) query.set('login', arg);
+    else throw new ConfigError(`codehost admin ${list}: unexpected "${arg}" (see \`codehost help admin\`)`);
+  }
+  return ['GET', `/${list}${query.size ? `?${query}` : ''}`];
+}
+
 async function adminCall(config: Config, args: string[]): Promise<void> {
   const follow = args.includes('--follow');
-  const [method, path, body] = args.filter((arg) => arg !== '--follow');
+  const [method, path, body] = adminListCall(args.filter((arg) => arg !== '--follow'));
   if (!method || !path) throw new ConfigError(HELP.admin!);
   if (follow && method.toUpperCase() !== 'GET') throw new ConfigError('--follow repeats a GET');
   const token = process.env.CODEHOST_ADMIN_TOKEN;

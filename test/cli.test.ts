@@ -119,6 +119,11 @@ describe('serve', () => {
       }
       const created = await cli(['admin', 'POST', '/users', '{"login":"zed"}'], { CODEHOST_ADMIN_TOKEN: adminToken, CODEHOST_URL: `http://127.0.0.1:${port}` });
       assert.match(created.stdout, /"login": "zed"/);
+      const admin = { CODEHOST_ADMIN_TOKEN: adminToken, CODEHOST_URL: `http://127.0.0.1:${port}` };
+      const users = JSON.parse((await cli(['admin', 'users', '--per-page', '100'], admin)).stdout) as { login: string }[];
+      assert.ok(users.some((user) => user.login === 'zed'));
+      const tokens = JSON.parse((await cli(['admin', 'tokens', 'mona'], admin)).stdout) as { login: string; token?: string }[];
+      assert.ok(tokens.length > 0 && tokens.every((token) => token.login === 'mona' && token.token === undefined));
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
