@@ -206,6 +206,8 @@ const MATRIX: Row[] = [
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
   row('GET /app', '', at(() => '/app'),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
+  row('GET /', '', at(() => '/'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      OK,   401,    OK,      OK,      OK]),
   row('GET /apps/{app_slug}', '', at(() => '/apps/matrix-app'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      OK,   401,    OK,      OK,      OK]),
   row('GET /app/installations', '', at(() => '/app/installations'),
