@@ -107,6 +107,12 @@ function host(env: Env): string {
   return value;
 }
 
+/** Whether the server listens on a loopback address only: `localhost`, 127.0.0.0/8 or ::1. */
+function isLoopbackHost(value: string): boolean {
+  const lower = value.toLowerCase();
+  return lower === 'localhost' || (isIP(lower) === 4 && lower.startsWith('127.')) || (isIP(lower) === 6 && /^(0{0,4}:){2,7}0{0,3}1$/.test(lower));
+}
+
 /** A PostgreSQL URL, checked for its form only (the connection is tried at start). Never echoes a password. */
 function databaseUrl(env: Env): string | null {
   const value = env.DATABASE_URL;
@@ -147,9 +153,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (sunset !== 'never' && !/^\d{4}-\d{2}-\d{2}$/.test(sunset)) {
     throw new ConfigError(`CODEHOST_ASSISTANT_METRICS_SUNSET must be a date (YYYY-MM-DD) or "never", got "${sunset}"`);
   }
+  const listenHost = host(env);
   return {
     port,
-    host: host(env),
+    host: listenHost,
     dataDir: resolve(str(env, 'CODEHOST_DATA_DIR', './data')),
     databaseUrl: databaseUrl(env),
     databasePoolSize: int(env, 'CODEHOST_DATABASE_POOL_SIZE', 10, 1),
@@ -181,7 +188,9 @@ export function loadConfig(env: Env = process.env): Config {
       ratePerSecond: int(env, 'CODEHOST_WEBHOOK_RATE_PER_SECOND', 0, 0),
       retries: int(env, 'CODEHOST_WEBHOOK_RETRIES', 0, 0),
       retryBaseSeconds: int(env, 'CODEHOST_WEBHOOK_RETRY_BASE_SECONDS', 60, 1),
-      allowPrivateAddresses: bool(env, 'CODEHOST_WEBHOOK_ALLOW_PRIVATE', true),
+      // A server that listens on loopback only (a laptop, CI) may deliver to the receivers beside it;
+      // one that serves a network may not read back its neighbours unless the operator says so.
+      allowPrivateAddresses: bool(env, 'CODEHOST_WEBHOOK_ALLOW_PRIVATE', isLoopbackHost(listenHost)),
       responseBodyLimit: int(env, 'CODEHOST_WEBHOOK_RESPONSE_BODY_LIMIT', 65_536, 0),
     },
     migrations: {

@@ -2,7 +2,9 @@
 // followed (node:http never does), the whole exchange has one deadline, TLS is verified unless the
 // hook says otherwise, and the connection only ever goes to an address that passed the guard: IP
 // literals are checked here, host names in the socket's own `lookup`, so what was checked is what
-// is connected to (no second resolution an attacker's DNS could answer differently).
+// is connected to (no second resolution an attacker's DNS could answer differently), and the socket's
+// remote address once more when it connects. Every spelling of an address is read the same way
+// (canonicalAddress, and IPv6 forms that embed an IPv4 address are classed by it).
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -12,33 +14,95 @@ export type AddressClass = 'public' | 'private' | 'loopback' | 'link-local' | 'm
 
 function list(subnets: [string, number][]): BlockList {
   const blocks = new BlockList();
-  for (const [address, prefix] of subnets) {
-    if (isIP(address) === 4) {
-      blocks.addSubnet(address, prefix, 'ipv4');
-      // The same range behind NAT64 (64:ff9b::/96); IPv4-mapped IPv6 BlockList matches by itself.
-      blocks.addSubnet(`64:ff9b::${address}`, 96 + prefix, 'ipv6');
-    } else {
-      blocks.addSubnet(address, prefix, 'ipv6');
-    }
-  }
+  for (const [address, prefix] of subnets) blocks.addSubnet(address, prefix, isIP(address) === 4 ? 'ipv4' : 'ipv6');
   return blocks;
 }
 
-// Checked in this order: the first match names the class.
+// Checked in this order: the first match names the class. IPv6 forms that carry an IPv4 address
+// (mapped, compatible, translated, NAT64, 6to4) are classed by that address, below.
 const CLASSES: [AddressClass, BlockList][] = [
   // Cloud metadata services outside link-local: Alibaba, AWS's IPv6 endpoint.
   ['metadata', list([['100.100.100.200', 32], ['fd00:ec2::254', 128]])],
   // Includes 169.254.169.254, the metadata address of most clouds.
   ['link-local', list([['169.254.0.0', 16], ['fe80::', 10]])],
-  // "This network" (0.0.0.0 reaches the local host), multicast, reserved and broadcast.
-  ['reserved', list([['0.0.0.0', 8], ['224.0.0.0', 4], ['240.0.0.0', 4], ['::', 128], ['ff00::', 8]])],
+  // "This network" (0.0.0.0 reaches the local host), multicast, reserved and broadcast, the IETF and
+  // documentation blocks; IPv6 unspecified, discard, documentation, multicast, and Teredo (whose
+  // embedded address is obfuscated: refused whole).
+  ['reserved', list([
+    ['0.0.0.0', 8], ['192.0.0.0', 24], ['192.0.2.0', 24], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+    ['::', 128], ['100::', 64], ['2001::', 32], ['2001:db8::', 32], ['ff00::', 8],
+  ])],
   ['loopback', list([['127.0.0.0', 8], ['::1', 128]])],
-  ['private', list([['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['fc00::', 7]])],
+  // RFC 1918, carrier-grade NAT, benchmarking; IPv6 unique-local and the deprecated site-local.
+  ['private', list([['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['198.18.0.0', 15], ['fc00::', 7], ['fec0::', 10]])],
 ];
 
-export function addressClass(address: string): AddressClass {
+/**
+ * An IP address in its one canonical spelling, or null when `text` is not an IP address. The URL
+ * parser's host rules read every form a URL may use: IPv4 in decimal (`2130706433`), hex
+ * (`0x7f000001`), octal (`0177.0.0.1`) and short (`127.1`) forms, IPv6 in any compression, brackets;
+ * a zone id (`fe80::1%eth0`, as a socket may report it) is dropped.
+ */
+export function canonicalAddress(text: string): string | null {
+  const bare = text.trim().replace(/^\[(.*)\]$/, '$1').replace(/%[^%]*$/, '');
+  if (bare === '' || /[/?#@\\\s]/.test(bare)) return null;
+  let host: string;
+  try {
+    host = new URL(`http://${bare.includes(':') ? `[${bare}]` : bare}/`).hostname;
+  } catch {
+    return null;
+  }
+  host = host.replace(/^\[|\]$/g, '');
+  return isIP(host) ? host : null;
+}
+
+/** The eight 16-bit groups of a canonical IPv6 address. */
+function ipv6Groups(address: string): number[] {
+  const [head, tail] = address.includes('::') ? address.split('::') as [string, string] : [address, null];
+  const parse = (part: string) => (part === '' ? [] : part.split(':').flatMap((group) => {
+    if (!group.includes('.')) return [parseInt(group, 16)];
+    const [a, b, c, d] = group.split('.').map(Number) as [number, number, number, number];
+    return [(a << 8) | b, (c << 8) | d];
+  }));
+  const front = parse(head);
+  if (tail === null) return front;
+  const back = parse(tail);
+  return [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
+const dotted = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+
+/** The IPv4 address an IPv6 address carries, and whether its form is deprecated (IPv4-compatible). */
+function embeddedIpv4(groups: number[]): { address: string; deprecated: boolean } | null {
+  const zero = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
+  const [g0, g1, g2, , , g5, g6, g7] = groups as [number, number, number, number, number, number, number, number];
+  // ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (translated)
+  if (zero(0, 5) && g5 === 0xffff) return { address: dotted(g6, g7), deprecated: false };
+  if (zero(0, 4) && groups[4] === 0xffff && g5 === 0) return { address: dotted(g6, g7), deprecated: false };
+  // ::a.b.c.d (IPv4-compatible, deprecated); :: and ::1 are themselves.
+  if (zero(0, 6) && !(g6 === 0 && g7 <= 1)) return { address: dotted(g6, g7), deprecated: true };
+  // 64:ff9b::a.b.c.d (NAT64) and the local-use 64:ff9b:1::/48
+  if (g0 === 0x64 && g1 === 0xff9b && (zero(2, 6) || g2 === 1)) return { address: dotted(g6, g7), deprecated: false };
+  // 2002:a.b.c.d::/48 (6to4)
+  if (g0 === 0x2002) return { address: dotted(g1, g2), deprecated: false };
+  return null;
+}
+
+function listedClass(address: string): AddressClass {
   const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
   return CLASSES.find(([, blocks]) => blocks.check(address, family))?.[0] ?? 'public';
+}
+
+/** The class of an address in any spelling; what is not an IP address is `reserved` (refused). */
+export function addressClass(text: string): AddressClass {
+  const address = canonicalAddress(text);
+  if (address === null) return 'reserved';
+  if (isIP(address) === 4) return listedClass(address);
+  const embedded = embeddedIpv4(ipv6Groups(address));
+  if (!embedded) return listedClass(address);
+  const kind = listedClass(embedded.address);
+  // A public address in a deprecated form reaches nothing a receiver would use.
+  return kind === 'public' && embedded.deprecated ? 'reserved' : kind;
 }
 
 /** Why an address may not be delivered to, or null when it may. */
@@ -51,8 +115,9 @@ export function blockedReason(address: string, allowPrivateAddresses: boolean): 
 
 class BlockedAddressError extends Error {
   readonly addressClass: AddressClass;
-  constructor(addressClass: AddressClass) {
-    super(`refused to connect to a ${addressClass} address`);
+  /** `connected`: the socket reached an address the checks before connecting should have refused; closed before sending. */
+  constructor(addressClass: AddressClass, stage: 'before' | 'connected' = 'before') {
+    super(stage === 'before' ? `refused to connect to a ${addressClass} address` : `closed the connection to a ${addressClass} address before sending`);
     this.addressClass = addressClass;
   }
 }
@@ -187,6 +252,16 @@ export function postWebhook(request: WebhookRequest, settings: SenderSettings): 
       incoming.on('end', answered);
       incoming.on('error', failed);
       incoming.on('aborted', () => failed(new Error('aborted')));
+    });
+    // The address connected to is checked once more, before the request is written (the request's
+    // data waits for 'connect' and is queued after this listener): whatever resolved or spelled the
+    // address, nothing is sent to one the guard refuses. A kept-alive socket was checked when it connected.
+    outgoing.on('socket', (socket) => {
+      if (!socket.connecting) return;
+      socket.once('connect', () => {
+        const reason = blockedReason(socket.remoteAddress ?? '', settings.allowPrivateAddresses);
+        if (reason) socket.destroy(new BlockedAddressError(reason, 'connected'));
+      });
     });
     const deadline = setTimeout(() => {
       failed(new DeadlineError());
