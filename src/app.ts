@@ -2,7 +2,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify from 'fastify';
+import Fastify, { type FastifyRequest } from 'fastify';
 import { issues } from './core/issues/index.ts';
 import { registerDispatcher } from './activity/outbox.ts';
 import { adminArea } from './admin/index.ts';
@@ -53,6 +53,22 @@ export const AREAS: readonly Area[] = [
   userMigrations,
 ];
 
+/**
+ * A request as the log shows it: the path the client asked for without its query string (a signed
+ * URL's signature, a token some clients put there), and no header at all (Authorization, Cookie).
+ */
+function loggedRequest(request: FastifyRequest) {
+  const url = request.originalUrl ?? request.url;
+  const query = url.indexOf('?');
+  return {
+    method: request.method,
+    url: query === -1 ? url : url.slice(0, query),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
 export interface Server {
   app: Api;
   ctx: Context;
@@ -71,6 +87,7 @@ export async function createServer(
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,
+      serializers: { req: loggedRequest },
       redact: ['req.headers.authorization', 'req.headers.cookie'],
       ...(options.logStream ? { stream: options.logStream } : {}),
     },

@@ -229,6 +229,10 @@ function banner(address: string, server: Server, demo: boolean): string {
   const { config } = server.ctx;
   const lines = [`codehost is listening on ${address} (API at ${base}, reference at ${address}/docs)`];
   lines.push(`database: ${server.ctx.db.dialect === 'sqlite' ? `${config.dataDir}/codehost.db (embedded SQLite)` : 'PostgreSQL'}`);
+  if (server.ctx.db.dialect !== 'sqlite' && !config.secretKey) {
+    // A copy of the database (a backup, a replica) would carry the key that opens its own secrets.
+    lines.push('warning: CODEHOST_SECRET_KEY is not set: the key that signs download URLs and encrypts webhook secrets is kept in the database, beside the data it protects; set CODEHOST_SECRET_KEY (and keep it) in production');
+  }
   const token = server.adminToken;
   if (token?.source === 'generated') {
     lines.push(`admin token (new, shown once, stored hashed): ${token.token}`);
