@@ -18,6 +18,8 @@ export interface Config {
   testClock: boolean;
   demo: boolean;
   logLevel: string;
+  /** `GET /metrics` asks for it as a bearer token when set; unset, the metrics are open. */
+  metricsToken: string | null;
   /** Key for HMAC-signed URLs and for encrypting webhook secrets at rest. */
   secretKey: string | null;
   rateLimit: {
@@ -140,9 +142,10 @@ function logLevel(env: Env): string {
   return value;
 }
 
-function adminToken(env: Env): string | null {
-  const value = env.CODEHOST_ADMIN_TOKEN || null;
-  if (value && /\s/.test(value)) throw new ConfigError('CODEHOST_ADMIN_TOKEN must not contain spaces (it is sent as "Authorization: Bearer <token>")');
+/** A token callers send as `Authorization: Bearer <token>`, or null when unset. */
+function bearerToken(env: Env, name: 'CODEHOST_ADMIN_TOKEN' | 'CODEHOST_METRICS_TOKEN'): string | null {
+  const value = env[name] || null;
+  if (value && /\s/.test(value)) throw new ConfigError(`${name} must not contain spaces (it is sent as "Authorization: Bearer <token>")`);
   return value;
 }
 
@@ -160,12 +163,13 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(str(env, 'CODEHOST_DATA_DIR', './data')),
     databaseUrl: databaseUrl(env),
     databasePoolSize: int(env, 'CODEHOST_DATABASE_POOL_SIZE', 10, 1),
-    adminToken: adminToken(env),
+    adminToken: bearerToken(env, 'CODEHOST_ADMIN_TOKEN'),
     apiUrl: httpUrl('CODEHOST_API_URL', str(env, 'CODEHOST_API_URL', `${webUrl}/api/v3`)),
     webUrl,
     testClock: bool(env, 'CODEHOST_TEST_CLOCK', false),
     demo: bool(env, 'CODEHOST_DEMO', true),
     logLevel: logLevel(env),
+    metricsToken: bearerToken(env, 'CODEHOST_METRICS_TOKEN'),
     secretKey: env.CODEHOST_SECRET_KEY || null,
     rateLimit: {
       authenticatedPerHour: int(env, 'CODEHOST_RATE_LIMIT', 5000, 1),

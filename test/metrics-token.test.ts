@@ -1,0 +1,55 @@
+// GET /metrics: behind `Authorization: Bearer $CODEHOST_METRICS_TOKEN` when that is set (401 with the
+// platform's error body otherwise, the token never echoed); open to anyone when it is not.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { loadConfig, ConfigError } from '../src/config.ts';
+import { startServer, type TestServer } from './helpers/server.ts';
+
+const TOKEN = 'metrics-token-0123456789';
+
+describe('CODEHOST_METRICS_TOKEN set', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_METRICS_TOKEN: TOKEN });
+  });
+  after(async () => server.close());
+
+  const get = (headers: Record<string, string> = {}) => fetch(`${server.url}/metrics`, { headers });
+
+  test('without the token, or with another: 401 and no metrics', async () => {
+    for (const authorization of [undefined, `Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(1)}`, 'Bearer', `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}`, `token ${TOKEN}x`, server.server.ctx.config.adminToken!]) {
+      const response = await get(authorization === undefined ? {} : { authorization });
+      const text = await response.text();
+      assert.equal(response.status, 401, `${authorization}: ${text}`);
+      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="metrics"');
+      const body = JSON.parse(text) as { message: string; status: string };
+      assert.equal(body.status, '401');
+      assert.doesNotMatch(text, /codehost_http_requests_total/);
+      assert.equal(text.includes(TOKEN), false);
+    }
+  });
+
+  test('with the token: the metrics', async () => {
+    const response = await get({ authorization: `Bearer ${TOKEN}` });
+    assert.equal(response.status, 200);
+    assert.match(await response.text(), /codehost_http_requests_total/);
+  });
+
+  test('a token with a space cannot be configured', () => {
+    assert.throws(() => loadConfig({ CODEHOST_METRICS_TOKEN: 'two words' }), (error: Error) => error instanceof ConfigError && /CODEHOST_METRICS_TOKEN/.test(error.message));
+  });
+});
+
+describe('CODEHOST_METRICS_TOKEN unset', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+  });
+  after(async () => server.close());
+
+  test('the metrics are open, as documented', async () => {
+    const response = await fetch(`${server.url}/metrics`);
+    assert.equal(response.status, 200);
+    assert.match(await response.text(), /codehost_jobs_pending/);
+  });
+});
