@@ -15,7 +15,7 @@ import { issueTypes } from './areas/issue-types/index.ts';
 import { notifications } from './areas/notifications/index.ts';
 import { updaterAccess } from './areas/updater-access/index.ts';
 import { userMigrations } from './areas/user-migrations/index.ts';
-import type { Config } from './config.ts';
+import { listeningAddress, publicUrls, type Config } from './config.ts';
 import { openDatabase } from './db/index.ts';
 import { isMigrated, migrateToLatest, ping } from './db/migrate.ts';
 import { createQueue } from './jobs/index.ts';
@@ -99,6 +99,7 @@ export async function createServer(
     db,
     clock,
     queue,
+    // The settings' URLs; when they follow the address, fixed by listen() (port 0 is known only then).
     urls: { api: config.apiUrl, web: config.webUrl },
     secrets: new Secrets(secretKey),
     rateLimiter: new RateLimiter(db.kysely, clock),
@@ -109,7 +110,8 @@ export async function createServer(
   await app.register(swagger, {
     openapi: {
       info: { title: 'codehost', description: 'The code-hosting platform REST API, self-hosted.', version: '0.1.0' },
-      servers: [{ url: config.apiUrl }],
+      // Read when the document is built (after listen), so it names the address the server prints.
+      servers: [{ get url() { return ctx.urls.api; } }],
       components: {
         securitySchemes: {
           token: { type: 'http', scheme: 'bearer', description: 'A personal, OAuth, app user or installation token; an app JWT on /app routes' },
@@ -160,9 +162,10 @@ export async function createServer(
         await queue.start();
         ctx.periodic.start();
       }
-      const address = app.server.address();
-      const port = typeof address === 'object' && address ? address.port : config.port;
-      return `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+      const bound = app.server.address();
+      const address = listeningAddress(config.host, typeof bound === 'object' && bound ? bound.port : config.port);
+      Object.assign(ctx.urls, publicUrls(config, address));
+      return address;
     },
     async close() {
       if (closed) return;
