@@ -27,6 +27,7 @@ import { installCallers } from './core/callers/hook.ts';
 import { accounts } from './core/accounts/routes.ts';
 import { apps } from './core/apps/routes.ts';
 import { repositories } from './core/repositories/routes.ts';
+import { installCors } from './platform/cors.ts';
 import { installConventions } from './platform/http.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter } from './platform/rate-limit.ts';
@@ -122,6 +123,7 @@ export async function createServer(
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  installCors(app, config.corsOrigins);
   installConventions(app, ctx);
   installCallers(app, ctx);
   installMetrics(app, ctx);
