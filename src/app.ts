@@ -29,6 +29,7 @@ import { apps } from './core/apps/routes.ts';
 import { repositories } from './core/repositories/routes.ts';
 import { installCors } from './platform/cors.ts';
 import { installConventions } from './platform/http.ts';
+import { installOperationIds } from './platform/openapi.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter } from './platform/rate-limit.ts';
 import { installRootDocument } from './platform/root.ts';
@@ -122,6 +123,7 @@ export async function createServer(
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  installOperationIds(app);
 
   installCors(app, config.corsOrigins);
   installConventions(app, ctx);
