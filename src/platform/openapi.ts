@@ -102,7 +102,9 @@ function responseExample(status: string, schema: Schema): unknown {
     const message = ERROR_MESSAGES[status] ?? 'Error';
     return {
       message,
-      ...('errors' in properties && status === '422' ? { errors: [{ resource: 'Resource', field: 'name', code: 'missing_field' }] } : {}),
+      ...('errors' in properties && status === '422'
+        ? { errors: [properties.errors?.items?.type === 'string' ? 'Name has already been taken' : { resource: 'Resource', field: 'name', code: 'missing_field' }] }
+        : {}),
       documentation_url: DOCUMENTATION_URL,
       status,
     };
