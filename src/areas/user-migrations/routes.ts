@@ -129,7 +129,14 @@ export function userMigrationRoutes(app: Api, ctx: Context, service: UserMigrati
       tags,
       security,
       params: MigrationParams,
-      response: { 302: Type.String({ description: 'The signed URL of the archive, as in Location (text/plain)' }), ...denied, 404: ErrorBody },
+      response: {
+        302: Type.String({
+          description: 'The signed URL of the archive, as in Location (text/plain)',
+          examples: ['http://127.0.0.1:3000/api/v3/_storage/user-migrations/1/archive.tar.gz?expires=1795352367&signature=2OmxLQ'],
+        }),
+        ...denied,
+        404: ErrorBody,
+      },
     },
   }, async (request, reply) => {
     const location = await service.archiveLocation(caller(request), request.params.migration_id);
