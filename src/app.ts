@@ -15,7 +15,7 @@ import { issueTypes } from './areas/issue-types/index.ts';
 import { notifications } from './areas/notifications/index.ts';
 import { updaterAccess } from './areas/updater-access/index.ts';
 import { userMigrations } from './areas/user-migrations/index.ts';
-import type { Config } from './config.ts';
+import { listeningAddress, publicUrls, type Config } from './config.ts';
 import { openDatabase } from './db/index.ts';
 import { isMigrated, migrateToLatest, ping } from './db/migrate.ts';
 import { createQueue } from './jobs/index.ts';
@@ -27,7 +27,9 @@ import { installCallers } from './core/callers/hook.ts';
 import { accounts } from './core/accounts/routes.ts';
 import { apps } from './core/apps/routes.ts';
 import { repositories } from './core/repositories/routes.ts';
+import { installCors } from './platform/cors.ts';
 import { installConventions } from './platform/http.ts';
+import { installOperationIds } from './platform/openapi.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter } from './platform/rate-limit.ts';
 import { installRootDocument } from './platform/root.ts';
@@ -116,6 +118,7 @@ export async function createServer(
     db,
     clock,
     queue,
+    // The settings' URLs; when they follow the address, fixed by listen() (port 0 is known only then).
     urls: { api: config.apiUrl, web: config.webUrl },
     secrets: new Secrets(secretKey),
     rateLimiter: new RateLimiter(db.kysely, clock),
@@ -126,7 +129,8 @@ export async function createServer(
   await app.register(swagger, {
     openapi: {
       info: { title: 'codehost', description: 'The code-hosting platform REST API, self-hosted.', version: '0.1.0' },
-      servers: [{ url: config.apiUrl }],
+      // Read when the document is built (after listen), so it names the address the server prints.
+      servers: [{ get url() { return ctx.urls.api; } }],
       components: {
         securitySchemes: {
           token: { type: 'http', scheme: 'bearer', description: 'A personal, OAuth, app user or installation token; an app JWT on /app routes' },
@@ -136,7 +140,9 @@ export async function createServer(
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  installOperationIds(app);
 
+  installCors(app, config.corsOrigins);
   installConventions(app, ctx);
   installCallers(app, ctx);
   installMetrics(app, ctx);
@@ -177,9 +183,10 @@ export async function createServer(
         await queue.start();
         ctx.periodic.start();
       }
-      const address = app.server.address();
-      const port = typeof address === 'object' && address ? address.port : config.port;
-      return `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+      const bound = app.server.address();
+      const address = listeningAddress(config.host, typeof bound === 'object' && bound ? bound.port : config.port);
+      Object.assign(ctx.urls, publicUrls(config, address));
+      return address;
     },
     async close() {
       if (closed) return;

@@ -13,8 +13,18 @@ export interface Config {
   /** Connections in this process's PostgreSQL pool. */
   databasePoolSize: number;
   adminToken: string | null;
+  /** Base of every `url` field, `Link` header and the OpenAPI `servers` entry (see `urlsFollowAddress`). */
   apiUrl: string;
+  /** Base of every `html_url` field. */
   webUrl: string;
+  /**
+   * Which of the two bases were left unset and so follow the address the server listens on (and
+   * prints): `apiUrl`/`webUrl` are that address as far as the settings tell it; with port 0 the real
+   * port is known only once listening (`publicUrls`).
+   */
+  urlsFollowAddress: { api: boolean; web: boolean };
+  /** Origins a browser may call the API from: `*` (any, no credentials mode) or a list. */
+  corsOrigins: '*' | string[];
   testClock: boolean;
   demo: boolean;
   logLevel: string;
@@ -149,9 +159,47 @@ function bearerToken(env: Env, name: 'CODEHOST_ADMIN_TOKEN' | 'CODEHOST_METRICS_
   return value;
 }
 
+/**
+ * The address a client on this machine reaches a server listening on `host`:`port` at, the one the
+ * start banner prints: a wildcard address (`0.0.0.0`, `::`) is reached through loopback.
+ */
+export function listeningAddress(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/** The API and web bases once the server listens at `address`: the settings, or that address. */
+export function publicUrls(config: Config, address: string): { api: string; web: string } {
+  const web = config.urlsFollowAddress.web ? address : config.webUrl;
+  return { web, api: config.urlsFollowAddress.api ? `${web}/api/v3` : config.apiUrl };
+}
+
+/** `*`, or a comma-separated list of origins (`scheme://host[:port]`, nothing after). */
+function corsOrigins(env: Env): '*' | string[] {
+  const raw = str(env, 'CODEHOST_CORS_ORIGINS', '*').trim();
+  if (raw === '*') return '*';
+  const origins = raw.split(',').map((origin) => origin.trim()).filter(Boolean);
+  for (const origin of origins) {
+    let url: URL | null = null;
+    try {
+      url = new URL(origin);
+    } catch {
+      // reported below
+    }
+    if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== origin.replace(/\/$/, '').toLowerCase()) {
+      throw new ConfigError(`CODEHOST_CORS_ORIGINS must be * or comma-separated origins like https://app.example.com,http://127.0.0.1:8080 (no path), got "${origin}"`);
+    }
+  }
+  if (!origins.length) throw new ConfigError('CODEHOST_CORS_ORIGINS must be * or at least one origin');
+  return origins.map((origin) => new URL(origin).origin);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'CODEHOST_PORT', 3000, 0, 65_535);
-  const webUrl = httpUrl('CODEHOST_WEB_URL', str(env, 'CODEHOST_WEB_URL', `http://localhost:${port}`));
+  const listenHost = host(env);
+  const webSet = Boolean(env.CODEHOST_WEB_URL);
+  const apiSet = Boolean(env.CODEHOST_API_URL);
+  const webUrl = httpUrl('CODEHOST_WEB_URL', str(env, 'CODEHOST_WEB_URL', listeningAddress(listenHost, port)));
   const sunset = str(env, 'CODEHOST_ASSISTANT_METRICS_SUNSET', '2026-04-02');
   if (sunset !== 'never' && !/^\d{4}-\d{2}-\d{2}$/.test(sunset)) {
     throw new ConfigError(`CODEHOST_ASSISTANT_METRICS_SUNSET must be a date (YYYY-MM-DD) or "never", got "${sunset}"`);
@@ -166,6 +214,8 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: bearerToken(env, 'CODEHOST_ADMIN_TOKEN'),
     apiUrl: httpUrl('CODEHOST_API_URL', str(env, 'CODEHOST_API_URL', `${webUrl}/api/v3`)),
     webUrl,
+    urlsFollowAddress: { api: !apiSet, web: !webSet },
+    corsOrigins: corsOrigins(env),
     testClock: bool(env, 'CODEHOST_TEST_CLOCK', false),
     demo: bool(env, 'CODEHOST_DEMO', true),
     logLevel: logLevel(env),

@@ -228,6 +228,14 @@ function banner(address: string, server: Server, demo: boolean): string {
   const base = `${address}/api/v3`;
   const { config } = server.ctx;
   const lines = [`codehost is listening on ${address} (API at ${base}, reference at ${address}/docs)`];
+  const { urls } = server.ctx;
+  if (config.host === '0.0.0.0' || config.host === '::') {
+    lines.push(`  on every network interface (${config.host}); ${address} is this machine's own address`);
+    if (config.urlsFollowAddress.web || config.urlsFollowAddress.api) {
+      lines.push(`  url fields and Link headers name ${urls.api}: for clients on other machines, set CODEHOST_WEB_URL (and CODEHOST_API_URL) to the address they use, e.g. CODEHOST_WEB_URL=http://<this host>:${new URL(address).port}`);
+    }
+  }
+  if (urls.api !== base) lines.push(`  url fields and Link headers name ${urls.api} (CODEHOST_API_URL / CODEHOST_WEB_URL)`);
   lines.push(`database: ${server.ctx.db.dialect === 'sqlite' ? `${config.dataDir}/codehost.db (embedded SQLite)` : 'PostgreSQL'}`);
   if (server.ctx.db.dialect !== 'sqlite' && !config.secretKey) {
     // A copy of the database (a backup, a replica) would carry the key that opens its own secrets.

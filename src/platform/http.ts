@@ -7,6 +7,7 @@ import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from './context.ts';
 import { ApiError, validationFailed, type ValidationError } from './errors.ts';
+import { rateLimitHeaders } from './rate-limit.ts';
 import { findSetting } from './settings-store.ts';
 import { hashSecret, secretsEqual } from './tokens.ts';
 
@@ -14,6 +15,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** An operator route: the admin token is required. */
     admin?: boolean;
+    /** The status of a request that fails its schema, where the platform documents 400 rather than 422. */
+    invalidStatus?: 400;
+    /** Validation errors are strings, as in the platform's simple validation error body (`errors: ["…"]`). */
+    errorStrings?: boolean;
   }
   interface FastifyRequest {
     /** The rate-limit key the request was counted under (a 304 refunds it). */
@@ -21,14 +26,44 @@ declare module 'fastify' {
   }
 }
 
-/** The version check of every public route: `X-Vendor-Api-Version` (default 2022-11-28), 400 for others. */
+/**
+ * The version check of every public route: `X-Vendor-Api-Version` (default 2022-11-28), 400 for
+ * others. Every answer says which version it is: the 400 and answers that never reach a route name
+ * the default.
+ */
 export function selectApiVersion(request: FastifyRequest, reply: FastifyReply): void {
   const requested = request.headers['x-vendor-api-version'];
   const version = typeof requested === 'string' ? requested : DEFAULT_API_VERSION;
-  if (!(API_VERSIONS as readonly string[]).includes(version)) {
-    throw new ApiError(400, `No handler found for API version '${version}'. Supported versions: ${API_VERSIONS.join(', ')}.`);
-  }
-  reply.header('x-vendor-api-version-selected', version);
+  const known = (API_VERSIONS as readonly string[]).includes(version);
+  reply.header('x-vendor-api-version-selected', known ? version : DEFAULT_API_VERSION);
+  if (!known) throw new ApiError(400, `No handler found for API version '${version}'. Supported versions: ${API_VERSIONS.join(', ')}.`);
+}
+
+/** The rate-limit key and hourly budget of a caller without (valid) credentials: its IP. */
+export function anonymousRateLimit(ctx: Context, ip: string): [string, number] {
+  return [`ip:${ip}`, ctx.config.rateLimit.anonymousPerHour];
+}
+
+/**
+ * An answer given before the caller is known (unknown route, bad version, bad credentials) carries
+ * the rate-limit headers of the IP's anonymous budget, read without counting.
+ */
+export async function anonymousRateLimitHeaders(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (reply.hasHeader('x-ratelimit-limit')) return;
+  reply.headers(rateLimitHeaders(await ctx.rateLimiter.peek(...anonymousRateLimit(ctx, request.ip))));
+}
+
+/** A query value the platform reads as a boolean: `true`/`false` in any case, `1`/`0`. */
+function queryBoolean(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const lower = value.toLowerCase();
+  return lower === 'true' || lower === '1' ? true : lower === 'false' || lower === '0' ? false : value;
+}
+
+/** The names of a query schema's boolean properties. */
+function booleanQueryKeys(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {};
+  return Object.entries(properties).filter(([, property]) => property?.type === 'boolean').map(([key]) => key);
 }
 
 export const API_VERSIONS = ['2022-11-28', '2026-03-10'] as const;
@@ -68,9 +103,19 @@ function validationErrors(errors: AjvError[], part: string): ValidationError[] {
   });
 }
 
+/** One validation error as a sentence, for the routes whose errors are strings. */
+function errorSentence(error: ValidationError): string {
+  if (error.message) return error.message;
+  if (error.code === 'already_exists') return `${error.field.charAt(0).toUpperCase()}${error.field.slice(1)} has already been taken`;
+  if (error.code === 'missing_field' || error.code === 'missing') return `${error.field} is missing`;
+  return `${error.field} is invalid`;
+}
+
 function errorReply(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
-  return reply.code(error.status).type('application/json; charset=utf-8').send(error.body());
+  const body = error.body();
+  if (error.errors && reply.request.routeOptions.config?.errorStrings) body.errors = error.errors.map(errorSentence);
+  return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
 
 export function installConventions(app: FastifyInstance, ctx: Context): void {
@@ -96,8 +141,17 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
   });
 
   // A route with a body schema and no body is validated as `{}`, so missing fields are 422s.
+  // Boolean query parameters are read as the platform reads them (`?all=True`, `?all=1`): Ajv's
+  // coercion knows only `true` and `false`.
+  const booleanKeys = new Map<object, string[]>();
   app.addHook('preValidation', async (request) => {
-    if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
+    const schema = request.routeOptions.schema;
+    if (request.body === undefined && schema?.body) request.body = {};
+    if (!schema?.querystring) return;
+    let keys = booleanKeys.get(schema.querystring);
+    if (!keys) booleanKeys.set(schema.querystring, (keys = booleanQueryKeys(schema.querystring)));
+    const query = request.query as Record<string, unknown> | undefined;
+    for (const key of keys) if (query && key in query) query[key] = queryBoolean(query[key]);
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -125,7 +179,16 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
     return '';
   });
 
-  app.setNotFoundHandler((_request, reply) => errorReply(reply, new ApiError(404, 'Not Found')));
+  // An unknown route answers as the API does, version and rate-limit headers included (not under /_admin).
+  app.setNotFoundHandler(async (request, reply) => {
+    if (!request.url.startsWith('/_admin')) {
+      const requested = request.headers['x-vendor-api-version'];
+      const known = typeof requested === 'string' && (API_VERSIONS as readonly string[]).includes(requested);
+      reply.header('x-vendor-api-version-selected', known ? requested : DEFAULT_API_VERSION);
+      await anonymousRateLimitHeaders(ctx, request, reply);
+    }
+    return errorReply(reply, new ApiError(404, 'Not Found'));
+  });
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) return errorReply(reply, error);
@@ -134,7 +197,11 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
       const part = fastifyError.validationContext ?? 'body';
       const root = fastifyError.validation.find((e) => e.instancePath === '' && e.keyword === 'type');
       if (part === 'body' && root) return errorReply(reply, new ApiError(400, 'Body should be a JSON object'));
-      return errorReply(reply, validationFailed(validationErrors(fastifyError.validation, part)));
+      const errors = validationErrors(fastifyError.validation, part);
+      if (request.routeOptions.config?.invalidStatus === 400) {
+        return errorReply(reply, new ApiError(400, `Invalid request: ${errors.map(errorSentence).join('; ')}`, { errors }));
+      }
+      return errorReply(reply, validationFailed(errors));
     }
     if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errorReply(reply, new ApiError(413, 'Payload Too Large'));
     const status = fastifyError.statusCode ?? 500;

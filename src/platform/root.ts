@@ -54,14 +54,16 @@ export function installRootDocument(app: Api, urls: Urls, access: NonNullable<Fa
     if (methods.includes('GET')) served.add(routeShape(route.url));
   });
 
-  const root = urls.api.replace(/\/api\/v3$/, '');
   let document: Record<string, string> | null = null;
-  // Built at the first request, when every route is registered.
-  const build = () => ({
-    ...Object.fromEntries(ENTRIES.filter(([, template]) => served.has(templateShape(template))).map(([key, template]) => [key, `${urls.api}${template}`])),
-    documentation_url: `${root}/docs`,
-    openapi_url: `${root}/openapi.json`,
-  });
+  // Built at the first request, when every route is registered and the URLs are final (listening).
+  const build = () => {
+    const root = urls.api.replace(/\/api\/v3$/, '');
+    return {
+      ...Object.fromEntries(ENTRIES.filter(([, template]) => served.has(templateShape(template))).map(([key, template]) => [key, `${urls.api}${template}`])),
+      documentation_url: `${root}/docs`,
+      openapi_url: `${root}/openapi.json`,
+    };
+  };
 
   app.get('/', {
     config: { access },

@@ -87,7 +87,8 @@ export function codeSecurityRoutes(app: Api, ctx: Context): void {
   });
 
   app.post('/enterprises/:enterprise/code-security/configurations', {
-    config: { access: enterpriseWrite },
+    // The platform documents 400 (not 422) for a bad request here.
+    config: { access: enterpriseWrite, invalidStatus: 400 },
     schema: {
       summary: 'Create a code security configuration for an enterprise',
       tags,

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { ALL_TOKENS, type AccessRule } from '../../core/callers/access.ts';
 import { repositoryRead } from '../../core/repositories/routes.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { ErrorBody } from '../../platform/schemas.ts';
 import { IssueType, IssueTypeInput, IssueTypeService } from './service.ts';
 
 const tags = ['issue-types'];
@@ -12,6 +12,14 @@ const security = [{ token: [] }];
 
 const orgRead: AccessRule = { credentials: ALL_TOKENS, scopes: ['read:org'], permissions: [{ organization_issue_types: 'read' }] };
 const orgWrite: AccessRule = { credentials: ALL_TOKENS, scopes: ['admin:org'], permissions: [{ organization_issue_types: 'write' }] };
+/** The organization's writes answer the platform's simple validation body: `errors` is an array of strings. */
+const orgWriteConfig = { access: orgWrite, errorStrings: true };
+const SimpleValidationErrorBody = Type.Object({
+  message: Type.String(),
+  errors: Type.Optional(Type.Array(Type.String())),
+  documentation_url: Type.String(),
+  status: Type.String(),
+});
 
 const OrgParams = Type.Object({ org: Type.String({ description: 'The organization name, not case sensitive' }) });
 const TypeParams = Type.Object({ ...OrgParams.properties, issue_type_id: Type.Integer({ description: 'The id of the issue type' }) });
@@ -40,37 +48,37 @@ export function issueTypeRoutes(app: Api, ctx: Context): void {
   }, async (request) => service.list(await service.organization(request.principal, request.params.org)));
 
   app.post('/orgs/:org/issue-types', {
-    config: { access: orgWrite },
+    config: orgWriteConfig,
     schema: {
       summary: 'Create issue type for an organization',
       tags,
       security,
       params: OrgParams,
       body: IssueTypeInput,
-      response: { 200: IssueType, 400: ErrorBody, ...denied, 422: ValidationErrorBody },
+      response: { 200: IssueType, 400: ErrorBody, ...denied, 422: SimpleValidationErrorBody },
     },
   }, async (request) => service.create(await service.organization(request.principal, request.params.org), request.body));
 
   app.put('/orgs/:org/issue-types/:issue_type_id', {
-    config: { access: orgWrite },
+    config: orgWriteConfig,
     schema: {
       summary: 'Update issue type for an organization',
       tags,
       security,
       params: TypeParams,
       body: IssueTypeInput,
-      response: { 200: IssueType, 400: ErrorBody, ...denied, 422: ValidationErrorBody },
+      response: { 200: IssueType, 400: ErrorBody, ...denied, 422: SimpleValidationErrorBody },
     },
   }, async (request) => service.update(await service.organization(request.principal, request.params.org), request.params.issue_type_id, request.body));
 
   app.delete('/orgs/:org/issue-types/:issue_type_id', {
-    config: { access: orgWrite },
+    config: orgWriteConfig,
     schema: {
       summary: 'Delete issue type for an organization',
       tags,
       security,
       params: TypeParams,
-      response: { 204: Type.Null(), ...denied, 422: ValidationErrorBody },
+      response: { 204: Type.Null(), ...denied, 422: SimpleValidationErrorBody },
     },
   }, async (request, reply) => {
     await service.delete(await service.organization(request.principal, request.params.org), request.params.issue_type_id);

@@ -125,13 +125,24 @@ export function userMigrationRoutes(app: Api, ctx: Context, service: UserMigrati
     config: { access },
     schema: {
       summary: 'Download a user migration archive',
-      description: 'Redirects to a short-lived signed URL of the tar.gz archive.',
+      description: 'Redirects to a short-lived signed URL of the tar.gz archive. The body is that URL too (text/plain): clients that do not follow the redirect read it there.',
       tags,
       security,
       params: MigrationParams,
-      response: { 302: Type.Null({ description: 'Location: the signed URL of the archive' }), ...denied, 404: ErrorBody },
+      response: {
+        302: Type.String({
+          description: 'The signed URL of the archive, as in Location (text/plain)',
+          examples: ['http://127.0.0.1:3000/api/v3/_storage/user-migrations/1/archive.tar.gz?expires=1795352367&signature=2OmxLQ'],
+        }),
+        ...denied,
+        404: ErrorBody,
+      },
     },
-  }, async (request, reply) => reply.redirect(await service.archiveLocation(caller(request), request.params.migration_id), 302));
+  }, async (request, reply) => {
+    const location = await service.archiveLocation(caller(request), request.params.migration_id);
+    // PyGithub's get_archive_url returns the body of this answer: the URL, as plain text.
+    return reply.code(302).header('location', location).type('text/plain; charset=utf-8').send(location);
+  });
 
   app.delete('/user/migrations/:migration_id/archive', {
     config: { access },

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../platform/context.ts';
 import { ApiError, forbidden } from '../../platform/errors.ts';
-import { selectApiVersion } from '../../platform/http.ts';
+import { anonymousRateLimit, anonymousRateLimitHeaders, selectApiVersion } from '../../platform/http.ts';
 import { rateLimitHeaders } from '../../platform/rate-limit.ts';
 import { acceptedHeaders, checkRule, type AccessRule } from './access.ts';
 import { ANONYMOUS, authenticate, type AnonymousPrincipal, type Principal } from './principal.ts';
@@ -30,7 +30,12 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
     const config = request.routeOptions.config;
     const rule = config.access;
     if (!rule || config.admin) return;
-    selectApiVersion(request, reply);
+    try {
+      selectApiVersion(request, reply);
+    } catch (error) {
+      await anonymousRateLimitHeaders(ctx, request, reply);
+      throw error;
+    }
     reply.headers(acceptedHeaders(rule));
 
     const exempt = Boolean(config.failedLoginExempt);
@@ -44,9 +49,16 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
         (error: unknown) => ({ principal: null, error }),
       ),
     ]);
-    if (failures && failures.remaining === 0) throw forbidden('Maximum number of login attempts exceeded. Please try again later.');
+    if (failures && failures.remaining === 0) {
+      await anonymousRateLimitHeaders(ctx, request, reply);
+      throw forbidden('Maximum number of login attempts exceeded. Please try again later.');
+    }
     if (authenticated.error) {
-      if (authenticated.error instanceof ApiError && authenticated.error.status === 401 && !exempt) await ctx.rateLimiter.hit(failedKey, failedLimit);
+      if (authenticated.error instanceof ApiError && authenticated.error.status === 401) {
+        if (!exempt) await ctx.rateLimiter.hit(failedKey, failedLimit);
+        // Counted as a failed login above; its rate-limit headers are the IP's anonymous budget's.
+        await anonymousRateLimitHeaders(ctx, request, reply);
+      }
       throw authenticated.error;
     }
     request.principal = authenticated.principal!;
@@ -72,7 +84,7 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
 }
 
 function rateLimitKey(ctx: Context, principal: Principal, ip: string): [string, number] {
-  const { authenticatedPerHour, anonymousPerHour } = ctx.config.rateLimit;
+  const { authenticatedPerHour } = ctx.config.rateLimit;
   switch (principal.type) {
     case 'user':
       return [`user:${principal.user.id}`, authenticatedPerHour];
@@ -81,6 +93,6 @@ function rateLimitKey(ctx: Context, principal: Principal, ip: string): [string, 
     case 'app':
       return [`app:${principal.app.id}`, authenticatedPerHour];
     default:
-      return [`ip:${ip}`, anonymousPerHour];
+      return anonymousRateLimit(ctx, ip);
   }
 }
