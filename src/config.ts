@@ -204,7 +204,6 @@ export function loadConfig(env: Env = process.env): Config {
   if (sunset !== 'never' && !/^\d{4}-\d{2}-\d{2}$/.test(sunset)) {
     throw new ConfigError(`CODEHOST_ASSISTANT_METRICS_SUNSET must be a date (YYYY-MM-DD) or "never", got "${sunset}"`);
   }
-  const listenHost = host(env);
   return {
     port,
     host: listenHost,
