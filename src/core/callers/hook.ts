@@ -3,11 +3,11 @@
 // declared once in its `access` rule, which also gives the `X-Accepted-*` headers.
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../platform/context.ts';
-import { ApiError, forbidden } from '../../platform/errors.ts';
+import { ApiError } from '../../platform/errors.ts';
 import { selectApiVersion } from '../../platform/http.ts';
-import { rateLimitHeaders } from '../../platform/rate-limit.ts';
+import { clientAddress, rateLimitHeaders, type RateLimitKey } from '../../platform/rate-limit.ts';
 import { acceptedHeaders, checkRule, type AccessRule } from './access.ts';
-import { ANONYMOUS, authenticate, type AnonymousPrincipal, type Principal } from './principal.ts';
+import { ANONYMOUS, authenticate, isFailedLogin, type AnonymousPrincipal, type Principal } from './principal.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -15,8 +15,6 @@ declare module 'fastify' {
     access?: AccessRule;
     /** Basic credentials are the app's client id and secret (app token management). */
     basicApp?: boolean;
-    /** Bad credentials here do not count toward the failed-login limit (token check). */
-    failedLoginExempt?: boolean;
   }
   interface FastifyRequest {
     principal: Principal;
@@ -33,32 +31,23 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
     selectApiVersion(request, reply);
     reply.headers(acceptedHeaders(rule));
 
-    const exempt = Boolean(config.failedLoginExempt);
-    const failedKey = `failed-login:${request.ip}`;
-    const failedLimit = ctx.config.rateLimit.failedLoginsPerHour;
-    // The failed-login check and the credential lookup run side by side (one round trip on PostgreSQL).
-    const [failures, authenticated] = await Promise.all([
-      request.headers.authorization && !exempt ? ctx.rateLimiter.peek(failedKey, failedLimit) : null,
-      authenticate(ctx.db.kysely, ctx.clock, request.headers.authorization, { basicApp: Boolean(config.basicApp) }).then(
-        (principal) => ({ principal, error: null }),
-        (error: unknown) => ({ principal: null, error }),
-      ),
-    ]);
-    if (failures && failures.remaining === 0) throw forbidden('Maximum number of login attempts exceeded. Please try again later.');
-    if (authenticated.error) {
-      if (authenticated.error instanceof ApiError && authenticated.error.status === 401 && !exempt) await ctx.rateLimiter.hit(failedKey, failedLimit);
-      throw authenticated.error;
-    }
-    request.principal = authenticated.principal!;
+    const address = clientAddress(request);
+    // Every credential check runs under the failed-login limit of the client's address (the check
+    // and the limit's read side by side: one round trip on PostgreSQL).
+    const authorization = request.headers.authorization;
+    const check = () => authenticate(ctx.db.kysely, ctx.clock, authorization, { basicApp: Boolean(config.basicApp) });
+    request.principal = authorization
+      ? await ctx.rateLimiter.guardLogin(address, ctx.config.rateLimit.failedLoginsPerHour, check, isFailedLogin)
+      : await check();
 
     const principal = request.principal;
-    const [key, limit] = rateLimitKey(ctx, principal, request.ip);
+    const [key, limit] = rateLimitKey(ctx, principal, address);
     request.rateLimitKey = key;
     const state = await ctx.rateLimiter.hit(key, limit);
     reply.headers(rateLimitHeaders(state));
     if (state.used > state.limit) {
       throw new ApiError(403, principal.type === 'anonymous'
-        ? `API rate limit exceeded for ${request.ip}. (But here's the good news: Authenticated requests get a higher rate limit.)`
+        ? `API rate limit exceeded for ${address}. (But here's the good news: Authenticated requests get a higher rate limit.)`
         : `API rate limit exceeded for ${key.replace(':', ' ')}.`);
     }
     if (principal.type === 'user' && (principal.kind === 'classic' || principal.kind === 'oauth')) {
@@ -71,7 +60,7 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
   });
 }
 
-function rateLimitKey(ctx: Context, principal: Principal, ip: string): [string, number] {
+function rateLimitKey(ctx: Context, principal: Principal, address: string): [RateLimitKey, number] {
   const { authenticatedPerHour, anonymousPerHour } = ctx.config.rateLimit;
   switch (principal.type) {
     case 'user':
@@ -81,6 +70,6 @@ function rateLimitKey(ctx: Context, principal: Principal, ip: string): [string, 
     case 'app':
       return [`app:${principal.app.id}`, authenticatedPerHour];
     default:
-      return [`ip:${ip}`, anonymousPerHour];
+      return [`ip:${address}`, anonymousPerHour];
   }
 }
