@@ -201,6 +201,18 @@ describe('exports in progress per user', () => {
     });
   });
 
+  test('concurrent starts by one user: no more than the limit get through', async () => {
+    await withServer({ CODEHOST_WORKER: '0', CODEHOST_MIGRATION_EXPORTS_PER_USER: '2' }, async (server) => {
+      await server.admin('POST', '/users', { login: 'alice' });
+      await server.admin('POST', '/repos', { owner: 'alice', name: 'alpha' });
+      const alice = await classicToken(server, 'alice', ['repo']);
+      const statuses = await Promise.all(
+        Array.from({ length: 12 }, async () => (await server.api('POST', '/user/migrations', { token: alice, body: { repositories: ['alpha'] } })).status),
+      );
+      assert.deepEqual(statuses.sort(), [...Array(2).fill(201), ...Array(10).fill(422)]);
+    });
+  });
+
   test('finished exports do not count', async () => {
     await withServer({ CODEHOST_MIGRATION_EXPORTS_PER_USER: '1' }, async (server) => {
       await server.admin('POST', '/users', { login: 'alice' });
