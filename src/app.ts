@@ -31,7 +31,7 @@ import { installCors } from './platform/cors.ts';
 import { installConventions } from './platform/http.ts';
 import { installOperationIds } from './platform/openapi.ts';
 import { installMetrics } from './platform/metrics.ts';
-import { RateLimiter } from './platform/rate-limit.ts';
+import { RateLimiter, SWEEP_SECONDS } from './platform/rate-limit.ts';
 import { installRootDocument } from './platform/root.ts';
 import { Secrets } from './platform/secrets.ts';
 import { ensureSetting, findSetting } from './platform/settings-store.ts';
@@ -99,7 +99,21 @@ export async function createServer(
     },
     genReqId: () => crypto.randomUUID(),
     requestIdHeader: false,
-    trustProxy: true,
+    // X-Forwarded-For names the client only when it comes from a proxy CODEHOST_TRUST_PROXY trusts. A
+    // hop count trusts that many hops nearest the server, whoever they are (Fastify itself ignores a
+    // number: it cannot tell a proxy from a client that connects directly); addresses are checked.
+    trustProxy: typeof config.trustProxy === 'number'
+      ? (_address: string, hop: number) => hop < (config.trustProxy as number)
+      : config.trustProxy,
+    // Slow clients: headers, a whole request and an idle keep-alive connection each have a deadline
+    // (408, or the connection closed); the deadlines are checked a few times per headers timeout.
+    requestTimeout: config.timeouts.requestMs,
+    keepAliveTimeout: config.timeouts.keepAliveMs,
+    http: {
+      headersTimeout: config.timeouts.headersMs,
+      requestTimeout: config.timeouts.requestMs,
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.timeouts.headersMs / 4))),
+    },
     bodyLimit: 5 * 1024 * 1024,
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
@@ -125,6 +139,9 @@ export async function createServer(
     log: app.log,
     periodic: new Periodic(app.log),
   };
+  ctx.periodic.every('rate-limits.sweep', SWEEP_SECONDS, async () => {
+    await ctx.rateLimiter.sweep();
+  });
 
   await app.register(swagger, {
     openapi: {

@@ -32,6 +32,17 @@ export interface Config {
   metricsToken: string | null;
   /** Key for HMAC-signed URLs and for encrypting webhook secrets at rest. */
   secretKey: string | null;
+  /**
+   * Which proxies in front may name the client in X-Forwarded-For: none (`false`, the socket's
+   * address is the client's), a hop count, or the proxies' addresses and CIDR ranges.
+   */
+  trustProxy: false | number | string[];
+  /** Slow clients: how long a request's headers, a whole request, and an idle keep-alive connection may take. */
+  timeouts: {
+    headersMs: number;
+    requestMs: number;
+    keepAliveMs: number;
+  };
   rateLimit: {
     authenticatedPerHour: number;
     anonymousPerHour: number;
@@ -61,6 +72,8 @@ export interface Config {
   migrations: {
     archiveDays: number;
     downloadUrlSeconds: number;
+    /** Exports one user may have pending or exporting at once. */
+    exportsPerUser: number;
   };
   assistantMetricsSunset: string;
 }
@@ -194,6 +207,44 @@ function corsOrigins(env: Env): '*' | string[] {
   return origins.map((origin) => new URL(origin).origin);
 }
 
+/** proxy-addr's names for the reserved ranges, accepted beside addresses and CIDRs. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isProxyAddress(value: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(value)) return true;
+  const [address, prefix, ...rest] = value.split('/');
+  const family = isIP(address!);
+  if (!family || rest.length) return false;
+  if (prefix === undefined) return true;
+  // A prefix length, or (IPv4) a netmask.
+  if (/^\d{1,3}$/.test(prefix)) return Number(prefix) <= (family === 4 ? 32 : 128);
+  return family === 4 && isIP(prefix) === 4;
+}
+
+function trustProxy(env: Env): false | number | string[] {
+  const raw = str(env, 'CODEHOST_TRUST_PROXY', '').trim();
+  if (raw === '' || raw === '0') return false;
+  if (/^\d+$/.test(raw)) return int(env, 'CODEHOST_TRUST_PROXY', 0, 0, 100);
+  const addresses = raw.split(',').map((part) => part.trim());
+  const wrong = addresses.find((address) => !isProxyAddress(address));
+  if (wrong !== undefined) {
+    throw new ConfigError(
+      `CODEHOST_TRUST_PROXY must be a hop count (1 for one proxy in front) or a comma-separated list of proxy addresses or CIDR ranges (10.0.0.1, 10.0.0.0/8, loopback), got "${wrong}"`,
+    );
+  }
+  return addresses;
+}
+
+function timeouts(env: Env): Config['timeouts'] {
+  const headersMs = int(env, 'CODEHOST_HEADERS_TIMEOUT_MS', 10_000, 1);
+  const requestMs = int(env, 'CODEHOST_REQUEST_TIMEOUT_MS', 60_000, 1);
+  const keepAliveMs = int(env, 'CODEHOST_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1);
+  if (headersMs > requestMs) {
+    throw new ConfigError(`CODEHOST_HEADERS_TIMEOUT_MS (${headersMs}) must not exceed CODEHOST_REQUEST_TIMEOUT_MS (${requestMs}): the headers are part of the request`);
+  }
+  return { headersMs, requestMs, keepAliveMs };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'CODEHOST_PORT', 3000, 0, 65_535);
   const listenHost = host(env);
@@ -220,6 +271,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel(env),
     metricsToken: bearerToken(env, 'CODEHOST_METRICS_TOKEN'),
     secretKey: env.CODEHOST_SECRET_KEY || null,
+    trustProxy: trustProxy(env),
+    timeouts: timeouts(env),
     rateLimit: {
       authenticatedPerHour: int(env, 'CODEHOST_RATE_LIMIT', 5000, 1),
       anonymousPerHour: int(env, 'CODEHOST_RATE_LIMIT_ANONYMOUS', 60, 1),
@@ -249,6 +302,7 @@ export function loadConfig(env: Env = process.env): Config {
     migrations: {
       archiveDays: int(env, 'CODEHOST_MIGRATION_ARCHIVE_DAYS', 7, 1),
       downloadUrlSeconds: int(env, 'CODEHOST_MIGRATION_URL_SECONDS', 300, 1),
+      exportsPerUser: int(env, 'CODEHOST_MIGRATION_EXPORTS_PER_USER', 5, 1),
     },
     assistantMetricsSunset: sunset,
   };

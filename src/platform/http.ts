@@ -7,7 +7,7 @@ import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from './context.ts';
 import { ApiError, validationFailed, type ValidationError } from './errors.ts';
-import { rateLimitHeaders } from './rate-limit.ts';
+import { clientAddress, rateLimitHeaders, type RateLimitKey } from './rate-limit.ts';
 import { findSetting } from './settings-store.ts';
 import { hashSecret, secretsEqual } from './tokens.ts';
 
@@ -40,8 +40,8 @@ export function selectApiVersion(request: FastifyRequest, reply: FastifyReply): 
 }
 
 /** The rate-limit key and hourly budget of a caller without (valid) credentials: its IP. */
-export function anonymousRateLimit(ctx: Context, ip: string): [string, number] {
-  return [`ip:${ip}`, ctx.config.rateLimit.anonymousPerHour];
+export function anonymousRateLimit(ctx: Context, address: string): [RateLimitKey, number] {
+  return [`ip:${address}`, ctx.config.rateLimit.anonymousPerHour];
 }
 
 /**
@@ -50,7 +50,7 @@ export function anonymousRateLimit(ctx: Context, ip: string): [string, number] {
  */
 export async function anonymousRateLimitHeaders(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (reply.hasHeader('x-ratelimit-limit')) return;
-  reply.headers(rateLimitHeaders(await ctx.rateLimiter.peek(...anonymousRateLimit(ctx, request.ip))));
+  reply.headers(rateLimitHeaders(await ctx.rateLimiter.peek(...anonymousRateLimit(ctx, clientAddress(request)))));
 }
 
 /** A query value the platform reads as a boolean: `true`/`false` in any case, `1`/`0`. */
@@ -214,9 +214,12 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
 async function checkAdmin(ctx: Context, request: FastifyRequest): Promise<void> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
   if (!match) throw new ApiError(401, 'Requires authentication');
-  // CODEHOST_ADMIN_TOKEN, while set, is the token; otherwise the stored one (read each time: a reset counts at once).
-  const expected = ctx.config.adminToken
-    ? hashSecret(ctx.config.adminToken)
-    : await findSetting(ctx.db.kysely, 'admin_token_hash');
-  if (!expected || !secretsEqual(expected, hashSecret(match[1]!))) throw new ApiError(401, 'Bad credentials');
+  // A wrong admin token is a failed login of the client's address, limited like the public API's.
+  await ctx.rateLimiter.guardLogin(clientAddress(request), ctx.config.rateLimit.failedLoginsPerHour, async () => {
+    // CODEHOST_ADMIN_TOKEN, while set, is the token; otherwise the stored one (read each time: a reset counts at once).
+    const expected = ctx.config.adminToken
+      ? hashSecret(ctx.config.adminToken)
+      : await findSetting(ctx.db.kysely, 'admin_token_hash');
+    if (!expected || !secretsEqual(expected, hashSecret(match[1]!))) throw new ApiError(401, 'Bad credentials');
+  }, (error) => error instanceof ApiError && error.status === 401);
 }

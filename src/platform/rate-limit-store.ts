@@ -24,3 +24,9 @@ export async function findCounter(db: Executor, key: string): Promise<{ used: nu
 export async function uncountRequest(db: Executor, key: string): Promise<void> {
   await db.updateTable('rate_limits').set({ used: sql`case when used > 0 then used - 1 else 0 end` }).where('key', '=', key).execute();
 }
+
+/** Removes the counters whose window started at or before `expired`; returns how many. */
+export async function deleteExpiredCounters(db: Executor, expired: number): Promise<number> {
+  const result = await db.deleteFrom('rate_limits').where('window_start', '<=', expired).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -20,7 +20,7 @@ export function appTokenRoutes(app: Api, ctx: Context): void {
   const errors = { 404: ErrorBody, 422: ValidationErrorBody };
 
   app.post('/applications/:client_id/token', {
-    config: { ...config, failedLoginExempt: true },
+    config,
     schema: {
       summary: 'Check a token',
       tags,

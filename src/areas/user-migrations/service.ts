@@ -187,6 +187,14 @@ export class UserMigrationService extends Service {
     if (repositories.some((r) => r.visibility !== 'public')) requireScopes(principal, ['repo']);
     const now = this.now();
     const row = await this.db.transaction().execute(async (trx) => {
+      // One user's exports cannot fill the queue others wait in.
+      const allowed = this.ctx.config.migrations.exportsPerUser;
+      if ((await store.countExportsInProgress(trx, user.id, this.ctx.db.dialect === 'postgres')) >= allowed) {
+        throw validationFailed(
+          [{ resource: 'Migration', field: 'state', code: 'custom', message: `You may have at most ${allowed} exports in progress at once; wait for one to finish` }],
+          `You may have at most ${allowed} exports in progress at once; wait for one to finish`,
+        );
+      }
       const row = await store.insertMigration(
         trx,
         {

@@ -24,6 +24,21 @@ export async function insertMigration(db: Executor, values: MigrationInsert, rep
   return row;
 }
 
+/**
+ * The owner's exports pending or exporting. On PostgreSQL the owner's row is locked first, so the
+ * concurrent starts of one user count one after another (SQLite runs one transaction at a time).
+ */
+export async function countExportsInProgress(db: Executor, ownerId: number, postgres: boolean): Promise<number> {
+  if (postgres) await db.selectFrom('users').select('id').where('id', '=', ownerId).forUpdate().execute();
+  const row = await db
+    .selectFrom('user_migrations')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('owner_id', '=', ownerId)
+    .where('state', 'in', ['pending', 'exporting'])
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 /** Locks the repositories that no migration holds yet; returns how many it locked. */
 export async function lockRepositories(db: Executor, migrationId: number, repositoryIds: number[]): Promise<number> {
   if (!repositoryIds.length) return 0;

@@ -3,11 +3,11 @@
 // declared once in its `access` rule, which also gives the `X-Accepted-*` headers.
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../platform/context.ts';
-import { ApiError, forbidden } from '../../platform/errors.ts';
+import { ApiError } from '../../platform/errors.ts';
 import { anonymousRateLimit, anonymousRateLimitHeaders, selectApiVersion } from '../../platform/http.ts';
-import { rateLimitHeaders } from '../../platform/rate-limit.ts';
+import { clientAddress, rateLimitHeaders, type RateLimitKey } from '../../platform/rate-limit.ts';
 import { acceptedHeaders, checkRule, type AccessRule } from './access.ts';
-import { ANONYMOUS, authenticate, type AnonymousPrincipal, type Principal } from './principal.ts';
+import { ANONYMOUS, authenticate, isFailedLogin, type AnonymousPrincipal, type Principal } from './principal.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -15,8 +15,6 @@ declare module 'fastify' {
     access?: AccessRule;
     /** Basic credentials are the app's client id and secret (app token management). */
     basicApp?: boolean;
-    /** Bad credentials here do not count toward the failed-login limit (token check). */
-    failedLoginExempt?: boolean;
   }
   interface FastifyRequest {
     principal: Principal;
@@ -38,39 +36,29 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
     }
     reply.headers(acceptedHeaders(rule));
 
-    const exempt = Boolean(config.failedLoginExempt);
-    const failedKey = `failed-login:${request.ip}`;
-    const failedLimit = ctx.config.rateLimit.failedLoginsPerHour;
-    // The failed-login check and the credential lookup run side by side (one round trip on PostgreSQL).
-    const [failures, authenticated] = await Promise.all([
-      request.headers.authorization && !exempt ? ctx.rateLimiter.peek(failedKey, failedLimit) : null,
-      authenticate(ctx.db.kysely, ctx.clock, request.headers.authorization, { basicApp: Boolean(config.basicApp) }).then(
-        (principal) => ({ principal, error: null }),
-        (error: unknown) => ({ principal: null, error }),
-      ),
-    ]);
-    if (failures && failures.remaining === 0) {
-      await anonymousRateLimitHeaders(ctx, request, reply);
-      throw forbidden('Maximum number of login attempts exceeded. Please try again later.');
+    const address = clientAddress(request);
+    // Every credential check runs under the failed-login limit of the client's address (the check
+    // and the limit's read side by side: one round trip on PostgreSQL).
+    const authorization = request.headers.authorization;
+    const check = () => authenticate(ctx.db.kysely, ctx.clock, authorization, { basicApp: Boolean(config.basicApp) });
+    try {
+      request.principal = authorization
+        ? await ctx.rateLimiter.guardLogin(address, ctx.config.rateLimit.failedLoginsPerHour, check, isFailedLogin)
+        : await check();
+    } catch (error) {
+      // Refused before the caller is known: the rate-limit headers are the address's anonymous budget's.
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) await anonymousRateLimitHeaders(ctx, request, reply);
+      throw error;
     }
-    if (authenticated.error) {
-      if (authenticated.error instanceof ApiError && authenticated.error.status === 401) {
-        if (!exempt) await ctx.rateLimiter.hit(failedKey, failedLimit);
-        // Counted as a failed login above; its rate-limit headers are the IP's anonymous budget's.
-        await anonymousRateLimitHeaders(ctx, request, reply);
-      }
-      throw authenticated.error;
-    }
-    request.principal = authenticated.principal!;
 
     const principal = request.principal;
-    const [key, limit] = rateLimitKey(ctx, principal, request.ip);
+    const [key, limit] = rateLimitKey(ctx, principal, address);
     request.rateLimitKey = key;
     const state = await ctx.rateLimiter.hit(key, limit);
     reply.headers(rateLimitHeaders(state));
     if (state.used > state.limit) {
       throw new ApiError(403, principal.type === 'anonymous'
-        ? `API rate limit exceeded for ${request.ip}. (But here's the good news: Authenticated requests get a higher rate limit.)`
+        ? `API rate limit exceeded for ${address}. (But here's the good news: Authenticated requests get a higher rate limit.)`
         : `API rate limit exceeded for ${key.replace(':', ' ')}.`);
     }
     if (principal.type === 'user' && (principal.kind === 'classic' || principal.kind === 'oauth')) {
@@ -83,7 +71,7 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
   });
 }
 
-function rateLimitKey(ctx: Context, principal: Principal, ip: string): [string, number] {
+function rateLimitKey(ctx: Context, principal: Principal, address: string): [RateLimitKey, number] {
   const { authenticatedPerHour } = ctx.config.rateLimit;
   switch (principal.type) {
     case 'user':
@@ -93,6 +81,6 @@ function rateLimitKey(ctx: Context, principal: Principal, ip: string): [string, 
     case 'app':
       return [`app:${principal.app.id}`, authenticatedPerHour];
     default:
-      return anonymousRateLimit(ctx, ip);
+      return anonymousRateLimit(ctx, address);
   }
 }

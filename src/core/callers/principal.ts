@@ -237,6 +237,18 @@ export function parseAuthorization(header: string | undefined): ParsedAuthorizat
   throw badCredentials();
 }
 
+/** A wrong client id or secret: a 404, as the platform answers it, and a failed login all the same. */
+export class ClientCredentialsRejected extends ApiError {
+  constructor() {
+    super(404, 'Not Found');
+  }
+}
+
+/** Credentials that were presented and refused: they count toward the failed-login limit. */
+export function isFailedLogin(error: unknown): boolean {
+  return error instanceof ClientCredentialsRejected || (error instanceof ApiError && error.status === 401);
+}
+
 const looksLikeJwt = (value: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/.test(value);
 
 /**
@@ -254,7 +266,7 @@ export async function authenticate(
   if (parsed.scheme === 'basic') {
     if (options.basicApp) {
       const app = await findAppBy(db, { clientId: parsed.username! });
-      if (!app || app.client_secret_hash !== hashSecret(parsed.credential)) throw new ApiError(404, 'Not Found');
+      if (!app || app.client_secret_hash !== hashSecret(parsed.credential)) throw new ClientCredentialsRejected();
       return { type: 'app', kind: 'basic', app };
     }
     return principalFromToken(db, clock, parsed.credential);
