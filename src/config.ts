@@ -145,7 +145,6 @@ function adminToken(env: Env): string | null {
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'CODEHOST_PORT', 3000, 0, 65_535);
   const webUrl = httpUrl('CODEHOST_WEB_URL', str(env, 'CODEHOST_WEB_URL', `http://localhost:${port}`));
-  const testClock = bool(env, 'CODEHOST_TEST_CLOCK', false);
   const sunset = str(env, 'CODEHOST_ASSISTANT_METRICS_SUNSET', '2026-04-02');
   if (sunset !== 'never' && !/^\d{4}-\d{2}-\d{2}$/.test(sunset)) {
     throw new ConfigError(`CODEHOST_ASSISTANT_METRICS_SUNSET must be a date (YYYY-MM-DD) or "never", got "${sunset}"`);
@@ -159,8 +158,8 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: adminToken(env),
     apiUrl: httpUrl('CODEHOST_API_URL', str(env, 'CODEHOST_API_URL', `${webUrl}/api/v3`)),
     webUrl,
-    testClock,
-    testMode: bool(env, 'CODEHOST_TEST_MODE', testClock),
+    testClock: bool(env, 'CODEHOST_TEST_CLOCK', false),
+    testMode: bool(env, 'CODEHOST_TEST_MODE', bool(env, 'CODEHOST_TEST_CLOCK', false)),
     demo: bool(env, 'CODEHOST_DEMO', true),
     logLevel: logLevel(env),
     secretKey: env.CODEHOST_SECRET_KEY || null,
