@@ -135,6 +135,15 @@ describe('fault injection', () => {
     assert.equal(broken.headers.get('retry-after'), null);
   });
 
+  // needs the clients branch: CORS (Access-Control-Allow-Origin and the exposed headers on every API answer)
+  test('a browser app reads an injected answer: CORS headers, Retry-After exposed', async () => {
+    await fault({ effect: 'secondary_rate_limit', status: 429, retry_after: 2 });
+    const limited = await server.api('GET', '/user', { token: MONA_TOKEN, headers: { origin: 'http://127.0.0.1:1' } });
+    assert.equal(limited.status, 429);
+    assert.equal(limited.headers.get('access-control-allow-origin'), '*');
+    assert.match(limited.headers.get('access-control-expose-headers') ?? '', /\bRetry-After\b/);
+  });
+
   test('primary rate limit: 403 with X-RateLimit-Remaining 0 and the reset; 429 when asked', async () => {
     await fault({ effect: 'primary_rate_limit', reset_seconds: 120, match: { user: 'mona' } });
     const now = Math.floor(Date.parse((await server.admin('GET', '/clock')).now) / 1000);
