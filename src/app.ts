@@ -6,6 +6,7 @@ import Fastify, { type FastifyRequest } from 'fastify';
 import { issues } from './core/issues/index.ts';
 import { registerDispatcher } from './activity/outbox.ts';
 import { adminArea } from './admin/index.ts';
+import { installFaults } from './admin/faults.ts';
 import { adminTokenInForce, type AdminTokenInForce } from './admin/token.ts';
 import { appWebhooks } from './areas/app-webhooks/index.ts';
 import { appTokens } from './areas/app-tokens/index.ts';
@@ -162,6 +163,7 @@ export async function createServer(
   installCors(app, config.corsOrigins);
   installConventions(app, ctx);
   installCallers(app, ctx);
+  installFaults(app, ctx);
   installMetrics(app, ctx);
   installRootDocument(app, ctx.urls, { credentials: [...ALL_TOKENS, 'jwt'], anonymous: true });
 

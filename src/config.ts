@@ -26,6 +26,8 @@ export interface Config {
   /** Origins a browser may call the API from: `*` (any, no credentials mode) or a list. */
   corsOrigins: '*' | string[];
   testClock: boolean;
+  /** The test-only admin routes (fault injection); on by default with the test clock. */
+  testMode: boolean;
   demo: boolean;
   logLevel: string;
   /** `GET /metrics` asks for it as a bearer token when set; unset, the metrics are open. */
@@ -267,6 +269,7 @@ export function loadConfig(env: Env = process.env): Config {
     urlsFollowAddress: { api: !apiSet, web: !webSet },
     corsOrigins: corsOrigins(env),
     testClock: bool(env, 'CODEHOST_TEST_CLOCK', false),
+    testMode: bool(env, 'CODEHOST_TEST_MODE', bool(env, 'CODEHOST_TEST_CLOCK', false)),
     demo: bool(env, 'CODEHOST_DEMO', true),
     logLevel: logLevel(env),
     metricsToken: bearerToken(env, 'CODEHOST_METRICS_TOKEN'),

@@ -1,5 +1,6 @@
 // The operator surface as an area: the admin API routes. Seed files and the CLI use the same service.
 import type { Area } from '../core/area.ts';
+import { faultRoutes } from './faults.ts';
 import { membershipRoutes } from './membership-routes.ts';
 import { adminRoutes } from './routes.ts';
 import { adminListRoutes } from './list-routes.ts';
@@ -13,6 +14,7 @@ export function adminArea(areas: readonly Area[]): Area {
       adminRoutes(app, ctx, service);
       membershipRoutes(app, ctx, service);
       adminListRoutes(app, ctx);
+      faultRoutes(app, ctx);
     },
   };
 }

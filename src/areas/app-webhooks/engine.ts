@@ -13,6 +13,7 @@ import { coversEvent } from '../../core/apps/events.ts';
 import { intersectPermissions, parsePermissions } from '../../core/apps/permissions.ts';
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
+import { takeDeliveryFault } from '../../platform/faults.ts';
 import { eventBody, installationBody } from './payloads.ts';
 import { postWebhook, type WebhookResult } from './sender.ts';
 import * as store from './store.ts';
@@ -225,6 +226,11 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   try {
     request = buildRequest(ctx, attempt, url);
     result = await postWebhook(request, ctx.config.webhooks);
+    // Test mode's delivery faults (docs/clients.md): the receiver gets the post again (same guid),
+    // or it got it but the delivery is recorded as timed out, as when a receiver answers too late.
+    const fault = takeDeliveryFault(ctx, attempt.app_id);
+    if (fault === 'webhook_duplicate') await postWebhook(request, ctx.config.webhooks);
+    if (fault === 'webhook_timeout') result = { status: 'timed out', statusCode: 0, durationSeconds: ctx.config.webhooks.timeoutMs / 1000, responseHeaders: null, responseBody: null };
   } catch (error) {
     if (!(error instanceof UnreadableSecret)) throw error;
     // Recorded as a failed delivery, so the operator sees it in the list rather than only in the log.

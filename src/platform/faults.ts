@@ -1,0 +1,143 @@
+// The fault rules of test mode (CODEHOST_TEST_MODE): what the operator asked to go wrong, for the
+// next N matching requests or webhook deliveries, or for a time. Kept in memory, one set per server
+// (a process running several servers, as the tests do, keeps them apart): a rule reaches the requests
+// and deliveries of the process it was created in. The admin routes and the request hook are in
+// src/admin/faults.ts; the webhook engine asks `takeDeliveryFault` before each post.
+import type { Context } from './context.ts';
+
+export const REQUEST_EFFECTS = ['status', 'primary_rate_limit', 'secondary_rate_limit', 'delay', 'drop'] as const;
+export const DELIVERY_EFFECTS = ['webhook_timeout', 'webhook_duplicate'] as const;
+export type RequestEffect = (typeof REQUEST_EFFECTS)[number];
+export type DeliveryEffect = (typeof DELIVERY_EFFECTS)[number];
+
+/** What a request must be for a rule to apply; an absent field matches anything. */
+export interface FaultMatch {
+  /** SHA-256 of the credential (never the credential itself), and its last eight characters to show. */
+  tokenHash?: string;
+  tokenLastEight?: string;
+  app?: { id: number; slug: string };
+  user?: { id: number; login: string };
+  method?: string;
+  /** A path under the API root with `*` for any characters, e.g. `/notifications*`. */
+  path?: string;
+}
+
+export interface FaultRule {
+  id: number;
+  effect: RequestEffect | DeliveryEffect;
+  /** The answer's status (status, rate-limit effects). */
+  status: number | null;
+  /** `Retry-After` seconds (secondary rate limit; optional on a status). */
+  retryAfter: number | null;
+  /** Seconds until `X-RateLimit-Reset` (primary rate limit). */
+  resetSeconds: number | null;
+  delayMs: number | null;
+  match: FaultMatch;
+  /** Matches left before the rule is spent; null: any number until it expires. */
+  remaining: number | null;
+  /** Epoch milliseconds (the server's clock) at which the rule stops; null: until spent. */
+  expiresAt: number | null;
+  hits: number;
+  createdAt: number;
+}
+
+/** What a request offers to match against: the caller as resolved, and the path without the query. */
+export interface RequestFacts {
+  tokenHash: string | null;
+  appId: number | null;
+  userId: number | null;
+  method: string;
+  path: string;
+}
+
+const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+
+export class FaultStore {
+  private rules: FaultRule[] = [];
+  private nextId = 1;
+  private readonly patterns = new Map<string, RegExp>();
+
+  add(rule: Omit<FaultRule, 'id' | 'hits'>): FaultRule {
+    const created = { ...rule, id: this.nextId++, hits: 0 };
+    this.rules.push(created);
+    return created;
+  }
+
+  /** The rules still in force, oldest first. */
+  list(now: number): FaultRule[] {
+    this.prune(now);
+    return [...this.rules];
+  }
+
+  remove(id: number): boolean {
+    const before = this.rules.length;
+    this.rules = this.rules.filter((rule) => rule.id !== id);
+    return this.rules.length < before;
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+
+  get empty(): boolean {
+    return this.rules.length === 0;
+  }
+
+  /** The oldest rule in force that matches the request, counted as used; null when none does. */
+  takeForRequest(now: number, facts: RequestFacts): FaultRule | null {
+    return this.take(now, (rule) => (REQUEST_EFFECTS as readonly string[]).includes(rule.effect) && this.matches(rule.match, facts));
+  }
+
+  /** The oldest delivery rule in force for the app, counted as used. */
+  takeForDelivery(now: number, appId: number): FaultRule | null {
+    return this.take(now, (rule) => (DELIVERY_EFFECTS as readonly string[]).includes(rule.effect) && rule.match.app?.id === appId);
+  }
+
+  private take(now: number, applies: (rule: FaultRule) => boolean): FaultRule | null {
+    this.prune(now);
+    const rule = this.rules.find(applies);
+    if (!rule) return null;
+    rule.hits += 1;
+    if (rule.remaining !== null) {
+      rule.remaining -= 1;
+      if (rule.remaining === 0) this.remove(rule.id);
+    }
+    return rule;
+  }
+
+  private matches(match: FaultMatch, facts: RequestFacts): boolean {
+    if (match.tokenHash !== undefined && match.tokenHash !== facts.tokenHash) return false;
+    if (match.app !== undefined && match.app.id !== facts.appId) return false;
+    if (match.user !== undefined && match.user.id !== facts.userId) return false;
+    if (match.method !== undefined && match.method !== facts.method) return false;
+    if (match.path !== undefined) {
+      let pattern = this.patterns.get(match.path);
+      if (!pattern) this.patterns.set(match.path, (pattern = glob(match.path)));
+      if (!pattern.test(facts.path)) return false;
+    }
+    return true;
+  }
+
+  private prune(now: number): void {
+    if (this.rules.some((rule) => rule.expiresAt !== null && rule.expiresAt <= now)) {
+      this.rules = this.rules.filter((rule) => rule.expiresAt === null || rule.expiresAt > now);
+    }
+  }
+}
+
+const stores = new WeakMap<Context, FaultStore>();
+
+/** The fault rules of this server. */
+export function faultsOf(ctx: Context): FaultStore {
+  let store = stores.get(ctx);
+  if (!store) stores.set(ctx, (store = new FaultStore()));
+  return store;
+}
+
+/** The delivery fault for the next post to this app, if test mode is on and a rule says so. */
+export function takeDeliveryFault(ctx: Context, appId: number): DeliveryEffect | null {
+  if (!ctx.config.testMode) return null;
+  const store = stores.get(ctx);
+  if (!store || store.empty) return null;
+  return (store.takeForDelivery(ctx.clock.nowMs(), appId)?.effect as DeliveryEffect | undefined) ?? null;
+}
