@@ -85,7 +85,13 @@ export async function createServer(
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
 
-  const db = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: `${config.dataDir}/codehost.db`, poolSize: config.databasePoolSize });
+  const db = openDatabase({
+    databaseUrl: config.databaseUrl,
+    sqlitePath: `${config.dataDir}/codehost.db`,
+    poolSize: config.databasePoolSize,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    log: app.log,
+  });
   const applied = await migrateToLatest(db);
   const freshDatabase = applied.includes('0001_core');
 

@@ -40,6 +40,14 @@ function nodeSqlite(path: string): SqliteDatabase {
     prepare(sql: string): SqliteStatement {
       const cached = cache.get(sql);
       if (cached) return cached;
+      // SQLite rolls a transaction back itself when a statement fails for the disk (full, I/O error,
+      // read-only). Kysely's ROLLBACK after it would then fail with "cannot rollback - no transaction
+      // is active" and hide the statement's error: with no transaction left, there is nothing to do.
+      if (/^rollback$/i.test(sql.trim())) {
+        const rollback = db.prepare(sql);
+        const run = () => (db.isTransaction ? rollback.run() : { changes: 0, lastInsertRowid: 0 });
+        return { reader: false, all: () => [], run, iterate: () => [][Symbol.iterator]() };
+      }
       const statement = db.prepare(sql);
       const adapted: SqliteStatement = {
         reader: statement.columns().length > 0,
@@ -57,10 +65,33 @@ function nodeSqlite(path: string): SqliteDatabase {
 // int8 (count(*), sums) arrive from pg as strings; every count here fits a JS number.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-export function openDatabase(options: { databaseUrl: string | null; sqlitePath: string; poolSize?: number }): Db {
+/** Where the database layer reports a lost connection (the server's logger). */
+export interface DbLog {
+  warn(object: object, message: string): void;
+}
+
+export interface OpenOptions {
+  databaseUrl: string | null;
+  sqlitePath: string;
+  poolSize?: number;
+  /** How long a query waits for a pooled connection (or for a new one to open) before failing: an exhausted pool answers 503, not a hang. */
+  connectTimeoutMs?: number;
+  log?: DbLog;
+}
+
+export function openDatabase(options: OpenOptions): Db {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
-    // An idle client that loses its connection must not crash the process.
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    });
+    const lost = (err: Error) => options.log?.warn({ err }, 'database connection lost; it is replaced on the next query');
+    // A connection terminated by the server (pg_terminate_backend, a restart, a failover) emits
+    // 'error' on its client, in use or idle: unheard, that is an uncaught exception. The query it was
+    // running rejects with the error (the request answers 503) and the pool drops the client.
+    pool.on('connect', (client) => client.on('error', lost));
+    // An idle client's error is also reported by the pool: the client's own listener logged it.
     pool.on('error', () => {});
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { kysely, dialect: 'postgres', url: options.databaseUrl, close: () => kysely.destroy() };

@@ -1,0 +1,133 @@
+// PostgreSQL faults against a spawned `codehost serve` on a PostgreSQL instance of the test's own
+// (never the shared cluster): its connections terminated under load, the instance stopped and
+// started again. The process stays up, answers 503 (never 500) while the database is gone, and
+// serves again within 10 s; every acknowledged write is there afterwards.
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { eventually, freePort, processAlive, spawnServe } from './helpers/process.ts';
+import { startThrowawayPostgres, throwawayPostgresUnavailable, type ThrowawayPostgres } from './helpers/throwaway-postgres.ts';
+
+const ADMIN_TOKEN = 'db-faults-admin-token';
+const skip = throwawayPostgresUnavailable();
+
+let postgres: ThrowawayPostgres;
+let child: ChildProcess;
+let base: string;
+let dataDir: string;
+let exitedWith: string | null = null;
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: any }> {
+  const admin = path.startsWith('/_admin');
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { accept: 'application/json', ...(admin ? { authorization: `Bearer ${ADMIN_TOKEN}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/** Requests while `active()`: reads of a user and creations of new users; counts statuses and remembers acknowledged creations. */
+async function load(active: () => boolean, statuses: Map<number, number>, created: string[], tag: string): Promise<void> {
+  let n = 0;
+  const worker = async (w: number) => {
+    while (active()) {
+      const write = n++ % 3 === 0;
+      const login = `${tag}-${w}-${n}`;
+      const response = await (write ? call('POST', '/_admin/users', { login }) : call('GET', '/api/v3/users/alice')).catch(() => ({ status: 0, headers: new Headers(), body: undefined }));
+      statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+      if (response.status === 503) assert.ok(response.headers.get('retry-after'), '503 without Retry-After');
+      if (write && response.status === 201) created.push(login);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+  await Promise.all([0, 1, 2, 3, 4, 5].map(worker));
+}
+
+before(async () => {
+  if (skip) return;
+  postgres = await startThrowawayPostgres();
+  dataDir = mkdtempSync(join(tmpdir(), 'codehost-faults-'));
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  child = spawnServe({
+    port,
+    database: { databaseUrl: postgres.databaseUrl, dataDir, drop: async () => {} },
+    adminToken: ADMIN_TOKEN,
+    env: { CODEHOST_DATABASE_POOL_SIZE: '4', CODEHOST_LOG_LEVEL: 'fatal', CODEHOST_DATABASE_CONNECT_TIMEOUT_MS: '1000', CODEHOST_RATE_LIMIT_ANONYMOUS: '1000000' },
+  });
+  child.once('exit', (code, signal) => (exitedWith = String(code ?? signal)));
+  assert.ok(await eventually(async () => (await call('GET', '/healthz').catch(() => ({ status: 0 }))).status === 200, 30), 'the server did not start');
+  assert.equal((await call('POST', '/_admin/users', { login: 'alice' })).status, 201);
+});
+
+after(async () => {
+  if (skip) return;
+  if (child && exitedWith === null) {
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+  postgres?.destroy();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Full service again: a read and /readyz both answer 200 within 10 s. */
+async function recovered(): Promise<string | null> {
+  let last = '';
+  const ok = await eventually(async () => {
+    const read = await call('GET', '/api/v3/users/alice').catch((error: Error) => ({ status: 0, body: error.message }));
+    const ready = await call('GET', '/readyz').catch((error: Error) => ({ status: 0, body: error.message }));
+    last = `read ${read.status} ${JSON.stringify(read.body)}, readyz ${ready.status} ${JSON.stringify(ready.body)}`;
+    return read.status === 200 && ready.status === 200;
+  }, 10);
+  return ok ? null : `no full service within 10 s: ${last}`;
+}
+
+async function assertCreated(created: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: postgres.databaseUrl });
+  client.on('error', () => undefined); // a lost connection fails the query below
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ login: string }>('select login from users where login = any($1)', [created]);
+    const found = new Set(rows.map((row) => row.login));
+    assert.deepEqual(created.filter((login) => !found.has(login)), [], 'acknowledged creations are missing');
+  } finally {
+    await client.end();
+  }
+}
+
+test('terminating the server\'s connections under load: the process stays up, no 500, full service after', { skip: skip ?? false, timeout: 60_000 }, async (t) => {
+  const statuses = new Map<number, number>();
+  const created: string[] = [];
+  let running = true;
+  const traffic = load(() => running, statuses, created, 'kill');
+  const killer = new pg.Client({ connectionString: postgres.databaseUrl });
+  // The test's own connection must not be an uncaught exception if it is lost.
+  let killerLost: Error | null = null;
+  killer.on('error', (error) => (killerLost = error));
+  await killer.connect();
+  try {
+    for (let round = 0; round < 3; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await killer.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 400));
+  } finally {
+    running = false;
+    await traffic;
+    await killer.end().catch(() => undefined);
+  }
+  assert.equal(killerLost, null, 'the test\'s own connection was lost');
+  assert.equal(exitedWith, null, 'the server process exited');
+  assert.ok(processAlive(child.pid!));
+  assert.equal(await recovered(), null);
+  const counts = Object.fromEntries(statuses);
+  t.diagnostic(`statuses: ${JSON.stringify(counts)}, acknowledged creations: ${created.length}`);
+  assert.deepEqual(Object.keys(counts).filter((status) => !['200', '201', '503'].includes(status)), [], `unexpected statuses: ${JSON.stringify(counts)}`);
+  await assertCreated(created);
+});
