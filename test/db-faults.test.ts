@@ -131,3 +131,38 @@ test('terminating the server\'s connections under load: the process stays up, no
   assert.deepEqual(Object.keys(counts).filter((status) => !['200', '201', '503'].includes(status)), [], `unexpected statuses: ${JSON.stringify(counts)}`);
   await assertCreated(created);
 });
+
+test('PostgreSQL stopped and started again: 503 with Retry-After while it is down, /readyz 503, /healthz 200, full service after', { skip: skip ?? false, timeout: 60_000 }, async (t) => {
+  const statuses = new Map<number, number>();
+  const created: string[] = [];
+  let running = true;
+  const traffic = load(() => running, statuses, created, 'stop');
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    postgres.stop('immediate');
+    const downSince = Date.now();
+    // While it is down: every request that needs the database answers 503 (within the connect timeout), never hangs.
+    const read = await call('GET', '/api/v3/users/alice');
+    assert.equal(read.status, 503);
+    assert.ok(read.headers.get('retry-after'));
+    assert.equal(read.body.status, '503');
+    assert.match(read.body.message, /database/);
+    const write = await call('POST', '/_admin/users', { login: 'while-down' });
+    assert.equal(write.status, 503);
+    assert.equal((await call('GET', '/readyz')).status, 503);
+    assert.equal((await call('GET', '/healthz')).status, 200);
+    assert.ok(Date.now() - downSince < 10_000, 'requests hung while the database was down');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    postgres.start();
+  } finally {
+    running = false;
+    await traffic;
+  }
+  assert.equal(exitedWith, null, 'the server process exited');
+  assert.equal(await recovered(), null);
+  const counts = Object.fromEntries(statuses);
+  t.diagnostic(`statuses: ${JSON.stringify(counts)}, acknowledged creations: ${created.length}`);
+  assert.deepEqual(Object.keys(counts).filter((status) => !['200', '201', '503'].includes(status)), [], `unexpected statuses: ${JSON.stringify(counts)}`);
+  assert.ok((statuses.get(503) ?? 0) > 0);
+  await assertCreated(created);
+});
