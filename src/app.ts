@@ -17,7 +17,8 @@ import { updaterAccess } from './areas/updater-access/index.ts';
 import { userMigrations } from './areas/user-migrations/index.ts';
 import type { Config } from './config.ts';
 import { openDatabase } from './db/index.ts';
-import { isMigrated, migrateToLatest, ping } from './db/migrate.ts';
+import { databaseUnavailable } from './db/errors.ts';
+import { isMigrated, migrateToLatest, ping, probeWrite } from './db/migrate.ts';
 import { createQueue } from './jobs/index.ts';
 import { Periodic } from './jobs/periodic.ts';
 import { Clock } from './platform/clock.ts';
@@ -132,14 +133,34 @@ export async function createServer(
   installRootDocument(app, ctx.urls, { credentials: [...ALL_TOKENS, 'jwt'], anonymous: true });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+  // Ready: the database answers, is migrated and accepts a write. The probe runs at most once a
+  // second, however often a load balancer asks.
+  let readiness: { at: number; answer: Promise<{ ready: boolean; status: string; reason?: string }> } | null = null;
+  let wasReady = true;
+  const checkReadiness = async (): Promise<{ ready: boolean; status: string; reason?: string }> => {
     try {
       await ping(db);
-      if (!(await isMigrated(db))) return reply.code(503).send({ status: 'migrations pending' });
-      return { status: 'ready' };
-    } catch {
-      return reply.code(503).send({ status: 'database unreachable' });
+    } catch (error) {
+      return { ready: false, status: 'database unreachable', reason: databaseUnavailable(error) ?? (error as Error).message };
     }
+    try {
+      if (!(await isMigrated(db))) return { ready: false, status: 'migrations pending' };
+      await probeWrite(db);
+      return { ready: true, status: 'ready' };
+    } catch (error) {
+      return { ready: false, status: 'database not writable', reason: databaseUnavailable(error) ?? (error as Error).message };
+    }
+  };
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    if (!readiness || Date.now() - readiness.at >= 1_000) readiness = { at: Date.now(), answer: checkReadiness() };
+    const { ready, ...body } = await readiness.answer;
+    if (ready !== wasReady) {
+      if (ready) app.log.info('ready again: the database answers and accepts writes');
+      else app.log.error(body, 'not ready');
+      wasReady = ready;
+    }
+    if (!ready) return reply.code(503).send(body);
+    return body;
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
