@@ -33,6 +33,7 @@ import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter } from './platform/rate-limit.ts';
 import { installRootDocument } from './platform/root.ts';
 import { Secrets } from './platform/secrets.ts';
+import { gracefulHttp } from './platform/shutdown.ts';
 import { ensureSetting, findSetting } from './platform/settings-store.ts';
 import { randomBase62 } from './platform/tokens.ts';
 import { ALL_TOKENS } from './core/callers/access.ts';
@@ -83,8 +84,11 @@ export async function createServer(
     requestIdHeader: false,
     trustProxy: true,
     bodyLimit: 5 * 1024 * 1024,
-    return503OnClosing: true,
+    // A request that reaches a kept-alive connection while the server stops is served (with
+    // `Connection: close`), not refused: the client has already sent it.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
+  const http = gracefulHttp(app.server);
 
   const db = openDatabase({
     databaseUrl: config.databaseUrl,
@@ -195,7 +199,8 @@ export async function createServer(
       if (closed) return;
       closed = true;
       ctx.periodic.stop();
-      await app.close(); // finishes in-flight requests
+      http.drain(); // keep-alive connections: `Connection: close`, idle ones closed after a grace
+      await app.close(); // no new connections; finishes in-flight requests
       await queue.stop(10_000);
       await db.close();
     },
