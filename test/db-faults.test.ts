@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -20,6 +22,21 @@ let child: ChildProcess;
 let base: string;
 let dataDir: string;
 let exitedWith: string | null = null;
+
+/** A webhook receiver that holds deliveries while `holding`, then answers 200. */
+const receiver = {
+  holding: false,
+  held: [] as ServerResponse[],
+  guids: [] as string[],
+  server: createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      receiver.guids.push(String(req.headers['x-vendor-delivery']));
+      if (receiver.holding) receiver.held.push(res);
+      else res.writeHead(200).end('ok');
+    });
+  }),
+};
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: any }> {
   const admin = path.startsWith('/_admin');
@@ -51,6 +68,7 @@ async function load(active: () => boolean, statuses: Map<number, number>, create
 
 before(async () => {
   if (skip) return;
+  await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
   postgres = await startThrowawayPostgres();
   dataDir = mkdtempSync(join(tmpdir(), 'codehost-faults-'));
   const port = await freePort();
@@ -59,7 +77,7 @@ before(async () => {
     port,
     database: { databaseUrl: postgres.databaseUrl, dataDir, drop: async () => {} },
     adminToken: ADMIN_TOKEN,
-    env: { CODEHOST_DATABASE_POOL_SIZE: '4', CODEHOST_LOG_LEVEL: 'fatal', CODEHOST_DATABASE_CONNECT_TIMEOUT_MS: '1000', CODEHOST_RATE_LIMIT_ANONYMOUS: '1000000' },
+    env: { CODEHOST_DATABASE_POOL_SIZE: '4', CODEHOST_LOG_LEVEL: 'fatal', CODEHOST_DATABASE_CONNECT_TIMEOUT_MS: '1000', CODEHOST_RATE_LIMIT_ANONYMOUS: '1000000', CODEHOST_WEBHOOK_CONCURRENCY: '2', CODEHOST_WEBHOOK_TIMEOUT_MS: '60000' },
   });
   child.once('exit', (code, signal) => (exitedWith = String(code ?? signal)));
   assert.ok(await eventually(async () => (await call('GET', '/healthz').catch(() => ({ status: 0 }))).status === 200, 30), 'the server did not start');
@@ -74,6 +92,9 @@ after(async () => {
   }
   postgres?.destroy();
   rmSync(dataDir, { recursive: true, force: true });
+  for (const res of receiver.held) res.destroy();
+  receiver.server.closeAllConnections();
+  await new Promise((resolve) => receiver.server.close(resolve));
 });
 
 /** Full service again: a read and /readyz both answer 200 within 10 s. */
@@ -149,12 +170,13 @@ test('PostgreSQL stopped and started again: 503 with Retry-After while it is dow
     assert.match(read.body.message, /database/);
     const write = await call('POST', '/_admin/users', { login: 'while-down' });
     assert.equal(write.status, 503);
-    assert.equal((await call('GET', '/readyz')).status, 503);
+    // /readyz caches its answer for a second.
+    assert.ok(await eventually(async () => (await call('GET', '/readyz')).status === 503, 3), '/readyz still ready');
     assert.equal((await call('GET', '/healthz')).status, 200);
     assert.ok(Date.now() - downSince < 10_000, 'requests hung while the database was down');
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    postgres.start();
   } finally {
+    postgres.start();
     running = false;
     await traffic;
   }
@@ -165,4 +187,54 @@ test('PostgreSQL stopped and started again: 503 with Retry-After while it is dow
   assert.deepEqual(Object.keys(counts).filter((status) => !['200', '201', '503'].includes(status)), [], `unexpected statuses: ${JSON.stringify(counts)}`);
   assert.ok((statuses.get(503) ?? 0) > 0);
   await assertCreated(created);
+});
+
+test('PostgreSQL down while webhook jobs are in flight and queued: each runs to one recorded delivery after it is back', { skip: skip ?? false, timeout: 90_000 }, async (t) => {
+  const EVENTS = 6;
+  await call('POST', '/_admin/users', { login: 'mona' });
+  await call('POST', '/_admin/repos', { owner: 'mona', name: 'durable' });
+  assert.equal((await call('POST', '/_admin/apps', { slug: 'durable-app', permissions: { contents: 'read' }, events: ['push'], webhook: { url: `http://127.0.0.1:${(receiver.server.address() as AddressInfo).port}/hook` } })).status, 201);
+  assert.equal((await call('POST', '/_admin/apps/durable-app/installations', { account: 'mona' })).status, 201);
+  receiver.holding = true;
+  for (let i = 0; i < EVENTS; i++) {
+    const sent = await call('POST', '/_admin/events', { event: 'push', repository: 'mona/durable', sender: 'mona', payload: { seq: i } });
+    assert.equal(sent.status, 201, JSON.stringify(sent.body));
+  }
+  // Two deliveries in flight (held by the receiver), the rest queued; then the database goes away.
+  assert.ok(await eventually(() => receiver.held.length === 2, 20), 'no deliveries in flight');
+  postgres.stop('immediate');
+  receiver.holding = false;
+  for (const res of receiver.held.splice(0)) res.writeHead(200).end('ok');
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    assert.equal((await call('GET', '/readyz')).status, 503);
+  } finally {
+    postgres.start();
+  }
+  assert.equal(await recovered(), null);
+
+  const client = new pg.Client({ connectionString: postgres.databaseUrl });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    const deliveries = async () =>
+      (await client.query<{ guid: string; delivered: boolean }>(
+        `select m.guid, d.delivered_at is not null as delivered from webhook_deliveries d join webhook_messages m on m.id = d.message_id`,
+      )).rows;
+    const done = await eventually(async () => {
+      const rows = await deliveries();
+      return rows.length >= EVENTS && rows.every((row) => row.delivered);
+    }, 60);
+    const rows = await deliveries();
+    const jobs = (await client.query<{ state: string; count: number }>(`select state, count(*)::int as count from pgboss.job group by state`)).rows;
+    t.diagnostic(`deliveries: ${rows.length}, posts received: ${receiver.guids.length}, jobs by state: ${JSON.stringify(jobs)}`);
+    assert.ok(done, `deliveries not all recorded: ${JSON.stringify(rows)}`);
+    assert.equal(rows.length, EVENTS, 'one delivery per event');
+    assert.equal(new Set(rows.map((row) => row.guid)).size, EVENTS, 'one record per delivery');
+    for (const row of rows) assert.ok(receiver.guids.includes(row.guid), 'every delivery reached the receiver');
+    assert.deepEqual(jobs.filter((job) => job.state === 'failed'), [], 'no job failed for good');
+  } finally {
+    await client.end();
+  }
+  assert.equal(exitedWith, null, 'the server process exited');
 });

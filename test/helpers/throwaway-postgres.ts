@@ -12,8 +12,9 @@ export interface ThrowawayPostgres {
   /** postgres://postgres@127.0.0.1:PORT/postgres */
   databaseUrl: string;
   port: number;
-  /** Stops the instance: `immediate` is a crash (no checkpoint), `fast` a clean shutdown that disconnects everyone. */
+  /** Stops the instance (if running): `immediate` is a crash (no checkpoint), `fast` a clean shutdown that disconnects everyone. */
   stop(mode?: 'immediate' | 'fast'): void;
+  /** Starts it again (if stopped). */
   start(): void;
   /** Stops it and removes its directory. */
   destroy(): void;
@@ -56,10 +57,12 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
     databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     start() {
+      if (running) return;
       asPostgres([join(BIN, 'pg_ctl'), 'start', '-w', '-t', '30', '-D', data, '-l', log, '-o', options]);
       running = true;
     },
     stop(mode = 'fast') {
+      if (!running) return;
       asPostgres([join(BIN, 'pg_ctl'), 'stop', '-w', '-t', '30', '-m', mode, '-D', data]);
       running = false;
     },
