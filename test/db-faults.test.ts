@@ -81,6 +81,17 @@ before(async () => {
   });
   child.once('exit', (code, signal) => (exitedWith = String(code ?? signal)));
   assert.ok(await eventually(async () => (await call('GET', '/healthz').catch(() => ({ status: 0 }))).status === 200, 30), 'the server did not start');
+  // The start goes on after the port opens (the job queue boots, then LISTENs): a fault before it
+  // ends is a failed start, which exits. Wait for the LISTEN connection.
+  const probe = new pg.Client({ connectionString: postgres.databaseUrl });
+  await probe.connect();
+  try {
+    const listening = async () => (await probe.query(`select 1 from pg_stat_activity where pid <> pg_backend_pid() and (query ilike 'listen %' or query ilike '%pg_listening_channels%')`)).rowCount! > 0;
+    assert.ok(await eventually(listening, 30), 'the job queue did not start');
+  } finally {
+    await probe.end();
+  }
+  await new Promise((resolve) => setTimeout(resolve, 500));
   assert.equal((await call('POST', '/_admin/users', { login: 'alice' })).status, 201);
 });
 
@@ -173,6 +184,10 @@ test('PostgreSQL stopped and started again: 503 with Retry-After while it is dow
     // /readyz caches its answer for a second.
     assert.ok(await eventually(async () => (await call('GET', '/readyz')).status === 503, 3), '/readyz still ready');
     assert.equal((await call('GET', '/healthz')).status, 200);
+    // The operator still sees the metrics, with the 503s counted.
+    const metrics = await fetch(`${base}/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.match(await metrics.text(), /codehost_http_requests_total\{[^}]*status_code="503"\}/);
     assert.ok(Date.now() - downSince < 10_000, 'requests hung while the database was down');
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   } finally {

@@ -35,6 +35,15 @@ const SQLITE_UNAVAILABLE: Record<number, string> = {
   14: 'the database file cannot be opened',
 };
 
+/** The connection a statement ran on was lost (terminated, reset, closed): the statement may not have run. */
+export function connectionLost(error: unknown): boolean {
+  const e = error as DriverError | null;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  const message = typeof e.message === 'string' ? e.message : '';
+  return ['57P01', '57P02', 'ECONNRESET', 'EPIPE'].includes(code) || code.startsWith('08') || /^Connection terminated|is not queryable|^terminating connection/.test(message);
+}
+
 interface DriverError {
   code?: unknown;
   errcode?: unknown;

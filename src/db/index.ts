@@ -2,8 +2,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import pg from 'pg';
+import { connectionLost } from './errors.ts';
 import type { Database } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -65,6 +66,50 @@ function nodeSqlite(path: string): SqliteDatabase {
 // int8 (count(*), sums) arrive from pg as strings; every count here fits a JS number.
 pg.types.setTypeParser(20, (value) => Number(value));
 
+const READ = /^\s*select\b/i;
+const LOCKING = /\bfor\s+(update|share|no\s+key\s+update|key\s+share)\b/i;
+const TRANSACTION_START = /^\s*(begin|start\s+transaction)\b/i;
+const TRANSACTION_END = /^\s*(commit|rollback|end|abort)\s*$/i;
+
+/**
+ * The pool as Kysely sees it, where a read that fails because its connection was lost (terminated,
+ * reset) runs once more on a fresh connection: a lone SELECT outside a transaction has no effect to
+ * repeat. Writes, and anything in a transaction, are never retried (they may have committed, or the
+ * transaction is gone): the error goes up and the request answers 503.
+ */
+function retryingReads(pool: pg.Pool): PostgresPool {
+  return {
+    end: () => pool.end(),
+    async connect(): Promise<PostgresPoolClient> {
+      let client: pg.PoolClient | null = await pool.connect();
+      let inTransaction = false;
+      const query = async (text: string, parameters: readonly unknown[]) => {
+        if (!client) throw new Error('Connection terminated: the lost connection could not be replaced');
+        if (TRANSACTION_START.test(text)) inTransaction = true;
+        else if (TRANSACTION_END.test(text)) inTransaction = false;
+        try {
+          return await client.query(text, parameters as unknown[]);
+        } catch (error) {
+          if (inTransaction || !READ.test(text) || LOCKING.test(text) || !connectionLost(error)) throw error;
+          const lost = client;
+          client = null;
+          lost.release(error as Error);
+          client = await pool.connect();
+          return await client.query(text, parameters as unknown[]);
+        }
+      };
+      return {
+        query: ((textOrCursor: string | object, parameters?: readonly unknown[]) =>
+          typeof textOrCursor === 'string' ? query(textOrCursor, parameters ?? []) : client!.query(textOrCursor as never)) as unknown as PostgresPoolClient['query'],
+        release: () => {
+          client?.release();
+          client = null;
+        },
+      };
+    },
+  };
+}
+
 /** Where the database layer reports a lost connection (the server's logger). */
 export interface DbLog {
   warn(object: object, message: string): void;
@@ -93,7 +138,7 @@ export function openDatabase(options: OpenOptions): Db {
     pool.on('connect', (client) => client.on('error', lost));
     // An idle client's error is also reported by the pool: the client's own listener logged it.
     pool.on('error', () => {});
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: retryingReads(pool) }) });
     return { kysely, dialect: 'postgres', url: options.databaseUrl, close: () => kysely.destroy() };
   }
   const sqlite = nodeSqlite(options.sqlitePath);
