@@ -18,7 +18,8 @@ import { updaterAccess } from './areas/updater-access/index.ts';
 import { userMigrations } from './areas/user-migrations/index.ts';
 import { listeningAddress, publicUrls, type Config } from './config.ts';
 import { openDatabase } from './db/index.ts';
-import { isMigrated, migrateToLatest, ping } from './db/migrate.ts';
+import { databaseUnavailable } from './db/errors.ts';
+import { isMigrated, migrateToLatest, ping, probeWrite } from './db/migrate.ts';
 import { createQueue } from './jobs/index.ts';
 import { Periodic } from './jobs/periodic.ts';
 import { Clock } from './platform/clock.ts';
@@ -35,6 +36,7 @@ import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter, SWEEP_SECONDS } from './platform/rate-limit.ts';
 import { installRootDocument } from './platform/root.ts';
 import { Secrets } from './platform/secrets.ts';
+import { gracefulHttp } from './platform/shutdown.ts';
 import { ensureSetting, findSetting } from './platform/settings-store.ts';
 import { randomBase62 } from './platform/tokens.ts';
 import { ALL_TOKENS } from './core/callers/access.ts';
@@ -116,10 +118,19 @@ export async function createServer(
       connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.timeouts.headersMs / 4))),
     },
     bodyLimit: 5 * 1024 * 1024,
-    return503OnClosing: true,
+    // A request that reaches a kept-alive connection while the server stops is served (with
+    // `Connection: close`), not refused: the client has already sent it.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
+  const http = gracefulHttp(app.server);
 
-  const db = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: `${config.dataDir}/codehost.db`, poolSize: config.databasePoolSize });
+  const db = openDatabase({
+    databaseUrl: config.databaseUrl,
+    sqlitePath: `${config.dataDir}/codehost.db`,
+    poolSize: config.databasePoolSize,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    log: app.log,
+  });
   const applied = await migrateToLatest(db);
   const freshDatabase = applied.includes('0001_core');
 
@@ -168,14 +179,34 @@ export async function createServer(
   installRootDocument(app, ctx.urls, { credentials: [...ALL_TOKENS, 'jwt'], anonymous: true });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+  // Ready: the database answers, is migrated and accepts a write. The probe runs at most once a
+  // second, however often a load balancer asks.
+  let readiness: { at: number; answer: Promise<{ ready: boolean; status: string; reason?: string }> } | null = null;
+  let wasReady = true;
+  const checkReadiness = async (): Promise<{ ready: boolean; status: string; reason?: string }> => {
     try {
       await ping(db);
-      if (!(await isMigrated(db))) return reply.code(503).send({ status: 'migrations pending' });
-      return { status: 'ready' };
-    } catch {
-      return reply.code(503).send({ status: 'database unreachable' });
+    } catch (error) {
+      return { ready: false, status: 'database unreachable', reason: databaseUnavailable(error) ?? (error as Error).message };
     }
+    try {
+      if (!(await isMigrated(db))) return { ready: false, status: 'migrations pending' };
+      await probeWrite(db);
+      return { ready: true, status: 'ready' };
+    } catch (error) {
+      return { ready: false, status: 'database not writable', reason: databaseUnavailable(error) ?? (error as Error).message };
+    }
+  };
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    if (!readiness || Date.now() - readiness.at >= 1_000) readiness = { at: Date.now(), answer: checkReadiness() };
+    const { ready, ...body } = await readiness.answer;
+    if (ready !== wasReady) {
+      if (ready) app.log.info('ready again: the database answers and accepts writes');
+      else app.log.error(body, 'not ready');
+      wasReady = ready;
+    }
+    if (!ready) return reply.code(503).send(body);
+    return body;
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
@@ -211,7 +242,8 @@ export async function createServer(
       if (closed) return;
       closed = true;
       ctx.periodic.stop();
-      await app.close(); // finishes in-flight requests
+      http.drain(); // keep-alive connections: `Connection: close`, idle ones closed after a grace
+      await app.close(); // no new connections; finishes in-flight requests
       await queue.stop(10_000);
       await db.close();
     },

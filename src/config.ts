@@ -12,6 +12,8 @@ export interface Config {
   databaseUrl: string | null;
   /** Connections in this process's PostgreSQL pool. */
   databasePoolSize: number;
+  /** How long a query waits for a PostgreSQL connection (a free one in the pool, or a new one) before answering 503. */
+  databaseConnectTimeoutMs: number;
   adminToken: string | null;
   /** Base of every `url` field, `Link` header and the OpenAPI `servers` entry (see `urlsFollowAddress`). */
   apiUrl: string;
@@ -263,6 +265,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(str(env, 'CODEHOST_DATA_DIR', './data')),
     databaseUrl: databaseUrl(env),
     databasePoolSize: int(env, 'CODEHOST_DATABASE_POOL_SIZE', 10, 1),
+    databaseConnectTimeoutMs: int(env, 'CODEHOST_DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100),
     adminToken: bearerToken(env, 'CODEHOST_ADMIN_TOKEN'),
     apiUrl: httpUrl('CODEHOST_API_URL', str(env, 'CODEHOST_API_URL', `${webUrl}/api/v3`)),
     webUrl,

@@ -2,8 +2,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import pg from 'pg';
+import { connectionLost } from './errors.ts';
 import type { Database } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -40,6 +41,14 @@ function nodeSqlite(path: string): SqliteDatabase {
     prepare(sql: string): SqliteStatement {
       const cached = cache.get(sql);
       if (cached) return cached;
+      // SQLite rolls a transaction back itself when a statement fails for the disk (full, I/O error,
+      // read-only). Kysely's ROLLBACK after it would then fail with "cannot rollback - no transaction
+      // is active" and hide the statement's error: with no transaction left, there is nothing to do.
+      if (/^rollback$/i.test(sql.trim())) {
+        const rollback = db.prepare(sql);
+        const run = () => (db.isTransaction ? rollback.run() : { changes: 0, lastInsertRowid: 0 });
+        return { reader: false, all: () => [], run, iterate: () => [][Symbol.iterator]() };
+      }
       const statement = db.prepare(sql);
       const adapted: SqliteStatement = {
         reader: statement.columns().length > 0,
@@ -57,12 +66,79 @@ function nodeSqlite(path: string): SqliteDatabase {
 // int8 (count(*), sums) arrive from pg as strings; every count here fits a JS number.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-export function openDatabase(options: { databaseUrl: string | null; sqlitePath: string; poolSize?: number }): Db {
+const READ = /^\s*select\b/i;
+const LOCKING = /\bfor\s+(update|share|no\s+key\s+update|key\s+share)\b/i;
+const TRANSACTION_START = /^\s*(begin|start\s+transaction)\b/i;
+const TRANSACTION_END = /^\s*(commit|rollback|end|abort)\s*$/i;
+
+/**
+ * The pool as Kysely sees it, where a read that fails because its connection was lost (terminated,
+ * reset) runs once more on a fresh connection: a lone SELECT outside a transaction has no effect to
+ * repeat. Writes, and anything in a transaction, are never retried (they may have committed, or the
+ * transaction is gone): the error goes up and the request answers 503.
+ */
+function retryingReads(pool: pg.Pool): PostgresPool {
+  return {
+    end: () => pool.end(),
+    async connect(): Promise<PostgresPoolClient> {
+      let client: pg.PoolClient | null = await pool.connect();
+      let inTransaction = false;
+      const query = async (text: string, parameters: readonly unknown[]) => {
+        if (!client) throw new Error('Connection terminated: the lost connection could not be replaced');
+        if (TRANSACTION_START.test(text)) inTransaction = true;
+        else if (TRANSACTION_END.test(text)) inTransaction = false;
+        try {
+          return await client.query(text, parameters as unknown[]);
+        } catch (error) {
+          if (inTransaction || !READ.test(text) || LOCKING.test(text) || !connectionLost(error)) throw error;
+          const lost = client;
+          client = null;
+          lost.release(error as Error);
+          client = await pool.connect();
+          return await client.query(text, parameters as unknown[]);
+        }
+      };
+      return {
+        query: ((textOrCursor: string | object, parameters?: readonly unknown[]) =>
+          typeof textOrCursor === 'string' ? query(textOrCursor, parameters ?? []) : client!.query(textOrCursor as never)) as unknown as PostgresPoolClient['query'],
+        release: () => {
+          client?.release();
+          client = null;
+        },
+      };
+    },
+  };
+}
+
+/** Where the database layer reports a lost connection (the server's logger). */
+export interface DbLog {
+  warn(object: object, message: string): void;
+}
+
+export interface OpenOptions {
+  databaseUrl: string | null;
+  sqlitePath: string;
+  poolSize?: number;
+  /** How long a query waits for a pooled connection (or for a new one to open) before failing: an exhausted pool answers 503, not a hang. */
+  connectTimeoutMs?: number;
+  log?: DbLog;
+}
+
+export function openDatabase(options: OpenOptions): Db {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
-    // An idle client that loses its connection must not crash the process.
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    });
+    const lost = (err: Error) => options.log?.warn({ err }, 'database connection lost; it is replaced on the next query');
+    // A connection terminated by the server (pg_terminate_backend, a restart, a failover) emits
+    // 'error' on its client, in use or idle: unheard, that is an uncaught exception. The query it was
+    // running rejects with the error (the request answers 503) and the pool drops the client.
+    pool.on('connect', (client) => client.on('error', lost));
+    // An idle client's error is also reported by the pool: the client's own listener logged it.
     pool.on('error', () => {});
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: retryingReads(pool) }) });
     return { kysely, dialect: 'postgres', url: options.databaseUrl, close: () => kysely.destroy() };
   }
   const sqlite = nodeSqlite(options.sqlitePath);

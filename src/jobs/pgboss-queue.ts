@@ -72,6 +72,8 @@ export class PgBossQueue implements Queue {
       connectionString: db.url,
       // Its own pool, sized like the application's; a worker process adds one connection for LISTEN.
       max: config.databasePoolSize,
+      // A database that is down fails each statement after this, rather than queueing it for ever.
+      connectionTimeoutMillis: config.databaseConnectTimeoutMs,
       schema: SCHEMA,
       // The workers here are not pg-boss's, so pg-boss's listener would wake nothing: `start` listens
       // itself. Sends still notify (queues are created with `notify`).

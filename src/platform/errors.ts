@@ -48,6 +48,10 @@ export const badRequest = (message: string) => new ApiError(400, message);
 export const requiresAuthentication = () => new ApiError(401, 'Requires authentication');
 export const badCredentials = () => new ApiError(401, 'Bad credentials');
 
+/** The database is unavailable for now (down, restarting, the pool exhausted, the disk full): the client may retry. */
+export const serviceUnavailable = () =>
+  new ApiError(503, 'Service Unavailable: the database cannot be reached right now; try again shortly.', { headers: { 'retry-after': '5' } });
+
 export function validationFailed(errors: ValidationError[], message = 'Validation Failed'): ApiError {
   return new ApiError(422, message, { errors });
 }

@@ -5,8 +5,9 @@ import { createHash } from 'node:crypto';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { databaseUnavailable } from '../db/errors.ts';
 import type { Context } from './context.ts';
-import { ApiError, validationFailed, type ValidationError } from './errors.ts';
+import { ApiError, serviceUnavailable, validationFailed, type ValidationError } from './errors.ts';
 import { clientAddress, rateLimitHeaders, type RateLimitKey } from './rate-limit.ts';
 import { findSetting } from './settings-store.ts';
 import { hashSecret, secretsEqual } from './tokens.ts';
@@ -204,6 +205,11 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
       return errorReply(reply, validationFailed(errors));
     }
     if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errorReply(reply, new ApiError(413, 'Payload Too Large'));
+    const unavailable = databaseUnavailable(error);
+    if (unavailable) {
+      request.log.warn({ err: error, reason: unavailable }, 'database unavailable; answered 503');
+      return errorReply(reply, serviceUnavailable());
+    }
     const status = fastifyError.statusCode ?? 500;
     if (status >= 400 && status < 500) return errorReply(reply, new ApiError(status, fastifyError.message));
     request.log.error({ err: error }, 'request failed');

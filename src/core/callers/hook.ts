@@ -3,9 +3,10 @@
 // declared once in its `access` rule, which also gives the `X-Accepted-*` headers.
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../platform/context.ts';
+import { databaseUnavailable } from '../../db/errors.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { anonymousRateLimit, anonymousRateLimitHeaders, selectApiVersion } from '../../platform/http.ts';
-import { clientAddress, rateLimitHeaders, type RateLimitKey } from '../../platform/rate-limit.ts';
+import { clientAddress, rateLimitHeaders, type RateLimitKey, type RateLimitState } from '../../platform/rate-limit.ts';
 import { acceptedHeaders, checkRule, type AccessRule } from './access.ts';
 import { ANONYMOUS, authenticate, isFailedLogin, type AnonymousPrincipal, type Principal } from './principal.ts';
 
@@ -23,6 +24,24 @@ declare module 'fastify' {
 
 export function installCallers(app: FastifyInstance, ctx: Context): void {
   app.decorateRequest('principal', null as unknown as AnonymousPrincipal);
+
+  // Counting is a write. When the database cannot write (SQLite on a full or read-only disk), a read
+  // must still be served: the request goes uncounted, with the last counted state in its headers.
+  // Logged once per outage; a write request fails on its own write.
+  let counterFailing = false;
+  const count = async (key: RateLimitKey, limit: number): Promise<RateLimitState & { counted: boolean }> => {
+    try {
+      const state = await ctx.rateLimiter.hit(key, limit);
+      counterFailing = false;
+      return { ...state, counted: true };
+    } catch (error) {
+      const reason = databaseUnavailable(error);
+      if (!reason) throw error;
+      if (!counterFailing) ctx.log.error({ err: error, reason }, 'rate-limit counters cannot be written; requests are served uncounted until they can');
+      counterFailing = true;
+      return { ...(await ctx.rateLimiter.peek(key, limit)), counted: false };
+    }
+  };
   app.addHook('onRequest', async (request, reply) => {
     request.principal = ANONYMOUS;
     const config = request.routeOptions.config;
@@ -54,7 +73,8 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
     const principal = request.principal;
     const [key, limit] = rateLimitKey(ctx, principal, address);
     request.rateLimitKey = key;
-    const state = await ctx.rateLimiter.hit(key, limit);
+    const state = await count(key, limit);
+    if (!state.counted) request.rateLimitKey = null; // nothing to refund on a 304
     reply.headers(rateLimitHeaders(state));
     if (state.used > state.limit) {
       throw new ApiError(403, principal.type === 'anonymous'
