@@ -267,26 +267,9 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
 
   const log = new HeldLog();
   const server = await createServerOrExplain(config, { logStream: log });
-  let address: string;
-  let demo: boolean;
-  try {
-    const [{ AREAS }, { loadSeedFile }] = await loadServer();
-    if (server.freshDatabase && config.demo && server.ctx.db.dialect === 'sqlite') {
-      printSeedReport(await loadSeedFile(server.ctx, AREAS, DEMO_SEED));
-    }
-    if (seedPath) printSeedReport(await loadSeedFile(server.ctx, AREAS, seedPath));
-    address = await server.listen().catch((error: unknown) => {
-      throw listenError(error, config);
-    });
-    demo = await demoDataPresent(server);
-  } catch (error) {
-    log.discard(debugging());
-    await server.close().catch(() => undefined);
-    throw error;
-  }
-  console.log(banner(address, server, demo));
-  log.release();
 
+  // The signals are handled from here on, before the server listens: a SIGTERM that arrives
+  // while the start finishes (the demo check, the banner) is a graceful stop, never a kill.
   let stopping = false;
   const stop = (why: { signal: string } | { reason: string }) => {
     if (stopping) return;
@@ -301,6 +284,28 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
   };
   process.on('SIGTERM', () => stop({ signal: 'SIGTERM' }));
   process.on('SIGINT', () => stop({ signal: 'SIGINT' }));
+
+  let address: string;
+  let demo: boolean;
+  try {
+    const [{ AREAS }, { loadSeedFile }] = await loadServer();
+    if (server.freshDatabase && config.demo && server.ctx.db.dialect === 'sqlite') {
+      printSeedReport(await loadSeedFile(server.ctx, AREAS, DEMO_SEED));
+    }
+    if (seedPath) printSeedReport(await loadSeedFile(server.ctx, AREAS, seedPath));
+    address = await server.listen().catch((error: unknown) => {
+      throw listenError(error, config);
+    });
+    demo = await demoDataPresent(server);
+  } catch (error) {
+    log.discard(debugging());
+    // Stopped by a signal during the start: the stop above closes the server and exits.
+    if (stopping) return;
+    await server.close().catch(() => undefined);
+    throw error;
+  }
+  if (!stopping) console.log(banner(address, server, demo));
+  log.release();
   // Under npm (`npx codehost serve`, `npm start`) the server runs below `sh -c`: npm passes SIGTERM
   // and SIGINT on to that shell, which dies without passing them on. The shell going away is then
   // the signal.
