@@ -141,6 +141,15 @@ const throwaway = (make: () => Promise<Request>): Send => async () => make();
 const fresh = (make: () => Promise<Request>, decoy: () => Request): Send => async (_caller, want) => (want === OK ? make() : decoy());
 
 /**
+ * Sent once the jobs are done: an enterprise attachment is refused (409) while the apply job of the
+ * one before it is still running, so each cell waits for the last one's job.
+ */
+const settled = (send: Send): Send => async (caller, want) => {
+  await server.drain();
+  return send(caller, want);
+};
+
+/**
  * What the list rows act on, made once when the first of them runs (they run last, so no earlier row
  * sees it): ana, bob and sam watch acme/secret and acme/open, the team devs reads acme/secret, and
  * the first issue of each repository has an `assigned` event.
@@ -275,7 +284,7 @@ const MATRIX: Row[] = [
   row('DELETE /enterprises/{enterprise}/code-security/configurations/{configuration_id}', 'admin:enterprise',
     throwaway(async () => ({ path: `${ENT_CS}/${await freshEnterpriseConfiguration()}` })),
     [401,   OK,       403,   OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    403,     403,     404]),
-  row('POST /enterprises/{enterprise}/code-security/configurations/{configuration_id}/attach', 'admin:enterprise', at(() => `${ENT_CS}/${ids.enterpriseConfiguration}/attach`, () => ({ scope: 'all_without_configurations' })),
+  row('POST /enterprises/{enterprise}/code-security/configurations/{configuration_id}/attach', 'admin:enterprise', settled(at(() => `${ENT_CS}/${ids.enterpriseConfiguration}/attach`, () => ({ scope: 'all_without_configurations' }))),
     [401,   OK,       403,   OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    403,     403,     404]),
   row('PUT /enterprises/{enterprise}/code-security/configurations/{configuration_id}/defaults', 'admin:enterprise', at(() => `${ENT_CS}/${ids.enterpriseConfiguration}/defaults`, () => ({ default_for_new_repos: 'none' })),
     [401,   OK,       403,   OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    403,     403,     404]),
