@@ -2,14 +2,17 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/index.ts';
 
-/** Counts one request: a window that started at or before `expired` starts again at `now`. */
-export async function countRequest(db: Executor, key: string, now: number, expired: number): Promise<{ used: number; window_start: number }> {
+/**
+ * Counts `count` requests (a lease of that many numbers, or one failed login): a window that started
+ * at or before `expired` starts again at `now`. Returns the count after it and the window's start.
+ */
+export async function countRequests(db: Executor, key: string, count: number, now: number, expired: number): Promise<{ used: number; window_start: number }> {
   return db
     .insertInto('rate_limits')
-    .values({ key, window_start: now, used: 1 })
+    .values({ key, window_start: now, used: count })
     .onConflict((oc) =>
       oc.column('key').doUpdateSet({
-        used: sql`case when rate_limits.window_start <= ${expired} then 1 else rate_limits.used + 1 end`,
+        used: sql`case when rate_limits.window_start <= ${expired} then ${count} else rate_limits.used + ${count} end`,
         window_start: sql`case when rate_limits.window_start <= ${expired} then ${now} else rate_limits.window_start end`,
       }),
     )
@@ -19,10 +22,6 @@ export async function countRequest(db: Executor, key: string, now: number, expir
 
 export async function findCounter(db: Executor, key: string): Promise<{ used: number; window_start: number } | undefined> {
   return db.selectFrom('rate_limits').select(['used', 'window_start']).where('key', '=', key).executeTakeFirst();
-}
-
-export async function uncountRequest(db: Executor, key: string): Promise<void> {
-  await db.updateTable('rate_limits').set({ used: sql`case when used > 0 then used - 1 else 0 end` }).where('key', '=', key).execute();
 }
 
 /** Removes the counters whose window started at or before `expired`; returns how many. */

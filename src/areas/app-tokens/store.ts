@@ -2,22 +2,39 @@
 import type { Executor } from '../../db/index.ts';
 import { hashSecret } from '../../platform/tokens.ts';
 
-/** A token of the app's users (OAuth or app user token) by its value, with its user and grant. */
+/**
+ * A token of the app's users (OAuth or app user token) by its value, with its user and grant: one
+ * round trip (every token check pays for it).
+ */
 export async function findAppUserToken(db: Executor, appId: number, token: string) {
   const row = await db
     .selectFrom('tokens')
-    .selectAll()
-    .where('hashed_token', '=', hashSecret(token))
-    .where('app_id', '=', appId)
-    .where('kind', 'in', ['oauth', 'app_user'])
+    .innerJoin('users', 'users.id', 'tokens.user_id')
+    .leftJoin('app_authorizations as grant', 'grant.id', 'tokens.authorization_id')
+    .selectAll('tokens')
+    .select([
+      'users.login', 'users.login_lower', 'users.type', 'users.name', 'users.email', 'users.site_admin',
+      'users.created_at as user_created_at', 'users.updated_at as user_updated_at',
+      'grant.id as grant_id', 'grant.app_id as grant_app_id', 'grant.user_id as grant_user_id', 'grant.scopes as grant_scopes',
+      'grant.note as grant_note', 'grant.note_url as grant_note_url', 'grant.created_at as grant_created_at', 'grant.updated_at as grant_updated_at',
+    ])
+    .where('tokens.hashed_token', '=', hashSecret(token))
+    .where('tokens.app_id', '=', appId)
+    .where('tokens.kind', 'in', ['oauth', 'app_user'])
     .executeTakeFirst();
-  if (!row || row.user_id === null) return undefined;
-  const user = await db.selectFrom('users').selectAll().where('id', '=', row.user_id).executeTakeFirstOrThrow();
+  if (!row) return undefined;
+  const {
+    login, login_lower, type, name, email, site_admin, user_created_at, user_updated_at,
+    grant_id, grant_app_id, grant_user_id, grant_scopes, grant_note, grant_note_url, grant_created_at, grant_updated_at,
+    ...tokenRow
+  } = row;
+  const userId = tokenRow.user_id!;
+  const user = { id: userId, login, login_lower, type, name, email, site_admin, created_at: user_created_at, updated_at: user_updated_at };
   const authorization =
-    row.authorization_id === null
+    grant_id === null
       ? undefined
-      : await db.selectFrom('app_authorizations').selectAll().where('id', '=', row.authorization_id).executeTakeFirst();
-  return { token: row, user, authorization };
+      : { id: grant_id, app_id: grant_app_id!, user_id: grant_user_id!, scopes: grant_scopes!, note: grant_note, note_url: grant_note_url, created_at: grant_created_at!, updated_at: grant_updated_at! };
+  return { token: tokenRow, user, authorization };
 }
 
 export async function replaceTokenValue(db: Executor, tokenId: number, token: string, now: string) {

@@ -59,7 +59,7 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
     // Every credential check runs under the failed-login limit of the client's address (the check
     // and the limit's read side by side: one round trip on PostgreSQL).
     const authorization = request.headers.authorization;
-    const check = () => authenticate(ctx.db.kysely, ctx.clock, authorization, { basicApp: Boolean(config.basicApp) });
+    const check = () => authenticate(ctx.db.kysely, ctx.clock, authorization, { basicApp: Boolean(config.basicApp), appCacheMs: ctx.config.lookupCacheMs });
     try {
       request.principal = authorization
         ? await ctx.rateLimiter.guardLogin(address, ctx.config.rateLimit.failedLoginsPerHour, check, isFailedLogin)
