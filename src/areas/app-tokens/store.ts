@@ -1,5 +1,6 @@
 // SQL of app token management.
 import type { Executor } from '../../db/index.ts';
+import { reusableQuery } from '../../db/prepared.ts';
 import { hashSecret } from '../../platform/tokens.ts';
 
 /**
@@ -7,7 +8,12 @@ import { hashSecret } from '../../platform/tokens.ts';
  * round trip (every token check pays for it).
  */
 export async function findAppUserToken(db: Executor, appId: number, token: string) {
-  const row = await db
+  const [row] = await appUserTokenQuery(db, hashSecret(token), appId);
+  return row ? appUserToken(row) : undefined;
+}
+
+const appUserTokenQuery = reusableQuery('app_user_token', (db, hashedToken: string, appId: number) =>
+  db
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
     .leftJoin('app_authorizations as grant', 'grant.id', 'tokens.authorization_id')
@@ -18,11 +24,12 @@ export async function findAppUserToken(db: Executor, appId: number, token: strin
       'grant.id as grant_id', 'grant.app_id as grant_app_id', 'grant.user_id as grant_user_id', 'grant.scopes as grant_scopes',
       'grant.note as grant_note', 'grant.note_url as grant_note_url', 'grant.created_at as grant_created_at', 'grant.updated_at as grant_updated_at',
     ])
-    .where('tokens.hashed_token', '=', hashSecret(token))
+    .where('tokens.hashed_token', '=', hashedToken)
     .where('tokens.app_id', '=', appId)
-    .where('tokens.kind', 'in', ['oauth', 'app_user'])
-    .executeTakeFirst();
-  if (!row) return undefined;
+    .where('tokens.kind', 'in', ['oauth', 'app_user']),
+);
+
+function appUserToken(row: Awaited<ReturnType<typeof appUserTokenQuery>>[number]) {
   const {
     login, login_lower, type, name, email, site_admin, user_created_at, user_updated_at,
     grant_id, grant_app_id, grant_user_id, grant_scopes, grant_note, grant_note_url, grant_created_at, grant_updated_at,
