@@ -15,6 +15,7 @@ const BLOCK = 10;
 const FAILED_LOGINS = 30;
 const PROCESSES = 3;
 const BAD_TOKEN = 'chp_000000000000000000000000000000000000';
+const LOOKUP_CACHE_MS = 400;
 
 let database: TestDatabase;
 const children: ChildProcess[] = [];
@@ -29,6 +30,7 @@ async function serve(port: number): Promise<ChildProcess> {
       CODEHOST_RATE_LIMIT: String(LIMIT),
       CODEHOST_RATE_LIMIT_BLOCK: String(BLOCK),
       CODEHOST_RATE_LIMIT_FAILED_LOGINS: String(FAILED_LOGINS),
+      CODEHOST_LOOKUP_CACHE_MS: String(LOOKUP_CACHE_MS),
       CODEHOST_WORKER: '0',
     },
   });
@@ -109,6 +111,26 @@ describe(`${PROCESSES} processes on one database`, () => {
         assert.equal((await fetch(`${base}/api/v3/user`, { headers: { authorization: `token ${token}` } })).status, 403);
       }
     }
+  });
+
+  test(`an app changed on one process: at once there, within ${LOOKUP_CACHE_MS} ms on the others`, { timeout: 60_000 }, async () => {
+    await admin('POST', '/users', { login: 'hubot' });
+    const app = await admin('POST', '/apps', { slug: 'cached', permissions: { issues: 'write', metadata: 'read' } });
+    await admin('POST', '/apps/cached/installations', { account: 'hubot', permissions: { issues: 'write', metadata: 'read' } });
+    const { token } = await admin('POST', '/apps/cached/authorizations', { login: 'hubot', kind: 'app_user' });
+    const authorization = `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}`;
+    // Asking for issues=write works while the app requests it: the app as each process read it.
+    const scoped = async (base: string) =>
+      (await fetch(`${base}/api/v3/applications/${app.client_id}/token/scoped`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ access_token: token, target: 'hubot', permissions: { issues: 'write' } }),
+      })).status;
+    for (const base of bases) assert.equal(await scoped(base), 200);
+    await admin('PATCH', '/apps/cached', { permissions: { issues: 'read', metadata: 'read' } });
+    assert.equal(await scoped(bases[0]!), 422, 'the process that changed the app');
+    await new Promise((resolve) => setTimeout(resolve, LOOKUP_CACHE_MS + 200));
+    for (const base of bases.slice(1)) assert.equal(await scoped(base), 422, base);
   });
 
   test(`concurrent bad tokens over all processes: at most ${FAILED_LOGINS} are 401`, { timeout: 60_000 }, async () => {
