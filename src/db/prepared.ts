@@ -9,7 +9,9 @@ export const preparedNames = new Map<string, string>();
 
 /**
  * `build` makes the query from placeholders, once per database; each call runs it with `params`
- * in their places. Only for queries whose shape does not depend on the parameters' values.
+ * in their places. Only for queries whose shape does not depend on the parameters' values, and
+ * with their columns named (no `*`): PostgreSQL refuses to run a prepared statement whose result
+ * columns changed since it was prepared.
  */
 export function reusableQuery<P extends unknown[], R>(name: string, build: (db: Executor, ...params: P) => Compilable<R>) {
   const compiled = new WeakMap<Executor, { query: CompiledQuery<R>; slots: Array<number | null> }>();

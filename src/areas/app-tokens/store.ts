@@ -17,8 +17,13 @@ const appUserTokenQuery = reusableQuery('app_user_token', (db, hashedToken: stri
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
     .leftJoin('app_authorizations as grant', 'grant.id', 'tokens.authorization_id')
-    .selectAll('tokens')
+    // Named columns, not tokens.*: PostgreSQL refuses a prepared statement whose result columns
+    // changed (a column added by a newer version's migration during a rolling upgrade).
     .select([
+      'tokens.id', 'tokens.kind', 'tokens.hashed_token', 'tokens.token_last_eight', 'tokens.user_id', 'tokens.app_id',
+      'tokens.installation_id', 'tokens.authorization_id', 'tokens.scopes', 'tokens.permissions', 'tokens.resource_owner_id',
+      'tokens.repository_selection', 'tokens.repository_ids', 'tokens.note', 'tokens.note_url', 'tokens.fingerprint',
+      'tokens.expires_at', 'tokens.created_at', 'tokens.updated_at',
       'users.login', 'users.login_lower', 'users.type', 'users.name', 'users.email', 'users.site_admin',
       'users.created_at as user_created_at', 'users.updated_at as user_updated_at',
       'grant.id as grant_id', 'grant.app_id as grant_app_id', 'grant.user_id as grant_user_id', 'grant.scopes as grant_scopes',
