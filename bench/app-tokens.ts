@@ -1,7 +1,7 @@
 // POST /applications/{client_id}/token with a valid token (Basic auth, token lookup, rate-limit
 // upsert, serialization) against a bare node:http server answering the same bytes, in one run.
 import { createTestDatabase } from '../test/helpers/database.ts';
-import { capture, load, ratio, startBaseline, startServerProcess } from './lib.ts';
+import { capture, cpuMs, load, ratio, startBaseline, startServerProcess } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -32,13 +32,22 @@ export default async function appTokens(options: Options = {}): Promise<Record<s
       // Warm both up, then measure the baseline and the server one after the other.
       await load({ url: baseline.url, method: 'POST', headers, body, seconds: 1 });
       await load({ url, method: 'POST', headers, body, seconds: 2, connections: options.connections });
+      // CPU per request of each server process too: on a shared machine the throughput ratio moves
+      // with what else runs (the load generator shares the cores), the CPU a request costs much less.
+      const bareCpu = cpuMs(baseline.pid);
       const bare = await load({ url: baseline.url, method: 'POST', headers, body, seconds, connections: options.connections });
+      const bareCpuPerRequest = (cpuMs(baseline.pid) - bareCpu) / (bare.requestsPerSecond * seconds);
+      const realCpu = cpuMs(server.pid);
       const real = await load({ url, method: 'POST', headers, body, seconds, connections: options.connections });
+      const realCpuPerRequest = (cpuMs(server.pid) - realCpu) / (real.requestsPerSecond * seconds);
       if (real.non2xx || real.errors) throw new Error(`codehost answered ${real.non2xx} non-2xx and ${real.errors} errors`);
       return {
         'check token req/s (codehost)': Math.round(real.requestsPerSecond),
         'check token req/s (bare node:http, same bytes)': Math.round(bare.requestsPerSecond),
         'check token ratio codehost/bare': ratio(real.requestsPerSecond, bare.requestsPerSecond),
+        'check token server CPU ms/request (codehost)': Number(realCpuPerRequest.toFixed(3)),
+        'check token server CPU ms/request (bare)': Number(bareCpuPerRequest.toFixed(3)),
+        'check token CPU ratio bare/codehost': ratio(bareCpuPerRequest, realCpuPerRequest),
         'check token p50 ms': real.latencyP50Ms,
         'check token p99 ms': real.latencyP99Ms,
         'bare p99 ms': bare.latencyP99Ms,

@@ -93,7 +93,14 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
 
 export interface Baseline {
   url: string;
+  pid: number;
   stop(): Promise<void>;
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc; clock ticks of 10 ms). */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** A bare node:http server in its own process answering every request with the same status, headers and body. */
@@ -115,6 +122,7 @@ export async function startBaseline(response: { status: number; headers: Record<
   await waitFor(url, child);
   return {
     url,
+    pid: child.pid!,
     stop: async () => {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');

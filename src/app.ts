@@ -147,7 +147,7 @@ export async function createServer(
     // The settings' URLs; when they follow the address, fixed by listen() (port 0 is known only then).
     urls: { api: config.apiUrl, web: config.webUrl },
     secrets: new Secrets(secretKey),
-    rateLimiter: new RateLimiter(db.kysely, clock),
+    rateLimiter: new RateLimiter(db.kysely, clock, { block: config.rateLimit.block, cacheMs: config.lookupCacheMs }),
     log: app.log,
     periodic: new Periodic(app.log),
   };

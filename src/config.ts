@@ -51,7 +51,15 @@ export interface Config {
     authenticatedPerHour: number;
     anonymousPerHour: number;
     failedLoginsPerHour: number;
+    /** The most requests of a budget one process leases from the database at once. */
+    block: number;
   };
+  /**
+   * How long a process trusts what it read of state another process may change: an app by its
+   * client id (Basic credentials), an address's failed-login count. Changes made by this process
+   * take effect at once.
+   */
+  lookupCacheMs: number;
   jobs: {
     /** Start the background worker in this process. */
     worker: boolean;
@@ -283,7 +291,9 @@ export function loadConfig(env: Env = process.env): Config {
       authenticatedPerHour: int(env, 'CODEHOST_RATE_LIMIT', 5000, 1),
       anonymousPerHour: int(env, 'CODEHOST_RATE_LIMIT_ANONYMOUS', 60, 1),
       failedLoginsPerHour: int(env, 'CODEHOST_RATE_LIMIT_FAILED_LOGINS', 100, 1),
+      block: int(env, 'CODEHOST_RATE_LIMIT_BLOCK', 50, 1),
     },
+    lookupCacheMs: int(env, 'CODEHOST_LOOKUP_CACHE_MS', 1_000, 0),
     jobs: {
       worker: bool(env, 'CODEHOST_WORKER', true),
       leaseSeconds: int(env, 'CODEHOST_JOB_LEASE_SECONDS', 60, 1),

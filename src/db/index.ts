@@ -5,6 +5,7 @@ import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { Kysely, PostgresDialect, SqliteDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import pg from 'pg';
 import { connectionLost } from './errors.ts';
+import { preparedNames } from './prepared.ts';
 import type { Database } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -87,15 +88,18 @@ function retryingReads(pool: pg.Pool): PostgresPool {
         if (!client) throw new Error('Connection terminated: the lost connection could not be replaced');
         if (TRANSACTION_START.test(text)) inTransaction = true;
         else if (TRANSACTION_END.test(text)) inTransaction = false;
+        // A reusable query (prepared.ts) runs as a named statement: parsed and planned once per connection.
+        const name = preparedNames.get(text);
+        const run = (on: pg.PoolClient) => (name ? on.query({ name, text, values: parameters as unknown[] }) : on.query(text, parameters as unknown[]));
         try {
-          return await client.query(text, parameters as unknown[]);
+          return await run(client);
         } catch (error) {
           if (inTransaction || !READ.test(text) || LOCKING.test(text) || !connectionLost(error)) throw error;
           const lost = client;
           client = null;
           lost.release(error as Error);
           client = await pool.connect();
-          return await client.query(text, parameters as unknown[]);
+          return await run(client);
         }
       };
       return {

@@ -1,6 +1,7 @@
-// Rate limits, counted in the database so every process behind a load balancer shares them.
-// A window opens at its first request and resets an hour later; one upsert per request. Keys are
-// only ids and client addresses (never text a client chose), and expired windows are swept.
+// Rate limits, shared by every process behind a load balancer through the database: each process
+// counts in memory against blocks of quota it leases from the database (one upsert per block, not
+// per request). A window opens at its first request and resets an hour later. Keys are only ids and
+// client addresses (never text a client chose), and expired windows are swept.
 import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import type { Executor } from '../db/index.ts';
@@ -60,67 +61,191 @@ function normalAddress(value: string | undefined): string | null {
 
 export const LOGIN_ATTEMPTS_EXCEEDED = 'Maximum number of login attempts exceeded. Please try again later.';
 
+/**
+ * How many requests of a budget of `limit` one lease takes: at most `block`, a fiftieth of the
+ * budget, at least one (small budgets, such as the anonymous 60 an hour, stay exact per request).
+ */
+export function leaseSize(limit: number, block: number): number {
+  return Math.max(1, Math.min(block, Math.floor(limit / 50)));
+}
+
+/** Requests this process may count without asking the database: numbers `next`..`end` of the window. */
+interface Lease {
+  windowStart: number;
+  next: number;
+  end: number;
+  /** Requests given back (a 304): counted again before the next number. */
+  credits: number;
+}
+
+/** What this process last knew of an address's failed logins, and when it read it (performance.now()). */
+interface Known {
+  used: number;
+  windowStart: number;
+  readAt: number;
+}
+
+/** Entries kept in memory per map before the oldest are dropped (an attacker with many addresses). */
+const MAX_ENTRIES = 100_000;
+
+export interface RateLimiterOptions {
+  /** The most requests one lease takes from the database (CODEHOST_RATE_LIMIT_BLOCK). */
+  block: number;
+  /** How long a read of another process's failed-login count is trusted (CODEHOST_LOOKUP_CACHE_MS). */
+  cacheMs: number;
+}
+
+/**
+ * Requests are counted in memory against quota leased from the database in blocks. The row of a
+ * key holds every request number handed out to any process in its window; a lease is one upsert
+ * that takes the next `leaseSize` numbers, and a request is allowed when the number it gets is
+ * within the limit. No number is given twice, so all processes together never allow more than the
+ * limit in a window; a number leased and not used (a process that stops, or serves the key no
+ * more) is lost, so they allow at least `limit - processes × (lease - 1)` of it. Once a lease comes
+ * back beyond the limit the key is refused from memory until its window resets. Failed logins stay
+ * exact: each is counted by its own upsert, which judges it.
+ */
 export class RateLimiter {
   private readonly db: Executor;
   private readonly clock: Clock;
+  private readonly options: RateLimiterOptions;
+  private readonly leases = new Map<string, Lease>();
+  private readonly leasing = new Map<string, Promise<void>>();
+  private readonly failedLogins = new Map<string, Known>();
 
-  constructor(db: Executor, clock: Clock) {
+  constructor(db: Executor, clock: Clock, options: RateLimiterOptions = { block: 1, cacheMs: 0 }) {
     this.db = db;
     this.clock = clock;
+    this.options = options;
   }
 
   /** Counts one request against `key` and returns the state after it. */
   async hit(key: RateLimitKey, limit: number, resource = 'core'): Promise<RateLimitState> {
     checkKey(key);
-    const now = Math.floor(this.clock.nowMs() / 1000);
-    const row = await store.countRequest(this.db, key, now, now - WINDOW_SECONDS);
-    return this.state(row.used, row.window_start, limit, resource);
+    for (;;) {
+      const now = this.nowSeconds();
+      const lease = this.leases.get(key);
+      if (lease && lease.windowStart > now - WINDOW_SECONDS) {
+        if (lease.credits > 0) {
+          lease.credits--;
+          return this.state(lease.next - 1 - lease.credits, lease.windowStart, limit, resource);
+        }
+        // A number of this lease, or beyond the limit already: every number left in the window is.
+        if (lease.next <= lease.end || lease.next > limit) {
+          const used = lease.next++;
+          return this.state(used, lease.windowStart, limit, resource);
+        }
+      }
+      let pending = this.leasing.get(key);
+      if (!pending) {
+        pending = this.lease(key, limit, now).finally(() => this.leasing.delete(key));
+        this.leasing.set(key, pending);
+      }
+      await pending;
+    }
   }
 
-  /** Reads the state without counting. */
+  private async lease(key: string, limit: number, now: number): Promise<void> {
+    const size = leaseSize(limit, this.options.block);
+    const row = await store.countRequests(this.db, key, size, now, now - WINDOW_SECONDS);
+    const old = this.leases.get(key);
+    const credits = old && old.windowStart === row.window_start ? old.credits : 0;
+    this.leases.delete(key);
+    this.leases.set(key, { windowStart: row.window_start, next: row.used - size + 1, end: row.used, credits });
+    bound(this.leases);
+  }
+
+  /** Reads the state without counting: this process's own count while it holds a lease of the key. */
   async peek(key: RateLimitKey, limit: number, resource = 'core'): Promise<RateLimitState> {
     checkKey(key);
-    const now = Math.floor(this.clock.nowMs() / 1000);
+    const now = this.nowSeconds();
+    const lease = this.leases.get(key);
+    if (lease && lease.windowStart > now - WINDOW_SECONDS) return this.state(lease.next - 1 - lease.credits, lease.windowStart, limit, resource);
     const row = await store.findCounter(this.db, key);
     if (!row || row.window_start <= now - WINDOW_SECONDS) return this.state(0, now, limit, resource);
     return this.state(row.used, row.window_start, limit, resource);
   }
 
-  /** Gives back a counted request (a 304 does not count). */
+  /** Gives back a counted request (a 304 does not count): the next request of the key in this process reuses it. */
   async refund(key: string): Promise<void> {
     checkKey(key);
-    await store.uncountRequest(this.db, key);
+    const lease = this.leases.get(key);
+    if (lease && lease.windowStart > this.nowSeconds() - WINDOW_SECONDS && lease.next - 1 - lease.credits > 0) lease.credits++;
   }
 
   /**
    * Runs a credential check under the failed-login limit of `address`. A failure (`failed(error)`)
    * is counted and judged by the one upsert that counts it, so concurrent guesses cannot all see
    * room left: at most `limit` fail with their own error in a window, the rest get 403. While the
-   * address is over the limit every check is refused, a right one too (no oracle for guesses).
+   * address is over the limit every check is refused, a right one too (no oracle for guesses). The
+   * count is read from the database at most once per `cacheMs` per address; this process's own
+   * failures update it at once. So an address that another process has just blocked can have one
+   * more check judged here within that time (a wrong one is counted by the upsert and refused).
    */
   async guardLogin<T>(address: string, limit: number, check: () => Promise<T>, failed: (error: unknown) => boolean): Promise<T> {
     const key: RateLimitKey = `failed-login:${address}`;
     const [before, outcome] = await Promise.all([
-      this.peek(key, limit),
+      this.failedLoginsOf(key),
       check().then(
         (value) => ({ ok: true as const, value }),
         (error: unknown) => ({ ok: false as const, error }),
       ),
     ]);
-    if (before.remaining === 0) throw new ApiError(403, LOGIN_ATTEMPTS_EXCEEDED);
+    if (before >= limit) throw new ApiError(403, LOGIN_ATTEMPTS_EXCEEDED);
     if (outcome.ok) return outcome.value;
-    if (failed(outcome.error) && (await this.hit(key, limit)).used > limit) throw new ApiError(403, LOGIN_ATTEMPTS_EXCEEDED);
+    if (failed(outcome.error)) {
+      const now = this.nowSeconds();
+      const row = await store.countRequests(this.db, key, 1, now, now - WINDOW_SECONDS);
+      this.remember(key, row.used, row.window_start);
+      if (row.used > limit) throw new ApiError(403, LOGIN_ATTEMPTS_EXCEEDED);
+    }
     throw outcome.error;
   }
 
-  /** Removes the windows that have run out (a sweep: ctx.periodic). */
+  private async failedLoginsOf(key: RateLimitKey): Promise<number> {
+    checkKey(key);
+    const now = this.nowSeconds();
+    const known = this.failedLogins.get(key);
+    if (known && performance.now() - known.readAt < this.options.cacheMs) return known.windowStart > now - WINDOW_SECONDS ? known.used : 0;
+    const row = await store.findCounter(this.db, key);
+    if (!row || row.window_start <= now - WINDOW_SECONDS) {
+      this.remember(key, 0, now);
+      return 0;
+    }
+    this.remember(key, row.used, row.window_start);
+    return row.used;
+  }
+
+  private remember(key: string, used: number, windowStart: number): void {
+    const known = this.failedLogins.get(key);
+    // Concurrent failures answer out of order: keep the highest count of a window.
+    if (known && known.windowStart === windowStart && known.used > used) used = known.used;
+    this.failedLogins.delete(key);
+    this.failedLogins.set(key, { used, windowStart, readAt: performance.now() });
+    bound(this.failedLogins);
+  }
+
+  /** Removes the windows that have run out (a sweep: ctx.periodic), in the database and in memory. */
   async sweep(): Promise<number> {
-    return store.deleteExpiredCounters(this.db, Math.floor(this.clock.nowMs() / 1000) - WINDOW_SECONDS);
+    const expired = this.nowSeconds() - WINDOW_SECONDS;
+    for (const map of [this.leases, this.failedLogins]) {
+      for (const [key, entry] of map) if (entry.windowStart <= expired) map.delete(key);
+    }
+    return store.deleteExpiredCounters(this.db, expired);
+  }
+
+  private nowSeconds(): number {
+    return Math.floor(this.clock.nowMs() / 1000);
   }
 
   private state(used: number, windowStart: number, limit: number, resource: string): RateLimitState {
     return { limit, used, remaining: Math.max(0, limit - used), reset: windowStart + WINDOW_SECONDS, resource };
   }
+}
+
+/** Drops the oldest entries of a map beyond MAX_ENTRIES (a dropped lease's numbers are lost: fewer allowed, never more). */
+function bound(map: Map<string, unknown>): void {
+  while (map.size > MAX_ENTRIES) map.delete(map.keys().next().value!);
 }
 
 export function rateLimitHeaders(state: RateLimitState): Record<string, string> {

@@ -1,23 +1,60 @@
 // SQL of app token management.
 import type { Executor } from '../../db/index.ts';
+import { reusableQuery } from '../../db/prepared.ts';
 import { hashSecret } from '../../platform/tokens.ts';
 
-/** A token of the app's users (OAuth or app user token) by its value, with its user and grant. */
+/**
+ * A token of the app's users (OAuth or app user token) by its value, with its user and grant: one
+ * round trip (every token check pays for it).
+ */
 export async function findAppUserToken(db: Executor, appId: number, token: string) {
-  const row = await db
+  const [row] = await appUserTokenQuery(db, hashSecret(token), appId);
+  return row ? appUserToken(row) : undefined;
+}
+
+const appUserTokenQuery = reusableQuery('app_user_token', (db, hashedToken: string, appId: number) =>
+  db
     .selectFrom('tokens')
-    .selectAll()
-    .where('hashed_token', '=', hashSecret(token))
-    .where('app_id', '=', appId)
-    .where('kind', 'in', ['oauth', 'app_user'])
-    .executeTakeFirst();
-  if (!row || row.user_id === null) return undefined;
-  const user = await db.selectFrom('users').selectAll().where('id', '=', row.user_id).executeTakeFirstOrThrow();
+    .innerJoin('users', 'users.id', 'tokens.user_id')
+    .leftJoin('app_authorizations as grant', 'grant.id', 'tokens.authorization_id')
+    // Named columns, not tokens.*: PostgreSQL refuses a prepared statement whose result columns
+    // changed (a column added by a newer version's migration during a rolling upgrade).
+    .select([
+      'tokens.id', 'tokens.kind', 'tokens.hashed_token', 'tokens.token_last_eight', 'tokens.user_id', 'tokens.app_id',
+      'tokens.installation_id', 'tokens.authorization_id', 'tokens.scopes', 'tokens.permissions', 'tokens.resource_owner_id',
+      'tokens.repository_selection', 'tokens.repository_ids', 'tokens.note', 'tokens.note_url', 'tokens.fingerprint',
+      'tokens.expires_at', 'tokens.created_at', 'tokens.updated_at',
+      'users.login', 'users.login_lower', 'users.type', 'users.name', 'users.email', 'users.site_admin',
+      'users.created_at as user_created_at', 'users.updated_at as user_updated_at',
+      'grant.id as grant_id', 'grant.app_id as grant_app_id', 'grant.user_id as grant_user_id', 'grant.scopes as grant_scopes',
+      'grant.note as grant_note', 'grant.note_url as grant_note_url', 'grant.created_at as grant_created_at', 'grant.updated_at as grant_updated_at',
+    ])
+    .where('tokens.hashed_token', '=', hashedToken)
+    .where('tokens.app_id', '=', appId)
+    .where('tokens.kind', 'in', ['oauth', 'app_user']),
+);
+
+// Field by field (an object rest of the row cost more than the query on SQLite).
+function appUserToken(row: Awaited<ReturnType<typeof appUserTokenQuery>>[number]) {
+  const token = {
+    id: row.id, kind: row.kind, hashed_token: row.hashed_token, token_last_eight: row.token_last_eight, user_id: row.user_id,
+    app_id: row.app_id, installation_id: row.installation_id, authorization_id: row.authorization_id, scopes: row.scopes,
+    permissions: row.permissions, resource_owner_id: row.resource_owner_id, repository_selection: row.repository_selection,
+    repository_ids: row.repository_ids, note: row.note, note_url: row.note_url, fingerprint: row.fingerprint,
+    expires_at: row.expires_at, created_at: row.created_at, updated_at: row.updated_at,
+  };
+  const user = {
+    id: row.user_id!, login: row.login, login_lower: row.login_lower, type: row.type, name: row.name, email: row.email,
+    site_admin: row.site_admin, created_at: row.user_created_at, updated_at: row.user_updated_at,
+  };
   const authorization =
-    row.authorization_id === null
+    row.grant_id === null
       ? undefined
-      : await db.selectFrom('app_authorizations').selectAll().where('id', '=', row.authorization_id).executeTakeFirst();
-  return { token: row, user, authorization };
+      : {
+          id: row.grant_id, app_id: row.grant_app_id!, user_id: row.grant_user_id!, scopes: row.grant_scopes!, note: row.grant_note,
+          note_url: row.grant_note_url, created_at: row.grant_created_at!, updated_at: row.grant_updated_at!,
+        };
+  return { token, user, authorization };
 }
 
 export async function replaceTokenValue(db: Executor, tokenId: number, token: string, now: string) {

@@ -25,6 +25,32 @@ export async function findAppBy(db: Executor, key: { id: number } | { clientId: 
   return ('id' in key ? query.where('id', '=', key.id) : query.where('client_id', '=', key.clientId)).executeTakeFirst();
 }
 
+/**
+ * Apps by client id as Basic credentials present them on every app token request, kept per database
+ * for `maxAgeMs`. A write through this module in this process empties the cache at once (a
+ * generation count: a read that overlapped a write is not kept); a change another process makes is
+ * seen within `maxAgeMs`. Unknown client ids are not kept (an app created elsewhere works at once).
+ */
+const byClientId = new WeakMap<Executor, Map<string, { app: AppRow; at: number; generation: number }>>();
+let generation = 0;
+const MAX_CACHED_APPS = 10_000;
+
+export async function findAppByClientId(db: Executor, clientId: string, maxAgeMs: number): Promise<AppRow | undefined> {
+  if (maxAgeMs <= 0) return findAppBy(db, { clientId });
+  let cache = byClientId.get(db);
+  if (!cache) byClientId.set(db, (cache = new Map()));
+  const cached = cache.get(clientId);
+  if (cached && cached.generation === generation && performance.now() - cached.at < maxAgeMs) return cached.app;
+  const [seen, at] = [generation, performance.now()];
+  const app = await findAppBy(db, { clientId });
+  if (app && seen === generation) {
+    cache.delete(clientId);
+    cache.set(clientId, { app, at, generation: seen });
+    if (cache.size > MAX_CACHED_APPS) cache.delete(cache.keys().next().value!);
+  }
+  return app;
+}
+
 /** An app's installation on an account: its id, repository selection and granted permissions. */
 export async function installationGrantOn(db: Executor, appId: number, accountId: number) {
   return db
@@ -47,15 +73,21 @@ export async function installationCovers(db: Executor, installationId: number, r
 }
 
 export async function insertApp(db: Executor, values: Insertable<AppsTable>): Promise<AppRow> {
+  generation++;
   return db.insertInto('apps').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
 export async function deleteApp(db: Executor, id: number): Promise<void> {
+  generation++;
   await db.deleteFrom('apps').where('id', '=', id).execute();
+  generation++;
 }
 
 export async function updateApp(db: Executor, id: number, values: Pick<AppsTable, 'permissions' | 'events' | 'updated_at'>): Promise<AppRow> {
-  return db.updateTable('apps').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  generation++;
+  const app = await db.updateTable('apps').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  generation++;
+  return app;
 }
 
 /** An installation and, for a selection, its repositories. */

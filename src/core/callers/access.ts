@@ -73,8 +73,16 @@ export function isFineGrained(principal: Principal): boolean {
   return principal.kind === 'fine_grained' || principal.kind === 'app_user' || principal.kind === 'installation';
 }
 
-/** The response headers that tell a client what the endpoint accepts. */
+const accepted = new WeakMap<AccessRule, Record<string, string>>();
+
+/** The response headers that tell a client what the endpoint accepts (worked out once per rule). */
 export function acceptedHeaders(rule: AccessRule): Record<string, string> {
+  let headers = accepted.get(rule);
+  if (!headers) accepted.set(rule, (headers = acceptedHeadersOf(rule)));
+  return headers;
+}
+
+function acceptedHeadersOf(rule: AccessRule): Record<string, string> {
   return {
     'x-accepted-oauth-scopes': (rule.scopes ?? []).join(', '),
     'x-accepted-vendor-permissions': (rule.permissions ?? [])

@@ -25,8 +25,9 @@ declare module 'fastify' {
 export function installCallers(app: FastifyInstance, ctx: Context): void {
   app.decorateRequest('principal', null as unknown as AnonymousPrincipal);
 
-  // Counting is a write. When the database cannot write (SQLite on a full or read-only disk), a read
-  // must still be served: the request goes uncounted, with the last counted state in its headers.
+  // Counting is a write once per lease (platform/rate-limit.ts). When the database cannot write
+  // (SQLite on a full or read-only disk) and the lease in hand has run out, a read must still be
+  // served: the request goes uncounted, with the last counted state in its headers.
   // Logged once per outage; a write request fails on its own write.
   let counterFailing = false;
   const count = async (key: RateLimitKey, limit: number): Promise<RateLimitState & { counted: boolean }> => {
@@ -57,9 +58,9 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
 
     const address = clientAddress(request);
     // Every credential check runs under the failed-login limit of the client's address (the check
-    // and the limit's read side by side: one round trip on PostgreSQL).
+    // and the limit's read side by side; the read at most once per CODEHOST_LOOKUP_CACHE_MS).
     const authorization = request.headers.authorization;
-    const check = () => authenticate(ctx.db.kysely, ctx.clock, authorization, { basicApp: Boolean(config.basicApp) });
+    const check = () => authenticate(ctx.db.kysely, ctx.clock, authorization, { basicApp: Boolean(config.basicApp), appCacheMs: ctx.config.lookupCacheMs });
     try {
       request.principal = authorization
         ? await ctx.rateLimiter.guardLogin(address, ctx.config.rateLimit.failedLoginsPerHour, check, isFailedLogin)

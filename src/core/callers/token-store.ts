@@ -1,5 +1,6 @@
 // Issuing tokens: every kind is created here, so the format and the stored hash have one source.
 import type { Executor } from '../../db/index.ts';
+import { reusableQuery } from '../../db/prepared.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { insertUnique, invalidField } from '../../platform/errors.ts';
 import type { Permissions } from '../apps/permissions.ts';
@@ -64,7 +65,12 @@ export async function issueToken(db: Executor, clock: Clock, input: IssueTokenIn
  * and its user.
  */
 export async function findTokenByHash(db: Executor, hashedToken: string) {
-  return db
+  const [row] = await tokenByHashQuery(db, hashedToken);
+  return row;
+}
+
+const tokenByHashQuery = reusableQuery('token_by_hash', (db, hashedToken: string) =>
+  db
     .selectFrom('tokens')
     .leftJoin('installations', 'installations.id', 'tokens.installation_id')
     .leftJoin('apps', 'apps.id', 'tokens.app_id')
@@ -77,9 +83,8 @@ export async function findTokenByHash(db: Executor, hashedToken: string) {
       'users.login', 'users.login_lower', 'users.type', 'users.name', 'users.email', 'users.site_admin',
       'users.created_at', 'users.updated_at',
     ])
-    .where('tokens.hashed_token', '=', hashedToken)
-    .executeTakeFirst();
-}
+    .where('tokens.hashed_token', '=', hashedToken),
+);
 
 /** What an operator may see of a token: never its hash. */
 export interface ListedToken {

@@ -1,0 +1,36 @@
+// Queries built once and run many times with new parameters: building and compiling a Kysely query
+// cost more CPU than running it (a token lookup on SQLite), and PostgreSQL parses and plans a named
+// statement once per connection instead of on every request.
+import type { Compilable, CompiledQuery } from 'kysely';
+import type { Executor } from './index.ts';
+
+/** The SQL of every reusable query and the name PostgreSQL prepares it under (the pool reads it). */
+export const preparedNames = new Map<string, string>();
+
+/**
+ * `build` makes the query from placeholders, once per database; each call runs it with `params`
+ * in their places. Only for queries whose shape does not depend on the parameters' values, and
+ * with their columns named (no `*`): PostgreSQL refuses to run a prepared statement whose result
+ * columns changed since it was prepared.
+ */
+export function reusableQuery<P extends unknown[], R>(name: string, build: (db: Executor, ...params: P) => Compilable<R>) {
+  const compiled = new WeakMap<Executor, { query: CompiledQuery<R>; slots: Array<number | null> }>();
+  return async (db: Executor, ...params: P): Promise<R[]> => {
+    let entry = compiled.get(db);
+    if (!entry) {
+      const placeholders = params.map((_, i) => `\u0000${name}:${i}`);
+      const query = build(db, ...(placeholders as P)).compile();
+      const slots = query.parameters.map((value) => {
+        const index = placeholders.indexOf(value as string);
+        return index < 0 ? null : index;
+      });
+      if (placeholders.some((_, i) => !slots.includes(i))) throw new Error(`reusable query ${name}: a parameter does not appear in it`);
+      entry = { query, slots };
+      compiled.set(db, entry);
+      if (!preparedNames.has(query.sql)) preparedNames.set(query.sql, `codehost_${name}_${preparedNames.size}`);
+    }
+    const { query, slots } = entry;
+    const parameters = query.parameters.map((value, i) => (slots[i] === null ? value : params[slots[i]!]));
+    return (await db.executeQuery<R>({ ...query, parameters })).rows;
+  };
+}
