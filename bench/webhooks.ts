@@ -180,6 +180,7 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
       await pool(events, 8, async (seq) => {
         await sendEvent('push', seq);
       });
+      const postedAt = performance.now();
       await waitFor('every burst delivery', () => receiver.arrivals.length >= expected, 120_000);
       const lastArrival = Math.max(...receiver.arrivals.map((a) => a.at));
       await server.admin('POST', '/jobs/drain', { timeout_seconds: 120 });
@@ -187,6 +188,7 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
       const cpu = pids.map(cpuSeconds).reduce((sum, value, i) => sum + value - cpuBefore[i]!, 0);
       await options.onBurst?.('end', pids);
       return {
+        postedMs: postedAt - started,
         deliveredPerSecond: expected / ((lastArrival - started) / 1000),
         recordedPerSecond: expected / ((recordedAt - started) / 1000),
         cpuMsPerDelivery: (cpu * 1000) / expected,
@@ -233,6 +235,7 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
       'deliveries recorded (listed by the API)': recorded,
       'bad signatures or bodies': receiver.badSignatures() + receiver.badBodies(),
       'payload bytes': payload.length,
+      'burst events accepted by the API, ms': Math.round(one.postedMs),
       'deliveries/s to the receiver': Math.round(one.deliveredPerSecond),
       'deliveries/s recorded (first event to last record)': Math.round(one.recordedPerSecond),
       'bare signed posts/s (node:http loop, no database)': Math.round(bare),

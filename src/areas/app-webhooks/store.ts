@@ -198,7 +198,9 @@ export async function deleteAttempt(db: Executor, deliveryId: number): Promise<v
 }
 
 // Many outcomes in one statement, each written only if its attempt is still pending (the same
-// condition as completeAttempt): the rows as JSON, in OUTCOME_COLUMNS' order after the id.
+// condition as completeAttempt): the rows as JSON, in OUTCOME_COLUMNS' order after the id. On
+// SQLite the unary + keeps the planner off the delivered_at index: with it, every pending attempt
+// was scanned against the whole batch; without it, each row of the batch is one primary-key lookup.
 const COMPLETE_MANY_POSTGRES = `update webhook_deliveries as d
   set ${OUTCOME_COLUMNS.map((column) => `${column} = v.${column}`).join(', ')}
   from json_to_recordset($1::text::json) as v(id int8, delivered_at text, throttled_at text, status text, status_code int4, duration float8, url text, request_headers text, response_headers text, response_body text)
@@ -206,7 +208,7 @@ const COMPLETE_MANY_POSTGRES = `update webhook_deliveries as d
 const COMPLETE_MANY_SQLITE = `update webhook_deliveries
   set ${OUTCOME_COLUMNS.map((column, i) => `${column} = v.value ->> ${i + 1}`).join(', ')}
   from json_each(?) as v
-  where webhook_deliveries.id = v.value ->> 0 and webhook_deliveries.delivered_at is null`;
+  where webhook_deliveries.id = v.value ->> 0 and +webhook_deliveries.delivered_at is null`;
 
 /**
  * Records many outcomes in one statement (one commit): an attempt already recorded keeps its first
