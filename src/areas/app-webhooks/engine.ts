@@ -193,7 +193,14 @@ function buildRequest(ctx: Context, attempt: store.AttemptToSend, url: string) {
  */
 interface Batches {
   attempts: BatchLoader<number, store.AttemptToSend>;
-  outcomes: WriteBatcher<{ id: number; outcome: store.Outcome }>;
+  outcomes: WriteBatcher<PendingOutcome>;
+}
+
+interface PendingOutcome {
+  id: number;
+  outcome: store.Outcome;
+  /** Set when this outcome could not be written on its own (see `batches`). */
+  error?: unknown;
 }
 
 const batchesByContext = new WeakMap<Context, Batches>();
@@ -204,7 +211,18 @@ function batches(ctx: Context): Batches {
     const postgres = ctx.db.dialect === 'postgres';
     found = {
       attempts: new BatchLoader(async (ids) => new Map((await store.attemptsToSend(ctx.db.kysely, ids, postgres)).map((row) => [row.id, row]))),
-      outcomes: new WriteBatcher((outcomes) => store.completeAttempts(ctx.db.kysely, outcomes, postgres)),
+      outcomes: new WriteBatcher(async (outcomes) => {
+        try {
+          await store.completeAttempts(ctx.db.kysely, outcomes, postgres);
+        } catch (err) {
+          if (outcomes.length === 1) throw err;
+          // One row the database refuses must not fail the batch's other jobs (each would post its
+          // delivery again): written one by one, only the ones that fail fail their jobs.
+          for (const pending of outcomes) {
+            await store.completeAttempt(ctx.db.kysely, pending.id, pending.outcome).catch((error: unknown) => (pending.error = error));
+          }
+        }
+      }),
     };
     batchesByContext.set(ctx, found);
   }
@@ -283,7 +301,9 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   };
   const { retries, retryBaseSeconds } = ctx.config.webhooks;
   if (!isFailure(result.statusCode) || attempt.retry_count >= retries) {
-    await batches(ctx).outcomes.add({ id: attempt.id, outcome });
+    const pending: PendingOutcome = { id: attempt.id, outcome };
+    await batches(ctx).outcomes.add(pending);
+    if (pending.error !== undefined) throw pending.error;
     return;
   }
   // The failure and its retry commit together: a retry exists exactly when the failure is recorded.
