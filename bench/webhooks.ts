@@ -2,8 +2,12 @@
 // (the delivery row written and listed by the API). Throughput: a burst of raw events fanned out to
 // many apps, from the first event to the last delivery recorded. Latency: activity to delivery
 // (the event's POST to its arrival at the receiver) at a steady rate. Baseline: the same signed
-// posts sent by a bare node:http loop with the same concurrency, no database.
+// posts sent by a bare node:http loop with the same concurrency, no database. CPU per delivery: the
+// server processes' CPU time (user + system) over the burst, divided by its deliveries; on
+// PostgreSQL a second burst runs with a second worker process on the same database, and the row
+// compares the CPU per delivery of the two processes together with the one process alone.
 import { createHmac, createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, request, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, importPKCS8 } from 'jose';
@@ -19,10 +23,21 @@ export interface Options {
   events?: number;
   /** Events per second of the latency phase: below saturation, so the figure is latency, not backlog. */
   rate?: number;
+  /** Called as a burst starts and once its last delivery is recorded, with the server processes' ids (for profiling). */
+  onBurst?: (phase: 'start' | 'end', pids: number[]) => void | Promise<void>;
+}
+
+/** CPU time (user + system) a process has used so far, in seconds (Linux /proc). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  // utime and stime, fields 14 and 15 of the line (11 and 12 after the command name), in clock ticks.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 const SECRET = 'bench-webhook-secret';
 const CONCURRENCY = 32;
+/** Events sent (and their deliveries drained) before each measured burst. */
+const WARM_UP_EVENTS = 25;
 
 interface Arrival {
   seq: number;
@@ -152,24 +167,43 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
     }
     const sendEvent = (event: string, seq: number) => server.admin('POST', '/events', { event, repository: 'acme/widgets', sender: 'mona', payload: { seq } });
 
-    // Warm-up, then the burst: every event (8 requests in flight), each fanned out to every app.
-    await sendEvent('push', -1);
-    await waitFor('the warm-up deliveries', () => receiver.arrivals.length >= appCount, 30_000);
-    await server.admin('POST', '/jobs/drain', { timeout_seconds: 60 });
-    receiver.arrivals.length = 0;
+    // Each burst comes after a warm-up through the same processes (a process that joins later is as
+    // warm as the first when its CPU is counted), then every event (8 requests in flight), each
+    // fanned out to every app.
     const expected = events * appCount;
-    const started = performance.now();
-    await pool(events, 8, async (seq) => {
-      await sendEvent('push', seq);
-    });
-    await waitFor('every burst delivery', () => receiver.arrivals.length >= expected, 120_000);
-    const lastArrival = Math.max(...receiver.arrivals.map((a) => a.at));
-    await server.admin('POST', '/jobs/drain', { timeout_seconds: 120 });
-    const recordedAt = performance.now();
-    const deliveredPerSecond = expected / ((lastArrival - started) / 1000);
-    const recordedPerSecond = expected / ((recordedAt - started) / 1000);
+    /** One burst: answers when the last delivery arrived, when the last was recorded, and the CPU the processes spent. */
+    const burst = async (processes: ServerProcess[]) => {
+      receiver.arrivals.length = 0;
+      await pool(WARM_UP_EVENTS, 8, async (seq) => {
+        await sendEvent('push', -1 - seq);
+      });
+      await waitFor('the warm-up deliveries', () => receiver.arrivals.length >= WARM_UP_EVENTS * appCount, 60_000);
+      await server.admin('POST', '/jobs/drain', { timeout_seconds: 60 });
+      receiver.arrivals.length = 0;
+      const pids = processes.map((p) => p.pid);
+      await options.onBurst?.('start', pids);
+      const cpuBefore = pids.map(cpuSeconds);
+      const started = performance.now();
+      await pool(events, 8, async (seq) => {
+        await sendEvent('push', seq);
+      });
+      const postedAt = performance.now();
+      await waitFor('every burst delivery', () => receiver.arrivals.length >= expected, 120_000);
+      const lastArrival = Math.max(...receiver.arrivals.map((a) => a.at));
+      await server.admin('POST', '/jobs/drain', { timeout_seconds: 120 });
+      const recordedAt = performance.now();
+      const cpu = pids.map(cpuSeconds).reduce((sum, value, i) => sum + value - cpuBefore[i]!, 0);
+      await options.onBurst?.('end', pids);
+      return {
+        postedMs: postedAt - started,
+        deliveredPerSecond: expected / ((lastArrival - started) / 1000),
+        recordedPerSecond: expected / ((recordedAt - started) / 1000),
+        cpuMsPerDelivery: (cpu * 1000) / expected,
+      };
+    };
+    const one = await burst([server]);
     // The warm-up's deliveries are recorded too.
-    const recorded = (await countRecorded(server, apps)) - appCount;
+    const recorded = (await countRecorded(server, apps)) - WARM_UP_EVENTS * appCount;
 
     // Latency at a steady rate: `create` events, one delivery each (only the first app subscribes).
     receiver.arrivals.length = 0;
@@ -186,6 +220,21 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
     const arrivedAt = new Map(receiver.arrivals.map((a) => [a.seq, a.at]));
     const latencies = [...sentAt].map(([seq, sent]) => arrivedAt.get(seq)! - sent).sort((a, b) => a - b);
 
+    // Scaling out (PostgreSQL): a second process working the same queue; events still arrive at the first.
+    let two: Awaited<ReturnType<typeof burst>> | null = null;
+    if (database) {
+      const second = await startServerProcess({
+        CODEHOST_WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+        ...options.env,
+        ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+      });
+      try {
+        two = await burst([server, second]);
+      } finally {
+        await second.stop();
+      }
+    }
+
     const payload = receiver.sample();
     const bare = await baseline(receiver.url, payload, Math.min(expected, 10_000));
     return {
@@ -193,10 +242,19 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
       'deliveries recorded (listed by the API)': recorded,
       'bad signatures or bodies': receiver.badSignatures() + receiver.badBodies(),
       'payload bytes': payload.length,
-      'deliveries/s to the receiver': Math.round(deliveredPerSecond),
-      'deliveries/s recorded (first event to last record)': Math.round(recordedPerSecond),
+      'burst events accepted by the API, ms': Math.round(one.postedMs),
+      'deliveries/s to the receiver': Math.round(one.deliveredPerSecond),
+      'deliveries/s recorded (first event to last record)': Math.round(one.recordedPerSecond),
       'bare signed posts/s (node:http loop, no database)': Math.round(bare),
-      'recorded ratio codehost/bare': ratio(recordedPerSecond, bare),
+      'recorded ratio codehost/bare': ratio(one.recordedPerSecond, bare),
+      'server CPU ms per delivery (1 process)': Number(one.cpuMsPerDelivery.toFixed(3)),
+      ...(two
+        ? {
+            'deliveries/s recorded, 2 worker processes': Math.round(two.recordedPerSecond),
+            'server CPU ms per delivery (2 processes)': Number(two.cpuMsPerDelivery.toFixed(3)),
+            'CPU per delivery ratio 2 processes/1': ratio(two.cpuMsPerDelivery, one.cpuMsPerDelivery),
+          }
+        : {}),
       [`activity to delivery p50 ms (${rate} events/s)`]: Number(percentile(latencies, 50).toFixed(1)),
       [`activity to delivery p99 ms (${rate} events/s)`]: Number(percentile(latencies, 99).toFixed(1)),
     };

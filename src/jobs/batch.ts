@@ -46,3 +46,47 @@ export class WriteBatcher<T> {
     this.#draining = false;
   }
 }
+
+/**
+ * The read side of the same idea: keys asked for in the same turn of the event loop, or while a read
+ * is in flight, are read together. The jobs a claim hands to their handlers all start in one turn, so
+ * they read their rows in one statement rather than one each.
+ */
+export class BatchLoader<K, V> {
+  readonly #read: (keys: K[]) => Promise<Map<K, V>>;
+  readonly #maxKeys: number;
+  readonly #waiting = new Map<K, Array<{ resolve: (value: V | undefined) => void; reject: (err: unknown) => void }>>();
+  #reading = false;
+
+  /** `read` answers the rows of at most `maxKeys` keys, by key; a key it leaves out answers undefined. */
+  constructor(read: (keys: K[]) => Promise<Map<K, V>>, maxKeys = 500) {
+    this.#read = read;
+    this.#maxKeys = maxKeys;
+  }
+
+  load(key: K): Promise<V | undefined> {
+    return new Promise((resolve, reject) => {
+      const waiters = this.#waiting.get(key);
+      if (waiters) waiters.push({ resolve, reject });
+      else this.#waiting.set(key, [{ resolve, reject }]);
+      if (!this.#reading) {
+        this.#reading = true;
+        setImmediate(() => void this.#drain());
+      }
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#waiting.size > 0) {
+      const batch = [...this.#waiting].slice(0, this.#maxKeys);
+      for (const [key] of batch) this.#waiting.delete(key);
+      try {
+        const rows = await this.#read(batch.map(([key]) => key));
+        for (const [key, waiters] of batch) for (const waiter of waiters) waiter.resolve(rows.get(key));
+      } catch (err) {
+        for (const [, waiters] of batch) for (const waiter of waiters) waiter.reject(err);
+      }
+    }
+    this.#reading = false;
+  }
+}

@@ -109,6 +109,32 @@ export class PgBossQueue implements Queue {
     else if (!options.transaction) this.#pool.wake(name);
   }
 
+  async sendMany<T extends object>(name: string, data: T[], options: Omit<SendOptions, 'singletonKey'> = {}): Promise<void> {
+    if (data.length === 0) return;
+    await this.#queue(name);
+    await this.#boss.insert(
+      name,
+      data.map((item) => {
+        const id = randomUUID();
+        // The same settings `send` gives a job, each job its own singleton key.
+        return {
+          id,
+          data: item,
+          singletonKey: id,
+          retryLimit: options.retryLimit ?? 2,
+          retryDelay: options.retryDelaySeconds ?? 5,
+          retryBackoff: options.retryBackoff ?? false,
+          heartbeatSeconds: this.#heartbeatSeconds,
+          expireInSeconds: MAX_RUN_SECONDS,
+          ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
+        };
+      }),
+      options.transaction ? { db: inTransaction(options.transaction) } : {},
+    );
+    if (options.startAfterSeconds) this.#pool.wakeAt(name, Date.now() + options.startAfterSeconds * 1000 + CLOCK_SLACK_MS);
+    else if (!options.transaction) this.#pool.wake(name);
+  }
+
   work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions = {}): void {
     this.#completions.set(name, new WriteBatcher(async (done) => void (await this.#boss.complete(name, done.map(attempt)))));
     this.#pool.work(name, handler as JobHandler<object>, options.concurrency ?? 1);

@@ -146,6 +146,35 @@ test('a job sent in a transaction exists exactly when the transaction commits', 
   });
 });
 
+test('sendMany: one job per item with the send options, in a transaction exactly when it commits', async () => {
+  await withQueue(async (queue) => {
+    await assert.rejects(
+      db.kysely.transaction().execute(async (trx) => {
+        await queue.sendMany('many', [{ n: 0 }, { n: -1 }], { transaction: trx });
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.equal(await queue.pending(), 0);
+    await queue.sendMany('many', []);
+    await db.kysely.transaction().execute(async (trx) => {
+      await queue.sendMany('many', [{ n: 1 }, { n: 2 }, { n: 3 }], { transaction: trx, retryLimit: 1, retryDelaySeconds: 0 });
+    });
+    assert.equal(await queue.pending(), 3);
+
+    const runs: Array<[number, number]> = [];
+    queue.work<{ n: number }>('many', async ({ n }, job) => {
+      runs.push([n, job.attempt]);
+      // Each job has its own retries: the second fails once and runs again.
+      if (n === 2 && job.attempt === 1) throw new Error('once');
+    }, { concurrency: 4 });
+    await queue.start();
+    await waitFor(() => runs.length === 4, 15_000, 'four runs');
+    assert.equal(await drain(queue, 10_000), true);
+    assert.deepEqual(runs.sort(), [[1, 1], [2, 1], [2, 2], [3, 1]]);
+  });
+});
+
 test('pending counts jobs due now, not jobs scheduled for later; drain waits for them', async () => {
   await withQueue(async (queue) => {
     await queue.send('later', { n: 1 }, { startAfterSeconds: 3600 });

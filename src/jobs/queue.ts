@@ -38,6 +38,11 @@ export interface Logger {
 export interface Queue {
   /** Creates the queue's storage if needed. Sends need no worker; `work` and `start` are for workers. */
   send<T extends object>(name: string, data: T, options?: SendOptions): Promise<void>;
+  /**
+   * Sends one job per item of `data`, all with the same options, in one statement: a fan-out's jobs
+   * cost one round trip, not one each. No `singletonKey`: each job is its own.
+   */
+  sendMany<T extends object>(name: string, data: T[], options?: Omit<SendOptions, 'singletonKey'>): Promise<void>;
   /** Registers the handler of a queue; handlers run once `start` has been called. */
   work<T extends object>(name: string, handler: JobHandler<T>, options?: WorkOptions): void;
   /** Starts fetching and running jobs for the registered handlers. */

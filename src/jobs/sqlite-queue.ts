@@ -32,6 +32,9 @@ const iso = (ms: number) => new Date(ms).toISOString();
 // worker took the job, this worker's late writes (matched on id and attempts) change nothing.
 const SEND = `insert into jobs (queue, data, singleton_key, run_after, locked_until, attempts, retry_limit, retry_delay_seconds, retry_backoff, created_at)
   values (?, ?, ?, ?, null, 0, ?, ?, ?, ?) on conflict (queue, singleton_key) do nothing`;
+/** Many jobs of one queue with the same settings: their data as a JSON array of JSON texts, in order. */
+const SEND_MANY = `insert into jobs (queue, data, singleton_key, run_after, locked_until, attempts, retry_limit, retry_delay_seconds, retry_backoff, created_at)
+  select ?, value, null, ?, null, 0, ?, ?, ?, ? from json_each(?) order by key`;
 // One statement under SQLite's write lock, so two workers never claim the same job.
 const CLAIM = `update jobs set locked_until = ?, attempts = attempts + 1
   where id in (
@@ -93,6 +96,26 @@ export class TableQueue implements Queue {
       options.transaction,
     );
     // Inside a transaction the claim waits for the connection, so it sees the job once committed.
+    if (options.startAfterSeconds) this.#pool.wakeAt(name, now + options.startAfterSeconds * 1000);
+    else this.#pool.wake(name);
+  }
+
+  async sendMany<T extends object>(name: string, data: T[], options: Omit<SendOptions, 'singletonKey'> = {}): Promise<void> {
+    if (data.length === 0) return;
+    const now = Date.now();
+    await this.#run(
+      SEND_MANY,
+      [
+        name,
+        iso(now + (options.startAfterSeconds ?? 0) * 1000),
+        options.retryLimit ?? 2,
+        options.retryDelaySeconds ?? 5,
+        options.retryBackoff ? 1 : 0,
+        iso(now),
+        JSON.stringify(data.map((item) => JSON.stringify(item))),
+      ],
+      options.transaction,
+    );
     if (options.startAfterSeconds) this.#pool.wakeAt(name, now + options.startAfterSeconds * 1000);
     else this.#pool.wake(name);
   }

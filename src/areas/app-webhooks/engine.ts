@@ -14,6 +14,7 @@ import { intersectPermissions, parsePermissions } from '../../core/apps/permissi
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
 import { takeDeliveryFault } from '../../platform/faults.ts';
+import { BatchLoader, WriteBatcher } from '../../jobs/batch.ts';
 import { eventBody, installationBody } from './payloads.ts';
 import { postWebhook, type WebhookResult } from './sender.ts';
 import * as store from './store.ts';
@@ -36,10 +37,12 @@ const USER_AGENT = (() => {
 
 /** Enqueues the job of an attempt inside the transaction that created (or moved) it. */
 async function enqueue(ctx: Context, trx: Executor, job: DeliverJob, startAfterSeconds?: number): Promise<void> {
-  // A job that fails (the database, not the receiver: that outcome is recorded) runs again; a job
-  // cut short by a dead process counts as a run too, so allow a few.
-  await ctx.queue.send(DELIVER_QUEUE, job, { transaction: trx, retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true, startAfterSeconds });
+  await ctx.queue.send(DELIVER_QUEUE, job, { transaction: trx, ...JOB_RETRIES, startAfterSeconds });
 }
+
+// A job that fails (the database, not the receiver: that outcome is recorded) runs again; a job
+// cut short by a dead process counts as a run too, so allow a few.
+const JOB_RETRIES = { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true };
 
 const subscribes = (events: string, event: string) => {
   const list: unknown = JSON.parse(events);
@@ -109,7 +112,8 @@ export async function fanOut(ctx: Context, trx: Executor, activity: ActivityRow)
     created_at: now,
   })));
   const attempts = await store.insertAttempts(trx, messages.map((message) => ({ message_id: message.id, app_id: message.app_id, redelivery: false, retry_count: 0, created_at: now })));
-  for (const deliveryId of attempts) await enqueue(ctx, trx, { deliveryId, generation: 0 });
+  // Every app's job in one statement.
+  await ctx.queue.sendMany(DELIVER_QUEUE, attempts.map((deliveryId): DeliverJob => ({ deliveryId, generation: 0 })), { transaction: trx, ...JOB_RETRIES });
   return targets.length;
 }
 
@@ -156,7 +160,7 @@ class UnreadableSecret extends Error {
 }
 
 /** The request of an attempt: the spec's headers, both signatures of the exact body bytes when there is a secret. */
-function buildRequest(ctx: Context, attempt: NonNullable<Awaited<ReturnType<typeof store.attemptToSend>>>, url: string) {
+function buildRequest(ctx: Context, attempt: store.AttemptToSend, url: string) {
   const form = attempt.content_type === 'form';
   const body = Buffer.from(form ? `payload=${encodeURIComponent(attempt.payload)}` : attempt.payload);
   const headers: Record<string, string> = {
@@ -182,10 +186,57 @@ function buildRequest(ctx: Context, attempt: NonNullable<Awaited<ReturnType<type
   return { url, headers, body, insecureSsl: attempt.insecure_ssl === '1' };
 }
 
-/** The job: throttle, post, record once, maybe schedule a retry. */
+/**
+ * The reads and writes a process's delivery jobs share: the jobs of one claim start together, so they
+ * read their attempts in one statement, and outcomes recorded while a write is in flight go out in
+ * the next one (a commit per batch, not per delivery).
+ */
+interface Batches {
+  attempts: BatchLoader<number, store.AttemptToSend>;
+  outcomes: WriteBatcher<PendingOutcome>;
+}
+
+interface PendingOutcome {
+  id: number;
+  outcome: store.Outcome;
+  /** Set when this outcome could not be written on its own (see `batches`). */
+  error?: unknown;
+}
+
+const batchesByContext = new WeakMap<Context, Batches>();
+
+function batches(ctx: Context): Batches {
+  let found = batchesByContext.get(ctx);
+  if (!found) {
+    const postgres = ctx.db.dialect === 'postgres';
+    found = {
+      attempts: new BatchLoader(async (ids) => new Map((await store.attemptsToSend(ctx.db.kysely, ids, postgres)).map((row) => [row.id, row]))),
+      outcomes: new WriteBatcher(async (outcomes) => {
+        try {
+          await store.completeAttempts(ctx.db.kysely, outcomes, postgres);
+        } catch (err) {
+          if (outcomes.length === 1) throw err;
+          // One row the database refuses must not fail the batch's other jobs (each would post its
+          // delivery again): written one by one, only the ones that fail fail their jobs.
+          for (const pending of outcomes) {
+            await store.completeAttempt(ctx.db.kysely, pending.id, pending.outcome).catch((error: unknown) => (pending.error = error));
+          }
+        }
+      }),
+    };
+    batchesByContext.set(ctx, found);
+  }
+  return found;
+}
+
+/**
+ * The job: throttle, post, record once, maybe schedule a retry. The outcome is written before the
+ * job returns, so before the queue counts the job done: a process that dies in between leaves a job
+ * that runs again and finds the attempt recorded.
+ */
 export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   const db = ctx.db.kysely;
-  const attempt = await store.attemptToSend(db, job.deliveryId);
+  const attempt = await batches(ctx).attempts.load(job.deliveryId);
   // Gone (retention, app deleted), already recorded, or a stale duplicate of a job that was moved on.
   if (!attempt || attempt.delivered_at !== null || attempt.generation !== job.generation) return;
   const url = attempt.url;
@@ -250,7 +301,9 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   };
   const { retries, retryBaseSeconds } = ctx.config.webhooks;
   if (!isFailure(result.statusCode) || attempt.retry_count >= retries) {
-    await store.completeAttempt(db, attempt.id, outcome);
+    const pending: PendingOutcome = { id: attempt.id, outcome };
+    await batches(ctx).outcomes.add(pending);
+    if (pending.error !== undefined) throw pending.error;
     return;
   }
   // The failure and its retry commit together: a retry exists exactly when the failure is recorded.

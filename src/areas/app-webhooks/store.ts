@@ -114,7 +114,7 @@ function runBuilt<R>(db: Executor, name: string, build: () => Compilable<R>, par
   return db.executeQuery<R>(CompiledQuery.raw(text, parameters));
 }
 
-function selectAttemptToSend(db: Executor, deliveryId: number) {
+function selectAttemptsToSend(db: Executor, postgres: boolean, ids: unknown) {
   return db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
@@ -124,13 +124,18 @@ function selectAttemptToSend(db: Executor, deliveryId: number) {
       'm.guid', 'm.event', 'm.payload',
       'h.id as hook_id', 'h.url', 'h.content_type', 'h.secret', 'h.insecure_ssl', 'h.active',
     ])
-    .where('d.id', '=', deliveryId);
+    // One statement text for any number of ids: an array on PostgreSQL, a JSON array on SQLite.
+    .where(postgres ? sql<boolean>`d.id = any(${ids}::int8[])` : sql<boolean>`d.id in (select value from json_each(${ids}))`);
 }
 
 /** An attempt with its message and the app's current webhook: everything its job needs. */
-export async function attemptToSend(db: Executor, deliveryId: number) {
-  const result = await runBuilt(db, 'attemptToSend', () => selectAttemptToSend(db, deliveryId), [deliveryId]);
-  return result.rows[0];
+export type AttemptToSend = Awaited<ReturnType<ReturnType<typeof selectAttemptsToSend>['execute']>>[number];
+
+/** The attempts of many jobs in one statement (those that exist: gone ones are left out). */
+export async function attemptsToSend(db: Executor, ids: number[], postgres: boolean): Promise<AttemptToSend[]> {
+  const parameter = postgres ? ids : JSON.stringify(ids);
+  const result = await runBuilt(db, 'attemptsToSend', () => selectAttemptsToSend(db, postgres, parameter), [parameter]);
+  return result.rows;
 }
 
 /**
@@ -190,6 +195,31 @@ export async function completeAttempt(db: Executor, deliveryId: number, outcome:
 
 export async function deleteAttempt(db: Executor, deliveryId: number): Promise<void> {
   await db.deleteFrom('webhook_deliveries').where('id', '=', deliveryId).where('delivered_at', 'is', null).execute();
+}
+
+// Many outcomes in one statement, each written only if its attempt is still pending (the same
+// condition as completeAttempt): the rows as JSON, in OUTCOME_COLUMNS' order after the id. On
+// SQLite the unary + keeps the planner off the delivered_at index: with it, every pending attempt
+// was scanned against the whole batch; without it, each row of the batch is one primary-key lookup.
+const COMPLETE_MANY_POSTGRES = `update webhook_deliveries as d
+  set ${OUTCOME_COLUMNS.map((column) => `${column} = v.${column}`).join(', ')}
+  from json_to_recordset($1::text::json) as v(id int8, delivered_at text, throttled_at text, status text, status_code int4, duration float8, url text, request_headers text, response_headers text, response_body text)
+  where d.id = v.id and d.delivered_at is null`;
+const COMPLETE_MANY_SQLITE = `update webhook_deliveries
+  set ${OUTCOME_COLUMNS.map((column, i) => `${column} = v.value ->> ${i + 1}`).join(', ')}
+  from json_each(?) as v
+  where webhook_deliveries.id = v.value ->> 0 and +webhook_deliveries.delivered_at is null`;
+
+/**
+ * Records many outcomes in one statement (one commit): an attempt already recorded keeps its first
+ * outcome, as with completeAttempt.
+ */
+export async function completeAttempts(db: Executor, outcomes: { id: number; outcome: Outcome }[], postgres: boolean): Promise<void> {
+  if (outcomes.length === 0) return;
+  const parameter = postgres
+    ? JSON.stringify(outcomes.map(({ id, outcome }) => ({ id, ...Object.fromEntries(OUTCOME_COLUMNS.map((column) => [column, outcome[column]])) })))
+    : JSON.stringify(outcomes.map(({ id, outcome }) => [id, ...OUTCOME_COLUMNS.map((column) => outcome[column])]));
+  await db.executeQuery(CompiledQuery.raw(postgres ? COMPLETE_MANY_POSTGRES : COMPLETE_MANY_SQLITE, [parameter]));
 }
 
 const summaryColumns = [
