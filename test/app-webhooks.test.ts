@@ -666,8 +666,9 @@ describe('throttling and automatic retries', () => {
     assert.ok(throttled.length >= count / 2, `${throttled.length} throttled`);
     assert.ok(throttled.every((d) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(d.throttled_at)));
     const times = receiver.on('/ok').map((r) => r.at).sort((a, b) => a - b);
-    // Slots 250 ms apart: never more than 4 in a second, 10 spread over at least 2.25 s.
-    assert.ok(times.at(-1)! - times[0]! >= 2200, `spread over ${times.at(-1)! - times[0]!} ms`);
+    // Slots 250 ms apart: never more than 4 in a second, so the 10 spread over at least 1.8 s (2.25 s
+    // when every post leaves on its slot; a first post that a busy machine sends late shortens it).
+    assert.ok(times.at(-1)! - times[0]! >= 1800, `spread over ${times.at(-1)! - times[0]!} ms`);
     for (let i = 4; i < times.length; i++) assert.ok(times[i]! - times[i - 4]! >= 900, `4 deliveries within ${times[i]! - times[i - 4]!} ms`);
   });
 
