@@ -23,7 +23,7 @@
 import type { Executor } from '../../db/index.ts';
 import { assertRepositoryWritable } from '../callers/access.ts';
 import type { Context } from '../../platform/context.ts';
-import { invalidField, isUniqueViolation, notFound } from '../../platform/errors.ts';
+import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findTeam, type TeamRow, type UserRow } from '../accounts/store.ts';
 import { findRepository } from '../repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
@@ -66,9 +66,6 @@ interface Mentioned {
   teamIds: number[];
 }
 
-/** Attempts at a new issue number when a concurrent create took the same one (PostgreSQL). */
-const NUMBER_ATTEMPTS = 5;
-
 const unique = <T>(values: readonly T[]) => [...new Set(values)];
 const without = (values: readonly number[], removed: readonly number[]) => values.filter((v) => !removed.includes(v));
 
@@ -93,47 +90,41 @@ export class ActivityService {
     const issueType = input.type === undefined ? null : await this.issueType(repository, isPullRequest, input.type);
     const now = this.now();
 
-    for (let attempt = 1; ; attempt++) {
-      try {
-        // The facts of the snapshot are the answer too: the issue as this write left it.
-        return await this.db.transaction().execute(async (trx) => {
-          const issue = await store.insertIssue(trx, {
-            repository_id: repository.id,
-            number: await store.nextIssueNumber(trx, repository.id),
-            author_id: author.id,
-            title: input.title,
-            body: input.body ?? null,
-            state: 'open',
-            state_reason: null,
-            is_pull_request: isPullRequest ? 1 : 0,
-            merged_at: null,
-            closed_at: null,
-            issue_type_id: issueType?.id ?? null,
-            created_at: now,
-            updated_at: now,
-          });
-          await store.addAssignees(trx, issue.id, assignees.map((u) => u.id));
-          await store.addReviewRequests(trx, issue.id, reviewers);
-          await store.insertEvents(trx, [
-            ...assignees.map((u) => this.event(issue, author, 'assigned', { user: u.id })),
-            ...reviewers.userIds.map((id) => this.event(issue, author, 'review_requested', { user: id })),
-            ...reviewers.teamIds.map((id) => this.event(issue, author, 'review_requested', { team: id })),
-            ...mentioned.userIds.map((id) => this.event(issue, author, 'mentioned', { user: id })),
-          ]);
-          const facts = await store.loadIssueFacts(trx, issue.id);
-          await this.record(trx, issue, author, facts, 'opened', {
-            mentioned_user_ids: mentioned.userIds,
-            mentioned_team_ids: mentioned.teamIds,
-            assignee_ids: assignees.map((u) => u.id),
-            requested_reviewer_ids: reviewers.userIds,
-            requested_team_ids: reviewers.teamIds,
-          });
-          return facts;
-        });
-      } catch (error) {
-        if (!isUniqueViolation(error) || attempt >= NUMBER_ATTEMPTS) throw error;
-      }
-    }
+    // The facts of the snapshot are the answer too: the issue as this write left it.
+    return await this.db.transaction().execute(async (trx) => {
+      const issue = await store.insertIssue(trx, {
+        repository_id: repository.id,
+        number: await store.nextIssueNumber(trx, repository.id),
+        author_id: author.id,
+        title: input.title,
+        body: input.body ?? null,
+        state: 'open',
+        state_reason: null,
+        is_pull_request: isPullRequest ? 1 : 0,
+        merged_at: null,
+        closed_at: null,
+        issue_type_id: issueType?.id ?? null,
+        created_at: now,
+        updated_at: now,
+      });
+      await store.addAssignees(trx, issue.id, assignees.map((u) => u.id));
+      await store.addReviewRequests(trx, issue.id, reviewers);
+      await store.insertEvents(trx, [
+        ...assignees.map((u) => this.event(issue, author, 'assigned', { user: u.id })),
+        ...reviewers.userIds.map((id) => this.event(issue, author, 'review_requested', { user: id })),
+        ...reviewers.teamIds.map((id) => this.event(issue, author, 'review_requested', { team: id })),
+        ...mentioned.userIds.map((id) => this.event(issue, author, 'mentioned', { user: id })),
+      ]);
+      const facts = await store.loadIssueFacts(trx, issue.id);
+      await this.record(trx, issue, author, facts, 'opened', {
+        mentioned_user_ids: mentioned.userIds,
+        mentioned_team_ids: mentioned.teamIds,
+        assignee_ids: assignees.map((u) => u.id),
+        requested_reviewer_ids: reviewers.userIds,
+        requested_team_ids: reviewers.teamIds,
+      });
+      return facts;
+    });
   }
 
   async createComment(ownerLogin: string, repositoryName: string, number: number, input: CreateCommentInput): Promise<CommentFacts> {
