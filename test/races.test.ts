@@ -47,3 +47,58 @@ describe('issue numbers', () => {
     assert.equal(next.number, 2);
   });
 });
+
+describe('issue changes', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_RATE_LIMIT_ANONYMOUS: '1000' });
+    for (const login of ['mona', 'hubot', 'octo']) await server.admin('POST', '/users', { login });
+    await server.admin('POST', '/repos', { owner: 'mona', name: 'busy' });
+  });
+  after(() => server?.close());
+
+  const events = async (number: number) => {
+    const response = await server.api('GET', `/repos/mona/busy/issues/${number}/events?per_page=100`);
+    assert.equal(response.status, 200, response.text);
+    return (response.body as { event: string }[]).map((e) => e.event).sort();
+  };
+  const outbox = async (number: number) => {
+    const rows = await server.server.ctx.db.kysely
+      .selectFrom('activity_outbox')
+      .innerJoin('issues', 'issues.id', 'activity_outbox.issue_id')
+      .select(['activity_outbox.action'])
+      .where('issues.number', '=', number)
+      .execute();
+    return rows.map((r) => r.action).sort();
+  };
+  const concurrently = async (count: number, path: string, body: unknown) => {
+    const responses = await Promise.all(Array.from({ length: count }, () => server.adminRaw('PATCH', path, body)));
+    assert.deepEqual(responses.map((r) => r.status).filter((s) => s !== 200), [], responses.find((r) => r.status !== 200)?.text);
+    return responses;
+  };
+
+  test('concurrent assignments of the same user assign once (one event, one webhook row)', async () => {
+    const issue = await server.admin('POST', '/repos/mona/busy/issues', { author: 'mona', title: 'assign me' });
+    const responses = await concurrently(CONCURRENCY / 4, `/repos/mona/busy/issues/${issue.number}`, { actor: 'mona', assignees: ['hubot'] });
+    for (const response of responses) assert.deepEqual(response.body.assignees.map((u: { login: string }) => u.login), ['hubot']);
+    assert.deepEqual(await events(issue.number), ['assigned']);
+    assert.deepEqual(await outbox(issue.number), ['assigned', 'opened']);
+  });
+
+  test('concurrent closes close once', async () => {
+    const issue = await server.admin('POST', '/repos/mona/busy/issues', { author: 'mona', title: 'close me' });
+    const responses = await concurrently(CONCURRENCY / 4, `/repos/mona/busy/issues/${issue.number}`, { actor: 'mona', state: 'closed' });
+    for (const response of responses) assert.equal(response.body.state, 'closed');
+    assert.deepEqual(await events(issue.number), ['closed']);
+    assert.deepEqual(await outbox(issue.number), ['closed', 'opened']);
+  });
+
+  test('concurrent review requests of the same reviewer request once', async () => {
+    const pull = await server.admin('POST', '/repos/mona/busy/issues', { author: 'mona', title: 'review me', pull_request: true });
+    await concurrently(CONCURRENCY / 4, `/repos/mona/busy/issues/${pull.number}`, { actor: 'mona', reviewers: ['octo'] });
+    const shown = await server.api('GET', `/repos/mona/busy/pulls/${pull.number}`);
+    assert.deepEqual(shown.body.requested_reviewers.map((u: { login: string }) => u.login), ['octo']);
+    assert.deepEqual(await events(pull.number), ['review_requested']);
+    assert.deepEqual(await outbox(pull.number), ['opened', 'review_requested']);
+  });
+});

@@ -41,6 +41,15 @@ export async function findIssueById(db: Executor, id: number): Promise<IssueRow 
   return db.selectFrom('issues').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * The issue, read in the caller's transaction and locked (PostgreSQL; SQLite runs one transaction at
+ * a time) until it ends, so that concurrent changes of one issue apply one after the other.
+ */
+export async function lockIssue(trx: Executor, issueId: number, postgres: boolean): Promise<IssueRow> {
+  const query = trx.selectFrom('issues').selectAll().where('id', '=', issueId);
+  return (postgres ? query.forUpdate() : query).executeTakeFirstOrThrow();
+}
+
 export async function findCommentById(db: Executor, id: number): Promise<CommentRow | undefined> {
   return db.selectFrom('issue_comments').selectAll().where('id', '=', id).executeTakeFirst();
 }

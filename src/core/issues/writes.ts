@@ -165,34 +165,38 @@ export class ActivityService {
    */
   async updateIssue(ownerLogin: string, repositoryName: string, number: number, input: UpdateIssueInput): Promise<IssueFacts> {
     const repository = await this.writableRepository(ownerLogin, repositoryName);
-    const issue = await this.issue(repository, number);
+    const found = await this.issue(repository, number);
     const actor = await this.user(input.actor);
-    const isPullRequest = Boolean(issue.is_pull_request);
-    const transition = this.transition(issue, input.state);
-
-    const currentAssignees = await store.assigneeIds(this.db, issue.id);
-    const wantedAssignees = input.assignees === undefined ? currentAssignees : (await this.users(input.assignees)).map((u) => u.id);
-    const assigned = without(wantedAssignees, currentAssignees);
-    const unassigned = without(currentAssignees, wantedAssignees);
-
-    const current = await store.reviewRequests(this.db, issue.id);
-    const wanted = await this.reviewers(repository, isPullRequest, await this.userById(issue.author_id), input.reviewers, input.team_reviewers);
+    const isPullRequest = Boolean(found.is_pull_request);
+    const wantedAssigneeIds = input.assignees === undefined ? null : (await this.users(input.assignees)).map((u) => u.id);
+    const wanted = await this.reviewers(repository, isPullRequest, await this.userById(found.author_id), input.reviewers, input.team_reviewers);
     const reviewersGiven = input.reviewers !== undefined;
     const teamsGiven = input.team_reviewers !== undefined;
-    const requested = {
-      userIds: reviewersGiven ? without(wanted.userIds, current.userIds) : [],
-      teamIds: teamsGiven ? without(wanted.teamIds, current.teamIds) : [],
-    };
-    const removed = {
-      userIds: reviewersGiven ? without(current.userIds, wanted.userIds) : [],
-      teamIds: teamsGiven ? without(current.teamIds, wanted.teamIds) : [],
-    };
 
-    const changes = (transition ? 1 : 0) + assigned.length + unassigned.length + requested.userIds.length + requested.teamIds.length + removed.userIds.length + removed.teamIds.length;
-    if (changes === 0) return store.loadIssueFacts(this.db, issue.id);
-
-    const now = this.now();
+    // What changes is decided on the issue as it is once locked: concurrent changes of one issue
+    // (two closes, two assignments of the same user) run one after the other, and the second finds
+    // nothing left to do instead of recording the change twice or colliding on a key.
     return this.db.transaction().execute(async (trx) => {
+      const issue = await store.lockIssue(trx, found.id, this.ctx.db.dialect === 'postgres');
+      const transition = this.transition(issue, input.state);
+      const currentAssignees = await store.assigneeIds(trx, issue.id);
+      const wantedAssignees = wantedAssigneeIds ?? currentAssignees;
+      const assigned = without(wantedAssignees, currentAssignees);
+      const unassigned = without(currentAssignees, wantedAssignees);
+      const current = await store.reviewRequests(trx, issue.id);
+      const requested = {
+        userIds: reviewersGiven ? without(wanted.userIds, current.userIds) : [],
+        teamIds: teamsGiven ? without(wanted.teamIds, current.teamIds) : [],
+      };
+      const removed = {
+        userIds: reviewersGiven ? without(current.userIds, wanted.userIds) : [],
+        teamIds: teamsGiven ? without(current.teamIds, wanted.teamIds) : [],
+      };
+
+      const changes = (transition ? 1 : 0) + assigned.length + unassigned.length + requested.userIds.length + requested.teamIds.length + removed.userIds.length + removed.teamIds.length;
+      if (changes === 0) return store.loadIssueFacts(trx, issue.id);
+
+      const now = this.now();
       await store.updateIssue(trx, issue.id, { ...transition?.values(now), updated_at: now });
       if (transition) await store.insertEvents(trx, transition.events.map((name) => this.event(issue, actor, name, {})));
       await store.removeAssignees(trx, issue.id, unassigned);
