@@ -11,6 +11,7 @@ import * as appWebhooks from './0008_app_webhooks.ts';
 import * as userMigrations from './0009_user_migrations.ts';
 import * as repositoryAccess from './0011_repository_access.ts';
 import * as issueNumbers from './0012_issue_numbers.ts';
+import * as jobGroups from './0013_job_groups.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_user_migrations': userMigrations,
   '0011_repository_access': repositoryAccess,
   '0012_issue_numbers': issueNumbers,
+  '0013_job_groups': jobGroups,
 };
