@@ -208,6 +208,10 @@ export class PgBossQueue implements Queue {
         await this.#queue(deadLetter);
         await this.#boss.createQueue(name, { ...options, policy: 'exclusive', deadLetter });
         await this.#boss.updateQueue(name, { deadLetter });
+        // Jobs take their dead letter from the queue when sent: those sent before (by a process that
+        // works no queue) get it now.
+        await sql`update ${sql.id(SCHEMA, 'job')} set dead_letter = ${deadLetter}
+          where name = ${name} and dead_letter is null and state in ('created', 'retry', 'active')`.execute(this.#db.kysely);
       });
       created.catch(() => this.#queues.delete(name));
       this.#queues.set(name, created);
