@@ -102,3 +102,35 @@ describe('issue changes', () => {
     assert.deepEqual(await outbox(pull.number), ['opened', 'review_requested']);
   });
 });
+
+describe('names that must be unique', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_RATE_LIMIT_ANONYMOUS: '1000' });
+    await server.admin('POST', '/users', { login: 'mona' });
+    await server.admin('POST', '/orgs', { login: 'acme', owners: ['mona'] });
+  });
+  after(() => server?.close());
+
+  /** Runs the same creation concurrently: exactly one succeeds, every other one is refused with `refused`. */
+  const once = async (create: () => Promise<{ status: number; text: string }>, created: number, refused: number) => {
+    const responses = await Promise.all(Array.from({ length: CONCURRENCY / 4 }, create));
+    const statuses = responses.map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === created).length, 1, responses.map((r) => `${r.status} ${r.text}`).join('\n'));
+    assert.equal(statuses.filter((s) => s === refused).length, statuses.length - 1, responses.map((r) => `${r.status} ${r.text}`).join('\n'));
+  };
+
+  test('concurrent creations of one user, organization, team, repository or enterprise: one 201, the others 422', async () => {
+    await once(() => server.adminRaw('POST', '/users', { login: 'Twin' }), 201, 422);
+    await once(() => server.adminRaw('POST', '/orgs', { login: 'twin-org' }), 201, 422);
+    await once(() => server.adminRaw('POST', '/orgs/acme/teams', { slug: 'twins', members: ['mona'] }), 201, 422);
+    await once(() => server.adminRaw('POST', '/repos', { owner: 'acme', name: 'twin' }), 201, 422);
+    await once(() => server.adminRaw('POST', '/enterprises', { slug: 'twin-ent', owners: ['mona'] }), 201, 422);
+  });
+
+  test('concurrent creations of one issue type or code security configuration name: one created, the others 422', async () => {
+    const token = (await server.admin('POST', '/tokens', { login: 'mona', kind: 'classic', scopes: ['admin:org', 'repo', 'write:org'] })).token;
+    await once(() => server.api('POST', '/orgs/acme/issue-types', { token, body: { name: 'Twin', is_enabled: true } }), 200, 422);
+    await once(() => server.api('POST', '/orgs/acme/code-security/configurations', { token, body: { name: 'twin', description: 'one of two' } }), 201, 422);
+  });
+});
