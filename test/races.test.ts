@@ -134,3 +134,33 @@ describe('names that must be unique', () => {
     await once(() => server.api('POST', '/orgs/acme/code-security/configurations', { token, body: { name: 'twin', description: 'one of two' } }), 201, 422);
   });
 });
+
+describe('replacing an organization\'s records', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+    await server.admin('POST', '/users', { login: 'mona' });
+    await server.admin('POST', '/orgs', { login: 'acme', owners: ['mona'] });
+    await server.admin('POST', '/orgs/acme/teams', { slug: 'reviewers', members: ['mona'] });
+  });
+  after(() => server?.close());
+
+  test('concurrent replacements of assistant metrics days: each answers 200 and one of them is what stays', async () => {
+    // Without a policy in the body (its upsert would lock the organization's policy row first).
+    const body = (i: number) => ({
+      days: Array.from({ length: 1 + (i % 4) }, (_, d) => ({ date: `2026-01-0${d + 1}`, total_active_users: i, licensed_members: 5 }))
+        .concat([{ date: '2026-01-01', team: 'reviewers', total_active_users: i, licensed_members: 5 } as never]),
+    });
+    const responses = await Promise.all(Array.from({ length: CONCURRENCY / 4 }, (_, i) => server.adminRaw('PUT', '/orgs/acme/assistant', body(i))));
+    assert.deepEqual(responses.map((r) => r.status).filter((s) => s !== 200), [], responses.find((r) => r.status !== 200)?.text);
+    const db = server.server.ctx.db.kysely;
+    const days = await db.selectFrom('assistant_metrics_days').select(['date', 'metrics']).orderBy('date').execute();
+    // One request's days, whole: as many as it sent, all with its total.
+    const totals = new Set(days.map((d) => JSON.parse(d.metrics).total_active_users));
+    assert.equal(totals.size, 1, JSON.stringify(days));
+    const winner = [...totals][0] as number;
+    assert.equal(days.length, 1 + (winner % 4));
+    const teamDays = await db.selectFrom('assistant_metrics_team_days').select('metrics').execute();
+    assert.deepEqual(teamDays.map((d) => JSON.parse(d.metrics).total_active_users), [winner]);
+  });
+});

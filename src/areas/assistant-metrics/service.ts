@@ -146,6 +146,8 @@ export class AssistantMetricsService extends Service {
     const days = input.days === undefined ? undefined : await this.operatorDays(org.id, input.days);
     const now = this.now();
     return this.db.transaction().execute(async (trx) => {
+      // A replacement deletes the stored days and inserts the new ones: two at once would collide.
+      await store.lockOrganization(trx, org.id, this.ctx.db.dialect === 'postgres');
       if (input.metrics_policy) await store.setMetricsPolicy(trx, org.id, input.metrics_policy, now);
       if (days) await store.replaceDays(trx, org.id, days.orgDays, days.teamDays);
       return {
