@@ -164,3 +164,28 @@ describe('replacing an organization\'s records', () => {
     assert.deepEqual(teamDays.map((d) => JSON.parse(d.metrics).total_active_users), [winner]);
   });
 });
+
+describe('memberships', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+    for (const login of ['mona', 'hubot']) await server.admin('POST', '/users', { login });
+    await server.admin('POST', '/orgs', { login: 'acme', owners: ['mona'] });
+  });
+  after(() => server?.close());
+
+  test('concurrent role changes leave one of owner and member, never both', async () => {
+    for (let round = 0; round < 3; round++) {
+      const responses = await Promise.all(Array.from({ length: CONCURRENCY / 4 }, (_, i) =>
+        server.adminRaw('PUT', '/orgs/acme/members/hubot', { role: i % 2 ? 'owner' : 'member' })));
+      assert.deepEqual(responses.map((r) => r.status).filter((s) => s !== 200), [], responses.find((r) => r.status !== 200)?.text);
+      const roles = await server.server.ctx.db.kysely
+        .selectFrom('org_memberships')
+        .innerJoin('users', 'users.id', 'org_memberships.user_id')
+        .select('org_memberships.role')
+        .where('users.login', '=', 'hubot')
+        .execute();
+      assert.equal(roles.length, 1, JSON.stringify(roles));
+    }
+  });
+});

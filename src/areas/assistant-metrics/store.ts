@@ -64,14 +64,6 @@ export async function pageOfDays(db: Executor, scope: Scope, from: string, to: s
 }
 
 /** Replaces every stored day of the organization and of its teams. */
-/**
- * Locks the organization's row until the transaction ends (PostgreSQL; SQLite runs one transaction
- * at a time), so concurrent replacements of its records apply one after the other.
- */
-export async function lockOrganization(trx: Executor, orgId: number, postgres: boolean): Promise<void> {
-  if (postgres) await trx.selectFrom('users').select('id').where('id', '=', orgId).forUpdate().execute();
-}
-
 export async function replaceDays(
   db: Executor,
   orgId: number,

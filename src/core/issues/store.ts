@@ -47,7 +47,7 @@ export async function findIssueById(db: Executor, id: number): Promise<IssueRow 
  */
 export async function lockIssue(trx: Executor, issueId: number, postgres: boolean): Promise<IssueRow> {
   const query = trx.selectFrom('issues').selectAll().where('id', '=', issueId);
-  return (postgres ? query.forUpdate() : query).executeTakeFirstOrThrow();
+  return (postgres ? query.forNoKeyUpdate() : query).executeTakeFirstOrThrow();
 }
 
 export async function findCommentById(db: Executor, id: number): Promise<CommentRow | undefined> {
