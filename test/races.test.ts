@@ -189,3 +189,36 @@ describe('memberships', () => {
     }
   });
 });
+
+describe('app token resets', () => {
+  let server: TestServer;
+  let app: { client_id: string; client_secret: string };
+  const basic = () => `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}`;
+  const call = (method: string, accessToken: string) =>
+    server.api(method, `/applications/${app.client_id}/token`, { authorization: basic(), body: { access_token: accessToken } });
+  before(async () => {
+    server = await startServer({ CODEHOST_RATE_LIMIT_FAILED_LOGINS: '1000' });
+    await server.admin('POST', '/users', { login: 'mona' });
+    app = await server.admin('POST', '/apps', { slug: 'resetter' });
+  });
+  after(() => server?.close());
+
+  test('concurrent resets of one token: one gets the new value, the others 404, and the value it got works', async () => {
+    const { token } = await server.admin('POST', '/apps/resetter/authorizations', { login: 'mona', scopes: ['repo'] });
+    const responses = await Promise.all(Array.from({ length: CONCURRENCY / 4 }, () => call('PATCH', token)));
+    const statuses = responses.map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === 200).length, 1, responses.map((r) => `${r.status} ${r.text}`).join('\n'));
+    assert.equal(statuses.filter((s) => s === 404).length, statuses.length - 1);
+    const fresh = responses.find((r) => r.status === 200)!.body.token as string;
+    assert.equal((await call('POST', fresh)).status, 200);
+    assert.equal((await call('POST', token)).status, 404);
+  });
+
+  test('a reset racing a delete of the token answers 200 or 404, never 500', async () => {
+    for (let round = 0; round < 5; round++) {
+      const { token } = await server.admin('POST', '/apps/resetter/authorizations', { login: 'mona', scopes: ['repo'] });
+      const responses = await Promise.all([call('DELETE', token), call('PATCH', token), call('PATCH', token), call('DELETE', token)]);
+      for (const response of responses) assert.ok([200, 204, 404].includes(response.status), `${response.status} ${response.text}`);
+    }
+  });
+});
