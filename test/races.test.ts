@@ -3,6 +3,8 @@
 // lock), so every request gets its right answer and nothing is doubled, lost or skipped.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { engine } from './helpers/database.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 const CONCURRENCY = 64;
@@ -219,6 +221,49 @@ describe('app token resets', () => {
       const { token } = await server.admin('POST', '/apps/resetter/authorizations', { login: 'mona', scopes: ['repo'] });
       const responses = await Promise.all([call('DELETE', token), call('PATCH', token), call('PATCH', token), call('DELETE', token)]);
       for (const response of responses) assert.ok([200, 204, 404].includes(response.status), `${response.status} ${response.text}`);
+    }
+  });
+});
+
+describe('writes and a migration locking the repository', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_DATABASE_POOL_SIZE: '8' });
+    await server.admin('POST', '/users', { login: 'mona' });
+    await server.admin('POST', '/repos', { owner: 'mona', name: 'moving' });
+  });
+  after(() => server?.close());
+
+  // PostgreSQL: holding the issue counter table makes issue creations wait inside their transactions,
+  // after the repository was found unlocked; a migration then locks the repository. SQLite runs one
+  // transaction at a time, so there the race cannot happen.
+  test('an issue creation does not commit into a repository a migration locked after the creation checked it', { skip: engine !== 'postgres' }, async () => {
+    const token = (await server.admin('POST', '/tokens', { login: 'mona', kind: 'classic', scopes: ['repo'] })).token;
+    const holder = new pg.Client({ connectionString: server.server.ctx.config.databaseUrl! });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table issue_numbers in share row exclusive mode');
+      const creations = Array.from({ length: 2 }, (_, i) => server.adminRaw('POST', '/repos/mona/moving/issues', { author: 'mona', title: `during ${i}` }));
+      await new Promise((r) => setTimeout(r, 500));
+      let lockedAt: number | null = null;
+      const start = server.api('POST', '/user/migrations', { token, body: { repositories: ['moving'], lock_repositories: true } }).then((response) => {
+        lockedAt = Date.now();
+        return response;
+      });
+      await new Promise((r) => setTimeout(r, 1_500));
+      const releasedAt = Date.now();
+      await holder.query('commit');
+      const created = await Promise.all(creations);
+      const started = await start;
+      assert.equal(started.status, 201, started.text);
+      for (const response of created) {
+        // Either the creation committed before the lock (the migration waited for it), or it is refused.
+        if (response.status === 201) assert.ok(lockedAt === null || lockedAt >= releasedAt, 'an issue was created in a repository locked before it committed');
+        else assert.equal(response.status, 403, response.text);
+      }
+    } finally {
+      await holder.end();
     }
   });
 });

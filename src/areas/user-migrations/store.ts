@@ -29,7 +29,7 @@ export async function insertMigration(db: Executor, values: MigrationInsert, rep
  * concurrent starts of one user count one after another (SQLite runs one transaction at a time).
  */
 export async function countExportsInProgress(db: Executor, ownerId: number, postgres: boolean): Promise<number> {
-  if (postgres) await db.selectFrom('users').select('id').where('id', '=', ownerId).forUpdate().execute();
+  if (postgres) await db.selectFrom('users').select('id').where('id', '=', ownerId).forNoKeyUpdate().execute();
   const row = await db
     .selectFrom('user_migrations')
     .select((eb) => eb.fn.countAll<number | string>().as('count'))

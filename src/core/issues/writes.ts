@@ -25,7 +25,7 @@ import { assertRepositoryWritable } from '../callers/access.ts';
 import type { Context } from '../../platform/context.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findTeam, type TeamRow, type UserRow } from '../accounts/store.ts';
-import { findRepository } from '../repositories/store.ts';
+import { findRepository, repositoryForWrite } from '../repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { parseMentions } from '../../activity/mentions.ts';
@@ -92,6 +92,7 @@ export class ActivityService {
 
     // The facts of the snapshot are the answer too: the issue as this write left it.
     return await this.db.transaction().execute(async (trx) => {
+      await this.stillWritable(trx, repository.id);
       const issue = await store.insertIssue(trx, {
         repository_id: repository.id,
         number: await store.nextIssueNumber(trx, repository.id),
@@ -134,6 +135,7 @@ export class ActivityService {
     const mentioned = await this.mentions(input.body);
     const now = this.now();
     return this.db.transaction().execute(async (trx) => {
+      await this.stillWritable(trx, repository.id);
       const comment = await store.insertComment(trx, {
         issue_id: issue.id,
         repository_id: repository.id,
@@ -177,6 +179,7 @@ export class ActivityService {
     // (two closes, two assignments of the same user) run one after the other, and the second finds
     // nothing left to do instead of recording the change twice or colliding on a key.
     return this.db.transaction().execute(async (trx) => {
+      await this.stillWritable(trx, repository.id);
       const issue = await store.lockIssue(trx, found.id, this.ctx.db.dialect === 'postgres');
       const transition = this.transition(issue, input.state);
       const currentAssignees = await store.assigneeIds(trx, issue.id);
@@ -290,6 +293,16 @@ export class ActivityService {
 
   private now(): string {
     return this.ctx.clock.now().toISOString();
+  }
+
+  /**
+   * Checks again, in the writing transaction, that no migration has locked the repository since it
+   * was found, and holds it so that none can until the write commits.
+   */
+  private async stillWritable(trx: Executor, repositoryId: number): Promise<void> {
+    const repository = await repositoryForWrite(trx, repositoryId, this.ctx.db.dialect === 'postgres');
+    if (!repository) throw notFound('Repository not found');
+    assertRepositoryWritable(repository);
   }
 
   private async writableRepository(owner: string, name: string): Promise<Repository> {
