@@ -9,7 +9,7 @@ import type { Executor } from '../db/index.ts';
 import type { RepositoryPermission } from '../db/schema.ts';
 import {
   addEnterpriseMember, addOrgMembership, addTeamMember, findAccount, findAccountById, findEnterprise, findTeam, insertAccount,
-  insertEnterprise, insertOrganization, insertTeam, removeFromOrganization, removeTeamMember, setOrgRole, teamMemberIds,
+  insertEnterprise, insertOrganization, insertTeam, lockAccount, removeFromOrganization, removeTeamMember, setOrgRole, teamMemberIds,
   type OrgRole, type UserRow,
 } from '../core/accounts/store.ts';
 import type { Permissions } from '../core/apps/permissions.ts';
@@ -421,6 +421,9 @@ export class AdminService extends Service {
     const org = await requireAccount(this.db, orgLogin, 'org');
     const user = await requireAccount(this.db, login, 'user');
     return this.db.transaction().execute(async (trx) => {
+      // `owner` replaces `member` and the reverse (a delete, then an insert): two changes at once
+      // would leave both.
+      await lockAccount(trx, org.id, this.ctx.db.dialect === 'postgres');
       const roles = await setOrgRole(trx, org.id, user.id, role);
       await this.accessChanged(trx, { userIds: [user.id] });
       return { org, user, roles };

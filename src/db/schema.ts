@@ -213,6 +213,8 @@ export interface JobsTable {
   retry_backoff: number;
   last_error: string | null;
   created_at: string;
+  /** SendOptions.group: a queue worked with a group limit runs at most that many jobs of a group at once. */
+  group_key: string | null;
 }
 
 /** Request counters of the rate limits, shared by every process. Times in epoch seconds. */

@@ -17,7 +17,7 @@ import type { Config } from '../config.ts';
 import type { Db, Executor } from '../db/index.ts';
 import { WriteBatcher } from './batch.ts';
 import { LocalPool, type Running as PoolRunning } from './local-pool.ts';
-import type { Backlog, JobHandler, Logger, Queue, SendOptions, WorkOptions } from './queue.ts';
+import { EXHAUSTED_RETRY_LIMIT, exhaustedQueue, type Backlog, type JobHandler, type Logger, type Queue, type SendOptions, type WorkOptions } from './queue.ts';
 
 const SCHEMA = 'pgboss';
 /** pg-boss refuses shorter heartbeats, so a lease below this is stretched to it. */
@@ -47,6 +47,10 @@ export class PgBossQueue implements Queue {
   /** The LISTEN connection of a started worker; null when it could not listen. */
   #listener: { close(): Promise<void> } | null = null;
   #pollTimer: NodeJS.Timeout | undefined;
+  /** Queues worked with a group limit, and the limit. */
+  readonly #groupLimits = new Map<string, number>();
+  /** Queues whose jobs have an `exhausted` hook: their dead-letter queue runs it. */
+  readonly #hooked = new Set<string>();
 
   constructor(db: Db, config: Config, log: Logger) {
     if (!db.url) throw new Error('the pg-boss queue needs a PostgreSQL connection string');
@@ -101,6 +105,7 @@ export class PgBossQueue implements Queue {
       heartbeatSeconds: this.#heartbeatSeconds,
       expireInSeconds: MAX_RUN_SECONDS,
       ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
+      ...(options.group === undefined ? {} : { group: { id: options.group } }),
       ...(options.transaction ? { db: inTransaction(options.transaction) } : {}),
     });
     // NOTIFY wakes the workers of every process (a transactional job's once it commits); this covers
@@ -109,7 +114,7 @@ export class PgBossQueue implements Queue {
     else if (!options.transaction) this.#pool.wake(name);
   }
 
-  async sendMany<T extends object>(name: string, data: T[], options: Omit<SendOptions, 'singletonKey'> = {}): Promise<void> {
+  async sendMany<T extends object>(name: string, data: T[], options: Omit<SendOptions, 'singletonKey' | 'group'> = {}): Promise<void> {
     if (data.length === 0) return;
     await this.#queue(name);
     await this.#boss.insert(
@@ -135,9 +140,17 @@ export class PgBossQueue implements Queue {
     else if (!options.transaction) this.#pool.wake(name);
   }
 
-  work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions = {}): void {
+  work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions<T> = {}): void {
+    if (options.groupConcurrency !== undefined) this.#groupLimits.set(name, options.groupConcurrency);
+    const exhausted = options.exhausted;
+    if (exhausted) this.#hooked.add(name);
+    this.#worked(name, handler as JobHandler<object>, options.concurrency ?? 1);
+    if (exhausted) this.#worked(exhaustedQueue(name), (data) => exhausted(data as T), 1);
+  }
+
+  #worked(name: string, handler: JobHandler<object>, concurrency: number): void {
     this.#completions.set(name, new WriteBatcher(async (done) => void (await this.#boss.complete(name, done.map(attempt)))));
-    this.#pool.work(name, handler as JobHandler<object>, options.concurrency ?? 1);
+    this.#pool.work(name, handler, concurrency);
   }
 
   async start(): Promise<void> {
@@ -202,18 +215,30 @@ export class PgBossQueue implements Queue {
     return this.#booted;
   }
 
-  /** Creates the queue once per process; create_queue leaves an existing queue as it is. */
+  /**
+   * Creates the queue once per process; create_queue leaves an existing queue as it is. A queue with
+   * an `exhausted` hook gets its hook's queue as its dead-letter queue: pg-boss copies a job there
+   * when it fails for the last time, whether its handler threw or its heartbeat stopped (the worker
+   * died). The dead letter is set on an existing queue too, since a process without workers may have
+   * created it; jobs take it from their queue when they are sent.
+   */
   #queue(name: string): Promise<void> {
     let created = this.#queues.get(name);
     if (!created) {
-      created = this.#boot().then(() =>
-        this.#boss.createQueue(name, {
-          policy: 'exclusive',
-          notify: true,
-          heartbeatSeconds: this.#heartbeatSeconds,
-          expireInSeconds: MAX_RUN_SECONDS,
-        }),
-      );
+      const options = { notify: true, heartbeatSeconds: this.#heartbeatSeconds, expireInSeconds: MAX_RUN_SECONDS };
+      const isHook = [...this.#hooked].some((hooked) => exhaustedQueue(hooked) === name);
+      created = this.#boot().then(async () => {
+        if (isHook) return this.#boss.createQueue(name, { ...options, policy: 'standard', retryLimit: EXHAUSTED_RETRY_LIMIT, retryDelay: 5 });
+        if (!this.#hooked.has(name)) return this.#boss.createQueue(name, { ...options, policy: 'exclusive' });
+        const deadLetter = exhaustedQueue(name);
+        await this.#queue(deadLetter);
+        await this.#boss.createQueue(name, { ...options, policy: 'exclusive', deadLetter });
+        await this.#boss.updateQueue(name, { deadLetter });
+        // Jobs take their dead letter from the queue when sent: those sent before (by a process that
+        // works no queue) get it now.
+        await sql`update ${sql.id(SCHEMA, 'job')} set dead_letter = ${deadLetter}
+          where name = ${name} and dead_letter is null and state in ('created', 'retry', 'active')`.execute(this.#db.kysely);
+      });
       created.catch(() => this.#queues.delete(name));
       this.#queues.set(name, created);
     }
@@ -248,7 +273,8 @@ export class PgBossQueue implements Queue {
 
   async #fetch(name: string, limit: number): Promise<Array<JobWithMetadata<object>>> {
     await this.#queue(name);
-    return await this.#boss.fetch<object>(name, { batchSize: limit, includeMetadata: true });
+    const groupConcurrency = this.#groupLimits.get(name);
+    return await this.#boss.fetch<object>(name, { batchSize: limit, includeMetadata: true, ...(groupConcurrency === undefined ? {} : { groupConcurrency }) });
   }
 
   async #handle(running: Running): Promise<void> {

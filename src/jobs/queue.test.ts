@@ -462,3 +462,81 @@ test('a job whose process was killed mid-run runs again, once, after a restart',
     assert.deepEqual(attempts, [2]);
   });
 });
+
+test('a job out of attempts runs its exhausted hook once, with its data', async () => {
+  await withQueue(async (queue) => {
+    const attempts: number[] = [];
+    const hooks: object[] = [];
+    queue.work<{ n: number }>('exhaust-throw', async (_data, job) => {
+      attempts.push(job.attempt);
+      throw new Error('always fails');
+    }, { exhausted: async (data) => void hooks.push(data) });
+    queue.work<{ n: number }>('exhaust-fine', async () => {}, { exhausted: async (data) => void hooks.push(data) });
+    await queue.start();
+    await queue.send('exhaust-throw', { n: 1 }, { retryLimit: 1, retryDelaySeconds: 0, singletonKey: 'one' });
+    await queue.send('exhaust-fine', { n: 2 }, { retryLimit: 0 });
+    await waitFor(() => hooks.length > 0, 20_000, 'the exhausted hook');
+    assert.equal(await drain(queue, 10_000), true);
+    await sleep(500);
+    assert.deepEqual(attempts, [1, 2]);
+    assert.deepEqual(hooks, [{ n: 1 }]);
+  });
+});
+
+test('a job whose process is killed on every attempt runs its exhausted hook once', async () => {
+  await withQueue(async (queue) => {
+    const hooks: object[] = [];
+    const attempts: number[] = [];
+    // Registered first, so the queue is created with its hook (as the server registers its workers before anything is sent).
+    queue.work<{ n: number }>('exhaust-kill', async (_data, job) => void attempts.push(job.attempt), { exhausted: async (data) => void hooks.push(data) });
+    await queue.send('exhaust-kill', { n: 3 }, { retryLimit: 0, retryDelaySeconds: 0 });
+
+    const child = spawn(process.execPath, [fixture, 'exhaust-kill'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: testDatabase.databaseUrl ?? '',
+        CODEHOST_DATA_DIR: testDatabase.dataDir,
+        CODEHOST_JOB_LEASE_SECONDS: String(leaseSeconds),
+        CODEHOST_JOB_POLL_MS: String(pollMilliseconds),
+        CODEHOST_DATABASE_POOL_SIZE: String(config.databasePoolSize),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = once(child, 'exit');
+    try {
+      await output(child, 'started', 30_000);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+
+    await queue.start();
+    // The lease (pg-boss: heartbeat, then a supervise pass) runs out; the job has no attempt left.
+    await waitFor(() => hooks.length > 0, leaseSeconds * 2_000 + 10_000, 'the exhausted hook');
+    assert.equal(await drain(queue, 10_000), true);
+    await sleep(500);
+    assert.deepEqual(attempts, []);
+    assert.deepEqual(hooks, [{ n: 3 }]);
+  });
+});
+
+test('with a group limit, one group\'s backlog does not hold up another group\'s job', async () => {
+  await withQueue(async (queue) => {
+    const running = new Map<string, number>();
+    const most = new Map<string, number>();
+    const finished: string[] = [];
+    queue.work<{ group: string; n: number }>('grouped', async ({ group, n }) => {
+      running.set(group, (running.get(group) ?? 0) + 1);
+      most.set(group, Math.max(most.get(group) ?? 0, running.get(group)!));
+      await sleep(150);
+      running.set(group, running.get(group)! - 1);
+      finished.push(`${group}${n}`);
+    }, { concurrency: 2, groupConcurrency: 1 });
+    for (let n = 1; n <= 4; n++) await queue.send('grouped', { group: 'a', n }, { group: 'a' });
+    await queue.send('grouped', { group: 'b', n: 1 }, { group: 'b' });
+    await queue.start();
+    await waitFor(() => finished.length === 5, 30_000, 'every job');
+    assert.equal(most.get('a'), 1);
+    assert.ok(finished.indexOf('b1') < finished.indexOf('a4'), finished.join(' '));
+  });
+});

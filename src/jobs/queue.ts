@@ -18,12 +18,31 @@ export interface SendOptions {
    * (the outbox pattern). Without it the job is sent on its own.
    */
   transaction?: Executor;
+  /**
+   * The job's group (say, the user it works for). A queue worked with `groupConcurrency` runs at most
+   * that many jobs of one group at once; the group's other jobs wait while other groups' jobs run.
+   */
+  group?: string;
 }
 
-export interface WorkOptions {
+export interface WorkOptions<T = object> {
   /** Jobs of this queue handled at once in this process (default 1). */
   concurrency?: number;
+  /** At most this many jobs of one group (`SendOptions.group`) run at once, across processes. */
+  groupConcurrency?: number;
+  /**
+   * Runs once for a job that ran out of attempts (its handler failed on the last one, or its process
+   * died on every one), with the job's data: the place to settle what the job leaves half done. It
+   * runs as a job of its own on the queue `<name>.exhausted` (see `exhaustedQueue`), so it survives
+   * a restart and is retried when it fails.
+   */
+  exhausted?: (data: T) => Promise<void>;
 }
+
+/** The queue where the `exhausted` hook of `name`'s jobs runs. */
+export const exhaustedQueue = (name: string) => `${name}.exhausted`;
+/** How many times a failing `exhausted` hook runs again. */
+export const EXHAUSTED_RETRY_LIMIT = 5;
 
 /** `attempt` is 1 on the first run; a run cut short by a dead process counts as an attempt. */
 export type JobHandler<T> = (data: T, job: { id: string; attempt: number }) => Promise<void>;
@@ -40,11 +59,11 @@ export interface Queue {
   send<T extends object>(name: string, data: T, options?: SendOptions): Promise<void>;
   /**
    * Sends one job per item of `data`, all with the same options, in one statement: a fan-out's jobs
-   * cost one round trip, not one each. No `singletonKey`: each job is its own.
+   * cost one round trip, not one each. No `singletonKey` (each job is its own) and no `group`.
    */
-  sendMany<T extends object>(name: string, data: T[], options?: Omit<SendOptions, 'singletonKey'>): Promise<void>;
+  sendMany<T extends object>(name: string, data: T[], options?: Omit<SendOptions, 'singletonKey' | 'group'>): Promise<void>;
   /** Registers the handler of a queue; handlers run once `start` has been called. */
-  work<T extends object>(name: string, handler: JobHandler<T>, options?: WorkOptions): void;
+  work<T extends object>(name: string, handler: JobHandler<T>, options?: WorkOptions<T>): void;
   /** Starts fetching and running jobs for the registered handlers. */
   start(): Promise<void>;
   /**

@@ -14,7 +14,7 @@ import type { Config } from '../config.ts';
 import type { Db, Executor } from '../db/index.ts';
 import { WriteBatcher } from './batch.ts';
 import { LocalPool, type Running } from './local-pool.ts';
-import type { Backlog, JobHandler, Logger, Queue, SendOptions, WorkOptions } from './queue.ts';
+import { EXHAUSTED_RETRY_LIMIT, exhaustedQueue, type Backlog, type JobHandler, type Logger, type Queue, type SendOptions, type WorkOptions } from './queue.ts';
 
 interface ClaimedJob {
   id: number;
@@ -42,6 +42,25 @@ const CLAIM = `update jobs set locked_until = ?, attempts = attempts + 1
     order by run_after, id limit ?
   )
   returning id, queue, data, attempts, retry_limit, retry_delay_seconds, retry_backoff`;
+const SEND_GROUPED = `insert into jobs (queue, data, singleton_key, run_after, locked_until, attempts, retry_limit, retry_delay_seconds, retry_backoff, created_at, group_key)
+  values (?, ?, ?, ?, null, 0, ?, ?, ?, ?, ?) on conflict (queue, singleton_key) do nothing`;
+// The claim of a queue with a group limit: a job is taken while its group has fewer than the limit
+// running (leased) counting the jobs this claim takes before it (`ahead`, in claim order).
+const CLAIM_GROUPED = `update jobs set locked_until = ?, attempts = attempts + 1
+  where id in (
+    select id from (
+      select id, run_after, group_key,
+        row_number() over (partition by coalesce(group_key, 'job:' || id) order by run_after, id) - 1 as ahead
+      from jobs where queue = ? and run_after <= ? and (locked_until is null or locked_until < ?)
+    ) ready
+    where group_key is null
+      or ahead + (select count(*) from jobs held where held.queue = ? and held.group_key = ready.group_key and held.locked_until >= ?) < ?
+    order by run_after, id limit ?
+  )
+  returning id, queue, data, attempts, retry_limit, retry_delay_seconds, retry_backoff`;
+// A job out of attempts becomes a job of its queue's `exhausted` hook (same row, same data).
+const EXHAUST = `update jobs set queue = ?, attempts = 0, retry_limit = ?, run_after = ?, locked_until = null, last_error = ?, group_key = null, singleton_key = null
+  where id = ? and attempts = ?`;
 /** Claims as a JSON array of [id, attempts] pairs: one statement text for any number of jobs. */
 const HELD = '(id, attempts) in (select value ->> 0, value ->> 1 from json_each(?))';
 const DELETE = `delete from jobs where ${HELD}`;
@@ -61,6 +80,10 @@ export class TableQueue implements Queue {
   readonly #pool: LocalPool<ClaimedJob>;
   readonly #deletes: WriteBatcher<ClaimedJob>;
   #timer: NodeJS.Timeout | undefined;
+  /** Queues worked with a group limit, and the limit. */
+  readonly #groupLimits = new Map<string, number>();
+  /** Queues whose jobs have an `exhausted` hook. */
+  readonly #hooked = new Set<string>();
 
   constructor(db: Db, config: Config, log: Logger) {
     this.#db = db;
@@ -82,7 +105,7 @@ export class TableQueue implements Queue {
   async send<T extends object>(name: string, data: T, options: SendOptions = {}): Promise<void> {
     const now = Date.now();
     await this.#run(
-      SEND,
+      options.group === undefined ? SEND : SEND_GROUPED,
       [
         name,
         JSON.stringify(data),
@@ -92,6 +115,7 @@ export class TableQueue implements Queue {
         options.retryDelaySeconds ?? 5,
         options.retryBackoff ? 1 : 0,
         iso(now),
+        ...(options.group === undefined ? [] : [options.group]),
       ],
       options.transaction,
     );
@@ -100,7 +124,7 @@ export class TableQueue implements Queue {
     else this.#pool.wake(name);
   }
 
-  async sendMany<T extends object>(name: string, data: T[], options: Omit<SendOptions, 'singletonKey'> = {}): Promise<void> {
+  async sendMany<T extends object>(name: string, data: T[], options: Omit<SendOptions, 'singletonKey' | 'group'> = {}): Promise<void> {
     if (data.length === 0) return;
     const now = Date.now();
     await this.#run(
@@ -120,8 +144,14 @@ export class TableQueue implements Queue {
     else this.#pool.wake(name);
   }
 
-  work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions = {}): void {
+  work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions<T> = {}): void {
+    if (options.groupConcurrency !== undefined) this.#groupLimits.set(name, options.groupConcurrency);
     this.#pool.work(name, handler as JobHandler<object>, options.concurrency ?? 1);
+    const exhausted = options.exhausted;
+    if (exhausted) {
+      this.#hooked.add(name);
+      this.#pool.work(exhaustedQueue(name), (data) => exhausted(data as T), 1);
+    }
   }
 
   async start(): Promise<void> {
@@ -169,7 +199,11 @@ export class TableQueue implements Queue {
 
   async #claim(queue: string, limit: number): Promise<ClaimedJob[]> {
     const now = Date.now();
-    const { rows } = await this.#run<ClaimedJob>(CLAIM, [iso(now + this.#settings.leaseSeconds * 1000), queue, iso(now), iso(now), limit]);
+    const lease = iso(now + this.#settings.leaseSeconds * 1000);
+    const groupLimit = this.#groupLimits.get(queue);
+    const { rows } = groupLimit === undefined
+      ? await this.#run<ClaimedJob>(CLAIM, [lease, queue, iso(now), iso(now), limit])
+      : await this.#run<ClaimedJob>(CLAIM_GROUPED, [lease, queue, iso(now), iso(now), queue, iso(now), groupLimit, limit]);
     return rows;
   }
 
@@ -178,6 +212,13 @@ export class TableQueue implements Queue {
     // Each claim counts as an attempt, so a job that keeps killing its process is not claimed forever.
     if (job.attempts > job.retry_limit + 1) {
       this.#log.error({ queue: job.queue, jobId: job.id, attempt: job.attempts }, 'job abandoned: its process died on every attempt');
+      if (this.#hooked.has(job.queue)) {
+        this.#pool.finished(running);
+        await this.#exhaust(job, 'its process died on every attempt').catch((err: unknown) =>
+          this.#log.error({ err, queue: job.queue, jobId: job.id }, 'could not record the job outcome'),
+        );
+        return;
+      }
     } else {
       try {
         await running.handler(JSON.parse(job.data) as object, { id: String(job.id), attempt: job.attempts });
@@ -197,7 +238,8 @@ export class TableQueue implements Queue {
     try {
       if (job.attempts > job.retry_limit) {
         this.#log.error(context, 'job failed; no retries left');
-        await this.#deletes.add(job);
+        if (this.#hooked.has(job.queue)) await this.#exhaust(job, err instanceof Error ? (err.stack ?? err.message) : String(err));
+        else await this.#deletes.add(job);
         return;
       }
       const delaySeconds = job.retry_delay_seconds * (job.retry_backoff ? 2 ** (job.attempts - 1) : 1);
@@ -209,6 +251,13 @@ export class TableQueue implements Queue {
     } catch (recordErr) {
       this.#log.error({ err: recordErr, queue: job.queue, jobId: job.id }, 'could not record the job outcome');
     }
+  }
+
+  /** Hands a job out of attempts to its queue's `exhausted` hook: the same row, moved to the hook's queue. */
+  async #exhaust(job: ClaimedJob, lastError: string): Promise<void> {
+    const hook = exhaustedQueue(job.queue);
+    await this.#run(EXHAUST, [hook, EXHAUSTED_RETRY_LIMIT, iso(Date.now()), lastError, job.id, job.attempts]);
+    this.#pool.wake(hook);
   }
 
   /** Extends the lease of every running job in one statement. */

@@ -2,7 +2,7 @@
 // DATABASE_URL is set) and gives tests an HTTP client for the public and admin APIs.
 import { createServer, type Server } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createTestDatabase } from './database.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
 import { freePort } from './process.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token';
@@ -59,9 +59,12 @@ async function call(url: string, method: string, options: RequestOptions = {}): 
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
-/** Starts a server; `env` overrides settings (CODEHOST_* names). */
-export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const database = await createTestDatabase();
+/**
+ * Starts a server; `env` overrides settings (CODEHOST_* names). With `database`, the server uses that
+ * one (another server's, say an API process beside a worker process) and leaves it in place on close.
+ */
+export async function startServer(env: Record<string, string> = {}, options: { database?: TestDatabase } = {}): Promise<TestServer> {
+  const database = options.database ?? (await createTestDatabase());
   const port = await freePort();
   const config = loadConfig({
     CODEHOST_PORT: String(port),
@@ -100,7 +103,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     },
     close: async () => {
       await server.close();
-      await database.drop();
+      if (!options.database) await database.drop();
     },
   };
 }

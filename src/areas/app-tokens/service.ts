@@ -49,7 +49,9 @@ export class AppTokenService extends Service {
   async reset(app: AppRow, accessToken: string): Promise<Authorization> {
     const found = await this.live(app, accessToken);
     const value = generateToken(found.token.kind as TokenKind);
-    const token = await store.replaceTokenValue(this.db, found.token.id, value, this.now());
+    const token = await store.replaceTokenValue(this.db, found.token.id, found.token.hashed_token, value, this.now());
+    // Reset or deleted by a concurrent request: the value the caller sent is no longer a token.
+    if (!token) throw notFound();
     return authorizationBody(this.ctx.urls, { ...found, token, app }, value);
   }
 

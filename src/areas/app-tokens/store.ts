@@ -57,13 +57,19 @@ function appUserToken(row: Awaited<ReturnType<typeof appUserTokenQuery>>[number]
   return { token, user, authorization };
 }
 
-export async function replaceTokenValue(db: Executor, tokenId: number, token: string, now: string) {
+/**
+ * Gives the token a new value, if it still has the one the caller found (`hashedToken`): of two
+ * concurrent resets only one changes it, and a token deleted meanwhile is not revived. Undefined when
+ * the token changed or went.
+ */
+export async function replaceTokenValue(db: Executor, tokenId: number, hashedToken: string, token: string, now: string) {
   return db
     .updateTable('tokens')
     .set({ hashed_token: hashSecret(token), token_last_eight: token.slice(-8), updated_at: now })
     .where('id', '=', tokenId)
+    .where('hashed_token', '=', hashedToken)
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
 }
 
 export async function deleteToken(db: Executor, tokenId: number): Promise<void> {

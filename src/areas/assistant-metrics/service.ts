@@ -5,7 +5,7 @@
 // organization's metrics policy is enabled.
 import { Value } from 'typebox/value';
 import { actingUser, actsForOrganization, reachesAccount, requirePermittedOn } from '../../core/callers/access.ts';
-import { findAccount, findTeam, isEnterpriseOwner, organizationEnterpriseId, type UserRow } from '../../core/accounts/store.ts';
+import { findAccount, findTeam, isEnterpriseOwner, lockAccount, organizationEnterpriseId, type UserRow } from '../../core/accounts/store.ts';
 import { ApiError, DOCUMENTATION_URL, invalidField, notFound } from '../../platform/errors.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
 import type { Principal } from '../../core/callers/principal.ts';
@@ -146,6 +146,8 @@ export class AssistantMetricsService extends Service {
     const days = input.days === undefined ? undefined : await this.operatorDays(org.id, input.days);
     const now = this.now();
     return this.db.transaction().execute(async (trx) => {
+      // A replacement deletes the stored days and inserts the new ones: two at once would collide.
+      await lockAccount(trx, org.id, this.ctx.db.dialect === 'postgres');
       if (input.metrics_policy) await store.setMetricsPolicy(trx, org.id, input.metrics_policy, now);
       if (days) await store.replaceDays(trx, org.id, days.orgDays, days.teamDays);
       return {

@@ -20,6 +20,13 @@ import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
 
 export const EXPORT_QUEUE = 'user-migrations.export';
+/** How many times an export job runs again after a failed or cut-short attempt. */
+const EXPORT_RETRY_LIMIT = 3;
+/**
+ * An unfinished archive file this old, not of a run exporting now, is a leftover of a dead process:
+ * the sweep removes it. A live export writes to its file all the time, so its age stays near zero.
+ */
+export const UNFINISHED_MAX_AGE_MS = 60 * 60 * 1000;
 const STATES = ['pending', 'exporting', 'exported', 'failed'] as const;
 /** The attributes the `exclude` parameter may drop from a response. */
 export const EXCLUDABLE = ['repositories'] as const;
@@ -224,7 +231,14 @@ export class UserMigrationService extends Service {
       if (lock && (await store.lockRepositories(trx, row.id, repositories.map((r) => r.id))) !== repositories.length) {
         throw invalidField('Migration', 'repositories', 'a repository was locked by another migration meanwhile');
       }
-      await this.ctx.queue.send(EXPORT_QUEUE, { migrationId: row.id }, { transaction: trx, singletonKey: `migration-${row.id}`, retryLimit: 3 });
+      // Grouped by owner: the workers run one export per user at a time, so one user's queue of
+      // exports does not hold up another user's.
+      await this.ctx.queue.send(EXPORT_QUEUE, { migrationId: row.id }, {
+        transaction: trx,
+        singletonKey: `migration-${row.id}`,
+        retryLimit: EXPORT_RETRY_LIMIT,
+        group: `user-${user.id}`,
+      });
       return row;
     });
     return this.body(user, row, input.exclude ?? []);
@@ -309,6 +323,41 @@ export class UserMigrationService extends Service {
       await this.storage.remove(key).catch((err: unknown) => this.ctx.log.error({ err, migrationId }, 'could not remove a failed archive'));
       await store.failExport(this.db, migrationId, run, failure, this.now());
     }
+  }
+
+  /**
+   * The export job ran out of attempts (its handler failed on each, or its process died on each): the
+   * migration ends `failed`, its repositories are released, and whatever its runs wrote goes.
+   */
+  async exportExhausted(migrationId: number): Promise<void> {
+    const failure = `the export did not finish in ${EXPORT_RETRY_LIMIT + 1} attempts`;
+    if (await store.abandonExport(this.db, migrationId, failure, this.now())) {
+      this.ctx.log.warn({ migrationId, failure }, 'user migration export failed');
+    }
+    const migration = await store.findMigration(this.db, migrationId);
+    // A failed migration has no archive: its folder holds only what dead runs left.
+    if (migration?.state === 'failed') await this.storage.clear(archiveFolder(migrationId));
+  }
+
+  /**
+   * The sweep of unfinished archive files: those not written to for UNFINISHED_MAX_AGE_MS that no
+   * exporting run owns (a run that died while exporting is taken over, and its folder cleared, by the
+   * job's next attempt or its exhausted hook; this catches what those missed).
+   */
+  async sweepUnfinished(): Promise<number> {
+    const found = await this.storage.unfinished(new Date(Date.now() - UNFINISHED_MAX_AGE_MS));
+    // Keys are `<migration id>/<run>.tar.gz` (see exportMigration).
+    const owners = found.map(({ key }) => /^(\d{1,9})\/([^/]+)\.tar\.gz$/.exec(key));
+    const running = await store.exportingRuns(this.db, [...new Set(owners.flatMap((m) => (m ? [Number(m[1])] : [])))]);
+    let removed = 0;
+    for (const [i, upload] of found.entries()) {
+      const owner = owners[i];
+      if (owner && running.get(Number(owner[1])) === owner[2]) continue;
+      await this.storage.removeUnfinished(upload);
+      removed += 1;
+    }
+    if (removed) this.ctx.log.info({ removed }, 'removed unfinished migration archive files');
+    return removed;
   }
 
   /** The expiry sweep: archives older than the configured days are deleted; the migrations stay. */

@@ -3,8 +3,8 @@
 // directory under the data directory that is the default.
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Config } from '../../config.ts';
 
@@ -17,6 +17,14 @@ export interface ArchiveUpload {
   abort(): Promise<void>;
 }
 
+/** An upload that was neither committed nor aborted: its writer died (or is still writing). */
+export interface UnfinishedUpload {
+  /** The key it was being written for. */
+  key: string;
+  /** Which upload of that key (the storage's own name for it). */
+  upload: string;
+}
+
 export interface ArchiveStorage {
   create(key: string): Promise<ArchiveUpload>;
   /** The object's size in bytes, or null when there is no such object. */
@@ -26,7 +34,14 @@ export interface ArchiveStorage {
   remove(key: string): Promise<void>;
   /** Removes every object under a folder (`prefix` ends with `/`), finished or not. */
   clear(prefix: string): Promise<void>;
+  /** The unfinished uploads last written to before `before`. */
+  unfinished(before: Date): Promise<UnfinishedUpload[]>;
+  /** Removes an unfinished upload (gone already is fine). */
+  removeUnfinished(upload: UnfinishedUpload): Promise<void>;
 }
+
+/** `<key>.<uuid>.partial`: an upload being written, renamed to its key by `commit`. */
+const PARTIAL = /^(.+)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.partial$/;
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_.-]+)*\/?$/;
 
@@ -83,6 +98,31 @@ export class DirectoryStorage implements ArchiveStorage {
   async clear(prefix: string): Promise<void> {
     if (!prefix.endsWith('/')) throw new Error(`not a folder: ${prefix}`);
     await rm(this.path(prefix), { recursive: true, force: true });
+  }
+
+  async unfinished(before: Date): Promise<UnfinishedUpload[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.root, { recursive: true, encoding: 'utf8' });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const found: UnfinishedUpload[] = [];
+    for (const name of names) {
+      const key = PARTIAL.exec(name)?.[1]?.split(sep).join('/');
+      if (!key || !KEY_PATTERN.test(key)) continue;
+      const info = await stat(join(this.root, name)).catch(() => null);
+      if (info?.isFile() && info.mtime < before) found.push({ key, upload: name });
+    }
+    return found;
+  }
+
+  async removeUnfinished(upload: UnfinishedUpload): Promise<void> {
+    const path = join(this.root, upload.upload);
+    // Only a partial file under the root, never anything a forged name points elsewhere.
+    if (!PARTIAL.test(upload.upload) || relative(this.root, path).startsWith('..')) throw new Error('not an unfinished upload');
+    await rm(path, { force: true });
   }
 }
 

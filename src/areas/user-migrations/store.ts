@@ -29,7 +29,7 @@ export async function insertMigration(db: Executor, values: MigrationInsert, rep
  * concurrent starts of one user count one after another (SQLite runs one transaction at a time).
  */
 export async function countExportsInProgress(db: Executor, ownerId: number, postgres: boolean): Promise<number> {
-  if (postgres) await db.selectFrom('users').select('id').where('id', '=', ownerId).forUpdate().execute();
+  if (postgres) await db.selectFrom('users').select('id').where('id', '=', ownerId).forNoKeyUpdate().execute();
   const row = await db
     .selectFrom('user_migrations')
     .select((eb) => eb.fn.countAll<number | string>().as('count'))
@@ -144,15 +144,53 @@ export async function finishExport(db: Executor, id: number, run: string, archiv
   return Number(result.numUpdatedRows) > 0;
 }
 
+/**
+ * Fails the run, and releases the migration's repositories in the same transaction (a failed
+ * migration has nothing to move, so nothing stays locked for it); false when another run has taken
+ * the migration over.
+ */
 export async function failExport(db: Executor, id: number, run: string, failure: string, now: string): Promise<boolean> {
-  const result = await db
-    .updateTable('user_migrations')
-    .set({ state: 'failed', failure, updated_at: now })
-    .where('id', '=', id)
-    .where('export_run', '=', run)
-    .where('state', '=', 'exporting')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return db.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('user_migrations')
+      .set({ state: 'failed', failure, updated_at: now })
+      .where('id', '=', id)
+      .where('export_run', '=', run)
+      .where('state', '=', 'exporting')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return false;
+    await unlockAll(trx, id);
+    return true;
+  });
+}
+
+/**
+ * Fails a migration whose export job ran out of attempts, whichever run held it last, and releases
+ * its repositories; false when it had already finished or failed.
+ */
+export async function abandonExport(db: Executor, id: number, failure: string, now: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('user_migrations')
+      .set({ state: 'failed', failure, updated_at: now })
+      .where('id', '=', id)
+      .where('state', 'in', ['pending', 'exporting'])
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return false;
+    await unlockAll(trx, id);
+    return true;
+  });
+}
+
+async function unlockAll(trx: Executor, migrationId: number): Promise<void> {
+  await trx.updateTable('repositories').set({ locked_by_migration_id: null }).where('locked_by_migration_id', '=', migrationId).execute();
+}
+
+/** The run each of these migrations' exports is in, for those exporting now. */
+export async function exportingRuns(db: Executor, ids: number[]): Promise<Map<number, string>> {
+  if (!ids.length) return new Map();
+  const rows = await db.selectFrom('user_migrations').select(['id', 'export_run']).where('id', 'in', ids).where('state', '=', 'exporting').execute();
+  return new Map(rows.flatMap((r) => (r.export_run === null ? [] : [[r.id, r.export_run] as const])));
 }
 
 /** Forgets the archive (deleted or expired); the migration itself stays. Returns the key it had, if any. */

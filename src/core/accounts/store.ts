@@ -149,6 +149,15 @@ export async function teamMemberCount(db: Executor, teamId: number): Promise<num
   return Number(row.n);
 }
 
+/**
+ * Locks an account's row until the transaction ends (PostgreSQL; SQLite runs one transaction at a
+ * time): changes that read and then write what hangs off the account apply one after the other.
+ * FOR NO KEY UPDATE, so rows that only refer to the account can still be inserted meanwhile.
+ */
+export async function lockAccount(trx: Executor, accountId: number, postgres: boolean): Promise<void> {
+  if (postgres) await trx.selectFrom('users').select('id').where('id', '=', accountId).forNoKeyUpdate().execute();
+}
+
 /** The roles a user's organization membership is made of: `owner` or `member`, which replace each other. */
 export const BASE_ORG_ROLES = ['owner', 'member'] as const satisfies readonly OrgRole[];
 

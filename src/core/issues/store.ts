@@ -1,6 +1,6 @@
 // SQL of issues, pull requests, their assignees, review requests, comments and
 // timeline events. Writes take the caller's transaction; the readers load what a representation needs.
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { Database } from '../../db/schema.ts';
 import { type TeamRow, type UserRow, teamsById, usersById } from '../accounts/store.ts';
@@ -41,6 +41,15 @@ export async function findIssueById(db: Executor, id: number): Promise<IssueRow 
   return db.selectFrom('issues').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * The issue, read in the caller's transaction and locked (PostgreSQL; SQLite runs one transaction at
+ * a time) until it ends, so that concurrent changes of one issue apply one after the other.
+ */
+export async function lockIssue(trx: Executor, issueId: number, postgres: boolean): Promise<IssueRow> {
+  const query = trx.selectFrom('issues').selectAll().where('id', '=', issueId);
+  return (postgres ? query.forNoKeyUpdate() : query).executeTakeFirstOrThrow();
+}
+
 export async function findCommentById(db: Executor, id: number): Promise<CommentRow | undefined> {
   return db.selectFrom('issue_comments').selectAll().where('id', '=', id).executeTakeFirst();
 }
@@ -56,13 +65,26 @@ export async function findComment(db: Executor, repositoryId: number, commentId:
     .executeTakeFirst();
 }
 
+/**
+ * Takes the repository's next issue number: one statement that increments its counter row (locking
+ * it until the transaction ends, so concurrent creations queue and each gets its own number), or
+ * creates the row from the highest number there is. Call it in the transaction that inserts the
+ * issue: a rollback gives the number back.
+ */
 export async function nextIssueNumber(trx: Executor, repositoryId: number): Promise<number> {
   const row = await trx
-    .selectFrom('issues')
-    .select((eb) => eb.fn.max('number').as('last'))
-    .where('repository_id', '=', repositoryId)
-    .executeTakeFirst();
-  return Number(row?.last ?? 0) + 1;
+    .insertInto('issue_numbers')
+    .values({
+      repository_id: repositoryId,
+      last_number: trx
+        .selectFrom('issues')
+        .select(sql<number>`coalesce(max(number), 0) + 1`.as('next'))
+        .where('repository_id', '=', repositoryId),
+    })
+    .onConflict((oc) => oc.column('repository_id').doUpdateSet({ last_number: sql<number>`issue_numbers.last_number + 1` }))
+    .returning('last_number')
+    .executeTakeFirstOrThrow();
+  return Number(row.last_number);
 }
 
 export async function insertIssue(trx: Executor, values: Omit<IssueRow, 'id'>): Promise<IssueRow> {

@@ -59,10 +59,17 @@ export interface IssueEventsTable {
   created_at: string;
 }
 
+/** The last number given to an issue or pull request of each repository (src/db/migrations/0012_issue_numbers.ts). */
+export interface IssueNumbersTable {
+  repository_id: number;
+  last_number: number;
+}
+
 export interface IssueTables {
   issues: IssuesTable;
   issue_assignees: IssueAssigneesTable;
   issue_review_requests: IssueReviewRequestsTable;
   issue_comments: IssueCommentsTable;
   issue_events: IssueEventsTable;
+  issue_numbers: IssueNumbersTable;
 }

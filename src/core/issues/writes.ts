@@ -23,9 +23,9 @@
 import type { Executor } from '../../db/index.ts';
 import { assertRepositoryWritable } from '../callers/access.ts';
 import type { Context } from '../../platform/context.ts';
-import { invalidField, isUniqueViolation, notFound } from '../../platform/errors.ts';
+import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findTeam, type TeamRow, type UserRow } from '../accounts/store.ts';
-import { findRepository } from '../repositories/store.ts';
+import { findRepository, repositoryForWrite } from '../repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { parseMentions } from '../../activity/mentions.ts';
@@ -66,9 +66,6 @@ interface Mentioned {
   teamIds: number[];
 }
 
-/** Attempts at a new issue number when a concurrent create took the same one (PostgreSQL). */
-const NUMBER_ATTEMPTS = 5;
-
 const unique = <T>(values: readonly T[]) => [...new Set(values)];
 const without = (values: readonly number[], removed: readonly number[]) => values.filter((v) => !removed.includes(v));
 
@@ -93,47 +90,42 @@ export class ActivityService {
     const issueType = input.type === undefined ? null : await this.issueType(repository, isPullRequest, input.type);
     const now = this.now();
 
-    for (let attempt = 1; ; attempt++) {
-      try {
-        // The facts of the snapshot are the answer too: the issue as this write left it.
-        return await this.db.transaction().execute(async (trx) => {
-          const issue = await store.insertIssue(trx, {
-            repository_id: repository.id,
-            number: await store.nextIssueNumber(trx, repository.id),
-            author_id: author.id,
-            title: input.title,
-            body: input.body ?? null,
-            state: 'open',
-            state_reason: null,
-            is_pull_request: isPullRequest ? 1 : 0,
-            merged_at: null,
-            closed_at: null,
-            issue_type_id: issueType?.id ?? null,
-            created_at: now,
-            updated_at: now,
-          });
-          await store.addAssignees(trx, issue.id, assignees.map((u) => u.id));
-          await store.addReviewRequests(trx, issue.id, reviewers);
-          await store.insertEvents(trx, [
-            ...assignees.map((u) => this.event(issue, author, 'assigned', { user: u.id })),
-            ...reviewers.userIds.map((id) => this.event(issue, author, 'review_requested', { user: id })),
-            ...reviewers.teamIds.map((id) => this.event(issue, author, 'review_requested', { team: id })),
-            ...mentioned.userIds.map((id) => this.event(issue, author, 'mentioned', { user: id })),
-          ]);
-          const facts = await store.loadIssueFacts(trx, issue.id);
-          await this.record(trx, issue, author, facts, 'opened', {
-            mentioned_user_ids: mentioned.userIds,
-            mentioned_team_ids: mentioned.teamIds,
-            assignee_ids: assignees.map((u) => u.id),
-            requested_reviewer_ids: reviewers.userIds,
-            requested_team_ids: reviewers.teamIds,
-          });
-          return facts;
-        });
-      } catch (error) {
-        if (!isUniqueViolation(error) || attempt >= NUMBER_ATTEMPTS) throw error;
-      }
-    }
+    // The facts of the snapshot are the answer too: the issue as this write left it.
+    return await this.db.transaction().execute(async (trx) => {
+      await this.stillWritable(trx, repository.id);
+      const issue = await store.insertIssue(trx, {
+        repository_id: repository.id,
+        number: await store.nextIssueNumber(trx, repository.id),
+        author_id: author.id,
+        title: input.title,
+        body: input.body ?? null,
+        state: 'open',
+        state_reason: null,
+        is_pull_request: isPullRequest ? 1 : 0,
+        merged_at: null,
+        closed_at: null,
+        issue_type_id: issueType?.id ?? null,
+        created_at: now,
+        updated_at: now,
+      });
+      await store.addAssignees(trx, issue.id, assignees.map((u) => u.id));
+      await store.addReviewRequests(trx, issue.id, reviewers);
+      await store.insertEvents(trx, [
+        ...assignees.map((u) => this.event(issue, author, 'assigned', { user: u.id })),
+        ...reviewers.userIds.map((id) => this.event(issue, author, 'review_requested', { user: id })),
+        ...reviewers.teamIds.map((id) => this.event(issue, author, 'review_requested', { team: id })),
+        ...mentioned.userIds.map((id) => this.event(issue, author, 'mentioned', { user: id })),
+      ]);
+      const facts = await store.loadIssueFacts(trx, issue.id);
+      await this.record(trx, issue, author, facts, 'opened', {
+        mentioned_user_ids: mentioned.userIds,
+        mentioned_team_ids: mentioned.teamIds,
+        assignee_ids: assignees.map((u) => u.id),
+        requested_reviewer_ids: reviewers.userIds,
+        requested_team_ids: reviewers.teamIds,
+      });
+      return facts;
+    });
   }
 
   async createComment(ownerLogin: string, repositoryName: string, number: number, input: CreateCommentInput): Promise<CommentFacts> {
@@ -143,6 +135,7 @@ export class ActivityService {
     const mentioned = await this.mentions(input.body);
     const now = this.now();
     return this.db.transaction().execute(async (trx) => {
+      await this.stillWritable(trx, repository.id);
       const comment = await store.insertComment(trx, {
         issue_id: issue.id,
         repository_id: repository.id,
@@ -174,34 +167,39 @@ export class ActivityService {
    */
   async updateIssue(ownerLogin: string, repositoryName: string, number: number, input: UpdateIssueInput): Promise<IssueFacts> {
     const repository = await this.writableRepository(ownerLogin, repositoryName);
-    const issue = await this.issue(repository, number);
+    const found = await this.issue(repository, number);
     const actor = await this.user(input.actor);
-    const isPullRequest = Boolean(issue.is_pull_request);
-    const transition = this.transition(issue, input.state);
-
-    const currentAssignees = await store.assigneeIds(this.db, issue.id);
-    const wantedAssignees = input.assignees === undefined ? currentAssignees : (await this.users(input.assignees)).map((u) => u.id);
-    const assigned = without(wantedAssignees, currentAssignees);
-    const unassigned = without(currentAssignees, wantedAssignees);
-
-    const current = await store.reviewRequests(this.db, issue.id);
-    const wanted = await this.reviewers(repository, isPullRequest, await this.userById(issue.author_id), input.reviewers, input.team_reviewers);
+    const isPullRequest = Boolean(found.is_pull_request);
+    const wantedAssigneeIds = input.assignees === undefined ? null : (await this.users(input.assignees)).map((u) => u.id);
+    const wanted = await this.reviewers(repository, isPullRequest, await this.userById(found.author_id), input.reviewers, input.team_reviewers);
     const reviewersGiven = input.reviewers !== undefined;
     const teamsGiven = input.team_reviewers !== undefined;
-    const requested = {
-      userIds: reviewersGiven ? without(wanted.userIds, current.userIds) : [],
-      teamIds: teamsGiven ? without(wanted.teamIds, current.teamIds) : [],
-    };
-    const removed = {
-      userIds: reviewersGiven ? without(current.userIds, wanted.userIds) : [],
-      teamIds: teamsGiven ? without(current.teamIds, wanted.teamIds) : [],
-    };
 
-    const changes = (transition ? 1 : 0) + assigned.length + unassigned.length + requested.userIds.length + requested.teamIds.length + removed.userIds.length + removed.teamIds.length;
-    if (changes === 0) return store.loadIssueFacts(this.db, issue.id);
-
-    const now = this.now();
+    // What changes is decided on the issue as it is once locked: concurrent changes of one issue
+    // (two closes, two assignments of the same user) run one after the other, and the second finds
+    // nothing left to do instead of recording the change twice or colliding on a key.
     return this.db.transaction().execute(async (trx) => {
+      await this.stillWritable(trx, repository.id);
+      const issue = await store.lockIssue(trx, found.id, this.ctx.db.dialect === 'postgres');
+      const transition = this.transition(issue, input.state);
+      const currentAssignees = await store.assigneeIds(trx, issue.id);
+      const wantedAssignees = wantedAssigneeIds ?? currentAssignees;
+      const assigned = without(wantedAssignees, currentAssignees);
+      const unassigned = without(currentAssignees, wantedAssignees);
+      const current = await store.reviewRequests(trx, issue.id);
+      const requested = {
+        userIds: reviewersGiven ? without(wanted.userIds, current.userIds) : [],
+        teamIds: teamsGiven ? without(wanted.teamIds, current.teamIds) : [],
+      };
+      const removed = {
+        userIds: reviewersGiven ? without(current.userIds, wanted.userIds) : [],
+        teamIds: teamsGiven ? without(current.teamIds, wanted.teamIds) : [],
+      };
+
+      const changes = (transition ? 1 : 0) + assigned.length + unassigned.length + requested.userIds.length + requested.teamIds.length + removed.userIds.length + removed.teamIds.length;
+      if (changes === 0) return store.loadIssueFacts(trx, issue.id);
+
+      const now = this.now();
       await store.updateIssue(trx, issue.id, { ...transition?.values(now), updated_at: now });
       if (transition) await store.insertEvents(trx, transition.events.map((name) => this.event(issue, actor, name, {})));
       await store.removeAssignees(trx, issue.id, unassigned);
@@ -295,6 +293,16 @@ export class ActivityService {
 
   private now(): string {
     return this.ctx.clock.now().toISOString();
+  }
+
+  /**
+   * Checks again, in the writing transaction, that no migration has locked the repository since it
+   * was found, and holds it so that none can until the write commits.
+   */
+  private async stillWritable(trx: Executor, repositoryId: number): Promise<void> {
+    const repository = await repositoryForWrite(trx, repositoryId, this.ctx.db.dialect === 'postgres');
+    if (!repository) throw notFound('Repository not found');
+    assertRepositoryWritable(repository);
   }
 
   private async writableRepository(owner: string, name: string): Promise<Repository> {

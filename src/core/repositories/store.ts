@@ -46,6 +46,16 @@ export async function findRepositoryById(db: Executor, id: number): Promise<Repo
   return db.selectFrom('repositories').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * The repository as a writing transaction sees it, share-locked until the transaction ends
+ * (PostgreSQL): a migration cannot lock it (an UPDATE of the row) until the write has committed, and a
+ * write that comes after the lock sees it. SQLite runs one transaction at a time.
+ */
+export async function repositoryForWrite(trx: Executor, id: number, postgres: boolean): Promise<RepositoryRow | undefined> {
+  const query = trx.selectFrom('repositories').selectAll().where('id', '=', id);
+  return (postgres ? query.forShare() : query).executeTakeFirst();
+}
+
 /** The counted facts of the repository of the outer query: open issues and pull requests, watchers. */
 function factColumns(eb: ExpressionBuilder<Database, 'repositories'>) {
   return [

@@ -10,6 +10,8 @@ import * as notifications from './0007_notifications.ts';
 import * as appWebhooks from './0008_app_webhooks.ts';
 import * as userMigrations from './0009_user_migrations.ts';
 import * as repositoryAccess from './0011_repository_access.ts';
+import * as issueNumbers from './0012_issue_numbers.ts';
+import * as jobGroups from './0013_job_groups.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -22,4 +24,6 @@ export const migrations: Record<string, Migration> = {
   '0008_app_webhooks': appWebhooks,
   '0009_user_migrations': userMigrations,
   '0011_repository_access': repositoryAccess,
+  '0012_issue_numbers': issueNumbers,
+  '0013_job_groups': jobGroups,
 };
