@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { capture, load, ratio, startBaseline, startServerProcess, type ServerProcess } from './lib.ts';
+import { capture, compareLoads, load, ratio, startBaseline, startServerProcess, type ServerProcess } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -217,14 +217,16 @@ export default async function notifications(options: Options = {}): Promise<Reco
     try {
       await load({ url: baseline.url, headers, seconds: 1 });
       await load({ url: listUrl, headers, seconds: 2, connections: options.connections });
-      const bare = await load({ url: baseline.url, headers, seconds, connections: options.connections });
-      const real = await load({ url: listUrl, headers, seconds, connections: options.connections });
+      const { bare, real } = await compareLoads(
+        { url: baseline.url, headers, seconds, connections: options.connections },
+        { url: listUrl, headers, seconds, connections: options.connections },
+      );
       if (real.non2xx || real.errors) throw new Error(`codehost answered ${real.non2xx} non-2xx and ${real.errors} errors`);
       Object.assign(results, {
         'list req/s (codehost)': Math.round(real.requestsPerSecond),
         'list req/s (bare node:http, same bytes)': Math.round(bare.requestsPerSecond),
         'list req/s ratio codehost/bare': ratio(real.requestsPerSecond, bare.requestsPerSecond),
-        'list p99 ms under load': real.latencyP99Ms,
+        'list p99 ms under load (worst of 3 rounds)': real.latencyP99Ms,
         'list response bytes': Buffer.byteLength(sample.body),
       });
     } finally {
