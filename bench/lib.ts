@@ -187,3 +187,18 @@ export async function compareLoads(
   const [b, r] = [combine(sides[0]), combine(sides[1])];
   return { bare: b, real: r, ratio: ratio(r.requestsPerSecond, b.requestsPerSecond) };
 }
+
+/** CPU seconds (user + system) that processes on this host have used so far; a process gone counts 0. */
+export function cpuSeconds(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited
+    }
+  }
+  return ticks / 100; // USER_HZ
+}
