@@ -77,6 +77,20 @@ const ROWS: Row[] = [
     met: atLeast(postgres ? 0.4 : 0.5),
   },
   {
+    path: '… CPU per list request: codehost process',
+    bench: 'notifications',
+    keys: ['list CPU ms per request, codehost process'],
+    goal: {},
+    unit: ' ms',
+  },
+  {
+    path: '… CPU per list request: PostgreSQL backends',
+    bench: 'notifications',
+    keys: ['list CPU ms per request, PostgreSQL backends'],
+    goal: {},
+    unit: ' ms',
+  },
+  {
     path: 'Webhook deliveries recorded per second vs a bare signed-post loop',
     bench: 'webhooks',
     keys: ['recorded ratio codehost/bare'],
