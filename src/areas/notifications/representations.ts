@@ -86,10 +86,10 @@ function threadFields(urls: Urls, thread: ThreadWithSubject, found: RepositoryWi
  * what it is made of (the repository's row, its owner, its facts, the server's URLs) stays the same,
  * so a page costs one serialization per changed repository and the small rest of each thread.
  */
-const OPEN_FIRST = Buffer.from('[{"repository":');
-const OPEN_NEXT = Buffer.from(',{"repository":');
-const CLOSE = Buffer.from(']');
-const EMPTY = Buffer.from('[]');
+const OPEN_FIRST = Buffer.from(`[{"repository":`);
+const OPEN_NEXT = Buffer.from(`,{"repository":`);
+const CLOSE = Buffer.from(`]`);
+const EMPTY = Buffer.from(`[]`);
 
 export class ThreadPageWriter {
   private static readonly CACHED_REPOSITORIES = 1000;
