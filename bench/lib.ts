@@ -169,3 +169,44 @@ export async function load(options: { url: string; method?: string; headers?: Re
 }
 
 export const ratio = (value: number, baseline: number) => (baseline > 0 ? Number((value / baseline).toFixed(3)) : 0);
+
+/**
+ * Loads a baseline and the real server in turns (`rounds` of each, `seconds` in all for each), so a
+ * machine whose load changes during the run (other processes on a shared box) weighs on both alike.
+ * Returns each side's figures over all its rounds and the ratio of their requests per second.
+ */
+export async function compareLoads(
+  bare: Parameters<typeof load>[0],
+  real: Parameters<typeof load>[0],
+  rounds = 3,
+): Promise<{ bare: LoadResult; real: LoadResult; ratio: number }> {
+  const sides: [LoadResult[], LoadResult[]] = [[], []];
+  for (let round = 0; round < rounds; round++) {
+    sides[0].push(await load({ ...bare, seconds: Math.max(1, Math.round(bare.seconds / rounds)) }));
+    sides[1].push(await load({ ...real, seconds: Math.max(1, Math.round(real.seconds / rounds)) }));
+  }
+  const combine = (results: LoadResult[]): LoadResult => ({
+    requestsPerSecond: results.reduce((sum, r) => sum + r.requestsPerSecond, 0) / results.length,
+    latencyP50Ms: Math.max(...results.map((r) => r.latencyP50Ms)),
+    latencyP99Ms: Math.max(...results.map((r) => r.latencyP99Ms)),
+    non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+    errors: results.reduce((sum, r) => sum + r.errors, 0),
+  });
+  const [b, r] = [combine(sides[0]), combine(sides[1])];
+  return { bare: b, real: r, ratio: ratio(r.requestsPerSecond, b.requestsPerSecond) };
+}
+
+/** CPU seconds (user + system) that processes on this host have used so far; a process gone counts 0. */
+export function cpuSeconds(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited
+    }
+  }
+  return ticks / 100; // USER_HZ
+}

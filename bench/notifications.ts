@@ -11,11 +11,12 @@
 //   node_modules/.bin/node bench/notifications.ts [--user-threads 1000] [--total 1000000] [--unread 100000] [--seconds 10]
 //   DATABASE_URL=postgres://... node_modules/.bin/node bench/notifications.ts --postgres
 import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { capture, load, ratio, startBaseline, startServerProcess, type ServerProcess } from './lib.ts';
+import { capture, compareLoads, cpuSeconds, load, ratio, startBaseline, startServerProcess, type ServerProcess } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -46,6 +47,8 @@ interface Bulk {
    * connection would not even reload: an ANALYZE of a small table kept planning it as small).
    */
   settle(): Promise<void>;
+  /** The database's server processes serving the codehost server (PostgreSQL backends; none for SQLite). */
+  backends(): Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -65,6 +68,9 @@ function sqliteBulk(dataDir: string): Bulk {
     },
     async settle() {
       db.exec('PRAGMA wal_checkpoint(TRUNCATE);');
+    },
+    async backends() {
+      return [];
     },
     async close() {
       db.close();
@@ -88,6 +94,10 @@ async function postgresBulk(url: string): Promise<Bulk> {
     },
     async settle() {
       await client.query('VACUUM ANALYZE');
+    },
+    async backends() {
+      const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+      return rows.map((row: { pid: number }) => row.pid);
     },
     async close() {
       await client.end();
@@ -126,19 +136,36 @@ async function timed(fn: () => Promise<void>): Promise<number> {
   return performance.now() - started;
 }
 
-/** Median and 95th percentile of `count` sequential requests, after a warm-up. */
+/** One GET on `agent`; resolves with the status once the whole body is read. */
+function get(url: string, headers: Record<string, string>, agent: Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers, agent }, (response) => {
+      response.on('data', () => {}).on('end', () => resolve(response.statusCode ?? 0)).on('error', reject);
+    }).on('error', reject).end();
+  });
+}
+
+/**
+ * Median and 95th percentile of `count` sequential requests, after a warm-up, on a keep-alive
+ * connection of their own (closed afterwards: one kept idle through a long bulk load could meet the
+ * server's keep-alive timeout just as it is reused).
+ */
 async function latency(url: string, headers: Record<string, string>, count = 300): Promise<{ p50: number; p95: number }> {
-  const once = async () => {
-    const response = await fetch(url, { headers });
-    if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
-    await response.arrayBuffer();
-  };
-  for (let i = 0; i < 50; i++) await once();
-  const times: number[] = [];
-  for (let i = 0; i < count; i++) times.push(await timed(once));
-  times.sort((a, b) => a - b);
-  const at = (q: number) => Number(times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(2));
-  return { p50: at(0.5), p95: at(0.95) };
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const once = async () => {
+      const status = await get(url, headers, agent);
+      if (status !== 200) throw new Error(`${url} answered ${status}`);
+    };
+    for (let i = 0; i < 50; i++) await once();
+    const times: number[] = [];
+    for (let i = 0; i < count; i++) times.push(await timed(once));
+    times.sort((a, b) => a - b);
+    const at = (q: number) => Number(times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(2));
+    return { p50: at(0.5), p95: at(0.95) };
+  } finally {
+    agent.destroy();
+  }
 }
 
 export default async function notifications(options: Options = {}): Promise<Record<string, number | string>> {
@@ -217,15 +244,27 @@ export default async function notifications(options: Options = {}): Promise<Reco
     try {
       await load({ url: baseline.url, headers, seconds: 1 });
       await load({ url: listUrl, headers, seconds: 2, connections: options.connections });
-      const bare = await load({ url: baseline.url, headers, seconds, connections: options.connections });
-      const real = await load({ url: listUrl, headers, seconds, connections: options.connections });
+      // CPU of the server and of its database backends (PostgreSQL on this host) over the rounds; the
+      // bare rounds leave both idle, so the difference is the list's.
+      const backends = await bulk.backends();
+      const cpuBefore = [cpuSeconds([server.pid]), cpuSeconds(backends)];
+      const { bare, real } = await compareLoads(
+        { url: baseline.url, headers, seconds, connections: options.connections },
+        { url: listUrl, headers, seconds, connections: options.connections },
+      );
+      const served = real.requestsPerSecond * seconds;
+      const cpuPerRequest = (pids: number[], before: number) => Number((((cpuSeconds(pids) - before) * 1000) / served).toFixed(3));
+      const serverCpuMs = cpuPerRequest([server.pid], cpuBefore[0]!);
+      const databaseCpuMs = cpuPerRequest(backends, cpuBefore[1]!);
       if (real.non2xx || real.errors) throw new Error(`codehost answered ${real.non2xx} non-2xx and ${real.errors} errors`);
       Object.assign(results, {
         'list req/s (codehost)': Math.round(real.requestsPerSecond),
         'list req/s (bare node:http, same bytes)': Math.round(bare.requestsPerSecond),
         'list req/s ratio codehost/bare': ratio(real.requestsPerSecond, bare.requestsPerSecond),
-        'list p99 ms under load': real.latencyP99Ms,
+        'list p99 ms under load (worst of 3 rounds)': real.latencyP99Ms,
         'list response bytes': Buffer.byteLength(sample.body),
+        'list CPU ms per request, codehost process': serverCpuMs,
+        ...(postgres ? { 'list CPU ms per request, PostgreSQL backends': databaseCpuMs } : {}),
       });
     } finally {
       await baseline.stop();

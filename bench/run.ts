@@ -1,29 +1,184 @@
-// `npm run bench`: every benchmark, each reported beside the baseline it measured in the same run.
-// BENCH_ONLY=app-tokens,notifications picks some; BENCH_SECONDS sets the load duration;
-// BENCH_DATABASE=postgres runs the servers on DATABASE_URL instead of the embedded SQLite.
+// `npm run bench`: every benchmark in one run, each figure beside the baseline it measured in the same
+// run, then the table of issue 13 (each hot path's ratio, the goal beside it).
+//   npm run bench                   SQLite (the embedded database)
+//   npm run bench -- --postgres     PostgreSQL on DATABASE_URL (each benchmark makes its own database)
+// BENCH_DATABASE=postgres does what --postgres does; BENCH_ONLY=app-tokens,notifications picks some;
+// BENCH_SECONDS sets each load's duration (default 10); BENCH_MIGRATIONS_SIZE=full exports 600,000
+// records instead of 60,000; BENCH_NOTIFICATION_THREADS sets the crowded table's size (1,000,000).
 import { readdirSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 
+const postgres = process.argv.includes('--postgres') || process.env.BENCH_DATABASE === 'postgres';
+if (postgres && !process.env.DATABASE_URL) throw new Error('--postgres (BENCH_DATABASE=postgres) needs DATABASE_URL');
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const env: Record<string, string> = process.env.BENCH_DATABASE === 'postgres' && process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
+const env: Record<string, string> = postgres ? { DATABASE_URL: process.env.DATABASE_URL! } : {};
+const database = postgres ? 'postgres' : 'sqlite';
+// What keeps a run within 10 minutes on a 2-core machine: exports of 60,000 records (not 600,000;
+// BENCH_MIGRATIONS_SIZE=full for those) and the notifications list among 1,000,000 threads
+// (BENCH_NOTIFICATION_THREADS for another count).
+const migrationsSize = process.env.BENCH_MIGRATIONS_SIZE === 'full' ? 'full' : 'small';
+const totalThreads = Number(process.env.BENCH_NOTIFICATION_THREADS ?? 1_000_000);
 
 const names = readdirSync(new URL('.', import.meta.url))
   .filter((file) => file.endsWith('.ts') && !['run.ts', 'lib.ts'].includes(file))
   .map((file) => file.replace(/\.ts$/, ''))
   .filter((name) => !only || only.includes(name));
 
-const results: Record<string, Record<string, number | string>> = {};
+type Results = Record<string, number | string>;
+const results: Record<string, Results> = {};
+const durations: Record<string, number> = {};
+const runStarted = Date.now();
 for (const name of names) {
-  const module = (await import(`./${name}.ts`)) as { default: (options: Record<string, unknown>) => Promise<Record<string, number | string>> };
+  const module = (await import(`./${name}.ts`)) as { default: (options: Record<string, unknown>) => Promise<Results> };
   console.log(`\n=== ${name}`);
   const started = Date.now();
   try {
-    results[name] = await module.default({ seconds, env });
+    results[name] = await module.default({ seconds, env, size: migrationsSize, totalThreads });
     console.table(results[name]);
   } catch (error) {
     console.error(`${name} failed:`, error);
     process.exitCode = 1;
   }
-  console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  durations[name] = Math.round((Date.now() - started) / 1000);
+  console.log(`(${durations[name]} s)`);
 }
-console.log(`\n${JSON.stringify({ node: process.version, cpus: (await import('node:os')).cpus().length, results }, null, 2)}`);
+
+/**
+ * The rows of issue 13's table: where each figure is read (benchmark and result key, by name), its
+ * goal on this database, and whether it is met. A figure a benchmark did not report shows as "—".
+ */
+interface Row {
+  path: string;
+  bench: string;
+  /** The result keys, first found wins (a benchmark may name a figure after its parameters). */
+  keys: (string | RegExp)[];
+  goal: { sqlite?: string; postgres?: string };
+  /** Whether the figure meets the goal. */
+  met?: (value: number) => boolean;
+  /** After the figure; ratios (rows with a goal test) default to ×. */
+  unit?: string;
+}
+const atLeast = (goal: number) => (value: number) => value >= goal;
+const atMost = (goal: number) => (value: number) => value <= goal;
+const ROWS: Row[] = [
+  {
+    path: 'POST /applications/{client_id}/token (Basic auth, token lookup, answer), req/s vs bare',
+    bench: 'app-tokens',
+    keys: ['check token ratio codehost/bare'],
+    goal: { sqlite: '>= 0.3', postgres: '>= 0.3' },
+    met: atLeast(0.3),
+  },
+  {
+    path: '… server CPU per token check: codehost process',
+    bench: 'app-tokens',
+    keys: ['check token server CPU ms/request (codehost)'],
+    goal: {},
+    unit: ' ms',
+  },
+  {
+    path: 'GET /notifications?per_page=50 (~260 KB page, 50 full repositories), req/s vs bare',
+    bench: 'notifications',
+    keys: ['list req/s ratio codehost/bare'],
+    goal: { sqlite: '>= 0.5', postgres: '>= 0.4' },
+    met: atLeast(postgres ? 0.4 : 0.5),
+  },
+  {
+    path: '… CPU per list request: codehost process',
+    bench: 'notifications',
+    keys: ['list CPU ms per request, codehost process'],
+    goal: {},
+    unit: ' ms',
+  },
+  {
+    path: '… CPU per list request: PostgreSQL backends',
+    bench: 'notifications',
+    keys: ['list CPU ms per request, PostgreSQL backends'],
+    goal: {},
+    unit: ' ms',
+  },
+  {
+    path: 'Webhook deliveries recorded per second vs a bare signed-post loop',
+    bench: 'webhooks',
+    keys: ['recorded ratio codehost/bare'],
+    goal: { sqlite: '>= 0.7', postgres: '>= 0.5' },
+    met: atLeast(postgres ? 0.5 : 0.7),
+  },
+  {
+    path: '… server CPU per delivery (1 process)',
+    bench: 'webhooks',
+    keys: ['server CPU ms per delivery (1 process)'],
+    goal: {},
+    unit: ' ms',
+  },
+  {
+    path: 'CPU per delivery, 2 worker processes vs 1, one PostgreSQL',
+    bench: 'webhooks',
+    keys: ['CPU per delivery ratio 2 processes/1'],
+    goal: { postgres: '<= 1.15' },
+    met: atMost(1.15),
+  },
+  {
+    path: 'Migration export vs tar -czf of the same files (throughput)',
+    bench: 'migrations',
+    keys: ['export throughput ratio codehost/tar -czf'],
+    goal: { sqlite: '>= 0.5', postgres: '>= 0.5' },
+    met: atLeast(0.5),
+  },
+  {
+    path: 'Notifications list latency, many threads vs 1k (p50 ratio)',
+    bench: 'notifications',
+    keys: [/^list p50 ratio crowded\/alone/],
+    goal: { sqlite: '<= 1.3', postgres: '<= 1.3' },
+    met: atMost(1.3),
+  },
+  {
+    path: '… threads in the database for that ratio',
+    bench: 'notifications',
+    keys: ['threads in the database'],
+    goal: {},
+  },
+  {
+    path: 'PUT /notifications over 100k unread: answer',
+    bench: 'notifications',
+    keys: [/^mark as read: answer ms/],
+    goal: { sqlite: '<= 50 ms', postgres: '<= 50 ms' },
+    met: atMost(50),
+    unit: ' ms',
+  },
+  {
+    path: 'PUT /notifications over 100k unread: all marked',
+    bench: 'notifications',
+    keys: [/^mark as read: all read after ms/],
+    goal: { sqlite: '<= 30 s at 1M', postgres: '<= 30 s at 1M' },
+    unit: ' ms',
+  },
+];
+
+function figure(row: Row): number | string | undefined {
+  const found = results[row.bench];
+  if (!found) return undefined;
+  for (const key of row.keys) {
+    const name = typeof key === 'string' ? key : Object.keys(found).find((k) => key.test(k));
+    if (name !== undefined && found[name] !== undefined) return found[name];
+  }
+  return undefined;
+}
+
+const lines = [
+  `| Hot path | ${database} | goal | met |`,
+  '|---|---|---|---|',
+  ...ROWS.flatMap((row) => {
+    const goal = row.goal[database];
+    const value = figure(row);
+    if (goal === undefined && value === undefined) return [];
+    const unit = row.unit ?? (row.met ? '×' : '');
+    const shown = value === undefined ? '—' : `${value}${typeof value === 'number' ? unit : ''}`;
+    const met = value === undefined || typeof value !== 'number' || !row.met ? '' : row.met(value) ? 'yes' : 'no';
+    return [`| ${row.path} | ${shown} | ${goal ?? ''} | ${met} |`];
+  }),
+];
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`;
+console.log(`\n${JSON.stringify({ database, node: process.version, cpus: cpus().length, durations, results }, null, 2)}`);
+console.log(`\nIssue 13, ${database}, ${new Date().toISOString().slice(0, 16)}Z, ${machine}, ${Math.round((Date.now() - runStarted) / 1000)} s in all`);
+console.log(lines.join('\n'));

@@ -23,12 +23,14 @@ export class Clock {
   }
 }
 
+/** A timestamp as stored (`toISOString()`: UTC, milliseconds). */
 const STORED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** `YYYY-MM-DDTHH:MM:SSZ`, the platform's timestamp form. */
 export function isoSeconds(value: Date | string | number): string {
-  // Stored timestamps are already ISO text with milliseconds: cut them (no Date on every field of every answer).
-  if (typeof value === 'string' && value.length === 24 && STORED.test(value)) return `${value.slice(0, 19)}Z`;
+  // Stored timestamps are already in this form but for their milliseconds: cut them off without a
+  // Date (lists and exports render hundreds of thousands of them).
+  if (typeof value === 'string' && STORED.test(value)) return `${value.slice(0, 19)}Z`;
   const date = value instanceof Date ? value : new Date(value);
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

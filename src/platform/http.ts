@@ -156,8 +156,12 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.method !== 'GET' || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
-    const etag = `W/"${createHash('sha1').update(payload).digest('hex')}"`;
+    if (request.method !== 'GET' || reply.statusCode !== 200) return payload;
+    // A route that knows what its body is made of gives its own tag (one that changes whenever the
+    // body would), and may answer bytes; otherwise the tag is the hash of a text body.
+    const given = reply.getHeader('etag');
+    if (typeof payload !== 'string' && !(typeof given === 'string' && Buffer.isBuffer(payload))) return payload;
+    const etag = typeof given === 'string' ? given : `W/"${createHash('sha1').update(payload as string).digest('hex')}"`;
     reply.header('etag', etag);
     const ifNoneMatch = request.headers['if-none-match'];
     const lastModified = reply.getHeader('last-modified');

@@ -83,8 +83,9 @@ export function notificationRoutes(app: Api, ctx: Context): void {
     const params = pageParams(request.query, limits);
     const result = await service.list(userId(request), { ...request.query, repositoryId, page: params.page, perPage: params.perPage });
     polling(reply, result.modifiedAt);
-    setPageLinks(reply, request, ctx.urls.api, params, { total: result.total, returned: result.threads.length });
-    return result.threads;
+    setPageLinks(reply, request, ctx.urls.api, params, { total: result.total, returned: result.returned });
+    // Already JSON, written by serializers compiled from the 200 schema; its entity tag comes with it.
+    return reply.header('etag', result.etag).type('application/json; charset=utf-8').send(result.body);
   };
 
   const markRead = async (request: FastifyRequest<{ Body: { last_read_at?: string; read?: boolean } }>, reply: FastifyReply, repositoryId?: number, url?: string) => {

@@ -30,7 +30,7 @@ import { findIssueById } from '../../core/issues/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import {
-  shapeRepository, subscriptionRepresentation, threadRepresentation, type NotificationThread, type ShapedRepository, type ThreadSubscription,
+  shapeRepository, subscriptionRepresentation, threadRepresentation, ThreadPageWriter, type NotificationThread, type ShapedRepository, type ThreadSubscription,
 } from './representations.ts';
 import * as store from './store.ts';
 import type { MarkSelection, NewThread, SubscriptionRow, ThreadWithSubject } from './store.ts';
@@ -115,6 +115,8 @@ function storedTime(value: string, resource: string, field: string): string {
 const ids = (values: unknown): number[] => (Array.isArray(values) ? values.filter((v): v is number => Number.isInteger(v)) : []);
 
 export class NotificationService extends Service {
+  private readonly pages = new ThreadPageWriter(this.ctx.urls);
+
   /** PostgreSQL runs transactions side by side, so marking as read locks the rows it chose. */
   private get locksRows(): boolean {
     return this.ctx.db.dialect === 'postgres';
@@ -316,22 +318,27 @@ export class NotificationService extends Service {
 
   // --- The API -----------------------------------------------------------------------------------
 
-  async list(userId: number, options: ListOptions): Promise<{ threads: NotificationThread[]; total: number; modifiedAt: string | null }> {
+  /** A page of the user's threads, as the JSON the API answers (see ThreadPageWriter) with its entity tag. */
+  async list(userId: number, options: ListOptions): Promise<{ body: Buffer; etag: string; returned: number; total: number; modifiedAt: string | null }> {
+    // The hidden repositories and Last-Modified, then the page and the count, then the page's
+    // repositories. Last-Modified is read before the page, so a change landing in between can only
+    // make it older than the page (a later 200 too many, never a 304 hiding a change).
+    const [hidden, modifiedAt] = await Promise.all([store.hiddenRepositoryIds(this.db, userId), store.inboxModifiedAt(this.db, userId)]);
     const filter: store.ThreadFilter = {
       userId,
-      hidden: await store.hiddenRepositoryIds(this.db, userId),
+      hidden,
       repositoryId: options.repositoryId,
       all: options.all ?? false,
       reasons: options.participating ? PARTICIPATING : undefined,
       since: options.since === undefined ? undefined : storedTime(options.since, 'Notification', 'since'),
       before: options.before === undefined ? undefined : storedTime(options.before, 'Notification', 'before'),
     };
-    const [rows, total, modifiedAt] = await Promise.all([
+    const [rows, total] = await Promise.all([
       store.listThreads(this.db, filter, options.perPage, (options.page - 1) * options.perPage),
       store.countThreads(this.db, filter),
-      store.inboxModifiedAt(this.db, userId),
     ]);
-    return { threads: await this.represent(rows), total, modifiedAt };
+    const repositories = new Map((await repositoriesWithFacts(this.db, [...new Set(rows.map((r) => r.repository_id))])).map((found) => [found.repository.id, found]));
+    return { ...this.pages.write(rows, repositories), returned: rows.length, total, modifiedAt };
   }
 
   async thread(userId: number, threadId: number): Promise<{ thread: NotificationThread; modifiedAt: string }> {

@@ -140,6 +140,8 @@ class KindFiles {
   private readonly kind: string;
   private readonly counter: { records: number; progress(records: number): Promise<void> };
   private pending: string[] = [];
+  /** UTF-8 bytes of the pending records. */
+  private pendingBytes = 0;
   private files = 0;
 
   constructor(archive: ArchiveWriter, kind: string, counter: KindFiles['counter']) {
@@ -149,7 +151,9 @@ class KindFiles {
   }
 
   async add(record: object): Promise<void> {
-    this.pending.push(JSON.stringify(record));
+    const json = JSON.stringify(record);
+    this.pending.push(json);
+    this.pendingBytes += Buffer.byteLength(json);
     if (this.pending.length >= RECORDS_PER_FILE) await this.flush();
   }
 
@@ -164,9 +168,18 @@ class KindFiles {
   async flush(): Promise<void> {
     if (!this.pending.length) return;
     this.files += 1;
-    const body = Buffer.from(`[\n${this.pending.join(',\n')}\n]\n`);
+    // `[\n` records joined by `,\n` `\n]\n`, encoded straight into the file's buffer (no joined copy).
     const count = this.pending.length;
+    const body = Buffer.allocUnsafe(this.pendingBytes + 2 * (count - 1) + 5);
+    let at = body.write('[\n');
+    for (const [i, json] of this.pending.entries()) {
+      if (i > 0) at += body.write(',\n', at);
+      at += body.write(json, at);
+    }
+    at += body.write('\n]\n', at);
+    if (at !== body.length) throw new Error(`record file size mismatch: ${at} of ${body.length}`);
     this.pending = [];
+    this.pendingBytes = 0;
     await this.archive.file(`${this.kind}_${String(this.files).padStart(6, '0')}.json`, body);
     this.counter.records += count;
     await this.counter.progress(this.counter.records);
