@@ -55,3 +55,88 @@ describe('scope and permission names that are Object.prototype members', () => {
     }
   });
 });
+
+describe('ids beyond the largest row id, NUL bytes and huge pages', () => {
+  test('a path id >= 2^31 is a 404, like any id that names nothing', async () => {
+    const token = await classicToken(server, 'mona', ['repo', 'notifications', 'admin:org', 'user']);
+    for (const id of ['2147483648', '123456789012345', '99999999999999999999']) {
+      for (const path of [`/notifications/threads/${id}`, `/orgs/acme/code-security/configurations/${id}`, `/user/migrations/${id}`, `/orgs/acme/issue-types/${id}`]) {
+        const method = path.includes('issue-types') ? 'DELETE' : 'GET';
+        assert4xx(await server.api(method, path, { token }), 404, path);
+      }
+    }
+    const app = await createApp(server, 'ids-app', { metadata: 'read' });
+    const jwt = await appJwt(server, app);
+    for (const path of ['/app/installations/2147483648', '/app/hook/deliveries/2147483648']) {
+      assert4xx(await server.api('GET', path, { authorization: `Bearer ${jwt}` }), 404, path);
+    }
+    assert4xx(await server.api('POST', '/app/installations/2147483648/access_tokens', { authorization: `Bearer ${jwt}`, body: {} }), 404);
+  });
+
+  test('a 15-digit delivery cursor is an invalid cursor (422)', async () => {
+    const app = await createApp(server, 'cursor-app', { metadata: 'read' });
+    const jwt = await appJwt(server, app);
+    for (const position of ['before:999999999999999', 'after:123456789012345', 'before:2147483648']) {
+      const cursor = Buffer.from(`v1:${position}`).toString('base64url');
+      assert4xx(await server.api('GET', `/app/hook/deliveries?cursor=${cursor}`, { authorization: `Bearer ${jwt}` }), 422, position);
+    }
+  });
+
+  test('?page=1e20 (and other huge pages) answers an empty page', async () => {
+    const token = await classicToken(server, 'mona', ['repo', 'notifications', 'read:org', 'user']);
+    for (const path of ['/user/migrations', '/orgs/acme/repos', '/users/mona/orgs', '/notifications', '/repos/acme/widgets/subscribers']) {
+      for (const page of ['1e20', '2147483648', '9007199254740993']) {
+        const response = await server.api('GET', `${path}?page=${page}&per_page=100`, { token });
+        assert.equal(response.status, 200, `${path}?page=${page}: ${response.text}`);
+        assert.deepEqual(response.body, []);
+      }
+    }
+  });
+
+  test('a NUL byte in a path segment is a 404, in a query or body value a 422', async () => {
+    const token = await classicToken(server, 'mona', ['repo', 'admin:org', 'user']);
+    for (const path of ['/users/mona%00', '/orgs/acme%00', '/repos/acme/widgets%00', '/repos/acme%00x/widgets', '/orgs/acme%00/issue-types']) {
+      assert4xx(await server.api('GET', path, { token }), 404, path);
+    }
+    assert4xx(await server.api('GET', '/orgs/acme/code-security/configurations?before=a%00b', { token }), 422);
+    const body = await server.api('POST', '/orgs/acme/code-security/configurations', { token, body: { name: 'nul\u0000name' } });
+    assert4xx(body, 422, 'body');
+    assert.equal(body.body.errors[0].field, 'name');
+    assert4xx(await server.api('POST', '/orgs/acme/issue-types', { token, body: { name: 'Bug', description: 'x\u0000', is_enabled: true } }), 422, 'issue type');
+    assert4xx(await server.api('POST', '/orgs/acme/issue-types', { token, body: JSON.parse('{"name":"Bug","is_enabled":true,"\\u0000":1}') }), 422, 'key');
+  });
+});
+
+describe('forged credentials', () => {
+  const unsigned = (payload: object) =>
+    `Bearer ${Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.c2ln`;
+
+  test("an app JWT whose iss is a huge number, holds a NUL, or is not a string or integer is a 401", async () => {
+    const app = await createApp(server, 'jwt-app', { metadata: 'read' });
+    const now = Math.floor(Date.parse((await server.admin('GET', '/clock')).now) / 1000);
+    for (const iss of [1e21, 2 ** 31, 123456789012345, '99999999999999999999', '1\u0000', `${app.client_id}\u0000`, [app.id], [String(app.id)], { id: app.id }, 1.5, true]) {
+      const response = await server.api('GET', '/app', { authorization: unsigned({ iss, iat: now - 30, exp: now + 300 }) });
+      assert4xx(response, 401, JSON.stringify(iss));
+    }
+  });
+
+  test('an array iss is refused even when the JWT is signed with the app key', async () => {
+    const app = await createApp(server, 'array-iss-app', { metadata: 'read' });
+    const { SignJWT, importPKCS8 } = await import('jose');
+    const { createPrivateKey } = await import('node:crypto');
+    const key = await importPKCS8(createPrivateKey(app.private_key).export({ type: 'pkcs8', format: 'pem' }).toString(), 'RS256');
+    const now = Math.floor(Date.parse((await server.admin('GET', '/clock')).now) / 1000);
+    const signed = await new SignJWT({ iss: [String(app.id)] } as never).setProtectedHeader({ alg: 'RS256' }).setIssuedAt(now - 30).setExpirationTime(now + 300).sign(key);
+    assert4xx(await server.api('GET', '/app', { authorization: `Bearer ${signed}` }), 401);
+    assert.equal((await server.api('GET', '/app', { authorization: `Bearer ${await appJwt(server, app)}` })).status, 200);
+  });
+
+  test('a NUL in a Basic-auth client id is a 404 (unknown client), not a 500', async () => {
+    const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+    for (const user of ['\u0000', 'Iv1.x\u0000', '__proto__']) {
+      const response = await server.api('POST', `/applications/${encodeURIComponent('Iv1.x')}/token`, { authorization: basic(user, 'secret'), body: { access_token: 'x' } });
+      assert4xx(response, undefined, JSON.stringify(user));
+      assert.ok([401, 404].includes(response.status), response.text);
+    }
+  });
+});
