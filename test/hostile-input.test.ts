@@ -140,3 +140,30 @@ describe('forged credentials', () => {
     }
   });
 });
+
+describe('admin API: repository and branch names', () => {
+  test('branch names git refuses (or reads as an option) are a 422 and leave nothing behind', async () => {
+    const { readdirSync, existsSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const gitDir = join(server.server.ctx.config.dataDir, 'git');
+    const before = existsSync(gitDir) ? readdirSync(gitDir).length : 0;
+    const names = ['-x', '--upload-pack=x', 'a..b', 'a b', 'a.lock', 'a/.b', '.a', 'a/', '/a', 'a//b', 'a.', 'HEAD', 'a~1', 'a^', 'a:b', 'a@{1}', 'a\\b', 'x\u0000'];
+    for (const [index, default_branch] of names.entries()) {
+      const response = await server.adminRaw('POST', '/repos', { owner: 'acme', name: `branchy-${index}`, default_branch, init_git: true });
+      assert4xx(response, 422, JSON.stringify(default_branch));
+      assert.ok(!/\/tmp|\/work|codehost-test|\.git\b/.test(response.text), `no path in the message: ${response.text}`);
+      assert.equal((await server.api('GET', `/repos/acme/branchy-${index}`)).status, 404);
+    }
+    assert.equal(existsSync(gitDir) ? readdirSync(gitDir).length : 0, before, 'no orphan git directory');
+    // Names git accepts still work.
+    for (const default_branch of ['main', 'release/1.x', 'feature-a_b.c']) {
+      const created = await server.adminRaw('POST', '/repos', { owner: 'acme', name: `ok-${default_branch.replace(/\W/g, '')}`, default_branch, init_git: true });
+      assert.equal(created.status, 201, created.text);
+    }
+  });
+
+  test("repository names '.' and '..' are refused", async () => {
+    for (const name of ['.', '..']) assert4xx(await server.adminRaw('POST', '/repos', { owner: 'acme', name }), 422, name);
+    assert.equal((await server.adminRaw('POST', '/repos', { owner: 'acme', name: '.dotfiles' })).status, 201);
+  });
+});
