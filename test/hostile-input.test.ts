@@ -167,3 +167,43 @@ describe('admin API: repository and branch names', () => {
     assert.equal((await server.adminRaw('POST', '/repos', { owner: 'acme', name: '.dotfiles' })).status, 201);
   });
 });
+
+describe('backstop: a value the database refuses is a 422, never a 500', () => {
+  /** A bare Fastify app with the platform's conventions, whose routes run statements that fail on a value. */
+  async function conventionsApp() {
+    const Fastify = (await import('fastify')).default;
+    const { installConventions } = await import('../src/platform/http.ts');
+    const { sql } = await import('kysely');
+    const ctx = server.server.ctx;
+    const db = ctx.db.kysely;
+    const app = Fastify();
+    installConventions(app, ctx);
+    const postgres = ctx.db.dialect === 'postgres';
+    const statements: Record<string, () => Promise<unknown>> = {
+      duplicate: async () => db.insertInto('users').values({ ...(await db.selectFrom('users').selectAll().where('login', '=', 'mona').executeTakeFirstOrThrow()), id: undefined } as never).execute(),
+      not_null: () => db.insertInto('users').values({ login: null } as never).execute(),
+      out_of_range: () => (postgres ? sql`select cast(${'2147483648'} as integer)` : sql`insert into fuzz_ints (id) values (${'abc'})`).execute(db),
+      nul: () => (postgres ? sql`select ${'a\u0000b'}::text` : sql`insert into fuzz_ints (id) values (${'x'})`).execute(db),
+      malformed: () => (postgres ? sql`select cast(${'1e'} as integer)` : sql`insert into fuzz_ints (id) values (${'1.5'})`).execute(db),
+    };
+    if (!postgres) await sql`create temp table if not exists fuzz_ints (id integer primary key)`.execute(db);
+    app.get('/statement/:name', async (request) => statements[(request.params as { name: string }).name]!());
+    await app.ready();
+    return app;
+  }
+
+  test('unique, not null, out of range, NUL and malformed values', async () => {
+    const app = await conventionsApp();
+    try {
+      for (const name of ['duplicate', 'not_null', 'out_of_range', 'nul', 'malformed']) {
+        const response = await app.inject({ method: 'GET', url: `/statement/${name}` });
+        assert.equal(response.statusCode, 422, `${name}: ${response.body}`);
+        const body = JSON.parse(response.body);
+        assert.equal(body.status, '422');
+        assert.ok(!/select|insert|users|fuzz_ints|\/tmp|2147483648|\bat\b/i.test(response.body), `${name}: no SQL, value or stack: ${response.body}`);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { databaseUnavailable } from '../db/errors.ts';
+import { classifyDataError, databaseUnavailable } from '../db/errors.ts';
 import type { Context } from './context.ts';
 import { ApiError, serviceUnavailable, validationFailed, type ValidationError } from './errors.ts';
 import { clientAddress, rateLimitHeaders, type RateLimitKey } from './rate-limit.ts';
@@ -240,6 +240,12 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
     if (unavailable) {
       request.log.warn({ err: error, reason: unavailable }, 'database unavailable; answered 503');
       return errorReply(reply, serviceUnavailable());
+    }
+    const dataError = classifyDataError(error);
+    if (dataError) {
+      // An input the edge let through: the client's 422, logged so that the edge can learn it.
+      request.log.warn({ err: error, code: dataError.code }, 'the database refused a value of the request; answered 422');
+      return errorReply(reply, validationFailed([{ resource: 'Request', field: '', code: 'invalid', message: dataError.message }], dataError.message));
     }
     const status = fastifyError.statusCode ?? 500;
     if (status >= 400 && status < 500) return errorReply(reply, new ApiError(status, fastifyError.message));
