@@ -326,6 +326,8 @@ interface Setup {
   credentials: Credential[];
   fixtures: Fixtures;
   forged: string[];
+  /** By operation, the credentials that got past authentication and the access rule (see `probe`). */
+  accepted: Map<string, Credential[]>;
   /** Refreshes the app JWTs (they live 10 minutes). */
   refresh(): Promise<void>;
 }
@@ -444,7 +446,7 @@ export async function prepare(server: TestServer): Promise<Setup> {
     ...hostile,
   ];
   if (hostileApp.status < 300) credentials.push({ label: 'JWT of an app with hostile permission names', authorization: () => `Bearer ${state.hostileJwt}` });
-  return { operations, credentials, fixtures, forged: state.forged, refresh };
+  return { operations, credentials, fixtures, forged: state.forged, accepted: new Map(), refresh };
 }
 
 // ---------------------------------------------------------------- requests
@@ -469,13 +471,16 @@ function queryValue(dice: Dice, value: unknown): string {
   return encode(typeof value === 'string' ? value : JSON.stringify(value) ?? '');
 }
 
-/** One request for the operation: mostly valid parts with one or more hostile ones. */
-export function makeRequest(dice: Dice, operation: Operation, setup: Setup): FuzzRequest {
-  const hostility = dice.next();
+/**
+ * One request for the operation: mostly valid parts with one or more hostile ones, usually with a
+ * credential the operation accepts (learnt by `probe`). `plain`: valid values only, with `credential`.
+ */
+export function makeRequest(dice: Dice, operation: Operation, setup: Setup, plain?: { credential: Credential }): FuzzRequest {
+  const hostility = plain ? 0 : dice.next();
   const path = operation.path.replace(/\{([^}]+)\}/g, (_match, name: string) => {
     const parameter = operation.pathParams.find((p) => p.name === name);
     const value = dice.chance(0.35 * hostility * 2) ? hostileValue(dice) : generate(dice, parameter?.schema, name, setup.fixtures);
-    return encodeSegment(dice, value);
+    return plain ? encode(String(value)) : encodeSegment(dice, value);
   });
 
   const query: string[] = [];
@@ -486,30 +491,31 @@ export function makeRequest(dice: Dice, operation: Operation, setup: Setup): Fuz
     else query.push(`${parameter.name}=${queryValue(dice, value)}`);
     if (dice.chance(0.05)) query.push(`${parameter.name}=${queryValue(dice, hostileValue(dice))}`);
   }
-  if (dice.chance(0.1)) query.push(`${encodeURIComponent(dice.pick([...HOSTILE_NAMES, 'page', 'per_page', 'x']))}=${queryValue(dice, hostileValue(dice))}`);
-  if (dice.chance(0.05)) query.push(dice.pick(['page=1e20', 'per_page=1e20', 'page=2147483648', 'per_page=0', 'page=-1', 'page', '=', '&&', 'a[b]=1', 'page[]=1']));
+  if (!plain && dice.chance(0.1)) query.push(`${encodeURIComponent(dice.pick([...HOSTILE_NAMES, 'page', 'per_page', 'x']))}=${queryValue(dice, hostileValue(dice))}`);
+  if (!plain && dice.chance(0.05)) query.push(dice.pick(['page=1e20', 'per_page=1e20', 'page=2147483648', 'per_page=0', 'page=-1', 'page', '=', '&&', 'a[b]=1', 'page[]=1']));
 
   const headers: Record<string, string> = { accept: 'application/vnd.vendor+json' };
-  const credential = dice.pick(setup.credentials);
+  const accepted = setup.accepted.get(operation.id);
+  const credential = plain?.credential ?? (accepted?.length && dice.chance(0.7) ? dice.pick(accepted) : dice.pick(setup.credentials));
   let authorization = credential.authorization();
-  if (dice.chance(0.1)) authorization = dice.pick(setup.forged);
+  if (!plain && dice.chance(0.1)) authorization = dice.pick(setup.forged);
   if (authorization) headers.authorization = authorization;
-  if (dice.chance(0.05)) headers['x-vendor-api-version'] = dice.pick(['2022-11-28', '2026-03-10', '', 'x', '2022-11-28\u00ff', '__proto__']);
-  if (dice.chance(0.05)) headers['if-none-match'] = dice.pick(['*', 'W/"x"', '"', ',,,', 'x'.repeat(4000)]);
-  if (dice.chance(0.05)) headers['if-modified-since'] = dice.pick(['Thu, 01 Jan 1970 00:00:00 GMT', 'garbage', '9999999999999']);
-  if (dice.chance(0.05)) headers['x-forwarded-for'] = dice.pick(['1.2.3.4', '::1', 'garbage', '999.999.999.999', '']);
-  if (dice.chance(0.03)) headers.accept = dice.pick(['*/*', 'text/html', 'application/vnd.vendor.raw+json', '']);
+  if (!plain && dice.chance(0.05)) headers['x-vendor-api-version'] = dice.pick(['2022-11-28', '2026-03-10', '', 'x', '2022-11-28\u00ff', '__proto__']);
+  if (!plain && dice.chance(0.05)) headers['if-none-match'] = dice.pick(['*', 'W/"x"', '"', ',,,', 'x'.repeat(4000)]);
+  if (!plain && dice.chance(0.05)) headers['if-modified-since'] = dice.pick(['Thu, 01 Jan 1970 00:00:00 GMT', 'garbage', '9999999999999']);
+  if (!plain && dice.chance(0.05)) headers['x-forwarded-for'] = dice.pick(['1.2.3.4', '::1', 'garbage', '999.999.999.999', '']);
+  if (!plain && dice.chance(0.03)) headers.accept = dice.pick(['*/*', 'text/html', 'application/vnd.vendor.raw+json', '']);
 
   let body: string | undefined;
-  if (operation.body || dice.chance(0.1)) {
-    if (dice.chance(0.12)) body = dice.pick(HOSTILE_BODIES);
+  if (operation.body || (!plain && dice.chance(0.1))) {
+    if (!plain && dice.chance(0.12)) body = dice.pick(HOSTILE_BODIES);
     else {
       let value = generate(dice, operation.body, 'body', setup.fixtures);
       const mutations = hostility < 0.3 ? 0 : dice.int(1, 3);
       for (let i = 0; i < mutations; i++) value = mutate(dice, value);
       body = JSON.stringify(value) ?? '';
     }
-    headers['content-type'] = dice.chance(0.9) ? 'application/json' : dice.pick(['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', '']);
+    headers['content-type'] = plain || dice.chance(0.9) ? 'application/json' : dice.pick(['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', '']);
   }
   return { operation: operation.id, method: operation.method, path: `/api/v3${path}${query.length ? `?${query.join('&')}` : ''}`, headers, body };
 }
@@ -589,8 +595,9 @@ export function describeFailure(baseUrl: string, failure: FuzzFailure): string {
 }
 
 /**
- * Sends `requests` requests: first every operation once with plausible values, then seeded random
- * ones, round-robin over the operations so that every operation is covered however small the budget.
+ * Sends the probes (every operation × every credential, plausible values), then `requests` seeded
+ * random ones, round-robin over the operations so that every operation is covered however small the
+ * budget.
  */
 export async function fuzz(server: TestServer, options: FuzzOptions): Promise<FuzzReport> {
   const started = Date.now();
@@ -603,8 +610,39 @@ export async function fuzz(server: TestServer, options: FuzzOptions): Promise<Fu
   let lastRefresh = Date.now();
   let refreshing: Promise<void> | null = null;
 
+  const record = (operation: Operation, request: FuzzRequest, status: number | string, text: string) => {
+    report.requests++;
+    covered.add(operation.id);
+    const key = String(status);
+    report.statuses[key] = (report.statuses[key] ?? 0) + 1;
+    const clientSide = typeof status === 'string' && status.startsWith('client:');
+    if ((typeof status === 'number' && status >= 500) || (typeof status === 'string' && !clientSide)) {
+      report.failures.push({ request, outcome: status, response: text });
+    }
+  };
+
+  // Probe: every operation once with every credential and plausible values; the credentials that
+  // get past authentication and the access rule are then used 70% of the time, so that hostile
+  // values reach the handlers rather than stopping at a 401 or 403.
+  const probes = setup.operations.flatMap((operation) => setup.credentials.map((credential) => ({ operation, credential })));
+  let next = 0;
+  const prober = async () => {
+    while (next < probes.length) {
+      const { operation, credential } = probes[next]!;
+      const request = makeRequest(new Dice(options.seed + next++), operation, setup, { credential });
+      const { status, text } = await send(base, agent, request, options.timeoutMs ?? 15_000);
+      record(operation, request, status, text);
+      if (typeof status === 'number' && status !== 401 && status !== 403) {
+        setup.accepted.set(operation.id, [...(setup.accepted.get(operation.id) ?? []), credential]);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency ?? 4 }, prober));
+  // The probes count toward the budget.
+  const budget = Math.max(0, options.requests - report.requests);
+
   const worker = async () => {
-    while (issued < options.requests) {
+    while (issued < budget) {
       const index = issued++;
       if (Date.now() - lastRefresh > 60_000 && !refreshing) {
         lastRefresh = Date.now();
@@ -615,14 +653,7 @@ export async function fuzz(server: TestServer, options: FuzzOptions): Promise<Fu
       // One die per request: request n of a seed is the same whatever the concurrency and timing.
       const request = makeRequest(new Dice(Math.imul(options.seed, 0x9e3779b1) ^ index), operation, setup);
       const { status, text } = await send(base, agent, request, options.timeoutMs ?? 15_000);
-      report.requests++;
-      covered.add(operation.id);
-      const key = String(status);
-      report.statuses[key] = (report.statuses[key] ?? 0) + 1;
-      const clientSide = typeof status === 'string' && status.startsWith('client:');
-      if ((typeof status === 'number' && status >= 500) || (typeof status === 'string' && !clientSide)) {
-        report.failures.push({ request, outcome: status, response: text });
-      }
+      record(operation, request, status, text);
       if (options.progress && report.requests % (options.progressEvery ?? 5000) === 0) options.progress(report.requests, report);
     }
   };
