@@ -40,6 +40,15 @@ try {
   });
   for (const failure of report.failures.slice(0, 50)) console.log(`\n${describeFailure(server.url, failure)}`);
   if (report.failures.length > 50) console.log(`\n… and ${report.failures.length - 50} more`);
+  const byOperation = new Map<string, number>();
+  for (const failure of report.failures) {
+    const key = `${failure.outcome} ${failure.request.operation}`;
+    byOperation.set(key, (byOperation.get(key) ?? 0) + 1);
+  }
+  if (byOperation.size) {
+    console.log('\nfailures by operation:');
+    for (const [key, count] of [...byOperation].sort((a, b) => b[1] - a[1])) console.log(`  ${String(count).padStart(6)}  ${key}`);
+  }
   const statuses = Object.entries(report.statuses).sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s}: ${n}`).join(', ');
   console.log(`\n${engine}: ${report.requests} requests over ${report.covered}/${report.operations} operations in ${report.seconds.toFixed(1)} s`);
   console.log(`statuses: ${statuses}`);

@@ -10,9 +10,37 @@ import { createPrivateKey } from 'node:crypto';
 import { SignJWT, importPKCS8 } from 'jose';
 import { AREAS } from '../../src/app.ts';
 import { loadSeedFile } from '../../src/admin/seed.ts';
+import * as admin from '../../src/admin/schemas.ts';
 import { ADMIN_TOKEN, type TestServer } from '../helpers/server.ts';
 
 const DEMO_SEED = fileURLToPath(new URL('../../src/admin/demo.yaml', import.meta.url));
+
+/**
+ * The admin API's operations (hidden from /openapi.json), with their body schemas: the operator's
+ * creates take names that end up in paths and in git (repository and branch names). The clock,
+ * jobs and faults routes are left out: they change the test server itself.
+ */
+const ADMIN_OPERATIONS: { method: string; path: string; body?: object; query?: string[] }[] = [
+  { method: 'POST', path: '/_admin/users', body: admin.UserBody },
+  { method: 'POST', path: '/_admin/enterprises', body: admin.EnterpriseBody },
+  { method: 'POST', path: '/_admin/orgs', body: admin.OrgBody },
+  { method: 'POST', path: '/_admin/orgs/{org}/teams', body: admin.TeamBody },
+  { method: 'POST', path: '/_admin/repos', body: admin.RepoBody },
+  { method: 'GET', path: '/_admin/repos/{owner}/{repo}' },
+  { method: 'PATCH', path: '/_admin/repos/{owner}/{repo}', body: admin.RepoChangeBody },
+  { method: 'PUT', path: '/_admin/repos/{owner}/{repo}/subscription', body: admin.WatchBody },
+  { method: 'PUT', path: '/_admin/repos/{owner}/{repo}/collaborators/{login}', body: admin.RepositoryAccessBody },
+  { method: 'PUT', path: '/_admin/orgs/{org}/members/{login}', body: admin.OrgMembershipBody },
+  { method: 'PUT', path: '/_admin/orgs/{org}/teams/{team_slug}/repos/{owner}/{repo}', body: admin.RepositoryAccessBody },
+  { method: 'POST', path: '/_admin/tokens', body: admin.TokenBody },
+  { method: 'POST', path: '/_admin/apps', body: admin.AppBody },
+  { method: 'PATCH', path: '/_admin/apps/{app_slug}', body: admin.AppUpdateBody },
+  { method: 'POST', path: '/_admin/apps/{app_slug}/installations', body: admin.InstallationBody },
+  { method: 'PATCH', path: '/_admin/apps/{app_slug}/installations/{installation_id}', body: admin.InstallationUpdateBody },
+  { method: 'POST', path: '/_admin/apps/{app_slug}/authorizations', body: admin.AuthorizationBody },
+  { method: 'GET', path: '/_admin/migrations/{migration_id}' },
+  ...['users', 'orgs', 'repos', 'apps', 'tokens'].map((list) => ({ method: 'GET', path: `/_admin/${list}`, query: ['page', 'per_page', ...(list === 'tokens' ? ['login'] : [])] })),
+];
 
 export interface FuzzRequest {
   operation: string;
@@ -73,7 +101,7 @@ export function rng(seed: number): () => number {
   };
 }
 
-class Dice {
+export class Dice {
   readonly next: () => number;
   constructor(seed: number) {
     this.next = rng(seed);
@@ -106,6 +134,12 @@ export const HOSTILE_STRINGS: readonly string[] = [
   ...HOSTILE_NAMES,
 ];
 
+/** Short values that names, branch names and ids trip on: picked as often as all the others together. */
+const HOSTILE_NAME_STRINGS: readonly string[] = [
+  '.', '..', '-x', '--help', 'a..b', 'a b', '\u0000', 'a\u0000', 'a.lock', '/a', 'a/', 'a//b', 'a.', '.a', 'HEAD', 'a~1', 'a^', 'a:b', 'a@{1}',
+  'a\\b', 'a*', 'a?', 'a[', '2147483648', '123456789012345', '-1', '0', '1e20', ...HOSTILE_NAMES,
+];
+
 export const HOSTILE_NUMBERS: readonly number[] = [
   0, -1, 1, 2, 1.5, -0.5, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 63, 1e20, 1e308, -1e20, 123456789012345, 999999999999999,
   -2147483649, 100, 101, 1000000,
@@ -128,7 +162,7 @@ function hostileValue(dice: Dice): unknown {
     case 1:
     case 2:
     case 3:
-      return dice.pick(HOSTILE_STRINGS);
+      return dice.pick(dice.chance(0.5) ? HOSTILE_NAME_STRINGS : HOSTILE_STRINGS);
     case 4:
     case 5:
       return dice.pick(HOSTILE_NUMBERS);
@@ -174,7 +208,8 @@ interface Fixtures {
 
 function plausibleString(dice: Dice, name: string, schema: Schema, fixtures: Fixtures): string {
   const known = fixtures.names[name];
-  if (known && dice.chance(0.8)) return dice.pick(known);
+  // Names that creates take are fresh half the time, so that the creates get past "already exists".
+  if (known && dice.chance(['name', 'login', 'slug'].includes(name) ? 0.5 : 0.8)) return dice.pick(known);
   if (schema.format === 'date-time') return dice.pick(['2026-01-01T00:00:00Z', '2020-06-01T12:00:00.000Z', '2030-01-01T00:00:00+02:00']);
   if (schema.format === 'date') return dice.pick(['2026-01-01', '2025-12-31']);
   if (schema.format === 'uri') return dice.pick(['http://127.0.0.1:9/hook', 'https://example.invalid/x']);
@@ -319,6 +354,8 @@ interface Operation {
   pathParams: { name: string; schema: Schema }[];
   queryParams: { name: string; schema: Schema }[];
   body?: Schema;
+  /** An admin API operation: called with the admin token (sometimes a wrong one), under /_admin. */
+  admin?: boolean;
 }
 
 interface Setup {
@@ -351,7 +388,20 @@ function operationsOf(doc: any): Operation[] {
   return operations;
 }
 
-async function admin(server: TestServer, method: string, path: string, body?: unknown): Promise<any> {
+function adminOperations(): Operation[] {
+  const pageSchema: Record<string, Schema> = { page: { type: 'integer', minimum: 1 }, per_page: { type: 'integer', minimum: 1 }, login: { type: 'string' } };
+  return ADMIN_OPERATIONS.map((op) => ({
+    id: `${op.method} ${op.path}`,
+    method: op.method,
+    path: op.path,
+    admin: true,
+    pathParams: [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1]!, schema: (m[1] === 'installation_id' || m[1] === 'migration_id' ? { type: 'integer' } : { type: 'string' }) as Schema })),
+    queryParams: (op.query ?? []).map((name) => ({ name, schema: pageSchema[name]! })),
+    body: op.body as Schema | undefined,
+  }));
+}
+
+async function adminCall(server: TestServer, method: string, path: string, body?: unknown): Promise<any> {
   return server.admin(method, path, body);
 }
 
@@ -359,9 +409,9 @@ async function admin(server: TestServer, method: string, path: string, body?: un
 export async function prepare(server: TestServer): Promise<Setup> {
   await loadSeedFile(server.server.ctx, AREAS, DEMO_SEED);
   const doc = await (await fetch(`${server.url}/openapi.json`)).json();
-  const operations = operationsOf(doc);
+  const operations = [...operationsOf(doc), ...adminOperations()];
 
-  const apps = await admin(server, 'GET', '/apps');
+  const apps = await adminCall(server, 'GET', '/apps');
   const appList: any[] = Array.isArray(apps) ? apps : (apps.apps ?? []);
   const demoApp = appList.find((a) => a.slug === 'demo-app');
   DEMO_APP.id = demoApp.id;
@@ -386,14 +436,14 @@ export async function prepare(server: TestServer): Promise<Setup> {
       owner: ['acme', 'mona', 'ACME'], org: ['acme', 'Acme'], username: ['mona', 'hubot', 'octo', 'acme'], enterprise: ['acme-corp'],
       repo: ['widgets', 'secret-sauce', 'handbook', 'dotfiles', 'widgets.git'], team_slug: ['reviewers'], app_slug: ['demo-app', 'proto-app'],
       client_id: [DEMO_APP.clientId], repo_name: ['widgets', 'dotfiles'], login: ['mona', 'hubot', 'octo'], name: ['widgets', 'Bug'],
-      repository: ['acme/widgets', 'widgets'], permission_name: ['metadata', 'issues', 'administration', 'organization_administration'],
+      repository: ['acme/widgets', 'widgets'], default_branch: ['main', 'release/1.x'], account: ['acme', 'mona'], permission_name: ['metadata', 'issues', 'administration', 'organization_administration'],
     },
     ids: {},
   };
 
   const state = { now: 0, jwt: '', hostileJwt: '', installationToken: '', forged: [] as string[] };
   const refresh = async () => {
-    state.now = Math.floor(Date.parse((await admin(server, 'GET', '/clock')).now) / 1000);
+    state.now = Math.floor(Date.parse((await adminCall(server, 'GET', '/clock')).now) / 1000);
     state.jwt = await signAppJwt(privateKey, DEMO_APP.id, state.now);
     if (hostileApp.status < 300) state.hostileJwt = await signAppJwt(hostileApp.body.private_key, hostileApp.body.id, state.now);
     state.forged.splice(0, state.forged.length, ...forgedCredentials(state.now, DEMO_APP.id));
@@ -499,6 +549,7 @@ export function makeRequest(dice: Dice, operation: Operation, setup: Setup, plai
   const credential = plain?.credential ?? (accepted?.length && dice.chance(0.7) ? dice.pick(accepted) : dice.pick(setup.credentials));
   let authorization = credential.authorization();
   if (!plain && dice.chance(0.1)) authorization = dice.pick(setup.forged);
+  if (operation.admin && !dice.chance(0.1)) authorization = `Bearer ${ADMIN_TOKEN}`;
   if (authorization) headers.authorization = authorization;
   if (!plain && dice.chance(0.05)) headers['x-vendor-api-version'] = dice.pick(['2022-11-28', '2026-03-10', '', 'x', '2022-11-28\u00ff', '__proto__']);
   if (!plain && dice.chance(0.05)) headers['if-none-match'] = dice.pick(['*', 'W/"x"', '"', ',,,', 'x'.repeat(4000)]);
@@ -517,7 +568,7 @@ export function makeRequest(dice: Dice, operation: Operation, setup: Setup, plai
     }
     headers['content-type'] = plain || dice.chance(0.9) ? 'application/json' : dice.pick(['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', '']);
   }
-  return { operation: operation.id, method: operation.method, path: `/api/v3${path}${query.length ? `?${query.join('&')}` : ''}`, headers, body };
+  return { operation: operation.id, method: operation.method, path: `${operation.admin ? '' : '/api/v3'}${path}${query.length ? `?${query.join('&')}` : ''}`, headers, body };
 }
 
 function send(base: URL, agent: http.Agent, request: FuzzRequest, timeoutMs: number, retry = true): Promise<{ status: number | string; text: string }> {
@@ -624,7 +675,7 @@ export async function fuzz(server: TestServer, options: FuzzOptions): Promise<Fu
   // Probe: every operation once with every credential and plausible values; the credentials that
   // get past authentication and the access rule are then used 70% of the time, so that hostile
   // values reach the handlers rather than stopping at a 401 or 403.
-  const probes = setup.operations.flatMap((operation) => setup.credentials.map((credential) => ({ operation, credential })));
+  const probes = setup.operations.flatMap((operation) => (operation.admin ? setup.credentials.slice(0, 1) : setup.credentials).map((credential) => ({ operation, credential })));
   let next = 0;
   const prober = async () => {
     while (next < probes.length) {
