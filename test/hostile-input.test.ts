@@ -207,3 +207,15 @@ describe('backstop: a value the database refuses is a 422, never a 500', () => {
     }
   });
 });
+
+describe('URLs the router cannot take', () => {
+  test("malformed percent-encoding and over-long path values answer the platform's error body", async () => {
+    for (const [path, status] of [['/repos/%c0%80/x', 400], ['/users/%ff', 400], ['/repos/acme/%e2%82', 400], [`/users/${'x'.repeat(300)}`, 414]] as const) {
+      const response = await server.api('GET', path);
+      assert.equal(response.status, status, `${path}: ${response.text}`);
+      assert.equal(response.body.status, String(status), response.text);
+      assert.equal(typeof response.body.documentation_url, 'string', response.text);
+      assert.equal(response.body.code, undefined, response.text);
+    }
+  });
+});
