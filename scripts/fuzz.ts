@@ -28,6 +28,10 @@ const requests = Number(values.requests);
 const seed = Number(values.seed);
 const engine = process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite';
 const server = await startServer(FUZZ_SERVER_ENV);
+// Interrupted: the server still closes, so its PostgreSQL database is dropped.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void server.close().finally(() => process.exit(130)));
+}
 console.log(`fuzzing ${server.url} on ${engine}: ${requests} requests, seed ${seed}, concurrency ${values.concurrency}`);
 try {
   const report = await fuzz(server, {

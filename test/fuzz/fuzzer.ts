@@ -571,6 +571,9 @@ export function makeRequest(dice: Dice, operation: Operation, setup: Setup, plai
   return { operation: operation.id, method: operation.method, path: `${operation.admin ? '' : '/api/v3'}${path}${query.length ? `?${query.join('&')}` : ''}`, headers, body };
 }
 
+/** A fresh connection for a retry (never a pooled socket that may be stale too). */
+const NO_AGENT = new http.Agent({ keepAlive: false });
+
 function send(base: URL, agent: http.Agent, request: FuzzRequest, timeoutMs: number, retry = true): Promise<{ status: number | string; text: string }> {
   return new Promise((resolve) => {
     let settled = false;
@@ -616,7 +619,7 @@ function send(base: URL, agent: http.Agent, request: FuzzRequest, timeoutMs: num
       if (retry && req.reusedSocket && error.code === 'ECONNRESET') {
         settled = true;
         clearTimeout(timer);
-        resolve(send(base, agent, request, timeoutMs, false));
+        resolve(send(base, NO_AGENT, request, timeoutMs, false));
         return;
       }
       done(`error:${error.code ?? error.message}`);
