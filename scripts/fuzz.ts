@@ -57,7 +57,7 @@ try {
   console.log(`\n${engine}: ${report.requests} requests over ${report.covered}/${report.operations} operations in ${report.seconds.toFixed(1)} s`);
   console.log(`statuses: ${statuses}`);
   const fivexx = report.failures.filter((f) => typeof f.outcome === 'number').length;
-  console.log(`answers >= 500: ${fivexx}; hangs and resets: ${report.failures.length - fivexx}`);
+  console.log(`answers >= 500: ${fivexx}; hangs and resets: ${report.failures.length - fivexx}; resets answered on retry: ${report.resetsRetried}`);
   process.exitCode = report.failures.length ? 1 : 0;
 } finally {
   await server.close();

@@ -64,6 +64,8 @@ export interface FuzzReport {
   covered: number;
   statuses: Record<string, number>;
   failures: FuzzFailure[];
+  /** Connections reset before an answer whose retry on a fresh connection was answered. */
+  resetsRetried: number;
   seconds: number;
 }
 
@@ -573,6 +575,7 @@ export function makeRequest(dice: Dice, operation: Operation, setup: Setup, plai
 
 /** A fresh connection for a retry (never a pooled socket that may be stale too). */
 const NO_AGENT = new http.Agent({ keepAlive: false });
+let resetsRetried = 0;
 
 function send(base: URL, agent: http.Agent, request: FuzzRequest, timeoutMs: number, retry = true): Promise<{ status: number | string; text: string }> {
   return new Promise((resolve) => {
@@ -588,7 +591,10 @@ function send(base: URL, agent: http.Agent, request: FuzzRequest, timeoutMs: num
     if (payload) headers['content-length'] = payload.length;
     let req: http.ClientRequest;
     try {
-      req = http.request({ host: base.hostname, port: base.port, method: request.method, path: request.path, headers, agent });
+      // Node's parser answers an oversized request line or headers (431) and closes the connection
+      // as the client may still be writing: such a request gets a connection of its own.
+      const oversized = request.path.length + Object.values(request.headers).reduce((n, v) => n + v.length, 0) > 12_000;
+      req = http.request({ host: base.hostname, port: base.port, method: request.method, path: request.path, headers, agent: oversized ? NO_AGENT : agent });
     } catch (error) {
       // The client refused to send it (an invalid header character): not the server's answer.
       resolve({ status: `client:${(error as NodeJS.ErrnoException).code ?? 'error'}`, text: '' });
@@ -605,20 +611,17 @@ function send(base: URL, agent: http.Agent, request: FuzzRequest, timeoutMs: num
         size += chunk.length;
         if (size < 20_000) chunks.push(chunk);
       });
-      response.on('end', () => {
-        // Node's parser answers an oversized request line or headers (431) and closes the connection,
-        // sometimes before the client notices: never reuse that socket.
-        if (response.statusCode === 431 || response.headers.connection === 'close') response.socket?.destroy();
-        done(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
-      });
+      response.on('end', () => done(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8')));
       response.on('error', () => done('reset'));
     });
     req.on('error', (error: NodeJS.ErrnoException) => {
-      // A kept-alive socket the server closed as this request went out (Node's documented race):
-      // not an answer, so the request is sent again on a new connection.
-      if (retry && req.reusedSocket && error.code === 'ECONNRESET') {
+      // A connection reset before the answer was read: a kept-alive socket the server closed as this
+      // request went out (Node's documented race), or an early error answer while the body was still
+      // being written. Sent once more on a fresh connection; a reset that repeats is a failure.
+      if (retry && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
         settled = true;
         clearTimeout(timer);
+        resetsRetried++;
         resolve(send(base, NO_AGENT, request, timeoutMs, false));
         return;
       }
@@ -658,7 +661,8 @@ export async function fuzz(server: TestServer, options: FuzzOptions): Promise<Fu
   const setup = await prepare(server);
   const base = new URL(server.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency ?? 4 });
-  const report: FuzzReport = { requests: 0, operations: setup.operations.length, covered: 0, statuses: {}, failures: [], seconds: 0 };
+  const report: FuzzReport = { requests: 0, operations: setup.operations.length, covered: 0, statuses: {}, failures: [], resetsRetried: 0, seconds: 0 };
+  resetsRetried = 0;
   const covered = new Set<string>();
   let issued = 0;
   let lastRefresh = Date.now();
@@ -714,6 +718,7 @@ export async function fuzz(server: TestServer, options: FuzzOptions): Promise<Fu
   await Promise.all(Array.from({ length: options.concurrency ?? 4 }, worker));
   agent.destroy();
   report.covered = covered.size;
+  report.resetsRetried = resetsRetried;
   report.seconds = (Date.now() - started) / 1000;
   return report;
 }
