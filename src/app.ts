@@ -2,7 +2,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { issues } from './core/issues/index.ts';
 import { registerDispatcher } from './activity/outbox.ts';
 import { adminArea } from './admin/index.ts';
@@ -19,6 +19,7 @@ import { userMigrations } from './areas/user-migrations/index.ts';
 import { listeningAddress, publicUrls, type Config } from './config.ts';
 import { openDatabase } from './db/index.ts';
 import { databaseUnavailable } from './db/errors.ts';
+import { ApiError } from './platform/errors.ts';
 import { isMigrated, migrateToLatest, ping, probeWrite } from './db/migrate.ts';
 import { createQueue } from './jobs/index.ts';
 import { Periodic } from './jobs/periodic.ts';
@@ -121,6 +122,13 @@ export async function createServer(
     // A request that reaches a kept-alive connection while the server stops is served (with
     // `Connection: close`), not refused: the client has already sent it.
     return503OnClosing: false,
+    // A URL the router cannot take (malformed percent-encoding, a path value over the length limit)
+    // answers the platform's error body, like every other 4xx.
+    frameworkErrors: (error, _request, reply) => {
+      const status = error.statusCode === 414 ? 414 : 400;
+      void (reply as unknown as FastifyReply).code(status).type('application/json; charset=utf-8')
+        .send(new ApiError(status, status === 414 ? 'URI Too Long' : 'Bad Request: the URL is not valid').body());
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
   const http = gracefulHttp(app.server);
 

@@ -14,6 +14,7 @@ import type { AppRow } from '../core/apps/store.ts';
 import type { UserRow } from '../core/accounts/store.ts';
 import { AppBody, AppUpdateBody, AuthorizationBody, EnterpriseBody, InstallationBody, InstallationUpdateBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody } from './schemas.ts';
 import type { AdminService } from './service.ts';
+import { RowId } from '../platform/schemas.ts';
 
 const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
@@ -148,7 +149,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
     config: admin,
     schema: {
       ...hidden,
-      params: Type.Object({ app_slug: Type.String(), installation_id: Type.Integer() }),
+      params: Type.Object({ app_slug: Type.String(), installation_id: RowId() }),
       body: InstallationUpdateBody,
     },
   }, async (request) => {

@@ -2,7 +2,7 @@
 // 404, duplicates 422 `already_exists`. Every create returns the row; routes shape the answer.
 import { execFile } from 'node:child_process';
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Executor } from '../db/index.ts';
@@ -25,13 +25,13 @@ import {
 import type { Context } from '../platform/context.ts';
 import { ApiError, insertUnique, invalidField, notFound, validationFailed } from '../platform/errors.ts';
 import { isRowId } from '../platform/schemas.ts';
+import { isBranchName, isRepositoryName } from '../core/repositories/names.ts';
 import { Service } from '../platform/service.ts';
 import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../platform/tokens.ts';
 
 const run = promisify(execFile);
 
 export const LOGIN_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
-export const REPO_NAME_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
 
 async function requireAccount(db: Executor, login: string, type?: 'user' | 'org'): Promise<UserRow> {
   const account = await findAccount(db, login);
@@ -144,12 +144,12 @@ export class AdminService extends Service {
     init_git?: boolean;
   }): Promise<RepositoryRow & { owner: UserRow }> {
     const owner = await requireAccount(this.db, input.owner);
-    if (!REPO_NAME_PATTERN.test(input.name) || input.name.toLowerCase().endsWith('.git')) throw invalidField('Repository', 'name');
+    if (!isRepositoryName(input.name)) throw invalidField('Repository', 'name');
     if (input.visibility === 'internal' && owner.type !== 'Organization') {
       throw invalidField('Repository', 'visibility', 'internal repositories belong to organizations');
     }
     const branch = input.default_branch ?? 'main';
-    if (!/^[A-Za-z0-9._/-]{1,100}$/.test(branch) || branch.includes('..')) throw invalidField('Repository', 'default_branch');
+    if (!isBranchName(branch)) throw invalidField('Repository', 'default_branch');
     const now = this.now();
     const repository = await insertUnique('Repository', 'name', () =>
       insertRepository(this.db, {
@@ -174,8 +174,11 @@ export class AdminService extends Service {
       try {
         await initBareRepository(join(this.ctx.config.dataDir, gitPath), input.name, branch);
       } catch (error) {
+        // Nothing half-made stays: neither the row nor the directory.
+        await rm(join(this.ctx.config.dataDir, gitPath), { recursive: true, force: true });
         await deleteRepository(this.db, repository.id);
-        throw error;
+        this.ctx.log.error({ err: error, repository: repository.id }, 'could not create the git data');
+        throw new ApiError(500, 'Could not create the git data of the repository');
       }
       await setGitPath(this.db, repository.id, gitPath);
       repository.git_path = gitPath;
@@ -562,13 +565,9 @@ async function initBareRepository(path: string, name: string, branch: string): P
     }
     return (await child).stdout.trim();
   };
-  try {
-    await git(['init', '--bare', '--quiet', `--initial-branch=${branch}`]);
-    const blob = await git(['hash-object', '-w', '--stdin'], `# ${name}\n`);
-    const tree = await git(['mktree'], `100644 blob ${blob}\tREADME.md\n`);
-    const commit = await git(['commit-tree', tree, '-m', 'Initial commit']);
-    await git(['update-ref', `refs/heads/${branch}`, commit]);
-  } catch (error) {
-    throw new ApiError(500, `could not create git data: ${(error as Error).message}`);
-  }
+  await git(['init', '--bare', '--quiet', `--initial-branch=${branch}`]);
+  const blob = await git(['hash-object', '-w', '--stdin'], `# ${name}\n`);
+  const tree = await git(['mktree'], `100644 blob ${blob}\tREADME.md\n`);
+  const commit = await git(['commit-tree', tree, '-m', 'Initial commit']);
+  await git(['update-ref', `refs/heads/${branch}`, commit]);
 }

@@ -74,3 +74,51 @@ export function databaseUnavailable(error: unknown, depth = 0): string | null {
   }
   return databaseUnavailable(e.cause, depth + 1);
 }
+
+/** A statement the database refused because of a value the client sent: the client's error, not the server's. */
+export interface DataError {
+  status: 422;
+  /** What the client may be told: no SQL, no path, no value. */
+  message: string;
+  /** The driver's code, for the log. */
+  code: string;
+}
+
+/** PostgreSQL classes 22 (data exception) and 23 (integrity constraint), and 54000 (a value too large to index). */
+function pgDataError(code: string): string | null {
+  if (code === '23505') return 'A value in the request is already taken';
+  if (code === '23503') return 'The request names something that does not exist';
+  if (code.startsWith('23')) return 'A value in the request is missing or not allowed';
+  if (code === '22021' || code === '22P05') return 'A value in the request holds a character that cannot be stored';
+  if (code === '22003' || code === '2201W' || code === '2201X' || code === '22008') return 'A number or date in the request is out of range';
+  if (code === '22001' || code === '54000') return 'A value in the request is too long';
+  if (code.startsWith('22')) return 'A value in the request is not valid for its field';
+  return null;
+}
+
+/** SQLite's result codes (primary: errcode & 0xff) for a value the statement could not take. */
+const SQLITE_DATA: Record<number, string> = {
+  18: 'A value in the request is too long', // SQLITE_TOOBIG
+  19: 'A value in the request is missing, taken or not allowed', // SQLITE_CONSTRAINT (unique, not null, foreign key, check)
+  20: 'A value in the request is not valid for its field', // SQLITE_MISMATCH: datatype mismatch
+};
+
+/**
+ * The backstop behind the edge validation: an error the database raised because of a value (out
+ * of range, malformed, a NUL, a constraint the service did not check first) is the client's 422,
+ * never a 500. Null for every other error. The message never quotes the statement or the value.
+ */
+export function classifyDataError(error: unknown, depth = 0): DataError | null {
+  const e = error as DriverError | null;
+  if (!e || typeof e !== 'object' || depth > 4) return null;
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (/^[0-9A-Z]{5}$/.test(code)) {
+    const message = pgDataError(code);
+    if (message) return { status: 422, message, code };
+  }
+  if (code === 'ERR_SQLITE_ERROR' && typeof e.errcode === 'number') {
+    const message = SQLITE_DATA[e.errcode & 0xff];
+    if (message) return { status: 422, message, code: `SQLITE_${e.errcode}` };
+  }
+  return classifyDataError(e.cause, depth + 1);
+}

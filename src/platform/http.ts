@@ -5,11 +5,12 @@ import { createHash } from 'node:crypto';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { databaseUnavailable } from '../db/errors.ts';
+import { classifyDataError, databaseUnavailable } from '../db/errors.ts';
 import type { Context } from './context.ts';
 import { ApiError, serviceUnavailable, validationFailed, type ValidationError } from './errors.ts';
 import { clientAddress, rateLimitHeaders, type RateLimitKey } from './rate-limit.ts';
 import { findSetting } from './settings-store.ts';
+import { isStorableText } from './schemas.ts';
 import { hashSecret, secretsEqual } from './tokens.ts';
 
 declare module 'fastify' {
@@ -59,6 +60,33 @@ function queryBoolean(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   const lower = value.toLowerCase();
   return lower === 'true' || lower === '1' ? true : lower === 'false' || lower === '0' ? false : value;
+}
+
+/** The dotted path of the first string (key or value) holding a NUL in a parsed JSON value, or null. */
+function nulField(value: unknown, path = '', depth = 0): string | null {
+  if (typeof value === 'string') return isStorableText(value) ? null : path;
+  if (value === null || typeof value !== 'object' || depth > 64) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const field = path ? `${path}.${key}` : key;
+    if (!isStorableText(key)) return field;
+    const found = nulField(item, field, depth + 1);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
+ * No name, id or text the platform stores holds a NUL (PostgreSQL's text cannot): a path value with
+ * one names nothing (404), a query or body value with one is invalid (422), on both databases alike.
+ */
+function refuseNul(request: FastifyRequest): void {
+  for (const value of Object.values((request.params ?? {}) as Record<string, unknown>)) {
+    if (typeof value === 'string' && !isStorableText(value)) throw new ApiError(404, 'Not Found');
+  }
+  for (const [part, value] of [['query', request.query], ['body', request.body]] as const) {
+    const field = nulField(value);
+    if (field !== null) throw validationFailed([{ resource: part, field, code: 'invalid', message: `${field || part} must not contain a NUL character` }]);
+  }
 }
 
 /** The names of a query schema's boolean properties. */
@@ -146,6 +174,7 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
   // coercion knows only `true` and `false`.
   const booleanKeys = new Map<object, string[]>();
   app.addHook('preValidation', async (request) => {
+    refuseNul(request);
     const schema = request.routeOptions.schema;
     if (request.body === undefined && schema?.body) request.body = {};
     if (!schema?.querystring) return;
@@ -202,6 +231,8 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
       const part = fastifyError.validationContext ?? 'body';
       const root = fastifyError.validation.find((e) => e.instancePath === '' && e.keyword === 'type');
       if (part === 'body' && root) return errorReply(reply, new ApiError(400, 'Body should be a JSON object'));
+      // A path id above the largest row id names no resource: Not Found, as for any unknown id.
+      if (part === 'params' && fastifyError.validation.every((e) => e.keyword === 'maximum')) return errorReply(reply, new ApiError(404, 'Not Found'));
       const errors = validationErrors(fastifyError.validation, part);
       if (request.routeOptions.config?.invalidStatus === 400) {
         return errorReply(reply, new ApiError(400, `Invalid request: ${errors.map(errorSentence).join('; ')}`, { errors }));
@@ -213,6 +244,12 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
     if (unavailable) {
       request.log.warn({ err: error, reason: unavailable }, 'database unavailable; answered 503');
       return errorReply(reply, serviceUnavailable());
+    }
+    const dataError = classifyDataError(error);
+    if (dataError) {
+      // An input the edge let through: the client's 422, logged so that the edge can learn it.
+      request.log.warn({ err: error, code: dataError.code }, 'the database refused a value of the request; answered 422');
+      return errorReply(reply, validationFailed([{ resource: 'Request', field: '', code: 'invalid', message: dataError.message }], dataError.message));
     }
     const status = fastifyError.statusCode ?? 500;
     if (status >= 400 && status < 500) return errorReply(reply, new ApiError(status, fastifyError.message));

@@ -21,6 +21,8 @@ export const CursorQuery = {
   after: Type.Optional(Type.String({ description: 'A cursor, as given in the Link header' })),
 };
 
+const MAX_PAGE = 2 ** 31 - 1;
+
 export interface PageParams {
   page: number;
   perPage: number;
@@ -28,7 +30,9 @@ export interface PageParams {
 }
 
 export function pageParams(query: { page?: number; per_page?: number }, defaults: { perPage: number; maxPerPage: number }): PageParams {
-  const page = query.page ?? 1;
+  // `?page=1e20` is an integer, but no list has that many rows (ids stop at 2^31 - 1): the page is
+  // capped there, so it is empty rather than an offset the database cannot hold.
+  const page = Math.min(query.page ?? 1, MAX_PAGE);
   const perPage = Math.min(query.per_page ?? defaults.perPage, defaults.maxPerPage);
   return { page, perPage, offset: (page - 1) * perPage };
 }

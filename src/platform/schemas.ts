@@ -23,3 +23,17 @@ export const ValidationErrorBody = Type.Object({
 export function isRowId(id: number): boolean {
   return Number.isInteger(id) && id >= 1 && id <= 2 ** 31 - 1;
 }
+
+/**
+ * The schema of an id in a path or a body: a row id (1..2^31-1). A larger integer, that no row can
+ * have and PostgreSQL's integer columns refuse, is a 404 in a path (no such resource, as for any
+ * unknown id; see the error handler) and a 422 in a body.
+ */
+export function RowId(description?: string) {
+  return Type.Integer({ minimum: 1, maximum: 2 ** 31 - 1, ...(description ? { description } : {}) });
+}
+
+/** Whether text can be stored and looked up at all: PostgreSQL's text refuses NUL, so no name holds one. */
+export function isStorableText(value: string): boolean {
+  return !value.includes('\u0000');
+}

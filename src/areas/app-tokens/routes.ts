@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import type { AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { callingApp } from '../../core/callers/app.ts';
 import { Authorization } from '../../core/apps/representations.ts';
 import { AppTokenService } from './service.ts';
@@ -62,7 +62,7 @@ export function appTokenRoutes(app: Api, ctx: Context): void {
       body: Type.Object({
         access_token: Type.String({ minLength: 1 }),
         target: Type.Optional(Type.String()),
-        target_id: Type.Optional(Type.Integer()),
+        target_id: Type.Optional(RowId()),
         repositories: Type.Optional(Type.Array(Type.String())),
         repository_ids: Type.Optional(Type.Array(Type.Integer())),
         permissions: Type.Optional(PermissionsBody),
@@ -77,7 +77,7 @@ export function appTokenRoutes(app: Api, ctx: Context): void {
       summary: 'Create an installation access token for an app',
       tags,
       security: [{ token: [] }],
-      params: Type.Object({ installation_id: Type.Integer() }),
+      params: Type.Object({ installation_id: RowId() }),
       body: Type.Object({
         repositories: Type.Optional(Type.Array(Type.String())),
         repository_ids: Type.Optional(Type.Array(Type.Integer())),

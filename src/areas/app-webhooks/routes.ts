@@ -5,14 +5,14 @@ import type { AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { pageParams, PerPage, setCursorLinks } from '../../platform/pagination.ts';
 import { callingApp } from '../../core/callers/app.ts';
-import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { AppWebhookService, DeliveryDetail, DeliverySummary, HookConfig } from './service.ts';
 
 const jwt: AccessRule = { credentials: ['jwt'] };
 const tags = ['apps'];
 const security = [{ token: [] }];
 const refused = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
-const DeliveryParams = Type.Object({ delivery_id: Type.Integer({ description: 'The delivery id' }) });
+const DeliveryParams = Type.Object({ delivery_id: RowId('The delivery id') });
 
 export function appWebhookRoutes(app: Api, ctx: Context): void {
   const service = new AppWebhookService(ctx);

@@ -6,6 +6,7 @@ import { Type, type Static } from 'typebox';
 import { recordActivity } from '../../activity/outbox.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { invalidField, notFound, validationFailed } from '../../platform/errors.ts';
+import { isRowId } from '../../platform/schemas.ts';
 import { findAccount } from '../../core/accounts/store.ts';
 import { isKnownEvent } from '../../core/apps/events.ts';
 import { findRepository } from '../../core/repositories/store.ts';
@@ -96,8 +97,10 @@ type Position = { before?: undefined; after?: undefined } | { before: number; af
 
 function readCursor(cursor: string): Position {
   const match = /^(before|after):(\d{1,15})$/.exec(decodeCursor(cursor, 'cursor'));
-  if (!match) throw invalidField('Pagination', 'cursor', `"${cursor}" is not a valid cursor`);
-  return match[1] === 'before' ? { before: Number(match[2]) } : { after: Number(match[2]) };
+  // The position is compared with integer ids: one beyond any row id was never handed out.
+  const position = match ? Number(match[2]) : -1;
+  if (!match || (position !== 0 && !isRowId(position))) throw invalidField('Pagination', 'cursor', `"${cursor}" is not a valid cursor`);
+  return match[1] === 'before' ? { before: position } : { after: position };
 }
 
 export class AppWebhookService extends Service {

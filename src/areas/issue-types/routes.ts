@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { ALL_TOKENS, type AccessRule } from '../../core/callers/access.ts';
 import { repositoryRead } from '../../core/repositories/routes.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import { ErrorBody } from '../../platform/schemas.ts';
+import { ErrorBody, RowId } from '../../platform/schemas.ts';
 import { IssueType, IssueTypeInput, IssueTypeService } from './service.ts';
 
 const tags = ['issue-types'];
@@ -22,7 +22,7 @@ const SimpleValidationErrorBody = Type.Object({
 });
 
 const OrgParams = Type.Object({ org: Type.String({ description: 'The organization name, not case sensitive' }) });
-const TypeParams = Type.Object({ ...OrgParams.properties, issue_type_id: Type.Integer({ description: 'The id of the issue type' }) });
+const TypeParams = Type.Object({ ...OrgParams.properties, issue_type_id: RowId('The id of the issue type') });
 const denied = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
 export function issueTypeRoutes(app: Api, ctx: Context): void {

@@ -8,7 +8,7 @@ import type { Api, Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
-import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { LoadMonitor, pollInterval } from './polling.ts';
 import { NotificationThread, ThreadSubscription } from './representations.ts';
 import { MARK_READ_MESSAGE, NotificationService, REASONS } from './service.ts';
@@ -30,7 +30,7 @@ const MarkReadBody = Type.Object({
   last_read_at: Type.Optional(Timestamp('Threads updated after this time stay unread; default now')),
   read: Type.Optional(Type.Boolean({ description: 'Whether the notifications have been read (default true)' })),
 });
-const ThreadParams = Type.Object({ thread_id: Type.Integer({ minimum: 1, description: 'The thread `id`' }) });
+const ThreadParams = Type.Object({ thread_id: RowId('The thread `id`') });
 const RepositoryParams = Type.Object({ owner: Type.String(), repo: Type.String() });
 const NotModified = Type.Null({ description: 'Not modified' });
 const Accepted = Type.Object({ message: Type.String(), url: Type.Optional(Type.String()) });

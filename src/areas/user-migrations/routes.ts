@@ -10,7 +10,7 @@ import { ApiError } from '../../platform/errors.ts';
 import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
 import { FullRepository } from '../../core/repositories/representations.ts';
-import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { EXCLUDABLE, UserMigration, type UserMigrationService } from './service.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS };
@@ -18,7 +18,7 @@ const tags = ['migrations'];
 const security = [{ token: [] }];
 const PAGE = { perPage: 30, maxPerPage: 100 };
 
-const MigrationParams = Type.Object({ migration_id: Type.Integer({ description: 'The unique identifier of the migration' }) });
+const MigrationParams = Type.Object({ migration_id: RowId('The unique identifier of the migration') });
 const Exclude = Type.Array(Type.Union(EXCLUDABLE.map((value) => Type.Literal(value))), {
   description: 'Attributes to leave out of the response (`repositories`)',
 });

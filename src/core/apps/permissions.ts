@@ -14,11 +14,12 @@ export function intersectPermissions(...sets: (Permissions | null)[]): Permissio
   const present = sets.filter((set): set is Permissions => set !== null);
   if (!present.length) return {};
   const [first, ...rest] = present;
-  const out: Permissions = {};
+  // Own properties only, into a null-prototype object: a permission named `toString` is just a name.
+  const out: Permissions = Object.create(null) as Permissions;
   for (const [name, level] of Object.entries(first!)) {
     let lowest: Level | undefined = level;
     for (const set of rest) {
-      const other = set[name];
+      const other = Object.hasOwn(set, name) ? set[name] : undefined;
       if (!other) {
         lowest = undefined;
         break;

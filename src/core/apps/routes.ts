@@ -9,7 +9,7 @@ import { callingApp, callingInstallation } from '../callers/app.ts';
 import type { AppRow } from './store.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
-import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { FullRepository } from '../repositories/representations.ts';
 import { App, Installation } from './representations.ts';
 import { AppService } from './service.ts';
@@ -79,7 +79,7 @@ export function appRoutes(app: Api, ctx: Context): void {
     {
       path: '/app/installations/:installation_id',
       summary: 'Get an installation for the authenticated app',
-      params: Type.Object({ installation_id: Type.Integer({ description: 'The installation id' }) }),
+      params: Type.Object({ installation_id: RowId('The installation id') }),
       find: (app: AppRow, p: Record<string, unknown>) => service.getInstallation(app, p.installation_id as number),
     },
     {

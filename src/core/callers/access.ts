@@ -32,8 +32,8 @@ export const USER_TOKENS = ['classic', 'oauth', 'fine_grained', 'app_user'] as c
 export const ALL_TOKENS = [...USER_TOKENS, 'installation'] as const satisfies readonly CredentialKind[];
 export const CLASSIC_TOKENS = ['classic', 'oauth'] as const satisfies readonly CredentialKind[];
 
-/** Scopes that a broader scope implies. */
-const IMPLIED_SCOPES: Record<string, readonly string[]> = {
+/** Scopes that a broader scope implies (a Map: a scope named `toString` or `__proto__` implies nothing). */
+const IMPLIED_SCOPES: ReadonlyMap<string, readonly string[]> = new Map(Object.entries({
   repo: ['repo:status', 'repo_deployment', 'public_repo', 'repo:invite', 'security_events'],
   'admin:org': ['write:org', 'read:org', 'manage_runners:org'],
   'write:org': ['read:org'],
@@ -43,14 +43,14 @@ const IMPLIED_SCOPES: Record<string, readonly string[]> = {
   'admin:repo_hook': ['write:repo_hook', 'read:repo_hook'],
   'write:repo_hook': ['read:repo_hook'],
   'admin:org_hook': [],
-};
+} satisfies Record<string, readonly string[]>));
 
 export function expandScopes(scopes: readonly string[]): Set<string> {
   const out = new Set<string>();
   const visit = (scope: string) => {
     if (out.has(scope)) return;
     out.add(scope);
-    for (const implied of IMPLIED_SCOPES[scope] ?? []) visit(implied);
+    for (const implied of IMPLIED_SCOPES.get(scope) ?? []) visit(implied);
   };
   scopes.forEach(visit);
   return out;
@@ -66,7 +66,7 @@ const levelReaches = (held: Level | undefined, needed: Level) => held === 'write
 
 /** Whether a fine-grained credential's permissions satisfy one of the acceptable sets. */
 export function hasPermissions(permissions: Permissions, sets: readonly Permissions[]): boolean {
-  return sets.some((set) => Object.entries(set).every(([name, level]) => levelReaches(permissions[name], level)));
+  return sets.some((set) => Object.entries(set).every(([name, level]) => levelReaches(Object.hasOwn(permissions, name) ? permissions[name] : undefined, level)));
 }
 
 export function isFineGrained(principal: Principal): boolean {

@@ -10,6 +10,7 @@ import type { AccessRule } from './access.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ApiError, badCredentials } from '../../platform/errors.ts';
 import { hashSecret, tokenKindOf, type TokenKind } from '../../platform/tokens.ts';
+import { isRowId, isStorableText } from '../../platform/schemas.ts';
 
 
 /** A credential kind an endpoint may accept: the five token kinds, an app JWT, or Basic client credentials. */
@@ -192,12 +193,14 @@ export async function principalFromJwt(db: Executor, clock: Clock, jwt: string):
   } catch {
     throw invalid();
   }
-  const iss = claims.iss ?? (claims as { iss?: unknown }).iss;
-  if (iss === undefined || iss === null || iss === '') throw invalid("'Issuer' claim ('iss') must be an Integer or the app's client ID");
-  const issuer = String(iss);
-  const app = /^\d+$/.test(issuer)
-    ? await findAppBy(db, { id: Number(issuer) })
-    : await findAppBy(db, { clientId: issuer });
+  // `iss` is the app's id (an integer, or its digits) or its client id; an id no row can have or a
+  // client id no app can have (a NUL) names no app.
+  const iss: unknown = (claims as { iss?: unknown }).iss;
+  if ((typeof iss !== 'string' && typeof iss !== 'number') || iss === '') throw invalid("'Issuer' claim ('iss') must be an Integer or the app's client ID");
+  const id = typeof iss === 'number' ? iss : /^\d+$/.test(iss) ? Number(iss) : null;
+  const app = id !== null
+    ? (isRowId(id) ? await findAppBy(db, { id }) : undefined)
+    : (isStorableText(iss as string) ? await findAppBy(db, { clientId: iss as string }) : undefined);
   if (!app) throw invalid('Integration not found');
   const now = Math.floor(clock.nowMs() / 1000);
   try {
@@ -265,7 +268,7 @@ export async function authenticate(
   if (!parsed) return ANONYMOUS;
   if (parsed.scheme === 'basic') {
     if (options.basicApp) {
-      const app = await findAppByClientId(db, parsed.username!, options.appCacheMs ?? 0);
+      const app = isStorableText(parsed.username!) ? await findAppByClientId(db, parsed.username!, options.appCacheMs ?? 0) : undefined;
       if (!app || app.client_secret_hash !== hashSecret(parsed.credential)) throw new ClientCredentialsRejected();
       return { type: 'app', kind: 'basic', app };
     }

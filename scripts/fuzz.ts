@@ -1,0 +1,64 @@
+// `npm run fuzz -- --requests 100000 [--seed N] [--concurrency N] [--sqlite | --postgres]`: the
+// fuzzer of test/fuzz/fuzzer.ts against a fresh server (the demo data loaded). The database is
+// PostgreSQL when DATABASE_URL is set (or with --postgres, which then needs DATABASE_URL), SQLite
+// otherwise or with --sqlite. Prints the statuses and every answer >= 500 or hang with a replay
+// line; exits 1 if there was any.
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '10000' },
+    seed: { type: 'string', default: '1' },
+    concurrency: { type: 'string', default: '4' },
+    'timeout-ms': { type: 'string', default: '15000' },
+    sqlite: { type: 'boolean', default: false },
+    postgres: { type: 'boolean', default: false },
+  },
+});
+if (values.sqlite) delete process.env.DATABASE_URL;
+if (values.postgres && !process.env.DATABASE_URL) {
+  console.error('--postgres needs DATABASE_URL (a PostgreSQL server where a database may be created), e.g. postgres://postgres@127.0.0.1:5432/postgres');
+  process.exit(2);
+}
+// Imported after DATABASE_URL is settled: the test helpers read it.
+const { startServer } = await import('../test/helpers/server.ts');
+const { FUZZ_SERVER_ENV, describeFailure, fuzz } = await import('../test/fuzz/fuzzer.ts');
+
+const requests = Number(values.requests);
+const seed = Number(values.seed);
+const engine = process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite';
+const server = await startServer(FUZZ_SERVER_ENV);
+// Interrupted: the server still closes, so its PostgreSQL database is dropped.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void server.close().finally(() => process.exit(130)));
+}
+console.log(`fuzzing ${server.url} on ${engine}: ${requests} requests, seed ${seed}, concurrency ${values.concurrency}`);
+try {
+  const report = await fuzz(server, {
+    requests,
+    seed,
+    concurrency: Number(values.concurrency),
+    timeoutMs: Number(values['timeout-ms']),
+    progressEvery: 5000,
+    progress: (done, r) => console.log(`  ${done} requests, ${r.failures.length} failures`),
+  });
+  for (const failure of report.failures.slice(0, 50)) console.log(`\n${describeFailure(server.url, failure)}`);
+  if (report.failures.length > 50) console.log(`\n… and ${report.failures.length - 50} more`);
+  const byOperation = new Map<string, number>();
+  for (const failure of report.failures) {
+    const key = `${failure.outcome} ${failure.request.operation}`;
+    byOperation.set(key, (byOperation.get(key) ?? 0) + 1);
+  }
+  if (byOperation.size) {
+    console.log('\nfailures by operation:');
+    for (const [key, count] of [...byOperation].sort((a, b) => b[1] - a[1])) console.log(`  ${String(count).padStart(6)}  ${key}`);
+  }
+  const statuses = Object.entries(report.statuses).sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s}: ${n}`).join(', ');
+  console.log(`\n${engine}: ${report.requests} requests over ${report.covered}/${report.operations} operations in ${report.seconds.toFixed(1)} s`);
+  console.log(`statuses: ${statuses}`);
+  const fivexx = report.failures.filter((f) => typeof f.outcome === 'number').length;
+  console.log(`answers >= 500: ${fivexx}; hangs and resets: ${report.failures.length - fivexx}; resets answered on retry: ${report.resetsRetried}`);
+  process.exitCode = report.failures.length ? 1 : 0;
+} finally {
+  await server.close();
+}
