@@ -231,8 +231,11 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
       const part = fastifyError.validationContext ?? 'body';
       const root = fastifyError.validation.find((e) => e.instancePath === '' && e.keyword === 'type');
       if (part === 'body' && root) return errorReply(reply, new ApiError(400, 'Body should be a JSON object'));
-      // A path id above the largest row id names no resource: Not Found, as for any unknown id.
-      if (part === 'params' && fastifyError.validation.every((e) => e.keyword === 'maximum')) return errorReply(reply, new ApiError(404, 'Not Found'));
+      // A path id outside the row ids (0, or above the largest) names no resource: Not Found, as for
+      // any unknown id.
+      if (part === 'params' && fastifyError.validation.every((e) => e.keyword === 'maximum' || e.keyword === 'minimum')) {
+        return errorReply(reply, new ApiError(404, 'Not Found'));
+      }
       const errors = validationErrors(fastifyError.validation, part);
       if (request.routeOptions.config?.invalidStatus === 400) {
         return errorReply(reply, new ApiError(400, `Invalid request: ${errors.map(errorSentence).join('; ')}`, { errors }));
