@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { test } from 'node:test';
 import { createTestDatabase, engine } from './helpers/database.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
+import { waitFor } from './helpers/process.ts';
 
 const EXPORT_QUEUE = 'user-migrations.export';
 
@@ -18,16 +19,6 @@ function partialFiles(dataDir: string): string[] {
     return readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.partial'));
   } catch {
     return [];
-  }
-}
-
-async function waitFor<T>(what: string, seconds: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

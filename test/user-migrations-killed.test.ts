@@ -9,7 +9,7 @@ import { after, test } from 'node:test';
 import { openDatabase } from '../src/db/index.ts';
 import { insertSyntheticActivity } from './fixtures/migration-data.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { freePort, spawnServe } from './helpers/process.ts';
+import { freePort, spawnServe, waitFor } from './helpers/process.ts';
 
 const ADMIN_TOKEN = 'killed-admin-token';
 /** Attempts of an export job (src/areas/user-migrations/service.ts: 3 retries). */
@@ -22,16 +22,6 @@ after(async () => {
   if (child && child.exitCode === null) child.kill('SIGKILL');
   await database?.drop();
 });
-
-async function waitFor<T>(what: string, seconds: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 test('an export killed on every attempt ends failed, leaves no unfinished file and unlocks its repository', { timeout: 300_000 }, async () => {
   database = await createTestDatabase();

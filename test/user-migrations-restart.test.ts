@@ -9,7 +9,7 @@ import { after, test } from 'node:test';
 import { openDatabase } from '../src/db/index.ts';
 import { insertSyntheticActivity } from './fixtures/migration-data.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { freePort, spawnServe } from './helpers/process.ts';
+import { freePort, spawnServe, waitFor } from './helpers/process.ts';
 
 const ADMIN_TOKEN = 'restart-admin-token';
 const ISSUES = 20_000;
@@ -33,16 +33,6 @@ async function serve(port: number): Promise<ChildProcess> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the server did not become ready');
-}
-
-async function waitFor<T>(what: string, seconds: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 test('an export cut short by a killed process is re-run from scratch and finishes', { timeout: 240_000 }, async () => {

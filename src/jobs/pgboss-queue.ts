@@ -94,10 +94,32 @@ export class PgBossQueue implements Queue {
     await this.#queue(name);
     const id = randomUUID();
     await this.#boss.send(name, data, {
-      id,
+      ...this.#jobOptions(id, options),
       // The queue's `exclusive` policy allows one queued or running job per key; a job sent without a
       // key gets a key of its own, so only callers that ask for deduplication get it.
       singletonKey: options.singletonKey ?? id,
+      ...(options.group === undefined ? {} : { group: { id: options.group } }),
+      ...(options.transaction ? { db: inTransaction(options.transaction) } : {}),
+    });
+    this.#wakeAfterSend(name, options);
+  }
+
+  async sendMany<T extends object>(name: string, data: T[], options: Omit<SendOptions, 'singletonKey' | 'group'> = {}): Promise<void> {
+    if (data.length === 0) return;
+    await this.#queue(name);
+    const jobs = data.map((item) => {
+      const id = randomUUID();
+      // The settings `send` gives a job, each job its own singleton key.
+      return { ...this.#jobOptions(id, options), data: item, singletonKey: id };
+    });
+    await this.#boss.insert(name, jobs, options.transaction ? { db: inTransaction(options.transaction) } : {});
+    this.#wakeAfterSend(name, options);
+  }
+
+  /** What every job sent here carries: its id, retries, lease and start. */
+  #jobOptions(id: string, options: SendOptions) {
+    return {
+      id,
       retryLimit: options.retryLimit ?? 2,
       retryDelay: options.retryDelaySeconds ?? 5,
       retryBackoff: options.retryBackoff ?? false,
@@ -105,37 +127,14 @@ export class PgBossQueue implements Queue {
       heartbeatSeconds: this.#heartbeatSeconds,
       expireInSeconds: MAX_RUN_SECONDS,
       ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
-      ...(options.group === undefined ? {} : { group: { id: options.group } }),
-      ...(options.transaction ? { db: inTransaction(options.transaction) } : {}),
-    });
-    // NOTIFY wakes the workers of every process (a transactional job's once it commits); this covers
-    // a connection that cannot LISTEN, and a job scheduled for later, which sends no NOTIFY.
-    if (options.startAfterSeconds) this.#pool.wakeAt(name, Date.now() + options.startAfterSeconds * 1000 + CLOCK_SLACK_MS);
-    else if (!options.transaction) this.#pool.wake(name);
+    };
   }
 
-  async sendMany<T extends object>(name: string, data: T[], options: Omit<SendOptions, 'singletonKey' | 'group'> = {}): Promise<void> {
-    if (data.length === 0) return;
-    await this.#queue(name);
-    await this.#boss.insert(
-      name,
-      data.map((item) => {
-        const id = randomUUID();
-        // The same settings `send` gives a job, each job its own singleton key.
-        return {
-          id,
-          data: item,
-          singletonKey: id,
-          retryLimit: options.retryLimit ?? 2,
-          retryDelay: options.retryDelaySeconds ?? 5,
-          retryBackoff: options.retryBackoff ?? false,
-          heartbeatSeconds: this.#heartbeatSeconds,
-          expireInSeconds: MAX_RUN_SECONDS,
-          ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
-        };
-      }),
-      options.transaction ? { db: inTransaction(options.transaction) } : {},
-    );
+  /**
+   * NOTIFY wakes the workers of every process (a transactional job's once it commits); this covers
+   * a connection that cannot LISTEN, and a job scheduled for later, which sends no NOTIFY.
+   */
+  #wakeAfterSend(name: string, options: SendOptions): void {
     if (options.startAfterSeconds) this.#pool.wakeAt(name, Date.now() + options.startAfterSeconds * 1000 + CLOCK_SLACK_MS);
     else if (!options.transaction) this.#pool.wake(name);
   }

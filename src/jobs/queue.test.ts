@@ -429,28 +429,33 @@ function output(child: ChildProcess, text: string, timeoutMs: number): Promise<v
   });
 }
 
+/** Starts the worker fixture on `queue`, waits until its handler has started a job, and kills it (SIGKILL). */
+async function killedWhileRunning(queue: string): Promise<void> {
+  const child = spawn(process.execPath, [fixture, queue], {
+    env: {
+      ...process.env,
+      DATABASE_URL: testDatabase.databaseUrl ?? '',
+      CODEHOST_DATA_DIR: testDatabase.dataDir,
+      CODEHOST_JOB_LEASE_SECONDS: String(leaseSeconds),
+      CODEHOST_JOB_POLL_MS: String(pollMilliseconds),
+      CODEHOST_DATABASE_POOL_SIZE: String(config.databasePoolSize),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit');
+  try {
+    await output(child, 'started', 30_000);
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
 test('a job whose process was killed mid-run runs again, once, after a restart', async () => {
   await withQueue(async (queue) => {
     await queue.send('restart', { n: 1 }, { retryDelaySeconds: 0 });
 
-    const child = spawn(process.execPath, [fixture, 'restart'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: testDatabase.databaseUrl ?? '',
-        CODEHOST_DATA_DIR: testDatabase.dataDir,
-        CODEHOST_JOB_LEASE_SECONDS: String(leaseSeconds),
-        CODEHOST_JOB_POLL_MS: String(pollMilliseconds),
-        CODEHOST_DATABASE_POOL_SIZE: String(config.databasePoolSize),
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const exited = once(child, 'exit');
-    try {
-      await output(child, 'started', 30_000);
-    } finally {
-      child.kill('SIGKILL');
-      await exited;
-    }
+    await killedWhileRunning('restart');
 
     const attempts: number[] = [];
     queue.work('restart', async (_data, job) => void attempts.push(job.attempt));
@@ -491,24 +496,7 @@ test('a job whose process is killed on every attempt runs its exhausted hook onc
     queue.work<{ n: number }>('exhaust-kill', async (_data, job) => void attempts.push(job.attempt), { exhausted: async (data) => void hooks.push(data) });
     await queue.send('exhaust-kill', { n: 3 }, { retryLimit: 0, retryDelaySeconds: 0 });
 
-    const child = spawn(process.execPath, [fixture, 'exhaust-kill'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: testDatabase.databaseUrl ?? '',
-        CODEHOST_DATA_DIR: testDatabase.dataDir,
-        CODEHOST_JOB_LEASE_SECONDS: String(leaseSeconds),
-        CODEHOST_JOB_POLL_MS: String(pollMilliseconds),
-        CODEHOST_DATABASE_POOL_SIZE: String(config.databasePoolSize),
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const exited = once(child, 'exit');
-    try {
-      await output(child, 'started', 30_000);
-    } finally {
-      child.kill('SIGKILL');
-      await exited;
-    }
+    await killedWhileRunning('exhaust-kill');
 
     await queue.start();
     // The lease (pg-boss: heartbeat, then a supervise pass) runs out; the job has no attempt left.

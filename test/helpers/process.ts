@@ -121,6 +121,17 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/** Polls `probe` until it answers a value (not undefined), then returns it; throws after `seconds`. */
+export async function waitFor<T>(what: string, seconds: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 /** Polls `probe` every 50 ms until it is true; false if `seconds` pass first. */
 export async function eventually(probe: () => boolean | Promise<boolean>, seconds: number): Promise<boolean> {
   const deadline = Date.now() + seconds * 1000;
