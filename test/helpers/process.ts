@@ -7,14 +7,28 @@ import type { TestDatabase } from './database.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
+/**
+ * The ports tests hand to servers they start: below Linux's ephemeral range (32768–60999), where
+ * the system picks the local ports of outgoing connections. A port from listen(0) is in that range:
+ * between the probe's close and the server's bind, a client connection of another test (a fetch, a
+ * database connection) could take it, and the server would find it in use.
+ */
+const PORTS = { from: 20_000, to: 32_000 };
+
+/** A port free on 127.0.0.1 now, outside the ephemeral range, chosen at random. */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = PORTS.from + Math.floor(Math.random() * (PORTS.to - PORTS.from));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port between ${PORTS.from} and ${PORTS.to}`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
   });
 }
 
