@@ -4,54 +4,14 @@
 // so a grant narrowed later stops them. `issue_comment` is covered by `issues`, or by
 // `pull_requests` for a comment on a pull request. Deliveries go to a real receiver on a local port.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { appJwt, type TestApp } from './helpers/credentials.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
+import { Receiver } from './helpers/receiver.ts';
 
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: any;
-}
-
-/** A receiver on a loopback port that answers 200 and keeps what it got. */
-class Receiver {
-  readonly received: Received[] = [];
-  readonly server: Server;
-  port = 0;
-
-  constructor() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        this.received.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-        res.writeHead(200).end();
-      });
-    });
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
-  }
-
-  url(path: string): string {
-    return `http://127.0.0.1:${this.port}${path}`;
-  }
-
-  /** `event action` of what a path got, in arrival order. */
-  on(path: string): string[] {
-    return this.received.filter((r) => r.path === path).map((r) => `${r.headers['x-vendor-event']} ${r.body.action ?? ''}`.trim());
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
+/** `event action` of what a path of the receiver got, in arrival order. */
+function eventsOn(receiver: Receiver, path: string): string[] {
+  return receiver.on(path).map((r) => `${r.headers['x-vendor-event']} ${r.json.action ?? ''}`.trim());
 }
 
 describe('webhook events follow permissions', () => {
@@ -137,8 +97,8 @@ describe('webhook events follow permissions', () => {
 
     await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'Private plans', body: 'the private body' });
     await server.drain();
-    assert.deepEqual(receiver.on('/reader'), ['issues opened']);
-    assert.equal(receiver.received.find((r) => r.path === '/reader')!.body.issue.body, 'the private body');
+    assert.deepEqual(eventsOn(receiver, '/reader'), ['issues opened']);
+    assert.equal(receiver.on('/reader')[0]!.json.issue.body, 'the private body');
 
     // The installation's grant is narrowed to metadata only.
     const narrowed = await server.adminRaw('PATCH', `/apps/issue-reader/installations/${installation.id}`, { permissions: { metadata: 'read' } });
@@ -148,7 +108,7 @@ describe('webhook events follow permissions', () => {
     await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'More plans', body: 'another private body' });
     assert.equal(await server.admin('POST', '/events', { event: 'issues', action: 'edited', repository: 'acme/secret', sender: 'mona' }).then((r) => r.deliveries), 0);
     await server.drain();
-    assert.deepEqual(receiver.on('/reader'), ['issues opened'], 'no delivery after the grant was narrowed');
+    assert.deepEqual(eventsOn(receiver, '/reader'), ['issues opened'], 'no delivery after the grant was narrowed');
     const listed = await server.api('GET', '/app/hook/deliveries', { token: await appJwt(server, reader) });
     assert.equal(listed.body.length, 1);
 
@@ -165,7 +125,7 @@ describe('webhook events follow permissions', () => {
     await server.admin('PATCH', `/apps/issue-reader/installations/${installation.id}`, { permissions: { issues: 'read' } });
     await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'Back', body: 'visible again' });
     await server.drain();
-    assert.deepEqual(receiver.on('/reader'), ['issues opened', 'issues opened']);
+    assert.deepEqual(eventsOn(receiver, '/reader'), ['issues opened', 'issues opened']);
   });
 
   test('issue_comment reaches an app with pull_requests only for comments on pull requests', async () => {
@@ -182,7 +142,7 @@ describe('webhook events follow permissions', () => {
     await server.admin('POST', `/repos/acme/widgets/issues/${pull.number}/comments`, { author: 'mona', body: 'on the pull request' });
     await server.drain();
     const got = receiver.received.filter((r) => r.path === '/pr');
-    assert.deepEqual(got.map((r) => [r.headers['x-vendor-event'], r.body.comment.body, r.body.issue.number]), [['issue_comment', 'on the pull request', pull.number]]);
+    assert.deepEqual(got.map((r) => [r.headers['x-vendor-event'], r.json.comment.body, r.json.issue.number]), [['issue_comment', 'on the pull request', pull.number]]);
 
     // Raw events: the payload's issue says whether the comment is on a pull request.
     const raw = (payload: Record<string, unknown>) =>
@@ -209,8 +169,8 @@ describe('webhook events follow permissions', () => {
     const issue = await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'Still private', body: 'nobody without issues sees this' });
     await server.admin('POST', `/repos/acme/secret/issues/${issue.number}/comments`, { author: 'mona', body: 'nor this' });
     await server.drain();
-    assert.deepEqual(receiver.on('/legacy'), []);
-    assert.deepEqual(receiver.on('/ungranted'), []);
-    assert.deepEqual(receiver.on('/unrequested'), []);
+    assert.deepEqual(eventsOn(receiver, '/legacy'), []);
+    assert.deepEqual(eventsOn(receiver, '/ungranted'), []);
+    assert.deepEqual(eventsOn(receiver, '/unrequested'), []);
   });
 });

@@ -4,7 +4,7 @@
 // retries and the address guard.
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -12,63 +12,22 @@ import {
 } from './helpers/credentials.ts';
 import { Secrets } from '../src/platform/secrets.ts';
 import { startServer, type Response, type TestServer } from './helpers/server.ts';
+import { type Answer, Receiver } from './helpers/receiver.ts';
 
 const SECRET = 'It’s a Secret to Everybody';
 
-/** What the receiver got: each request with its arrival time. */
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-  at: number;
-}
-
 /**
- * A webhook receiver on a local port. The path chooses the answer: /ok 200, /fail 500, /redirect
- * 302 (to /target), /hang never answers, /big a large body, /nul a body with a NUL byte.
+ * The webhook receiver's answers by path: /ok 200, /fail 500, /redirect 302 (to /target), /hang
+ * never answers, /big a large body, /nul a body with a NUL byte.
  */
-class Receiver {
-  readonly received: Received[] = [];
-  readonly server: Server;
-  port = 0;
-
-  constructor() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const path = req.url ?? '';
-        this.received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-        if (path.startsWith('/hang')) return;
-        if (path.startsWith('/fail')) return res.writeHead(500, { 'content-type': 'text/plain' }).end('receiver broke');
-        if (path.startsWith('/redirect')) return res.writeHead(302, { location: `http://127.0.0.1:${this.port}/target` }).end();
-        if (path.startsWith('/big')) return res.writeHead(200).end('y'.repeat(5000));
-        if (path.startsWith('/nul')) return res.writeHead(200).end('a\0b');
-        res.writeHead(200, { 'content-type': 'application/json', 'x-receiver': 'test' }).end('{"ok":true}');
-      });
-    });
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
-  }
-
-  url(path: string, host = '127.0.0.1'): string {
-    return `http://${host}:${this.port}${path}`;
-  }
-
-  /** Requests received on a path, in order. */
-  on(path: string): Received[] {
-    return this.received.filter((r) => r.path === path);
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
+const answer: Answer = (path, res, receiver) => {
+  if (path.startsWith('/hang')) return;
+  if (path.startsWith('/fail')) return void res.writeHead(500, { 'content-type': 'text/plain' }).end('receiver broke');
+  if (path.startsWith('/redirect')) return void res.writeHead(302, { location: receiver.url('/target') }).end();
+  if (path.startsWith('/big')) return void res.writeHead(200).end('y'.repeat(5000));
+  if (path.startsWith('/nul')) return void res.writeHead(200).end('a\0b');
+  res.writeHead(200, { 'content-type': 'application/json', 'x-receiver': 'test' }).end('{"ok":true}');
+};
 
 /** A port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -128,7 +87,7 @@ describe('app webhooks', () => {
   }
 
   before(async () => {
-    receiver = await new Receiver().start();
+    receiver = await new Receiver(answer).start();
     server = await startServer({ CODEHOST_WEBHOOK_TIMEOUT_MS: '400', CODEHOST_WEBHOOK_RESPONSE_BODY_LIMIT: '1024' });
     await server.admin('POST', '/users', { login: 'mona' });
     await server.admin('POST', '/users', { login: 'hubot' });
@@ -641,7 +600,7 @@ describe('throttling and automatic retries', () => {
   let app: TestApp;
 
   before(async () => {
-    receiver = await new Receiver().start();
+    receiver = await new Receiver(answer).start();
     server = await startServer({ CODEHOST_WEBHOOK_RATE_PER_SECOND: '4', CODEHOST_WEBHOOK_RETRIES: '2', CODEHOST_WEBHOOK_RETRY_BASE_SECONDS: '1' });
     await server.admin('POST', '/users', { login: 'mona' });
     await server.admin('POST', '/repos', { owner: 'mona', name: 'busy' });
@@ -699,7 +658,7 @@ describe('refusing private addresses', () => {
   let receiver: Receiver;
 
   before(async () => {
-    receiver = await new Receiver().start();
+    receiver = await new Receiver(answer).start();
     server = await startServer({ CODEHOST_WEBHOOK_ALLOW_PRIVATE: '0' });
     await server.admin('POST', '/users', { login: 'mona' });
     await server.admin('POST', '/repos', { owner: 'mona', name: 'inside' });

@@ -4,13 +4,12 @@
 // retry examples of docs/clients.md, run as written against this server.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { appJwt, installationToken, type TestApp } from './helpers/credentials.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
 import { docExample, MONA_TOKEN } from './clients/docs.ts';
+import { Receiver } from './helpers/receiver.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -382,41 +381,3 @@ describe('fault injection', () => {
   });
 });
 
-/** What the receiver got. */
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A webhook receiver on a local port that answers 200. */
-class Receiver {
-  readonly received: Received[] = [];
-  readonly server: Server;
-  port = 0;
-
-  constructor() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.writeHead(200).end('ok');
-      });
-    });
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
-  }
-
-  url(path: string): string {
-    return `http://127.0.0.1:${this.port}${path}`;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
