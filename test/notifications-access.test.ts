@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { classicToken } from './helpers/credentials.ts';
-import { startServer, type TestServer } from './helpers/server.ts';
+import { startServer, type TestServer, links } from './helpers/server.ts';
 
 let server: TestServer;
 const tokens: Record<string, string> = {};
@@ -34,15 +34,6 @@ const call = (method: string, path: string, login: string, options: { headers?: 
   server.api(method, path, { token: tokens[login], ...options });
 const titles = (body: { subject: { title: string } }[]) => body.map((t) => t.subject.title);
 const byTitle = (body: { subject: { title: string }; unread: boolean }[]) => Object.fromEntries(body.map((t) => [t.subject.title, t.unread]));
-
-function links(header: string | null): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? '').split(',').filter(Boolean)) {
-    const match = /<([^>]+)>;\s*rel="(\w+)"/.exec(part.trim());
-    if (match) out[match[2]!] = match[1]!;
-  }
-  return out;
-}
 
 before(async () => {
   server = await startServer({ CODEHOST_NOTIFICATIONS_MARK_READ_THRESHOLD: String(MARK_READ_THRESHOLD) });

@@ -8,7 +8,7 @@ import { Octokit } from '@octokit/core';
 import {
   appJwt, appUserToken, classicToken, createApp, fineGrainedToken, installationToken, oauthToken,
 } from './helpers/credentials.ts';
-import { startServer, type TestServer } from './helpers/server.ts';
+import { startServer, type TestServer, links } from './helpers/server.ts';
 
 let server: TestServer;
 const tokens: Record<string, string> = {};
@@ -32,15 +32,6 @@ async function notify(login: string, title: string, options: { repository?: stri
 
 const titles = (body: { subject: { title: string } }[]) => body.map((t) => t.subject.title);
 const get = (path: string, login: string, headers?: Record<string, string>) => server.api('GET', path, { token: tokens[login], headers });
-
-function links(header: string | null): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? '').split(',').filter(Boolean)) {
-    const match = /<([^>]+)>;\s*rel="(\w+)"/.exec(part.trim());
-    if (match) out[match[2]!] = match[1]!;
-  }
-  return out;
-}
 
 before(async () => {
   server = await startServer();

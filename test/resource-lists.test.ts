@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { appUserToken, classicToken, createApp, fineGrainedToken, installationToken } from './helpers/credentials.ts';
-import { startServer, type TestServer } from './helpers/server.ts';
+import { startServer, type TestServer, links as linkUrls } from './helpers/server.ts';
 
 let server: TestServer;
 const t: Record<string, string> = {};
@@ -16,13 +16,9 @@ const numbers: Record<string, number> = {};
 const get = (path: string, token?: string, headers?: Record<string, string>) => server.api('GET', path, { token, headers });
 
 /** The `Link` header as {rel: url path and query under the API}. */
+/** The paths of a `Link` header's URLs by their rel. */
 function links(header: string | null): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? '').split(',').filter(Boolean)) {
-    const match = /<([^>]+)>;\s*rel="([^"]+)"/.exec(part.trim());
-    if (match) out[match[2]!] = match[1]!.slice(server.apiUrl.length);
-  }
-  return out;
+  return Object.fromEntries(Object.entries(linkUrls(header)).map(([rel, url]) => [rel, url.slice(server.apiUrl.length)]));
 }
 
 before(async () => {

@@ -107,3 +107,13 @@ export async function startServer(env: Record<string, string> = {}, options: { d
     },
   };
 }
+
+/** The URLs of a `Link` header by their rel (`next`, `last`, …). */
+export function links(header: string | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? '').split(',').filter(Boolean)) {
+    const match = /<([^>]+)>;\s*rel="([^"]+)"/.exec(part.trim());
+    if (match) out[match[2]!] = match[1]!;
+  }
+  return out;
+}
