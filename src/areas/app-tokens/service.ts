@@ -4,10 +4,10 @@ import { isoSeconds } from '../../platform/clock.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { intersectPermissions, parsePermissions, type Permissions } from '../../core/apps/permissions.ts';
 import { authorizationBody, type Authorization } from '../../core/apps/representations.ts';
-import { type AppRow } from '../../core/apps/store.ts';
+import { findInstallation, findInstallationOnAccount, type AppRow } from '../../core/apps/store.ts';
 import { minimalRepository } from '../../core/repositories/representations.ts';
 import { issueToken } from '../../core/callers/token-store.ts';
-import { findAccount } from '../../core/accounts/store.ts';
+import { findAccount, findAccountById } from '../../core/accounts/store.ts';
 import { generateToken, type TokenKind } from '../../platform/tokens.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
@@ -79,9 +79,9 @@ export class AppTokenService extends Service {
     if (input.target === undefined && input.target_id === undefined) throw invalidField('Authorization', 'target', undefined, 'missing_field');
     const target =
       input.target_id !== undefined
-        ? await store.findAccountById(this.db, input.target_id)
+        ? await findAccountById(this.db, input.target_id)
         : await findAccount(this.db, input.target!);
-    const installation = target ? await store.findInstallationOn(this.db, app.id, target.id) : undefined;
+    const installation = target ? (await findInstallationOnAccount(this.db, app.id, target.id))?.installation : undefined;
     if (!target || !installation) throw invalidField('Authorization', 'target', 'The app is not installed on the target');
     // A token already scoped stays on its target, its repositories and its permissions.
     const source = found.token;
@@ -120,8 +120,9 @@ export class AppTokenService extends Service {
     installationId: number,
     input: { repositories?: string[]; repository_ids?: number[]; permissions?: Permissions },
   ) {
-    const installation = await store.findInstallation(this.db, app.id, installationId);
-    if (!installation) throw notFound();
+    const found = await findInstallation(this.db, app.id, installationId);
+    if (!found) throw notFound();
+    const { installation, account } = found;
     const repositories = await this.selectRepositories(installation, input.repositories, input.repository_ids, 'Installation');
     const permissions = narrowPermissions(intersectPermissions(grantOf(installation), grantOf(app)), input.permissions, 'Installation', 'installation');
     const expiresAt = new Date(this.ctx.clock.nowMs() + INSTALLATION_TOKEN_MINUTES * 60_000).toISOString();
@@ -136,13 +137,12 @@ export class AppTokenService extends Service {
       repository_ids: covered?.map((r) => r.id) ?? [],
       expires_at: expiresAt,
     });
-    const account = await store.findAccountById(this.db, installation.account_id);
     return {
       token: issued.token,
       expires_at: isoSeconds(expiresAt),
       permissions,
       repository_selection: selection,
-      ...(covered && account ? { repositories: covered.map((r) => minimalRepository(this.ctx.urls, r, account)) } : {}),
+      ...(covered ? { repositories: covered.map((r) => minimalRepository(this.ctx.urls, r, account)) } : {}),
     };
   }
 

@@ -84,19 +84,6 @@ export async function deleteGrant(db: Executor, appId: number, userId: number): 
   });
 }
 
-export async function findAccountById(db: Executor, id: number) {
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-/** The app's installation on an account. */
-export async function findInstallationOn(db: Executor, appId: number, accountId: number) {
-  return db.selectFrom('installations').selectAll().where('app_id', '=', appId).where('account_id', '=', accountId).executeTakeFirst();
-}
-
-export async function findInstallation(db: Executor, appId: number, installationId: number) {
-  return db.selectFrom('installations').selectAll().where('id', '=', installationId).where('app_id', '=', appId).executeTakeFirst();
-}
-
 /** The repositories an installation covers, by id (all of the account's when its selection is `all`). */
 export async function installationRepositories(db: Executor, installation: { id: number; account_id: number; repository_selection: string }) {
   let query = db.selectFrom('repositories').selectAll().where('owner_id', '=', installation.account_id);

@@ -4,7 +4,7 @@ import type { Selectable } from 'kysely';
 import type { Static } from 'typebox';
 import type { Executor } from '../../db/index.ts';
 import type { EnterprisesTable } from '../../db/schema.ts';
-import { findAccount, findAccountById, findEnterprise, isEnterpriseMember, isEnterpriseOwner, organizationEnterpriseId, orgRoles, teamIdsOf, type UserRow } from '../../core/accounts/store.ts';
+import { enterpriseOrganizationIds, findAccount, findAccountById, findEnterprise, isEnterpriseMember, isEnterpriseOwner, organizationEnterpriseId, orgRoles, teamIdsOf, type UserRow } from '../../core/accounts/store.ts';
 import { notAccessible, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository, userRepositoryPermissions } from '../../core/callers/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
@@ -467,7 +467,7 @@ export class CodeSecurityService extends Service {
   // --- Helpers -----------------------------------------------------------------------------------
 
   private async organizationsOf(scope: Scope): Promise<number[]> {
-    return scope.type === 'organization' ? [scope.org.id] : store.enterpriseOrganizationIds(this.db, scope.enterprise.id);
+    return scope.type === 'organization' ? [scope.org.id] : enterpriseOrganizationIds(this.db, scope.enterprise.id);
   }
 
   private async inProgress(scope: Scope): Promise<boolean> {

@@ -78,12 +78,6 @@ export async function deleteConfiguration(db: Executor, id: number): Promise<voi
 
 // --- Repositories and attachments -----------------------------------------------------------------
 
-/** Ids of the organizations in an enterprise. */
-export async function enterpriseOrganizationIds(db: Executor, enterpriseId: number): Promise<number[]> {
-  const rows = await db.selectFrom('organizations').select('id').where('enterprise_id', '=', enterpriseId).execute();
-  return rows.map((r) => r.id);
-}
-
 /** Whether an owner has a configuration of that name (any case), other than `exceptId`. */
 export async function configurationNameTaken(db: Executor, ownerType: OwnerType, ownerId: number, name: string, exceptId: number | null): Promise<boolean> {
   let query = db

@@ -91,10 +91,22 @@ const OPEN_NEXT = Buffer.from(`,{"repository":`);
 const CLOSE = Buffer.from(`]`);
 const EMPTY = Buffer.from(`[]`);
 
+/** Compiled once from the response schemas. */
+const serializeRepository = fastJson(FullRepository as object) as (value: FullRepository) => string;
+const serializeFields = fastJson(ThreadFields as object) as (value: ThreadFields) => string;
+
+/** One writer (and so one cache of repository JSON) per server's URLs. */
+const writers = new WeakMap<Urls, ThreadPageWriter>();
+
+/** The page writer of a server, made on first use. */
+export function threadPageWriter(urls: Urls): ThreadPageWriter {
+  let writer = writers.get(urls);
+  if (!writer) writers.set(urls, (writer = new ThreadPageWriter(urls)));
+  return writer;
+}
+
 export class ThreadPageWriter {
   private static readonly CACHED_REPOSITORIES = 1000;
-  private readonly serializeRepository = fastJson(FullRepository as object) as (value: FullRepository) => string;
-  private readonly serializeFields = fastJson(ThreadFields as object) as (value: ThreadFields) => string;
   /** Repository id → its JSON and the inputs it was made from; oldest use first. */
   private readonly repositories = new Map<number, { inputs: string; json: Buffer; digest: string }>();
   private readonly urls: Urls;
@@ -112,7 +124,7 @@ export class ThreadPageWriter {
       this.repositories.set(id, cached);
       return cached;
     }
-    const json = Buffer.from(this.serializeRepository(fullRepository(this.urls, found.repository, found.owner, found.facts)));
+    const json = Buffer.from(serializeRepository(fullRepository(this.urls, found.repository, found.owner, found.facts)));
     const entry = { inputs, json, digest: createHash('sha1').update(json).digest('base64') };
     this.repositories.set(id, entry);
     if (this.repositories.size > ThreadPageWriter.CACHED_REPOSITORIES) this.repositories.delete(this.repositories.keys().next().value!);
@@ -132,7 +144,7 @@ export class ThreadPageWriter {
     for (const [i, row] of rows.entries()) {
       const found = repositories.get(row.repository_id)!;
       const repository = this.repositoryJson(found);
-      const fields = this.serializeFields(threadFields(this.urls, row, found));
+      const fields = serializeFields(threadFields(this.urls, row, found));
       hash.update(repository.digest).update(fields);
       // The thread's own fields begin `{"id":...`: its repository goes first.
       parts.push(i === 0 ? OPEN_FIRST : OPEN_NEXT, repository.json, Buffer.from(`,${fields.slice(1)}`));

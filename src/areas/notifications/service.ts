@@ -30,7 +30,7 @@ import { findIssueById } from '../../core/issues/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import {
-  shapeRepository, subscriptionRepresentation, threadRepresentation, ThreadPageWriter, type NotificationThread, type ShapedRepository, type ThreadSubscription,
+  shapeRepository, subscriptionRepresentation, threadRepresentation, threadPageWriter, type ThreadPageWriter, type NotificationThread, type ShapedRepository, type ThreadSubscription,
 } from './representations.ts';
 import * as store from './store.ts';
 import type { MarkSelection, NewThread, SubscriptionRow, ThreadWithSubject } from './store.ts';
@@ -115,7 +115,10 @@ function storedTime(value: string, resource: string, field: string): string {
 const ids = (values: unknown): number[] => (Array.isArray(values) ? values.filter((v): v is number => Number.isInteger(v)) : []);
 
 export class NotificationService extends Service {
-  private readonly pages = new ThreadPageWriter(this.ctx.urls);
+  /** Shared by every service of this server: the repositories' JSON is kept across requests. */
+  private get pages(): ThreadPageWriter {
+    return threadPageWriter(this.ctx.urls);
+  }
 
   /** PostgreSQL runs transactions side by side, so marking as read locks the rows it chose. */
   private get locksRows(): boolean {

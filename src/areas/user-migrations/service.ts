@@ -4,12 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import type { Context } from '../../platform/context.ts';
-import { requireScopes, userRepositoryPermissions } from '../../core/callers/access.ts';
+import { requireScopes } from '../../core/callers/access.ts';
+import { userRepositoriesPermissions } from '../../core/repositories/permissions.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { forbidden, invalidField, notFound, validationFailed, type ValidationError } from '../../platform/errors.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import type { Principal } from '../../core/callers/principal.ts';
-import type { UserRow } from '../../core/accounts/store.ts';
+import { lockAccount, type UserRow } from '../../core/accounts/store.ts';
 import { loadRepositoryFacts } from '../../core/repositories/facts.ts';
 import { FullRepository, fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
@@ -124,13 +125,9 @@ export class UserMigrationService extends Service {
   }
 
   private async repositoryBodies(user: UserRow, repositories: MigrationRepository[]): Promise<FullRepository[]> {
-    const facts = await loadRepositoryFacts(this.db, repositories.map((r) => r.id));
-    const bodies: FullRepository[] = [];
-    for (const repo of repositories) {
-      const permissions = await userRepositoryPermissions(this.db, user.id, repo);
-      bodies.push(fullRepository(this.ctx.urls, repo, repo.owner, facts.get(repo.id)!, permissions));
-    }
-    return bodies;
+    const ids = repositories.map((r) => r.id);
+    const [facts, permissions] = await Promise.all([loadRepositoryFacts(this.db, ids), userRepositoriesPermissions(this.db, user.id, ids)]);
+    return repositories.map((repo) => fullRepository(this.ctx.urls, repo, repo.owner, facts.get(repo.id)!, permissions.get(repo.id)));
   }
 
   private async body(user: UserRow, row: store.MigrationRow, exclude: readonly string[] = []): Promise<UserMigration> {
@@ -196,7 +193,10 @@ export class UserMigrationService extends Service {
     const row = await this.db.transaction().execute(async (trx) => {
       // One user's exports cannot fill the queue others wait in.
       const allowed = this.ctx.config.migrations.exportsPerUser;
-      if ((await store.countExportsInProgress(trx, user.id, this.ctx.db.dialect === 'postgres')) >= allowed) {
+      // The owner's row is locked first (PostgreSQL), so concurrent starts of one user count one
+      // after another (SQLite runs one transaction at a time).
+      await lockAccount(trx, user.id, this.ctx.db.dialect === 'postgres');
+      if ((await store.countExportsInProgress(trx, user.id)) >= allowed) {
         throw validationFailed(
           [{ resource: 'Migration', field: 'state', code: 'custom', message: `You may have at most ${allowed} exports in progress at once; wait for one to finish` }],
           `You may have at most ${allowed} exports in progress at once; wait for one to finish`,

@@ -24,12 +24,8 @@ export async function insertMigration(db: Executor, values: MigrationInsert, rep
   return row;
 }
 
-/**
- * The owner's exports pending or exporting. On PostgreSQL the owner's row is locked first, so the
- * concurrent starts of one user count one after another (SQLite runs one transaction at a time).
- */
-export async function countExportsInProgress(db: Executor, ownerId: number, postgres: boolean): Promise<number> {
-  if (postgres) await db.selectFrom('users').select('id').where('id', '=', ownerId).forNoKeyUpdate().execute();
+/** The owner's exports pending or exporting. */
+export async function countExportsInProgress(db: Executor, ownerId: number): Promise<number> {
   const row = await db
     .selectFrom('user_migrations')
     .select((eb) => eb.fn.countAll<number | string>().as('count'))
