@@ -26,7 +26,7 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     schema: { ...hidden, summary: 'Add a member to an organization or change their role', params: MemberParams, body: OrgMembershipBody },
   }, async (request) => {
     const { org, user, roles } = await service.setOrgMembership(request.params.org, request.params.login, request.body.role ?? 'member');
-    const role = roles.has('owner') ? 'admin' : roles.has('member') ? 'member' : roles.has('billing_manager') ? 'billing_manager' : 'member';
+    const role = roles.has('owner') ? 'admin' : roles.has('billing_manager') && !roles.has('member') ? 'billing_manager' : 'member';
     return {
       url: `${urls.api}/orgs/${org.login}/memberships/${user.login}`,
       state: 'active',

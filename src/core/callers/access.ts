@@ -198,10 +198,11 @@ export { userRepositoryPermissions, type RepositoryPermissions } from '../reposi
 export async function canReadRepository(db: Executor, principal: Principal, repository: RepositoryRow): Promise<boolean> {
   if (principal.type === 'app') return false;
   if (principal.type === 'installation') return repository.visibility === 'public' || reachesRepository(db, principal, repository);
+  // Anyone may read a public repository: no access facts to look up.
+  if (repository.visibility === 'public') return true;
   const userId = principal.type === 'user' ? principal.user.id : null;
   const permissions = await userRepositoryPermissions(db, userId, repository);
   if (!permissions.pull) return false;
-  if (repository.visibility === 'public') return true;
   return reachesRepository(db, principal, repository);
 }
 

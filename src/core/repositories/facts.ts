@@ -6,7 +6,6 @@ import { fullRepository, type FullRepository, type RepositoryFacts, type Reposit
 import { repositoryFacts } from './store.ts';
 
 export { repositoriesWithFacts, type RepositoryWithFacts } from './store.ts';
-export type { RepositoryFacts } from './representations.ts';
 
 /** The facts of some repositories, by id (an unknown id has no entry). */
 export async function loadRepositoryFacts(db: Executor, repositoryIds: readonly number[]): Promise<Map<number, RepositoryFacts>> {

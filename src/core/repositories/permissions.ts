@@ -12,10 +12,10 @@
 import type { Executor } from '../../db/index.ts';
 import type { RepositoryPermission } from '../../db/schema.ts';
 import type { RepositoryRow } from './representations.ts';
-import { REPOSITORY_PERMISSIONS, readableRepositoryIds, readersOf, repositoryAccessFacts, type RepositoryAccessFacts } from './store.ts';
+import { REPOSITORY_PERMISSIONS, readersOf, repositoryAccessFacts, type RepositoryAccessFacts } from './store.ts';
 
-/** The batched forms: a user's readable repositories among some, a repository's readers among some users. */
-export { REPOSITORY_PERMISSIONS, readableRepositoryIds, readersOf };
+/** The batched form: a repository's readers among some users. */
+export { REPOSITORY_PERMISSIONS, readersOf };
 export type { RepositoryPermission };
 
 export interface RepositoryPermissions {

@@ -209,22 +209,6 @@ export async function readersOf(db: Executor, repositoryId: number, userIds: rea
   return new Set(rows.map((r) => r.id));
 }
 
-/** Of some repositories, those the user can read (one query). */
-export async function readableRepositoryIds(db: Executor, userId: number, repositoryIds: readonly number[]): Promise<Set<number>> {
-  if (!repositoryIds.length) return new Set();
-  const rows = await db
-    .selectFrom('repositories')
-    .select('id')
-    .where('id', 'in', [...new Set(repositoryIds)])
-    .where(readableBy(userId, 'repositories.id'))
-    .execute();
-  return new Set(rows.map((r) => r.id));
-}
-
-export async function repositoryIdsOfOwner(db: Executor, ownerId: number): Promise<number[]> {
-  return (await db.selectFrom('repositories').select('id').where('owner_id', '=', ownerId).execute()).map((r) => r.id);
-}
-
 export async function setCollaborator(db: Executor, repositoryId: number, userId: number, permission: RepositoryPermission, now: string) {
   return db
     .insertInto('repository_collaborators')
@@ -259,10 +243,6 @@ export async function setTeamRepository(db: Executor, teamId: number, repository
 
 export async function removeTeamRepository(db: Executor, teamId: number, repositoryId: number): Promise<void> {
   await db.deleteFrom('team_repositories').where('team_id', '=', teamId).where('repository_id', '=', repositoryId).execute();
-}
-
-export async function teamRepositoryIds(db: Executor, teamId: number): Promise<number[]> {
-  return (await db.selectFrom('team_repositories').select('repository_id').where('team_id', '=', teamId).execute()).map((r) => r.repository_id);
 }
 
 export async function updateRepository(
