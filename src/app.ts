@@ -20,7 +20,7 @@ import { listeningAddress, publicUrls, type Config } from './config.ts';
 import { openDatabase } from './db/index.ts';
 import { databaseUnavailable } from './db/errors.ts';
 import { ApiError } from './platform/errors.ts';
-import { isMigrated, migrateToLatest, ping, probeWrite } from './db/migrate.ts';
+import { isMigrated, migrateToLatest, ping } from './db/migrate.ts';
 import { createQueue } from './jobs/index.ts';
 import { Periodic } from './jobs/periodic.ts';
 import { Clock } from './platform/clock.ts';
@@ -38,7 +38,7 @@ import { RateLimiter, SWEEP_SECONDS } from './platform/rate-limit.ts';
 import { installRootDocument } from './platform/root.ts';
 import { Secrets } from './platform/secrets.ts';
 import { gracefulHttp } from './platform/shutdown.ts';
-import { ensureSetting, findSetting } from './platform/settings-store.ts';
+import { ensureSetting, probeWrite } from './platform/settings-store.ts';
 import { randomBase62 } from './platform/tokens.ts';
 import { ALL_TOKENS } from './core/callers/access.ts';
 
@@ -143,7 +143,7 @@ export async function createServer(
   const freshDatabase = applied.includes('0001_core');
 
   // The admin token is settled by listen(): a generated one is made only when it will be shown.
-  const secretKey = config.secretKey ?? (await findSetting(db.kysely, 'secret_key')) ?? (await ensureSetting(db.kysely, 'secret_key', randomBase62(48)));
+  const secretKey = config.secretKey ?? (await ensureSetting(db.kysely, 'secret_key', randomBase62(48)));
 
   const clock = new Clock(config.testClock);
   const queue = createQueue(db, config, app.log);
@@ -191,6 +191,7 @@ export async function createServer(
   // second, however often a load balancer asks.
   let readiness: { at: number; answer: Promise<{ ready: boolean; status: string; reason?: string }> } | null = null;
   let wasReady = true;
+  let migrated = false;
   const checkReadiness = async (): Promise<{ ready: boolean; status: string; reason?: string }> => {
     try {
       await ping(db);
@@ -198,8 +199,9 @@ export async function createServer(
       return { ready: false, status: 'database unreachable', reason: databaseUnavailable(error) ?? (error as Error).message };
     }
     try {
-      if (!(await isMigrated(db))) return { ready: false, status: 'migrations pending' };
-      await probeWrite(db);
+      // Migrations are never undone: once migrated, always migrated.
+      if (!migrated && !(migrated = await isMigrated(db))) return { ready: false, status: 'migrations pending' };
+      await probeWrite(db.kysely);
       return { ready: true, status: 'ready' };
     } catch (error) {
       return { ready: false, status: 'database not writable', reason: databaseUnavailable(error) ?? (error as Error).message };

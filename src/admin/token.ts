@@ -5,10 +5,8 @@
 // A start that fails before listening therefore loses nothing.
 import type { Config } from '../config.ts';
 import type { Db } from '../db/index.ts';
-import { ensureSetting, putSetting } from '../platform/settings-store.ts';
+import { ADMIN_TOKEN_HASH as KEY, ensureSetting, putSetting } from '../platform/settings-store.ts';
 import { hashSecret, randomBase62 } from '../platform/tokens.ts';
-
-const KEY = 'admin_token_hash';
 
 /** Which admin token a server uses, and the token itself when this start generated it (shown once). */
 export type AdminTokenInForce = { source: 'environment' } | { source: 'stored' } | { source: 'generated'; token: string };

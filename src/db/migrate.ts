@@ -21,16 +21,3 @@ export async function isMigrated(db: Db): Promise<boolean> {
 export async function ping(db: Db): Promise<void> {
   await sql`select 1`.execute(db.kysely);
 }
-
-/**
- * A write the database must accept for the server to be ready (/readyz): SQLite on a full or
- * read-only disk, or a PostgreSQL standby after a failover, still answers reads.
- */
-export async function probeWrite(db: Db): Promise<void> {
-  const value = new Date().toISOString();
-  await db.kysely
-    .insertInto('settings')
-    .values({ key: 'readiness_probe', value })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
-    .execute();
-}

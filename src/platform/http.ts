@@ -9,7 +9,7 @@ import { classifyDataError, databaseUnavailable } from '../db/errors.ts';
 import type { Context } from './context.ts';
 import { ApiError, serviceUnavailable, validationFailed, type ValidationError } from './errors.ts';
 import { clientAddress, rateLimitHeaders, type RateLimitKey } from './rate-limit.ts';
-import { findSetting } from './settings-store.ts';
+import { ADMIN_TOKEN_HASH, findSetting } from './settings-store.ts';
 import { isStorableText } from './schemas.ts';
 import { hashSecret, secretsEqual } from './tokens.ts';
 
@@ -266,10 +266,11 @@ async function checkAdmin(ctx: Context, request: FastifyRequest): Promise<void> 
   if (!match) throw new ApiError(401, 'Requires authentication');
   // A wrong admin token is a failed login of the client's address, limited like the public API's.
   await ctx.rateLimiter.guardLogin(clientAddress(request), ctx.config.rateLimit.failedLoginsPerHour, async () => {
-    // CODEHOST_ADMIN_TOKEN, while set, is the token; otherwise the stored one (read each time: a reset counts at once).
+    // The rule of src/admin/token.ts: CODEHOST_ADMIN_TOKEN, while set, is the token; otherwise the
+    // stored one (read each time: a reset counts at once).
     const expected = ctx.config.adminToken
       ? hashSecret(ctx.config.adminToken)
-      : await findSetting(ctx.db.kysely, 'admin_token_hash');
+      : await findSetting(ctx.db.kysely, ADMIN_TOKEN_HASH);
     if (!expected || !secretsEqual(expected, hashSecret(match[1]!))) throw new ApiError(401, 'Bad credentials');
   }, (error) => error instanceof ApiError && error.status === 401);
 }
