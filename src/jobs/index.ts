@@ -5,7 +5,7 @@ import { PgBossQueue } from './pgboss-queue.ts';
 import type { Logger, Queue } from './queue.ts';
 import { TableQueue } from './sqlite-queue.ts';
 
-export { drain, drainAll } from './queue.ts';
+export { drainAll } from './queue.ts';
 export type { Backlog, DrainResult, JobHandler, Logger, Queue, SendOptions, WorkOptions } from './queue.ts';
 
 export function createQueue(db: Db, config: Config, logger: Logger): Queue {

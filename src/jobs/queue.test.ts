@@ -10,7 +10,10 @@ import { createTestDatabase, engine, type TestDatabase } from '../../test/helper
 import { loadConfig, type Config } from '../config.ts';
 import { openDatabase, type Db } from '../db/index.ts';
 import { migrateToLatest } from '../db/migrate.ts';
-import { createQueue, drain, drainAll, type Logger, type Queue } from './index.ts';
+import { createQueue, drainAll, type Logger, type Queue } from './index.ts';
+
+/** Until no job is ready or running (deferred ones aside); false when the time ran out first. */
+const drain = async (queue: Queue, timeoutMs: number) => (await drainAll(queue, timeoutMs, { waitForDeferred: false })).drained;
 
 // pg-boss takes heartbeats of 10 s at the least; on SQLite a short lease keeps the recovery tests quick.
 const leaseSeconds = engine === 'postgres' ? 10 : 2;

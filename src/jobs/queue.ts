@@ -72,7 +72,7 @@ export interface Queue {
    */
   stop(timeoutMs?: number): Promise<void>;
   /**
-   * Jobs ready to run now or running, across every queue (for /metrics and drain). Jobs scheduled
+   * Jobs ready to run now or running, across every queue (for /metrics). Jobs scheduled
    * for later (`startAfterSeconds`, or waiting out a retry delay) are not counted until they are due.
    */
   pending(): Promise<number>;
@@ -94,16 +94,6 @@ export interface Backlog {
 export interface DrainResult extends Backlog {
   /** True when nothing is left: no job ready or running and, when waited for, none deferred. */
   drained: boolean;
-}
-
-/** Waits until no job is queued or running; false when `timeoutMs` ran out first. */
-export async function drain(queue: Queue, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if ((await queue.pending()) === 0) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /**

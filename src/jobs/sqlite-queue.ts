@@ -30,8 +30,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 // A job is held by one claim: `attempts` grows with every claim, so once a lease ran out and another
 // worker took the job, this worker's late writes (matched on id and attempts) change nothing.
-const SEND = `insert into jobs (queue, data, singleton_key, run_after, locked_until, attempts, retry_limit, retry_delay_seconds, retry_backoff, created_at)
-  values (?, ?, ?, ?, null, 0, ?, ?, ?, ?) on conflict (queue, singleton_key) do nothing`;
+const SEND = `insert into jobs (queue, data, singleton_key, run_after, locked_until, attempts, retry_limit, retry_delay_seconds, retry_backoff, created_at, group_key)
+  values (?, ?, ?, ?, null, 0, ?, ?, ?, ?, ?) on conflict (queue, singleton_key) do nothing`;
 /** Many jobs of one queue with the same settings: their data as a JSON array of JSON texts, in order. */
 const SEND_MANY = `insert into jobs (queue, data, singleton_key, run_after, locked_until, attempts, retry_limit, retry_delay_seconds, retry_backoff, created_at)
   select ?, value, null, ?, null, 0, ?, ?, ?, ? from json_each(?) order by key`;
@@ -42,8 +42,6 @@ const CLAIM = `update jobs set locked_until = ?, attempts = attempts + 1
     order by run_after, id limit ?
   )
   returning id, queue, data, attempts, retry_limit, retry_delay_seconds, retry_backoff`;
-const SEND_GROUPED = `insert into jobs (queue, data, singleton_key, run_after, locked_until, attempts, retry_limit, retry_delay_seconds, retry_backoff, created_at, group_key)
-  values (?, ?, ?, ?, null, 0, ?, ?, ?, ?, ?) on conflict (queue, singleton_key) do nothing`;
 // The claim of a queue with a group limit: a job is taken while its group has fewer than the limit
 // running (leased) counting the jobs this claim takes before it (`ahead`, in claim order).
 const CLAIM_GROUPED = `update jobs set locked_until = ?, attempts = attempts + 1
@@ -105,7 +103,7 @@ export class TableQueue implements Queue {
   async send<T extends object>(name: string, data: T, options: SendOptions = {}): Promise<void> {
     const now = Date.now();
     await this.#run(
-      options.group === undefined ? SEND : SEND_GROUPED,
+      SEND,
       [
         name,
         JSON.stringify(data),
@@ -115,7 +113,7 @@ export class TableQueue implements Queue {
         options.retryDelaySeconds ?? 5,
         options.retryBackoff ? 1 : 0,
         iso(now),
-        ...(options.group === undefined ? [] : [options.group]),
+        options.group ?? null,
       ],
       options.transaction,
     );
