@@ -1,7 +1,7 @@
 // POST /applications/{client_id}/token with a valid token (Basic auth, token lookup, rate-limit
 // upsert, serialization) against a bare node:http server answering the same bytes, in one run.
 import { createTestDatabase } from '../test/helpers/database.ts';
-import { capture, cpuMs, load, ratio, startBaseline, startServerProcess } from './lib.ts';
+import { capture, cpuSeconds, load, ratio, startBaseline, startServerProcess } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -34,12 +34,12 @@ export default async function appTokens(options: Options = {}): Promise<Record<s
       await load({ url, method: 'POST', headers, body, seconds: 2, connections: options.connections });
       // CPU per request of each server process too: on a shared machine the throughput ratio moves
       // with what else runs (the load generator shares the cores), the CPU a request costs much less.
-      const bareCpu = cpuMs(baseline.pid);
+      const bareCpu = cpuSeconds([baseline.pid]) * 1000;
       const bare = await load({ url: baseline.url, method: 'POST', headers, body, seconds, connections: options.connections });
-      const bareCpuPerRequest = (cpuMs(baseline.pid) - bareCpu) / (bare.requestsPerSecond * seconds);
-      const realCpu = cpuMs(server.pid);
+      const bareCpuPerRequest = (cpuSeconds([baseline.pid]) * 1000 - bareCpu) / (bare.requestsPerSecond * seconds);
+      const realCpu = cpuSeconds([server.pid]) * 1000;
       const real = await load({ url, method: 'POST', headers, body, seconds, connections: options.connections });
-      const realCpuPerRequest = (cpuMs(server.pid) - realCpu) / (real.requestsPerSecond * seconds);
+      const realCpuPerRequest = (cpuSeconds([server.pid]) * 1000 - realCpu) / (real.requestsPerSecond * seconds);
       if (real.non2xx || real.errors) throw new Error(`codehost answered ${real.non2xx} non-2xx and ${real.errors} errors`);
       return {
         'check token req/s (codehost)': Math.round(real.requestsPerSecond),

@@ -97,12 +97,6 @@ export interface Baseline {
   stop(): Promise<void>;
 }
 
-/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc; clock ticks of 10 ms). */
-export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 /** A bare node:http server in its own process answering every request with the same status, headers and body. */
 export async function startBaseline(response: { status: number; headers: Record<string, string>; body: string }): Promise<Baseline> {
   const port = await freePort();
@@ -202,7 +196,7 @@ export function cpuSeconds(pids: readonly number[]): number {
   for (const pid of pids) {
     try {
       // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
       ticks += Number(fields[11]) + Number(fields[12]);
     } catch {
       // exited

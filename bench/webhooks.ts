@@ -7,12 +7,11 @@
 // PostgreSQL a second burst runs with a second worker process on the same database, and the row
 // compares the CPU per delivery of the two processes together with the one process alone.
 import { createHmac, createPrivateKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer, request, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, importPKCS8 } from 'jose';
 import { createTestDatabase } from '../test/helpers/database.ts';
-import { ratio, startServerProcess, type ServerProcess } from './lib.ts';
+import { cpuSeconds, ratio, startServerProcess, type ServerProcess } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -23,15 +22,6 @@ export interface Options {
   events?: number;
   /** Events per second of the latency phase: below saturation, so the figure is latency, not backlog. */
   rate?: number;
-  /** Called as a burst starts and once its last delivery is recorded, with the server processes' ids (for profiling). */
-  onBurst?: (phase: 'start' | 'end', pids: number[]) => void | Promise<void>;
-}
-
-/** CPU time (user + system) a process has used so far, in seconds (Linux /proc). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-  // utime and stime, fields 14 and 15 of the line (11 and 12 after the command name), in clock ticks.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 const SECRET = 'bench-webhook-secret';
@@ -181,8 +171,7 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
       await server.admin('POST', '/jobs/drain', { timeout_seconds: 60 });
       receiver.arrivals.length = 0;
       const pids = processes.map((p) => p.pid);
-      await options.onBurst?.('start', pids);
-      const cpuBefore = pids.map(cpuSeconds);
+      const cpuBefore = cpuSeconds(pids);
       const started = performance.now();
       await pool(events, 8, async (seq) => {
         await sendEvent('push', seq);
@@ -192,8 +181,7 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
       const lastArrival = Math.max(...receiver.arrivals.map((a) => a.at));
       await server.admin('POST', '/jobs/drain', { timeout_seconds: 120 });
       const recordedAt = performance.now();
-      const cpu = pids.map(cpuSeconds).reduce((sum, value, i) => sum + value - cpuBefore[i]!, 0);
-      await options.onBurst?.('end', pids);
+      const cpu = cpuSeconds(pids) - cpuBefore;
       return {
         postedMs: postedAt - started,
         deliveredPerSecond: expected / ((lastArrival - started) / 1000),
