@@ -17,12 +17,13 @@ const PG_UNAVAILABLE = new Set([
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
 
-/** pg's own errors for a lost connection or a pool that gave no connection in time (they have no code). */
+/** pg's own errors for a lost connection (they have no code). */
+const PG_LOST_MESSAGES = [/^Connection terminated/, /is not queryable/, /^terminating connection/];
+
+/** pg's own errors for a lost connection or a pool that gave no connection in time. */
 const PG_CONNECTION_MESSAGES = [
   /^timeout exceeded when trying to connect/,
-  /^Connection terminated/,
-  /is not queryable/,
-  /^terminating connection/,
+  ...PG_LOST_MESSAGES,
 ];
 
 /** SQLite's primary result codes (errcode & 0xff) that are the disk's or another writer's, not the statement's. */
@@ -41,7 +42,7 @@ export function connectionLost(error: unknown): boolean {
   if (!e || typeof e !== 'object') return false;
   const code = typeof e.code === 'string' ? e.code : '';
   const message = typeof e.message === 'string' ? e.message : '';
-  return ['57P01', '57P02', 'ECONNRESET', 'EPIPE'].includes(code) || code.startsWith('08') || /^Connection terminated|is not queryable|^terminating connection/.test(message);
+  return ['57P01', '57P02', 'ECONNRESET', 'EPIPE'].includes(code) || code.startsWith('08') || PG_LOST_MESSAGES.some((pattern) => pattern.test(message));
 }
 
 interface DriverError {

@@ -19,6 +19,14 @@ export const ValidationErrorBody = Type.Object({
   status: Type.String(),
 });
 
+/** The validation body of routes configured with `errorStrings` (platform/http.ts): `errors` are strings. */
+export const SimpleValidationErrorBody = Type.Object({
+  message: Type.String(),
+  errors: Type.Optional(Type.Array(Type.String())),
+  documentation_url: Type.String(),
+  status: Type.String(),
+});
+
 /** Whether an integer can be a row id at all (ids are int4 on both engines; PostgreSQL refuses larger values). */
 export function isRowId(id: number): boolean {
   return Number.isInteger(id) && id >= 1 && id <= 2 ** 31 - 1;

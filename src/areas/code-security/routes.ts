@@ -6,7 +6,7 @@ import { ALL_TOKENS, CLASSIC_TOKENS, type AccessRule } from '../../core/callers/
 import type { Api, Context } from '../../platform/context.ts';
 import { CursorQuery, setCursorLinks } from '../../platform/pagination.ts';
 import { minimalRepository } from '../../core/repositories/representations.ts';
-import { ErrorBody, ValidationErrorBody, RowId as rowId } from '../../platform/schemas.ts';
+import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import {
   AttachmentStatus, Configuration, DefaultForNewRepos, DefaultRecord, EnterpriseCreateBody, EnterpriseUpdateBody,
   OrganizationCreateBody, OrganizationUpdateBody, RepositoryConfiguration, RepositoryRecord,
@@ -26,9 +26,9 @@ const denied = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 const invalid = { 422: ValidationErrorBody };
 
 const EnterpriseParams = Type.Object({ enterprise: Type.String({ description: 'The slug of the enterprise' }) });
-const EnterpriseConfigurationParams = Type.Object({ ...EnterpriseParams.properties, configuration_id: rowId('The id of the configuration') });
+const EnterpriseConfigurationParams = Type.Object({ ...EnterpriseParams.properties, configuration_id: RowId('The id of the configuration') });
 const OrgParams = Type.Object({ org: Type.String({ description: 'The organization name, not case sensitive' }) });
-const OrgConfigurationParams = Type.Object({ ...OrgParams.properties, configuration_id: rowId('The id of the configuration') });
+const OrgConfigurationParams = Type.Object({ ...OrgParams.properties, configuration_id: RowId('The id of the configuration') });
 
 const ListQuery = Type.Object(CursorQuery);
 const OrgListQuery = Type.Object({
@@ -46,7 +46,6 @@ const DefaultBody = Type.Object({
 }, { additionalProperties: false });
 const SetDefaultAnswer = Type.Object({ default_for_new_repos: DefaultForNewRepos, configuration: Configuration });
 const Accepted = Type.Object({}, { additionalProperties: true });
-const RowId = rowId();
 
 const lastModified = (reply: FastifyReply, ...stamps: string[]) =>
   reply.header('last-modified', new Date(stamps.reduce((a, b) => (a > b ? a : b))).toUTCString());
@@ -266,7 +265,7 @@ export function codeSecurityRoutes(app: Api, ctx: Context): void {
       security,
       params: OrgParams,
       body: Type.Object({
-        selected_repository_ids: Type.Array(RowId, { minItems: 1, maxItems: 250, description: 'Ids of the repositories to detach (1 to 250)' }),
+        selected_repository_ids: Type.Array(RowId(), { minItems: 1, maxItems: 250, description: 'Ids of the repositories to detach (1 to 250)' }),
       }, { additionalProperties: false }),
       response: { 204: Type.Null(), ...denied, ...invalid },
     },

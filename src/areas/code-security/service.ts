@@ -221,7 +221,7 @@ export class CodeSecurityService extends Service {
     const [ownerType, ownerId] = ownerOf(scope);
     const duplicate = () =>
       scope.type === 'enterprise' ? malformed('name', 'Name has already been taken', 'already_exists') : validationFailed([{ resource: RESOURCE, field: 'name', code: 'already_exists' }]);
-    if (await this.nameTaken(this.db, ownerType, ownerId, name, null)) throw duplicate();
+    if (await store.configurationNameTaken(this.db, ownerType, ownerId, name, null)) throw duplicate();
     const now = this.now();
     try {
       return await store.insertConfiguration(this.db, {
@@ -270,7 +270,7 @@ export class CodeSecurityService extends Service {
         const description = input.description ?? row.description;
         const featuresChanged = JSON.stringify(settings) !== JSON.stringify(current) || enforcement !== row.enforcement;
         if (!featuresChanged && name === row.name && description === row.description) return { row, changed: false };
-        if (name.toLowerCase() !== row.name_lower && (await this.nameTaken(trx, ownerType, ownerId, name, row.id))) throw duplicate();
+        if (name.toLowerCase() !== row.name_lower && (await store.configurationNameTaken(trx, ownerType, ownerId, name, row.id))) throw duplicate();
         const now = this.now();
         const saved = await store.updateConfiguration(trx, row.id, {
           name,
@@ -478,10 +478,6 @@ export class CodeSecurityService extends Service {
     const trimmed = name.trim();
     if (!trimmed) throw refuse('name', 'name must not be blank', 'invalid');
     return trimmed;
-  }
-
-  private async nameTaken(db: Executor, ownerType: store.OwnerType, ownerId: number, name: string, exceptId: number | null): Promise<boolean> {
-    return store.configurationNameTaken(db, ownerType, ownerId, name, exceptId);
   }
 
   /** The settings a body asks for on top of `current`, checked as a whole. */

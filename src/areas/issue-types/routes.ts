@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { ALL_TOKENS, type AccessRule } from '../../core/callers/access.ts';
 import { repositoryRead } from '../../core/repositories/routes.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import { ErrorBody, RowId } from '../../platform/schemas.ts';
+import { ErrorBody, RowId, SimpleValidationErrorBody } from '../../platform/schemas.ts';
 import { IssueType, IssueTypeInput, IssueTypeService } from './service.ts';
 
 const tags = ['issue-types'];
@@ -14,12 +14,6 @@ const orgRead: AccessRule = { credentials: ALL_TOKENS, scopes: ['read:org'], per
 const orgWrite: AccessRule = { credentials: ALL_TOKENS, scopes: ['admin:org'], permissions: [{ organization_issue_types: 'write' }] };
 /** The organization's writes answer the platform's simple validation body: `errors` is an array of strings. */
 const orgWriteConfig = { access: orgWrite, errorStrings: true };
-const SimpleValidationErrorBody = Type.Object({
-  message: Type.String(),
-  errors: Type.Optional(Type.Array(Type.String())),
-  documentation_url: Type.String(),
-  status: Type.String(),
-});
 
 const OrgParams = Type.Object({ org: Type.String({ description: 'The organization name, not case sensitive' }) });
 const TypeParams = Type.Object({ ...OrgParams.properties, issue_type_id: RowId('The id of the issue type') });

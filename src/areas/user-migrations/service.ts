@@ -331,7 +331,7 @@ export class UserMigrationService extends Service {
    */
   async exportExhausted(migrationId: number): Promise<void> {
     const failure = `the export did not finish in ${EXPORT_RETRY_LIMIT + 1} attempts`;
-    if (await store.abandonExport(this.db, migrationId, failure, this.now())) {
+    if (await store.failExport(this.db, migrationId, null, failure, this.now())) {
       this.ctx.log.warn({ migrationId, failure }, 'user migration export failed');
     }
     const migration = await store.findMigration(this.db, migrationId);

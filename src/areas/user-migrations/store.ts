@@ -141,37 +141,16 @@ export async function finishExport(db: Executor, id: number, run: string, archiv
 }
 
 /**
- * Fails the run, and releases the migration's repositories in the same transaction (a failed
- * migration has nothing to move, so nothing stays locked for it); false when another run has taken
- * the migration over.
+ * Fails a migration and releases its repositories in the same transaction (a failed migration has
+ * nothing to move, so nothing stays locked for it). With `run`, only while that run still holds the
+ * export; without, whichever run held it last (a job out of attempts). False when nothing changed:
+ * another run took it over, or it had already finished or failed.
  */
-export async function failExport(db: Executor, id: number, run: string, failure: string, now: string): Promise<boolean> {
+export async function failExport(db: Executor, id: number, run: string | null, failure: string, now: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const result = await trx
-      .updateTable('user_migrations')
-      .set({ state: 'failed', failure, updated_at: now })
-      .where('id', '=', id)
-      .where('export_run', '=', run)
-      .where('state', '=', 'exporting')
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return false;
-    await unlockAll(trx, id);
-    return true;
-  });
-}
-
-/**
- * Fails a migration whose export job ran out of attempts, whichever run held it last, and releases
- * its repositories; false when it had already finished or failed.
- */
-export async function abandonExport(db: Executor, id: number, failure: string, now: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const result = await trx
-      .updateTable('user_migrations')
-      .set({ state: 'failed', failure, updated_at: now })
-      .where('id', '=', id)
-      .where('state', 'in', ['pending', 'exporting'])
-      .executeTakeFirst();
+    let update = trx.updateTable('user_migrations').set({ state: 'failed', failure, updated_at: now }).where('id', '=', id);
+    update = run === null ? update.where('state', 'in', ['pending', 'exporting']) : update.where('export_run', '=', run).where('state', '=', 'exporting');
+    const result = await update.executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) return false;
     await unlockAll(trx, id);
     return true;

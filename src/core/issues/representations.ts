@@ -191,7 +191,6 @@ export type PullRequest = ReturnType<typeof pullRequestRepresentation>;
 
 // --- Issue event (GET /repos/{owner}/{repo}/issues/{issue_number}/events) ---------------------------
 
-const TeamRef = Type.Object({ id: Type.Integer(), node_id: Type.String(), name: Type.String(), slug: Type.String(), url: Type.String(), html_url: Type.String() });
 
 export const IssueEvent = Type.Object({
   id: Type.Integer(),
@@ -207,7 +206,7 @@ export const IssueEvent = Type.Object({
   assigner: Type.Optional(SimpleUser),
   review_requester: Type.Optional(SimpleUser),
   requested_reviewer: Type.Optional(SimpleUser),
-  requested_team: Type.Optional(TeamRef),
+  requested_team: Type.Optional(TeamReference),
 });
 export type IssueEvent = Static<typeof IssueEvent>;
 
