@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import type { SeedReport } from './admin/seed.ts';
 import type { Server } from './app.ts';
 import { checkDataDir, ConfigError, loadConfig, readDotEnv, type Config } from './config.ts';
+import { networkErrorCode } from './db/errors.ts';
 import type { Db } from './db/index.ts';
 import { ApiError } from './platform/errors.ts';
 
@@ -149,14 +150,16 @@ function checkSeedFile(file: string, what: string): string {
   return path;
 }
 
-/** The database of commands that do not serve, migrated; for SQLite, the data directory is checked first. */
-async function openMigrated(config: Config): Promise<Db> {
+/**
+ * The database of commands that do not serve, migrated, with the migrations this applied; for
+ * SQLite, the data directory is checked first.
+ */
+async function openMigrated(config: Config): Promise<{ db: Db; applied: string[] }> {
   if (!config.databaseUrl) checkDataDir(config);
   const [{ openDatabase }, { migrateToLatest }] = await Promise.all([import('./db/index.ts'), import('./db/migrate.ts')]);
   const db = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: `${config.dataDir}/codehost.db` });
   try {
-    await migrateToLatest(db);
-    return db;
+    return { db, applied: await migrateToLatest(db) };
   } catch (error) {
     await db.close().catch(() => undefined);
     throw fromDatabase(error) ? databaseError(error, config) : error;
@@ -167,7 +170,7 @@ async function openMigrated(config: Config): Promise<Db> {
 function fromDatabase(error: unknown): boolean {
   const code = errorCode(error) ?? '';
   return /^[0-9A-Z]{5}$/.test(code) || code.startsWith('ERR_SQLITE') || code.startsWith('SQLITE_') ||
-    ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET'].includes(code);
+    networkErrorCode(code);
 }
 
 async function createServerOrExplain(config: Config, options: Parameters<typeof import('./app.ts').createServer>[1]): Promise<Server> {
@@ -418,13 +421,8 @@ export async function main(argv: string[]): Promise<void> {
       return serve(config, seed);
     }
     case 'migrate': {
-      if (!config.databaseUrl) checkDataDir(config);
-      const [{ openDatabase }, { migrateToLatest }] = await Promise.all([import('./db/index.ts'), import('./db/migrate.ts')]);
-      const db = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: `${config.dataDir}/codehost.db` });
+      const { db, applied } = await openMigrated(config);
       try {
-        const applied = await migrateToLatest(db).catch((error: unknown) => {
-          throw fromDatabase(error) ? databaseError(error, config) : error;
-        });
         console.log(applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date');
       } finally {
         await db.close().catch(() => undefined);
@@ -450,7 +448,7 @@ export async function main(argv: string[]): Promise<void> {
       return adminCall(config, rest);
     case 'admin-token': {
       if (rest[0] !== 'reset' || rest.length > 1) throw new ConfigError('admin-token: the one action is `codehost admin-token reset` (see `codehost help admin-token`)');
-      const db = await openMigrated(config);
+      const { db } = await openMigrated(config);
       try {
         const { resetAdminToken } = await import('./admin/token.ts');
         const token = await resetAdminToken(db);

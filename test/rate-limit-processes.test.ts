@@ -102,7 +102,7 @@ describe(`${PROCESSES} processes on one database`, () => {
     assert.ok(allowed >= LIMIT - PROCESSES * (lease - 1), `only ${allowed} requests allowed of ${LIMIT}`);
     for (const refused of answers.filter((a) => a.status !== 200)) {
       assert.equal(refused.status, 403);
-      assert.match(refused.message ?? '', /^API rate limit exceeded for user \d+\.$/);
+      assert.match(refused.message ?? '', /^API rate limit exceeded for user ID \d+\.$/);
       assert.equal(refused.remaining, '0');
     }
     // Every process refuses the user now, whichever token.

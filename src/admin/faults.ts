@@ -9,10 +9,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Type, type Static } from 'typebox';
 import { findAccount } from '../core/accounts/store.ts';
 import { findApp } from '../core/apps/store.ts';
+import { rateLimitKey } from '../core/callers/hook.ts';
 import { parseAuthorization, type Principal } from '../core/callers/principal.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { ApiError, invalidField, notFound } from '../platform/errors.ts';
 import { DELIVERY_EFFECTS, faultsOf, REQUEST_EFFECTS, type DeliveryEffect, type FaultMatch, type FaultRule, type RequestEffect, type RequestFacts } from '../platform/faults.ts';
+import { clientAddress, rateLimitExceededMessage } from '../platform/rate-limit.ts';
 import { hashSecret } from '../platform/tokens.ts';
 
 const admin = { admin: true } as const;
@@ -178,20 +180,6 @@ function requestFacts(principal: Principal, authorization: string | undefined, m
   return { tokenHash, appId, userId, method, path: query < 0 ? url : url.slice(0, query) };
 }
 
-/** What the rate limit counts the caller as, in the words of the platform's message. */
-function rateLimitSubject(principal: Principal, ip: string): string {
-  switch (principal.type) {
-    case 'user':
-      return `user ID ${principal.user.id}`;
-    case 'installation':
-      return `installation ID ${principal.installationId}`;
-    case 'app':
-      return `app ID ${principal.app.id}`;
-    default:
-      return ip;
-  }
-}
-
 /**
  * Runs after the caller is resolved (so a rule can name a user or an app, and an answer carries the
  * caller's rate-limit headers) and before the route: only public API routes, never /_admin.
@@ -215,9 +203,8 @@ export function installFaults(app: Api, ctx: Context): void {
         return;
       case 'primary_rate_limit': {
         const limit = String(reply.getHeader('x-ratelimit-limit') ?? ctx.config.rateLimit.authenticatedPerHour);
-        throw new ApiError(rule.status!, request.principal.type === 'anonymous'
-          ? `API rate limit exceeded for ${request.ip}. (But here's the good news: Authenticated requests get a higher rate limit.)`
-          : `API rate limit exceeded for ${rateLimitSubject(request.principal, request.ip)}.`, {
+        const [key] = rateLimitKey(ctx, request.principal, clientAddress(request));
+        throw new ApiError(rule.status!, rateLimitExceededMessage(key), {
           headers: {
             'x-ratelimit-limit': limit,
             'x-ratelimit-remaining': '0',

@@ -17,6 +17,11 @@ const PG_UNAVAILABLE = new Set([
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
 
+/** Whether a driver's error code is the network's (the database could not be reached or the connection broke). */
+export function networkErrorCode(code: string): boolean {
+  return NETWORK_CODES.has(code);
+}
+
 /** pg's own errors for a lost connection (they have no code). */
 const PG_LOST_MESSAGES = [/^Connection terminated/, /is not queryable/, /^terminating connection/];
 

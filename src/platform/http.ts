@@ -11,7 +11,7 @@ import { ApiError, serviceUnavailable, validationFailed, type ValidationError } 
 import { clientAddress, rateLimitHeaders, type RateLimitKey } from './rate-limit.ts';
 import { ADMIN_TOKEN_HASH, findSetting } from './settings-store.ts';
 import { isStorableText } from './schemas.ts';
-import { hashSecret, secretsEqual } from './tokens.ts';
+import { bearerCredential, hashSecret, secretMatches } from './tokens.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -262,8 +262,8 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
 }
 
 async function checkAdmin(ctx: Context, request: FastifyRequest): Promise<void> {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-  if (!match) throw new ApiError(401, 'Requires authentication');
+  const given = bearerCredential(request.headers.authorization);
+  if (given === null) throw new ApiError(401, 'Requires authentication');
   // A wrong admin token is a failed login of the client's address, limited like the public API's.
   await ctx.rateLimiter.guardLogin(clientAddress(request), ctx.config.rateLimit.failedLoginsPerHour, async () => {
     // The rule of src/admin/token.ts: CODEHOST_ADMIN_TOKEN, while set, is the token; otherwise the
@@ -271,6 +271,6 @@ async function checkAdmin(ctx: Context, request: FastifyRequest): Promise<void> 
     const expected = ctx.config.adminToken
       ? hashSecret(ctx.config.adminToken)
       : await findSetting(ctx.db.kysely, ADMIN_TOKEN_HASH);
-    if (!expected || !secretsEqual(expected, hashSecret(match[1]!))) throw new ApiError(401, 'Bad credentials');
+    if (!expected || !secretMatches(given, expected)) throw new ApiError(401, 'Bad credentials');
   }, (error) => error instanceof ApiError && error.status === 401);
 }

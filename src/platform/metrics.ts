@@ -1,11 +1,9 @@
 // Prometheus metrics at /metrics: request counts and latencies by route and status, queue depth;
 // behind a bearer token when CODEHOST_METRICS_TOKEN is set.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Api, Context } from './context.ts';
 import { ApiError } from './errors.ts';
-
-const digest = (token: string) => createHash('sha256').update(token).digest();
+import { bearerCredential, hashSecret, secretMatches } from './tokens.ts';
 
 export function installMetrics(app: Api, ctx: Context): void {
   const registry = new Registry();
@@ -37,12 +35,12 @@ export function installMetrics(app: Api, ctx: Context): void {
 
   // Set, the token is asked for: the metrics name every route and its traffic. Compared as digests,
   // in constant time.
-  const expected = ctx.config.metricsToken === null ? null : digest(ctx.config.metricsToken);
+  const expected = ctx.config.metricsToken === null ? null : hashSecret(ctx.config.metricsToken);
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     if (expected) {
-      const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
-      if (!match) throw new ApiError(401, 'Requires authentication', { headers: { 'www-authenticate': 'Bearer realm="metrics"' } });
-      if (!timingSafeEqual(digest(match[1]!), expected)) throw new ApiError(401, 'Bad credentials', { headers: { 'www-authenticate': 'Bearer realm="metrics"' } });
+      const given = bearerCredential(request.headers.authorization);
+      if (given === null) throw new ApiError(401, 'Requires authentication', { headers: { 'www-authenticate': 'Bearer realm="metrics"' } });
+      if (!secretMatches(given, expected)) throw new ApiError(401, 'Bad credentials', { headers: { 'www-authenticate': 'Bearer realm="metrics"' } });
     }
     reply.type(registry.contentType);
     return registry.metrics();

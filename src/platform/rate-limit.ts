@@ -29,6 +29,19 @@ export type RateLimitKey = `${'user' | 'app' | 'installation'}:${number}` | `${'
 const ID_KEY = /^(user|app|installation):[1-9]\d{0,15}$/;
 const ADDRESS_KEY = /^(ip|failed-login):(.{2,45})$/;
 
+/**
+ * The platform's message for a caller over its limit: the user, app or installation by id, or an
+ * anonymous client's address with the platform's hint.
+ */
+export function rateLimitExceededMessage(key: RateLimitKey): string {
+  const colon = key.indexOf(':');
+  const kind = key.slice(0, colon);
+  const subject = key.slice(colon + 1);
+  return kind === 'ip' || kind === 'failed-login'
+    ? `API rate limit exceeded for ${subject}. (But here's the good news: Authenticated requests get a higher rate limit.)`
+    : `API rate limit exceeded for ${kind} ID ${subject}.`;
+}
+
 function checkKey(key: string): void {
   const address = ADDRESS_KEY.exec(key)?.[2];
   if (!ID_KEY.test(key) && !(address !== undefined && isIP(address))) throw new Error(`not a rate-limit key: ${JSON.stringify(key.slice(0, 80))}`);

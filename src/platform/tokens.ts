@@ -74,6 +74,16 @@ export function hashSecret(value: string): string {
   return createHash('sha256').update(value).digest('base64');
 }
 
+/** The token of an `Authorization: Bearer <token>` header, or null when the header is not one. */
+export function bearerCredential(authorization: string | undefined): string | null {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1] ?? null;
+}
+
+/** Whether `given` is the secret whose `hashSecret` is `expectedHash`, compared in constant time. */
+export function secretMatches(given: string, expectedHash: string): boolean {
+  return secretsEqual(hashSecret(given), expectedHash);
+}
+
 export function secretsEqual(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);

@@ -6,7 +6,7 @@ import type { Context } from '../../platform/context.ts';
 import { databaseUnavailable } from '../../db/errors.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { anonymousRateLimit, anonymousRateLimitHeaders, selectApiVersion } from '../../platform/http.ts';
-import { clientAddress, rateLimitHeaders, type RateLimitKey, type RateLimitState } from '../../platform/rate-limit.ts';
+import { clientAddress, rateLimitExceededMessage, rateLimitHeaders, type RateLimitKey, type RateLimitState } from '../../platform/rate-limit.ts';
 import { acceptedHeaders, checkRule, type AccessRule } from './access.ts';
 import { ANONYMOUS, authenticate, isFailedLogin, type AnonymousPrincipal, type Principal } from './principal.ts';
 
@@ -77,11 +77,7 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
     const state = await count(key, limit);
     if (!state.counted) request.rateLimitKey = null; // nothing to refund on a 304
     reply.headers(rateLimitHeaders(state));
-    if (state.used > state.limit) {
-      throw new ApiError(403, principal.type === 'anonymous'
-        ? `API rate limit exceeded for ${address}. (But here's the good news: Authenticated requests get a higher rate limit.)`
-        : `API rate limit exceeded for ${key.replace(':', ' ')}.`);
-    }
+    if (state.used > state.limit) throw new ApiError(403, rateLimitExceededMessage(key));
     if (principal.type === 'user' && (principal.kind === 'classic' || principal.kind === 'oauth')) {
       reply.header('x-oauth-scopes', principal.scopes.join(', '));
     }
@@ -92,7 +88,8 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
   });
 }
 
-function rateLimitKey(ctx: Context, principal: Principal, address: string): [RateLimitKey, number] {
+/** What the rate limit counts the caller as, and its limit an hour. */
+export function rateLimitKey(ctx: Context, principal: Principal, address: string): [RateLimitKey, number] {
   const { authenticatedPerHour } = ctx.config.rateLimit;
   switch (principal.type) {
     case 'user':

@@ -9,7 +9,7 @@ import { findTokenByHash } from './token-store.ts';
 import type { AccessRule } from './access.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ApiError, badCredentials } from '../../platform/errors.ts';
-import { hashSecret, tokenKindOf, type TokenKind } from '../../platform/tokens.ts';
+import { hashSecret, secretMatches, tokenKindOf, type TokenKind } from '../../platform/tokens.ts';
 import { isRowId, isStorableText } from '../../platform/schemas.ts';
 
 
@@ -269,7 +269,7 @@ export async function authenticate(
   if (parsed.scheme === 'basic') {
     if (options.basicApp) {
       const app = isStorableText(parsed.username!) ? await findAppByClientId(db, parsed.username!, options.appCacheMs ?? 0) : undefined;
-      if (!app || app.client_secret_hash !== hashSecret(parsed.credential)) throw new ClientCredentialsRejected();
+      if (!app || !secretMatches(parsed.credential, app.client_secret_hash)) throw new ClientCredentialsRejected();
       return { type: 'app', kind: 'basic', app };
     }
     return principalFromToken(db, clock, parsed.credential);
