@@ -10,8 +10,8 @@ import { PageQuery, pageParams, setPageLinks } from '../platform/pagination.ts';
 import { findAccount, listAccounts } from '../core/accounts/store.ts';
 import { organization, userWithProfile } from '../core/accounts/representations.ts';
 import { listApps } from '../core/apps/store.ts';
-import { listRepositories } from '../core/repositories/store.ts';
-import { loadRepositoryFacts } from '../core/repositories/facts.ts';
+import { repositoryIdPage } from '../core/repositories/store.ts';
+import { repositoriesWithFacts } from '../core/repositories/facts.ts';
 import { fullRepository } from '../core/repositories/representations.ts';
 import { listTokens } from '../core/callers/token-store.ts';
 
@@ -48,10 +48,12 @@ export function adminListRoutes(app: Api, ctx: Context): void {
     schema: { ...hidden, querystring: Type.Object(PageQuery) },
   }, async (request, reply) => {
     const params = pageParams(request.query, PAGES);
-    const { rows, total } = await listRepositories(db, { limit: params.perPage, offset: params.offset });
+    const { ids, total } = await repositoryIdPage(db, { limit: params.perPage, offset: params.offset });
+    const loaded = new Map((await repositoriesWithFacts(db, ids)).map((row) => [row.repository.id, row]));
+    // A repository deleted between the two reads is left out.
+    const rows = ids.flatMap((id) => loaded.get(id) ?? []);
     setPageLinks(reply, request, urls.web, params, { total, returned: rows.length });
-    const facts = await loadRepositoryFacts(db, rows.map((row) => row.id));
-    return rows.map((row) => fullRepository(urls, row, row.owner, facts.get(row.id)!));
+    return rows.map((row) => fullRepository(urls, row.repository, row.owner, row.facts));
   });
 
   app.get('/_admin/apps', {

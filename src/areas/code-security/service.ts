@@ -5,7 +5,7 @@ import type { Static } from 'typebox';
 import type { Executor } from '../../db/index.ts';
 import type { EnterprisesTable } from '../../db/schema.ts';
 import { enterpriseOrganizationIds, findAccount, findAccountById, findEnterprise, isEnterpriseMember, isEnterpriseOwner, organizationEnterpriseId, orgRoles, teamIdsOf, type UserRow } from '../../core/accounts/store.ts';
-import { notAccessible, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository, userRepositoryPermissions } from '../../core/callers/access.ts';
+import { notAccessible, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository, callerRepositoryPermissions } from '../../core/callers/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
 import { findRepository } from '../../core/repositories/store.ts';
@@ -188,7 +188,7 @@ export class CodeSecurityService extends Service {
     if (!securityManager) await requireReadableRepository(this.db, principal, repository);
     if (!(await reachesRepository(this.db, principal, repository))) throw notAccessible(principal);
     await requirePermittedOn(principal, repository.owner_id);
-    if (principal.type === 'user' && !securityManager && !(await userRepositoryPermissions(this.db, principal.user.id, repository)).admin) {
+    if (principal.type === 'user' && !securityManager && !(await callerRepositoryPermissions(this.db, principal, repository)).admin) {
       throw forbidden('You must be a repository administrator or a security manager to read its code security configuration.');
     }
     return repository;

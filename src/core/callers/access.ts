@@ -6,7 +6,7 @@ import type { Executor } from '../../db/index.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { orgRoles, type OrgRole } from '../accounts/store.ts';
 import { installationCovers } from '../apps/store.ts';
-import { userRepositoryPermissions } from '../repositories/permissions.ts';
+import { userRepositoryPermissions, type RepositoryPermissions } from '../repositories/permissions.ts';
 import { ApiError, forbidden, notFound, requiresAuthentication } from '../../platform/errors.ts';
 import type { CredentialKind, InstallationPrincipal, Principal, UserPrincipal } from './principal.ts';
 import type { Level, Permissions } from '../apps/permissions.ts';
@@ -191,6 +191,22 @@ export async function reachesRepository(db: Executor, principal: Principal, repo
 // What a user may do with a repository (owner, organization roles, collaborators, teams, visibility).
 export { userRepositoryPermissions, type RepositoryPermissions } from '../repositories/permissions.ts';
 
+/** Per request (a principal lives as long as its request): the calling user's permissions by repository id. */
+const callerPermissions = new WeakMap<UserPrincipal, Map<number, Promise<RepositoryPermissions>>>();
+
+/**
+ * What the calling user (none for other callers) may do with a repository, looked up once per
+ * request: the read check and the representation's `permissions` share one query.
+ */
+export function callerRepositoryPermissions(db: Executor, principal: Principal, repository: Pick<RepositoryRow, 'id' | 'owner_id' | 'visibility'>): Promise<RepositoryPermissions> {
+  if (principal.type !== 'user') return userRepositoryPermissions(db, null, repository);
+  let known = callerPermissions.get(principal);
+  if (!known) callerPermissions.set(principal, (known = new Map()));
+  let permissions = known.get(repository.id);
+  if (!permissions) known.set(repository.id, (permissions = userRepositoryPermissions(db, principal.user.id, repository)));
+  return permissions;
+}
+
 /**
  * Whether the principal may read a repository: the user's own access, narrowed by a fine-grained
  * token's reach. Used to answer 404 for what the caller may not see.
@@ -200,9 +216,7 @@ export async function canReadRepository(db: Executor, principal: Principal, repo
   if (principal.type === 'installation') return repository.visibility === 'public' || reachesRepository(db, principal, repository);
   // Anyone may read a public repository: no access facts to look up.
   if (repository.visibility === 'public') return true;
-  const userId = principal.type === 'user' ? principal.user.id : null;
-  const permissions = await userRepositoryPermissions(db, userId, repository);
-  if (!permissions.pull) return false;
+  if (!(await callerRepositoryPermissions(db, principal, repository)).pull) return false;
   return reachesRepository(db, principal, repository);
 }
 

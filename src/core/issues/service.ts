@@ -8,10 +8,10 @@ import type { Principal } from '../callers/principal.ts';
 import { RepositoryService } from '../repositories/service.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import {
-  commentRepresentation, eventRepresentation, issueRepresentation, loadCommentFacts, loadCommentPageFacts, loadEventPageFacts, loadIssueFacts,
+  commentRepresentation, eventRepresentation, issueRepresentation, loadCommentFacts, loadCommentPageFacts, loadEventPageFacts,
   pullRequestRepresentation, type IssueComment, type IssueEvent,
 } from './representations.ts';
-import { commentPage, eventPage, findComment, findEvent, findIssue } from './store.ts';
+import { commentPage, eventPage, findComment, findEvent, findIssue, issueFactsOf } from './store.ts';
 
 export const ISSUE_READ: readonly Permissions[] = [{ issues: 'read' }, { pull_requests: 'read' }];
 export const PULL_READ: readonly Permissions[] = [{ pull_requests: 'read' }];
@@ -26,10 +26,6 @@ function rowId(value: string): number {
 export class IssueService extends Service {
   private readonly repositories = new RepositoryService(this.ctx);
 
-  private async issueIn(principal: Principal, owner: string, repo: string, number: string, _permissions: readonly Permissions[]) {
-    return (await this.issueWithRepository(principal, owner, repo, number)).issue;
-  }
-
   private async issueWithRepository(principal: Principal, owner: string, repo: string, number: string) {
     const repository = await this.repositories.readable(principal, owner, repo);
     const issue = await findIssue(this.db, repository.id, rowId(number));
@@ -39,15 +35,15 @@ export class IssueService extends Service {
 
   /** An issue, or a pull request in its Issue form (with `pull_request`). */
   async issue(principal: Principal, owner: string, repo: string, number: string) {
-    const issue = await this.issueIn(principal, owner, repo, number, ISSUE_READ);
-    return issueRepresentation(this.ctx.urls, await loadIssueFacts(this.db, issue.id));
+    const { issue, repository } = await this.issueWithRepository(principal, owner, repo, number);
+    return issueRepresentation(this.ctx.urls, await issueFactsOf(this.db, issue, repository));
   }
 
   /** A pull request; an issue's number is a 404. */
   async pull(principal: Principal, owner: string, repo: string, number: string) {
-    const issue = await this.issueIn(principal, owner, repo, number, PULL_READ);
+    const { issue, repository } = await this.issueWithRepository(principal, owner, repo, number);
     if (!issue.is_pull_request) throw notFound();
-    return pullRequestRepresentation(this.ctx.urls, await loadIssueFacts(this.db, issue.id));
+    return pullRequestRepresentation(this.ctx.urls, await issueFactsOf(this.db, issue, repository));
   }
 
   async comment(principal: Principal, owner: string, repo: string, commentId: string) {

@@ -166,6 +166,12 @@ export async function usableIssueType(db: Executor, orgId: number, repositoryId:
 export async function loadIssueFacts(db: Executor, issueId: number): Promise<IssueFacts> {
   const issue = await db.selectFrom('issues').selectAll().where('id', '=', issueId).executeTakeFirstOrThrow();
   const repository = await db.selectFrom('repositories').selectAll().where('id', '=', issue.repository_id).executeTakeFirstOrThrow();
+  return issueFactsOf(db, issue, repository);
+}
+
+/** The facts of an issue whose row and repository the caller has loaded already (a read that checked them). */
+export async function issueFactsOf(db: Executor, issue: IssueFacts['issue'], repository: IssueFacts['repository']): Promise<IssueFacts> {
+  const issueId = issue.id;
   const [owner, author] = await usersById(db, [repository.owner_id, issue.author_id]).then((users) => [
     users.find((u) => u.id === repository.owner_id)!,
     users.find((u) => u.id === issue.author_id)!,

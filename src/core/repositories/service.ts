@@ -7,7 +7,7 @@
 import { Service } from '../../platform/service.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { PageParams } from '../../platform/pagination.ts';
-import { actsForOrganization, hasPermissions, hasScope, requireReadableRepository, userRepositoryPermissions } from '../callers/access.ts';
+import { actsForOrganization, callerRepositoryPermissions, hasPermissions, hasScope, requireReadableRepository } from '../callers/access.ts';
 import type { Permissions } from '../apps/permissions.ts';
 import { installationGrantOn } from '../apps/store.ts';
 import { simpleUser, team, type SimpleUser } from '../accounts/representations.ts';
@@ -50,7 +50,7 @@ export class RepositoryService extends Service {
   /** GET /repos/{owner}/{repo}: the full repository, with what the calling user may do with it. */
   async get(principal: Principal, owner: string, name: string): Promise<FullRepository> {
     const repository = await this.readable(principal, owner, name);
-    const permissions = principal.type === 'user' ? await userRepositoryPermissions(this.db, principal.user.id, repository) : undefined;
+    const permissions = principal.type === 'user' ? await callerRepositoryPermissions(this.db, principal, repository) : undefined;
     return representRepository(this.db, this.ctx.urls, repository, repository.owner, permissions);
   }
 

@@ -1,7 +1,7 @@
 // Repositories: lookups by owner and name or by id, with their owners and the facts the full
 // representation shows (counts, each one correlated subquery so a page of repositories is one
 // query); the facts of who may access them; and their changes.
-import { sql, type ExpressionBuilder, type Insertable, type SqlBool } from 'kysely';
+import { sql, type ExpressionBuilder, type Insertable, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { Database, RepositoriesTable, RepositoryPermission } from '../../db/schema.ts';
 import { findAccount, type TeamRow, type UserRow } from '../accounts/store.ts';
@@ -174,6 +174,15 @@ export async function repositoryAccessFacts(db: Executor, userId: number, reposi
 
 export type RepositoryAccessFacts = Awaited<ReturnType<typeof repositoryAccessFacts>>[number];
 
+/** The user reaches a repository (of an owner) through an organization role, as a collaborator or through a team. */
+function memberAccess(userId: RawBuilder<unknown>, repositoryId: RawBuilder<unknown>, ownerId: RawBuilder<unknown>) {
+  return sql<SqlBool>`(
+    exists (select 1 from org_memberships om where om.org_id = ${ownerId} and om.user_id = ${userId} and om.role in ('owner', 'member', 'security_manager'))
+    or exists (select 1 from repository_collaborators rc where rc.repository_id = ${repositoryId} and rc.user_id = ${userId})
+    or exists (select 1 from team_repositories tr inner join team_members tm on tm.team_id = tr.team_id where tr.repository_id = ${repositoryId} and tm.user_id = ${userId})
+  )`;
+}
+
 /**
  * A condition, for a query over rows that name a repository (and a user): the user can read the
  * repository. Each is a value (a number) or a column of the outer query (its name). The same rules
@@ -186,9 +195,7 @@ export function readableBy(user: number | string, repository: number | string) {
   return sql<SqlBool>`exists (select 1 from repositories ra where ra.id = ${repositoryId} and (
     ra.visibility = 'public'
     or ra.owner_id = ${userId}
-    or exists (select 1 from org_memberships om where om.org_id = ra.owner_id and om.user_id = ${userId} and om.role in ('owner', 'member', 'security_manager'))
-    or exists (select 1 from repository_collaborators rc where rc.repository_id = ra.id and rc.user_id = ${userId})
-    or exists (select 1 from team_repositories tr inner join team_members tm on tm.team_id = tr.team_id where tr.repository_id = ra.id and tm.user_id = ${userId})
+    or ${memberAccess(userId, sql.ref('ra.id'), sql.ref('ra.owner_id'))}
     or (ra.visibility = 'internal' and exists (
       select 1 from organizations target
       inner join organizations other on other.enterprise_id = target.enterprise_id
@@ -265,13 +272,13 @@ export async function updateRepository(
 }
 
 /** Every repository with its owner, oldest first, one page at a time, with the total. */
-export async function listRepositories(db: Executor, page: { limit: number; offset: number }): Promise<{ rows: Array<RepositoryRow & { owner: UserRow }>; total: number }> {
-  const repositories = await db.selectFrom('repositories').selectAll().orderBy('id').limit(page.limit).offset(page.offset).execute();
-  const ownerIds = [...new Set(repositories.map((r) => r.owner_id))];
-  const owners = ownerIds.length ? await db.selectFrom('users').selectAll().where('id', 'in', ownerIds).execute() : [];
-  const byId = new Map(owners.map((o) => [o.id, o]));
-  const count = await db.selectFrom('repositories').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return { rows: repositories.map((r) => ({ ...r, owner: byId.get(r.owner_id)! })), total: Number(count.n) };
+/** One page of every repository (ids, oldest first), and how many there are. */
+export async function repositoryIdPage(db: Executor, page: { limit: number; offset: number }): Promise<{ ids: number[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    db.selectFrom('repositories').select('id').orderBy('id').limit(page.limit).offset(page.offset).execute(),
+    db.selectFrom('repositories').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { ids: rows.map((row) => row.id), total: Number(count.n) };
 }
 
 // --- Lists: an account's repositories, a repository's watchers and teams ---------------------------
@@ -311,15 +318,6 @@ export interface RepositoryListOrder {
   direction: 'asc' | 'desc';
 }
 
-/** The user reaches the repository `r` through an organization membership, a team or as a collaborator. */
-function memberAccess(userId: number) {
-  return sql<SqlBool>`(
-    exists (select 1 from org_memberships om where om.org_id = r.owner_id and om.user_id = ${userId} and om.role in ('owner', 'member', 'security_manager'))
-    or exists (select 1 from repository_collaborators rc where rc.repository_id = r.id and rc.user_id = ${userId})
-    or exists (select 1 from team_repositories tr inner join team_members tm on tm.team_id = tr.team_id where tr.repository_id = r.id and tm.user_id = ${userId})
-  )`;
-}
-
 function filterCondition(filter: RepositoryListFilter) {
   if (filter.none) return FALSE;
   const parts = [TRUE];
@@ -329,7 +327,7 @@ function filterCondition(filter: RepositoryListFilter) {
   const affiliation = filter.affiliation;
   if (affiliation) {
     const owned = sql<SqlBool>`r.owner_id = ${affiliation.userId}`;
-    const member = sql<SqlBool>`(r.owner_id <> ${affiliation.userId} and ${memberAccess(affiliation.userId)})`;
+    const member = sql<SqlBool>`(r.owner_id <> ${affiliation.userId} and ${memberAccess(sql`${affiliation.userId}`, sql.ref('r.id'), sql.ref('r.owner_id'))})`;
     if (affiliation.owner && affiliation.member) parts.push(sql<SqlBool>`(${owned} or ${member})`);
     else if (affiliation.owner) parts.push(owned);
     else if (affiliation.member) parts.push(member);
