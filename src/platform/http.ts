@@ -1,7 +1,7 @@
 // The request conventions every public route shares: version check, (the caller: core/callers),
 // schema validation, ETag / 304. Also the platform's error bodies, the
 // JSON body parser, the 404 for unknown routes and the common response headers.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -190,7 +190,7 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
     // body would), and may answer bytes; otherwise the tag is the hash of a text body.
     const given = reply.getHeader('etag');
     if (typeof payload !== 'string' && !(typeof given === 'string' && Buffer.isBuffer(payload))) return payload;
-    const etag = typeof given === 'string' ? given : `W/"${createHash('sha1').update(payload as string).digest('hex')}"`;
+    const etag = typeof given === 'string' ? given : `W/"${hash('sha1', payload as string, 'hex')}"`;
     reply.header('etag', etag);
     const ifNoneMatch = request.headers['if-none-match'];
     const lastModified = reply.getHeader('last-modified');

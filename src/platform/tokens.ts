@@ -1,7 +1,7 @@
 // Token format: `<prefix>_<30 random base62 chars><6 base62 chars of CRC-32>`. 30 base62 characters
 // carry 178 bits from the CSPRNG; the checksum lets a secret scanner recognise a token offline.
 // Only the SHA-256 hash (base64) and the last eight characters are ever stored.
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
 export type TokenKind = 'classic' | 'fine_grained' | 'oauth' | 'app_user' | 'installation';
 
@@ -71,7 +71,7 @@ export function tokenKindOf(token: string): TokenKind | null {
 
 /** base64 SHA-256: the stored form of every token and secret, and the API's `hashed_token`. */
 export function hashSecret(value: string): string {
-  return createHash('sha256').update(value).digest('base64');
+  return hash('sha256', value, 'base64');
 }
 
 /** The token of an `Authorization: Bearer <token>` header, or null when the header is not one. */
