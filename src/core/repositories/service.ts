@@ -11,7 +11,7 @@ import { actsForOrganization, callerRepositoryPermissions, hasPermissions, hasSc
 import type { Permissions } from '../apps/permissions.ts';
 import { installationGrantOn } from '../apps/store.ts';
 import { simpleUser, team, type SimpleUser } from '../accounts/representations.ts';
-import { findAccount, findAccountById, type UserRow } from '../accounts/store.ts';
+import { findAccount, usersById, type UserRow } from '../accounts/store.ts';
 import type { Principal, UserPrincipal } from '../callers/principal.ts';
 import { representRepository, repositoriesWithFacts } from './facts.ts';
 import { userRepositoriesPermissions, fullPermissionsOf } from './permissions.ts';
@@ -168,16 +168,10 @@ export class RepositoryService extends Service {
       if (await actsForOrganization(this.db, principal, orgId, ['owner', 'member', 'security_manager'])) visible.push(orgId);
     }
     const { total, teams } = await repositoryTeamPage(this.db, repository.id, visible, { offset: page.offset, limit: page.perPage });
-    const orgs = new Map<number, Pick<UserRow, 'login'>>([[repository.owner.id, repository.owner]]);
-    const items = [];
-    for (const row of teams) {
-      let org = orgs.get(row.org_id);
-      if (!org) {
-        org = (await findAccountById(this.db, row.org_id))!;
-        orgs.set(row.org_id, org);
-      }
-      items.push({ ...team(this.ctx.urls, org, row), permission: row.permission, permissions: fullPermissionsOf(row.permission) });
-    }
+    // Teams of organizations other than the owner (one query for them all).
+    const others = [...new Set(teams.map((row) => row.org_id))].filter((id) => id !== repository.owner.id);
+    const orgs = new Map<number, Pick<UserRow, 'login'>>([[repository.owner.id, repository.owner], ...(await usersById(this.db, others)).map((org) => [org.id, org] as const)]);
+    const items = teams.map((row) => ({ ...team(this.ctx.urls, orgs.get(row.org_id)!, row), permission: row.permission, permissions: fullPermissionsOf(row.permission) }));
     return { total, items };
   }
 }
