@@ -37,6 +37,27 @@ export function pageParams(query: { page?: number; per_page?: number }, defaults
   return { page, perPage, offset: (page - 1) * perPage };
 }
 
+/** The platform's page sizes: 30 a page unless asked, at most 100. */
+export const DEFAULT_PAGES = { perPage: 30, maxPerPage: 100 };
+
+/**
+ * Answers a page-paginated list: one page of `list` (by the request's `page` and `per_page`), with
+ * `Link` naming the last page. `base` is the URL the links are under (the API's, or the web root's
+ * for /_admin).
+ */
+export async function sendPage<T>(
+  request: FastifyRequest<{ Querystring: { page?: number; per_page?: number } }>,
+  reply: FastifyReply,
+  base: string,
+  list: (page: PageParams) => Promise<{ total: number; items: T[] }>,
+  defaults = DEFAULT_PAGES,
+): Promise<T[]> {
+  const page = pageParams(request.query, defaults);
+  const { total, items } = await list(page);
+  setPageLinks(reply, request, base, page, { total, returned: items.length });
+  return items;
+}
+
 /** The URL of this request with some query parameters replaced, under the configured API URL. */
 export function linkUrl(apiUrl: string, request: FastifyRequest, replace: Record<string, string | number | undefined>): string {
   const current = new URL(request.url, 'http://x');

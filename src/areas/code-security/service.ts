@@ -10,7 +10,7 @@ import { isoSeconds } from '../../platform/clock.ts';
 import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import { decodeCursor, encodeCursor, pageParams } from '../../platform/pagination.ts';
+import { decodeCursor, DEFAULT_PAGES, encodeCursor, pageParams } from '../../platform/pagination.ts';
 import type { Principal } from '../../core/callers/principal.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { Urls } from '../../platform/urls.ts';
@@ -31,7 +31,6 @@ export type DefaultForNewRepos = Static<typeof DefaultForNewReposValue>;
 export type AttachScope = 'all' | 'all_without_configurations' | 'public' | 'private_or_internal' | 'selected';
 
 /** `per_page` of the configuration and repository lists (decisions.md). */
-const PER_PAGE = { perPage: 30, maxPerPage: 100 } as const;
 
 const RESOURCE = 'CodeSecurityConfiguration';
 
@@ -108,7 +107,7 @@ function cursorPosition(cursor: string, field: string): number {
 
 /** A page of a list ordered by an integer key, before or after a cursor, with the neighbouring cursors. */
 async function cursorPage<T>(args: CursorArgs, fetch: (window: store.Window) => Promise<T[]>, key: (item: T) => number): Promise<CursorPage<T>> {
-  const limit = pageParams(args, PER_PAGE).perPage;
+  const limit = pageParams(args, DEFAULT_PAGES).perPage;
   if (args.before !== undefined && args.after !== undefined) throw invalidField('Pagination', 'before', 'before and after cannot be used together');
   let items: T[];
   let hasNext: boolean;

@@ -6,7 +6,7 @@ import { actingUser, actsForOrganization, isFineGrained, notAccessible, permitte
 import { enterpriseOrganizationIds, findAccount, findEnterprise, isEnterpriseOwner } from '../../core/accounts/store.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import { pageParams, type PageParams } from '../../platform/pagination.ts';
+import { DEFAULT_PAGES, pageParams, type PageParams } from '../../platform/pagination.ts';
 import type { Principal } from '../../core/callers/principal.ts';
 import { MinimalRepository, minimalRepository } from '../../core/repositories/representations.ts';
 import { userWithProfile } from '../../core/accounts/representations.ts';
@@ -24,7 +24,6 @@ export const UpdaterAccessList = Type.Object({
 });
 export type UpdaterAccessList = Static<typeof UpdaterAccessList>;
 
-export const PAGE_DEFAULTS = { perPage: 30, maxPerPage: 100 };
 
 export class UpdaterAccessService extends Service {
   /** The organization's list, if the caller administers the organization (an owner, or an installation on it). */
@@ -61,7 +60,7 @@ export class UpdaterAccessService extends Service {
   }
 
   async list(owner: ListOwner, query: { page?: number; per_page?: number }): Promise<{ list: UpdaterAccessList; page: PageParams; total: number }> {
-    const page = pageParams(query, PAGE_DEFAULTS);
+    const page = pageParams(query, DEFAULT_PAGES);
     const [level, total, rows] = await Promise.all([
       store.defaultLevel(this.db, owner),
       store.countRepositories(this.db, owner),

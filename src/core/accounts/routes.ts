@@ -6,8 +6,7 @@ import type { UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody } from '../../platform/schemas.ts';
-import { PageQuery } from '../../platform/pagination.ts';
-import { sendPage } from '../repositories/routes.ts';
+import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ValidationErrorBody } from '../../platform/schemas.ts';
 import { OrganizationProfile, OrganizationSimple, PrivateUser, PublicUser, TeamProfile } from './representations.ts';
 import { AccountService } from './service.ts';
@@ -58,7 +57,7 @@ function accountRoutes(app: Api, ctx: Context): void {
       querystring: Type.Object(PageQuery),
       response: { 200: Type.Array(OrganizationSimple), ...denied, 422: ValidationErrorBody },
     },
-  }, async (request, reply) => sendPage(ctx, request, reply, (page) => service.organizationsOf(request.principal, request.params.username, page)));
+  }, async (request, reply) => sendPage(request, reply, ctx.urls.api, (page) => service.organizationsOf(request.principal, request.params.username, page)));
 
   app.get('/orgs/:org', {
     config: { access: profile },

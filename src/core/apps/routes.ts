@@ -8,7 +8,7 @@ import { ALL_TOKENS, type AccessRule } from '../callers/access.ts';
 import { callingApp, callingInstallation } from '../callers/app.ts';
 import type { AppRow } from './store.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
+import { DEFAULT_PAGES, PageQuery, pageParams, sendPage, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { FullRepository } from '../repositories/representations.ts';
 import { App, Installation } from './representations.ts';
@@ -20,7 +20,6 @@ const anyone: AccessRule = { credentials: [...ALL_TOKENS, 'jwt'], anonymous: tru
 const tags = ['apps'];
 const security = [{ token: [] }];
 const refused = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
-const PAGE = { perPage: 30, maxPerPage: 100 };
 
 const lastModified = (reply: FastifyReply, ...stamps: string[]) =>
   reply.header('last-modified', new Date(stamps.reduce((a, b) => (Date.parse(a) > Date.parse(b) ? a : b))).toUTCString());
@@ -66,11 +65,11 @@ export function appRoutes(app: Api, ctx: Context): void {
       response: { 200: Type.Array(Installation), ...refused, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    const params = pageParams(request.query, PAGE);
     const since = request.query.since === undefined ? undefined : new Date(request.query.since).toISOString();
-    const { total, installations } = await service.listInstallations(callingApp(request), { offset: params.offset, limit: params.perPage, since });
-    setPageLinks(reply, request, ctx.urls.api, params, { total, returned: installations.length });
-    return installations;
+    return sendPage(request, reply, ctx.urls.api, async (page) => {
+      const { total, installations } = await service.listInstallations(callingApp(request), { offset: page.offset, limit: page.perPage, since });
+      return { total, items: installations };
+    });
   });
 
   // The app's installations one at a time: by id, or the one covering a repository, an organization
@@ -132,7 +131,7 @@ export function appRoutes(app: Api, ctx: Context): void {
       },
     },
   }, async (request, reply) => {
-    const params = pageParams(request.query, PAGE);
+    const params = pageParams(request.query, DEFAULT_PAGES);
     const body = await service.installationRepositories(callingInstallation(request), { offset: params.offset, limit: params.perPage });
     setPageLinks(reply, request, ctx.urls.api, params, { total: body.total_count, returned: body.repositories.length });
     return body;

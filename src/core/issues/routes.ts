@@ -2,8 +2,8 @@
 import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import type { FastifyReply } from 'fastify';
-import { denied, repositoryRead, RepositoryParams, sendPage } from '../repositories/routes.ts';
-import { PageQuery } from '../../platform/pagination.ts';
+import { denied, repositoryRead, RepositoryParams } from '../repositories/routes.ts';
+import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ValidationErrorBody } from '../../platform/schemas.ts';
 import { Issue, IssueComment, IssueEvent, PullRequest } from './representations.ts';
 import { ISSUE_READ, IssueService, PULL_READ } from './service.ts';
@@ -78,7 +78,7 @@ export function issueRoutes(app: Api, ctx: Context): void {
     },
   }, async (request, reply) => {
     const { owner, repo, issue_number } = request.params;
-    return sendPage(ctx, request, reply, (page) => service.comments(request.principal, owner, repo, issue_number, request.query.since, page));
+    return sendPage(request, reply, ctx.urls.api, (page) => service.comments(request.principal, owner, repo, issue_number, request.query.since, page));
   });
 
   app.get('/repos/:owner/:repo/issues/:issue_number/events', {
@@ -93,7 +93,7 @@ export function issueRoutes(app: Api, ctx: Context): void {
     },
   }, async (request, reply) => {
     const { owner, repo, issue_number } = request.params;
-    return sendPage(ctx, request, reply, (page) => service.events(request.principal, owner, repo, issue_number, page));
+    return sendPage(request, reply, ctx.urls.api, (page) => service.events(request.principal, owner, repo, issue_number, page));
   });
 
   app.get('/repos/:owner/:repo/issues/events/:event_id', {

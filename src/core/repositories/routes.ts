@@ -6,8 +6,7 @@ import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
 import type { UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PageQuery, pageParams, setPageLinks, type PageParams } from '../../platform/pagination.ts';
+import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import { SimpleUser, Team } from '../accounts/representations.ts';
 import { FullRepository, RepositorySubscription } from './representations.ts';
@@ -38,24 +37,7 @@ export const RepositoryParams = Type.Object({
 
 export const denied = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
-const PAGE = { perPage: 30, maxPerPage: 100 };
 const security = [{ token: [] }];
-
-/**
- * Answers a page-paginated list (`per_page` default 30, max 100): one page of `list`, with `Link`
- * naming the last page.
- */
-export async function sendPage<T>(
-  ctx: Context,
-  request: FastifyRequest<{ Querystring: { page?: number; per_page?: number } }>,
-  reply: FastifyReply,
-  list: (page: PageParams) => Promise<{ total: number; items: T[] }>,
-): Promise<T[]> {
-  const page = pageParams(request.query, PAGE);
-  const { total, items } = await list(page);
-  setPageLinks(reply, request, ctx.urls.api, page, { total, returned: items.length });
-  return items;
-}
 
 /** A team with access to the repository: the Team, its `permission` on it and that permission's levels. */
 const RepositoryTeam = Type.Object({
@@ -89,7 +71,7 @@ function repositoryRoutes(app: Api, ctx: Context): void {
       querystring: Type.Object(PageQuery),
       response: { 200: Type.Array(SimpleUser), ...denied, 422: ValidationErrorBody },
     },
-  }, async (request, reply) => sendPage(ctx, request, reply, (page) => service.subscribers(request.principal, request.params.owner, request.params.repo, page)));
+  }, async (request, reply) => sendPage(request, reply, ctx.urls.api, (page) => service.subscribers(request.principal, request.params.owner, request.params.repo, page)));
 
   app.get('/repos/:owner/:repo/subscription', {
     config: { access: ownSubscription },
@@ -112,7 +94,7 @@ function repositoryRoutes(app: Api, ctx: Context): void {
       querystring: Type.Object(PageQuery),
       response: { 200: Type.Array(RepositoryTeam), ...denied, 422: ValidationErrorBody },
     },
-  }, async (request, reply) => sendPage(ctx, request, reply, (page) => service.teams(request.principal, request.params.owner, request.params.repo, page)));
+  }, async (request, reply) => sendPage(request, reply, ctx.urls.api, (page) => service.teams(request.principal, request.params.owner, request.params.repo, page)));
 
   app.get('/users/:username/repos', {
     config: { access: repositoryRead(REPOSITORY_READ) },
@@ -131,7 +113,7 @@ function repositoryRoutes(app: Api, ctx: Context): void {
     },
   }, async (request, reply) => {
     const { type = 'owner', sort, direction } = request.query;
-    return sendPage(ctx, request, reply, (page) => service.listForUser(request.principal, request.params.username, type, { sort, direction }, page));
+    return sendPage(request, reply, ctx.urls.api, (page) => service.listForUser(request.principal, request.params.username, type, { sort, direction }, page));
   });
 
   app.get('/orgs/:org/repos', {
@@ -154,7 +136,7 @@ function repositoryRoutes(app: Api, ctx: Context): void {
     },
   }, async (request, reply) => {
     const { type = 'all', sort, direction } = request.query;
-    return sendPage(ctx, request, reply, (page) => service.listForOrg(request.principal, request.params.org, type, { sort, direction }, page));
+    return sendPage(request, reply, ctx.urls.api, (page) => service.listForOrg(request.principal, request.params.org, type, { sort, direction }, page));
   });
 }
 
