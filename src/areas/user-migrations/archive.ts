@@ -133,15 +133,22 @@ class ArchiveWriter {
 }
 
 const EMPTY_ARRAY = '[]\n';
+const [OPEN, COMMA, NEWLINE] = [0x5b, 0x2c, 0x0a];
+/** A record file's first buffer: most files of 1,000 records fit (a file of comments is about 1.5 MB). */
+const FILE_BUFFER_BYTES = 2 * 1024 * 1024;
 
 /** One kind's records, written as `<kind>_000001.json`, `<kind>_000002.json`... of 1,000 records each. */
 class KindFiles {
   private readonly archive: ArchiveWriter;
   private readonly kind: string;
   private readonly counter: { records: number; progress(records: number): Promise<void> };
-  private pending: string[] = [];
-  /** UTF-8 bytes of the pending records. */
-  private pendingBytes = 0;
+  /**
+   * The file being filled: `[\n`, records joined by `,\n`, then `\n]\n`. Each record is encoded into
+   * it as it is added, so its string dies young (cheap to collect) and is scanned once.
+   */
+  private body = Buffer.alloc(0);
+  private at = 0;
+  private count = 0;
   private files = 0;
 
   constructor(archive: ArchiveWriter, kind: string, counter: KindFiles['counter']) {
@@ -152,34 +159,41 @@ class KindFiles {
 
   /** Adds a record, as JSON. */
   async add(json: string): Promise<void> {
-    this.pending.push(json);
-    this.pendingBytes += Buffer.byteLength(json);
-    if (this.pending.length >= RECORDS_PER_FILE) await this.flush();
+    // Room for the separator, the record at 3 bytes per UTF-16 unit (UTF-8's most) and the closing `\n]\n`.
+    const room = json.length * 3 + 5;
+    if (this.body.length - this.at < room) this.grow(room);
+    this.body[this.at++] = this.count ? COMMA : OPEN;
+    this.body[this.at++] = NEWLINE;
+    this.at += this.body.write(json, this.at);
+    this.count += 1;
+    if (this.count >= RECORDS_PER_FILE) await this.flush();
+  }
+
+  /** A larger buffer for the file, what it holds so far copied over. */
+  private grow(room: number): void {
+    const body = Buffer.allocUnsafe(Math.max(FILE_BUFFER_BYTES, 2 * this.body.length, this.at + room));
+    this.body.copy(body, 0, 0, this.at);
+    this.body = body;
   }
 
   /** Writes what is pending, or, for a kind with no records at all, its first file as an empty array. */
   async finish(): Promise<void> {
-    if (this.pending.length || this.files > 0) return this.flush();
+    if (this.count || this.files > 0) return this.flush();
     this.files = 1;
     await this.archive.file(`${this.kind}_000001.json`, Buffer.from(EMPTY_ARRAY));
   }
 
   /** Writes what is pending. */
   async flush(): Promise<void> {
-    if (!this.pending.length) return;
+    if (!this.count) return;
     this.files += 1;
-    // `[\n` records joined by `,\n` `\n]\n`, encoded straight into the file's buffer (no joined copy).
-    const count = this.pending.length;
-    const body = Buffer.allocUnsafe(this.pendingBytes + 2 * (count - 1) + 5);
-    let at = body.write('[\n');
-    for (const [i, json] of this.pending.entries()) {
-      if (i > 0) at += body.write(',\n', at);
-      at += body.write(json, at);
-    }
-    at += body.write('\n]\n', at);
-    if (at !== body.length) throw new Error(`record file size mismatch: ${at} of ${body.length}`);
-    this.pending = [];
-    this.pendingBytes = 0;
+    const count = this.count;
+    this.at += this.body.write('\n]\n', this.at);
+    const body = this.body.subarray(0, this.at);
+    // The tar stream keeps the file until gzip has taken it: the next file gets a buffer of its own.
+    this.body = Buffer.alloc(0);
+    this.at = 0;
+    this.count = 0;
     await this.archive.file(`${this.kind}_${String(this.files).padStart(6, '0')}.json`, body);
     this.counter.records += count;
     await this.counter.progress(this.counter.records);
