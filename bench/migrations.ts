@@ -3,7 +3,7 @@
 // (VmHWM) for both and their ratio (the export streams, so the goal is ≤ 1.2), and throughput against
 // `tar -czf` of the same unpacked files, timed in the same run.
 // Sizes: `full` (1,000 and 10,000 issues per repository, the issue's figures) or `small` (100 and
-// 1,000), from options.size or BENCH_MIGRATIONS_SIZE. Run directly: node bench/migrations.ts [small].
+// 1,000), from options.size or BENCH_MIGRATIONS_SIZE. Run directly: node bench/migrations.ts [small] (BENCH_CPU_PROF_DIR=dir: CPU profiles).
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/index.ts';
 import { insertSyntheticActivity } from '../test/fixtures/migration-data.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
-import { ratio, startServerProcess } from './lib.ts';
+import { cpuSeconds, ratio, startServerProcess } from './lib.ts';
 
 export interface Options {
   env?: Record<string, string>;
@@ -41,6 +41,16 @@ interface ExportFigures {
   archiveBytes: number;
   unpackedBytes: number;
   tarMs: number;
+  /** CPU seconds of the server process from the export's start to `exported` (the export thread, and the polling it answers). */
+  exportCpuS: number;
+  /** CPU seconds of `tar -czf` and its gzip. */
+  tarCpuS: number;
+}
+
+/** CPU seconds (user + system) of this process's waited-for children so far (cutime + cstime). */
+function childrenCpuSeconds(): number {
+  const fields = readFileSync('/proc/self/stat', 'utf8').replace(/^.*\) /s, '').split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
 }
 
 async function exportOnce(issuesPerRepository: number, env: Record<string, string>): Promise<ExportFigures> {
@@ -63,6 +73,7 @@ async function exportOnce(issuesPerRepository: number, env: Record<string, strin
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const rssBeforeExport = currentRss(server.pid);
 
+    const cpuBefore = cpuSeconds([server.pid]);
     const started = Date.now();
     const response = await fetch(`${server.apiUrl}/user/migrations`, {
       method: 'POST',
@@ -78,6 +89,7 @@ async function exportOnce(issuesPerRepository: number, env: Record<string, strin
       await new Promise((r) => setTimeout(r, 50));
     }
     const exportMs = Date.now() - started;
+    const exportCpuS = cpuSeconds([server.pid]) - cpuBefore;
     if (view.state === 'failed') throw new Error(`the export failed: ${view.failure}`);
     const peakRss = server.peakRss();
 
@@ -89,9 +101,11 @@ async function exportOnce(issuesPerRepository: number, env: Record<string, strin
     mkdirSync(unpacked);
     execFileSync('tar', ['-xzf', archiveFile, '-C', unpacked]);
     const unpackedBytes = Number(execFileSync('du', ['-sb', unpacked]).toString().split('\t')[0]);
+    const tarCpuBefore = childrenCpuSeconds();
     const tarStarted = Date.now();
     execFileSync('tar', ['-czf', join(work, 'baseline.tar.gz'), '-C', unpacked, '.']);
     const tarMs = Date.now() - tarStarted;
+    const tarCpuS = childrenCpuSeconds() - tarCpuBefore;
     return {
       records: view.records_exported,
       exportMs,
@@ -100,6 +114,8 @@ async function exportOnce(issuesPerRepository: number, env: Record<string, strin
       archiveBytes: Number(execFileSync('stat', ['-c', '%s', archiveFile]).toString()),
       unpackedBytes,
       tarMs,
+      exportCpuS,
+      tarCpuS,
     };
   } finally {
     await server.stop();
@@ -128,6 +144,9 @@ export default async function migrations(options: Options = {}): Promise<Record<
     results[`${label}_tar_czf_s`] = seconds(figures.tarMs);
     results[`${label}_tar_czf_mb_per_s`] = Number((mb(figures.unpackedBytes) / (figures.tarMs / 1000)).toFixed(1));
     results[`${label}_export_vs_tar_czf_time`] = ratio(figures.exportMs, figures.tarMs);
+    results[`${label}_export_cpu_s`] = Number(figures.exportCpuS.toFixed(2));
+    results[`${label}_tar_czf_cpu_s`] = Number(figures.tarCpuS.toFixed(2));
+    results[`${label}_export_vs_tar_czf_cpu`] = ratio(figures.exportCpuS, figures.tarCpuS);
   }
   // Issue 13's figure: the larger export's throughput against tar -czf of the same files (1 = as fast).
   results['export throughput ratio codehost/tar -czf'] = ratio(runs[1]!.tarMs, runs[1]!.exportMs);
@@ -138,5 +157,7 @@ export default async function migrations(options: Options = {}): Promise<Record<
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const env: Record<string, string> = process.env.BENCH_DATABASE === 'postgres' && process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
+  // BENCH_CPU_PROF_DIR=dir: the server writes a V8 CPU profile of each thread there (the export thread's when it ends).
+  if (process.env.BENCH_CPU_PROF_DIR) env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`;
   console.table(await migrations({ size: process.argv[2] === 'small' ? 'small' : undefined, env }));
 }

@@ -7,15 +7,14 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setImmediate } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import tar, { type Pack } from 'tar-stream';
-import { commentRepresentation, issueRepresentation, type IssueFacts } from '../../core/issues/representations.ts';
 import type { Executor } from '../../db/index.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
-import { loadRepositoryFacts } from '../../core/repositories/facts.ts';
-import { fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
+import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import { type Urls } from '../../platform/urls.ts';
-import { issueEventRecord, organizationRecord, pullRequestRecord, userRecord, type RepositoryRef } from './records.ts';
+import { RecordWriter, type RepositoryPaths } from './records.ts';
 import type { ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';
 
@@ -26,6 +25,8 @@ export interface ExportPlan {
   migration: store.MigrationRow;
   owner: UserRow;
   repositories: (RepositoryRow & { owner: UserRow })[];
+  /** Records rendered before the export (`plan.ts`), as JSON: one per repository (in `repositories`' order), one per organization. */
+  records: { repositories: string[]; organizations: string[] };
 }
 
 export interface ExportEnvironment {
@@ -44,7 +45,7 @@ export interface ExportEnvironment {
  * exclude_releases and exclude_owner_projects name kinds codehost keeps no records of: they drop the
  * (empty) `releases` and `projects` files.
  */
-function archiveContents(migration: store.MigrationRow) {
+export function archiveContents(migration: store.MigrationRow) {
   const orgOnly = Boolean(migration.org_metadata_only);
   const metadata = orgOnly || !migration.exclude_metadata;
   return {
@@ -133,15 +134,24 @@ class ArchiveWriter {
 }
 
 const EMPTY_ARRAY = '[]\n';
+const [OPEN, COMMA, NEWLINE] = [0x5b, 0x2c, 0x0a];
+/** A record file's first buffer: most files of 1,000 records fit (a file of comments is about 1.5 MB). */
+const FILE_BUFFER_BYTES = 2 * 1024 * 1024;
+/** Records rendered between turns of the event loop (a few milliseconds' work). */
+const YIELD_EVERY = 100;
 
 /** One kind's records, written as `<kind>_000001.json`, `<kind>_000002.json`... of 1,000 records each. */
 class KindFiles {
   private readonly archive: ArchiveWriter;
   private readonly kind: string;
   private readonly counter: { records: number; progress(records: number): Promise<void> };
-  private pending: string[] = [];
-  /** UTF-8 bytes of the pending records. */
-  private pendingBytes = 0;
+  /**
+   * The file being filled: `[\n`, records joined by `,\n`, then `\n]\n`. Each record is encoded into
+   * it as it is added, so its string dies young (cheap to collect) and is scanned once.
+   */
+  private body = Buffer.alloc(0);
+  private at = 0;
+  private count = 0;
   private files = 0;
 
   constructor(archive: ArchiveWriter, kind: string, counter: KindFiles['counter']) {
@@ -150,36 +160,47 @@ class KindFiles {
     this.counter = counter;
   }
 
-  async add(record: object): Promise<void> {
-    const json = JSON.stringify(record);
-    this.pending.push(json);
-    this.pendingBytes += Buffer.byteLength(json);
-    if (this.pending.length >= RECORDS_PER_FILE) await this.flush();
+  /** Adds a record, as JSON. */
+  async add(json: string): Promise<void> {
+    // Room for the separator, the record at 3 bytes per UTF-16 unit (UTF-8's most) and the closing `\n]\n`.
+    const room = json.length * 3 + 5;
+    if (this.body.length - this.at < room) this.grow(room);
+    this.body[this.at++] = this.count ? COMMA : OPEN;
+    this.body[this.at++] = NEWLINE;
+    this.at += this.body.write(json, this.at);
+    this.count += 1;
+    if (this.count >= RECORDS_PER_FILE) await this.flush();
+    // Reading (node:sqlite is synchronous) and rendering never wait for I/O, so without this the
+    // thread would see gzip's completions (each starting its next chunk on the thread pool) only
+    // when a file waits for room: gzip and rendering would take turns instead of sharing the cores.
+    else if (this.count % YIELD_EVERY === 0) await setImmediate();
+  }
+
+  /** A larger buffer for the file, what it holds so far copied over. */
+  private grow(room: number): void {
+    const body = Buffer.allocUnsafe(Math.max(FILE_BUFFER_BYTES, 2 * this.body.length, this.at + room));
+    this.body.copy(body, 0, 0, this.at);
+    this.body = body;
   }
 
   /** Writes what is pending, or, for a kind with no records at all, its first file as an empty array. */
   async finish(): Promise<void> {
-    if (this.pending.length || this.files > 0) return this.flush();
+    if (this.count || this.files > 0) return this.flush();
     this.files = 1;
     await this.archive.file(`${this.kind}_000001.json`, Buffer.from(EMPTY_ARRAY));
   }
 
   /** Writes what is pending. */
   async flush(): Promise<void> {
-    if (!this.pending.length) return;
+    if (!this.count) return;
     this.files += 1;
-    // `[\n` records joined by `,\n` `\n]\n`, encoded straight into the file's buffer (no joined copy).
-    const count = this.pending.length;
-    const body = Buffer.allocUnsafe(this.pendingBytes + 2 * (count - 1) + 5);
-    let at = body.write('[\n');
-    for (const [i, json] of this.pending.entries()) {
-      if (i > 0) at += body.write(',\n', at);
-      at += body.write(json, at);
-    }
-    at += body.write('\n]\n', at);
-    if (at !== body.length) throw new Error(`record file size mismatch: ${at} of ${body.length}`);
-    this.pending = [];
-    this.pendingBytes = 0;
+    const count = this.count;
+    this.at += this.body.write('\n]\n', this.at);
+    const body = this.body.subarray(0, this.at);
+    // The tar stream keeps the file until gzip has taken it: the next file gets a buffer of its own.
+    this.body = Buffer.alloc(0);
+    this.at = 0;
+    this.count = 0;
     await this.archive.file(`${this.kind}_${String(this.files).padStart(6, '0')}.json`, body);
     this.counter.records += count;
     await this.counter.progress(this.counter.records);
@@ -202,7 +223,8 @@ export async function writeArchive(env: ExportEnvironment, plan: ExportPlan, key
 }
 
 async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: ArchiveWriter): Promise<void> {
-  const { db, urls } = env;
+  const { db } = env;
+  const records = new RecordWriter(env.urls, plan.owner.id);
   const contents = archiveContents(plan.migration);
   const counter = { records: 0, progress: env.progress };
   const kind = async (name: string, produce: (files: KindFiles) => Promise<void>) => {
@@ -211,7 +233,7 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
     await files.finish();
   };
   const repositoryIds = contents.repositoryMetadata ? plan.repositories.map((r) => r.id) : [];
-  const refs = plan.repositories.map((repo) => ({ repo, ref: { owner: repo.owner.login, name: repo.name } satisfies RepositoryRef }));
+  const refs = plan.repositories.map((repo) => ({ repo, ref: { owner: repo.owner.login, name: repo.name }, at: records.repositoryPaths(repo.owner.login, repo.name) }));
 
   await archive.file('schema.json', Buffer.from(`${JSON.stringify({ version: SCHEMA_VERSION })}\n`));
 
@@ -219,7 +241,7 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
     await kind('users', async (files) => {
       for (let after = 0; ;) {
         const users = await store.involvedUsers(db, plan.owner.id, repositoryIds, after, store.BATCH);
-        for (const user of users) await files.add(userRecord(urls, user, plan.owner.id));
+        for (const user of users) await files.add(records.user(user));
         if (users.length < store.BATCH) break;
         after = users.at(-1)!.id;
       }
@@ -227,43 +249,39 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
   }
   if (contents.organizations) {
     await kind('organizations', async (files) => {
-      for (const { org, roles } of await store.userOrganizations(db, plan.owner.id)) await files.add(organizationRecord(urls, org, roles));
+      for (const json of plan.records.organizations) await files.add(json);
     });
   }
   if (contents.repositoryMetadata) {
     await kind('repositories', async (files) => {
-      const facts = await loadRepositoryFacts(db, repositoryIds);
-      for (const { repo } of refs) await files.add(fullRepository(urls, repo, repo.owner, facts.get(repo.id)!));
+      for (const json of plan.records.repositories) await files.add(json);
     });
     for (const pullRequests of [false, true]) {
       await kind(pullRequests ? 'pull_requests' : 'issues', async (files) => {
-        for (const { repo } of refs) await issuesOf(db, urls, repo, pullRequests, files);
+        for (const { repo, at } of refs) await issuesOf(db, records, repo.id, at, pullRequests, files);
       });
     }
     await kind('issue_comments', async (files) => {
-      for (const { repo } of refs) {
+      for (const { repo, at } of refs) {
         for (let after = 0; ;) {
           const rows = await store.commentsAfter(db, repo.id, after, store.BATCH);
           const issues = await store.issuesById(db, [...new Set(rows.map((r) => r.issue_id))]);
           const authors = await store.usersById(db, [...new Set(rows.map((r) => r.author_id))]);
-          for (const comment of rows) {
-            const facts = { comment, issue: issues.get(comment.issue_id)!, author: authors.get(comment.author_id)!, repository: repo, owner: repo.owner };
-            await files.add(commentRepresentation(urls, facts));
-          }
+          for (const comment of rows) await files.add(records.comment(at, comment, issues.get(comment.issue_id)!, authors.get(comment.author_id)!));
           if (rows.length < store.BATCH) break;
           after = rows.at(-1)!.id;
         }
       }
     });
     await kind('issue_events', async (files) => {
-      for (const { repo, ref } of refs) {
+      for (const { repo, at } of refs) {
         for (let after = 0; ;) {
           const rows = await store.eventsAfter(db, repo.id, after, store.BATCH);
           const issues = await store.issuesById(db, [...new Set(rows.map((r) => r.issue_id))]);
           const users = await store.usersById(db, [...new Set(rows.flatMap((r) => (r.subject_user_id === null ? [r.actor_id] : [r.actor_id, r.subject_user_id])))]);
           const teams = await store.teamsById(db, [...new Set(rows.flatMap((r) => (r.subject_team_id === null ? [] : [r.subject_team_id])))]);
           for (const event of rows) {
-            await files.add(issueEventRecord(urls, ref, {
+            await files.add(records.issueEvent(at, {
               ...event,
               number: issues.get(event.issue_id)!.number,
               actor: users.get(event.actor_id)!,
@@ -294,25 +312,21 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
   }
 }
 
-async function issuesOf(db: Executor, urls: Urls, repo: RepositoryRow & { owner: UserRow }, pullRequests: boolean, files: KindFiles): Promise<void> {
+async function issuesOf(db: Executor, records: RecordWriter, repositoryId: number, at: RepositoryPaths, pullRequests: boolean, files: KindFiles): Promise<void> {
   for (let after = 0; ;) {
-    const rows = await store.issuesAfter(db, repo.id, pullRequests, after, store.BATCH);
+    const rows = await store.issuesAfter(db, repositoryId, pullRequests, after, store.BATCH);
     const ids = rows.map((r) => r.id);
     const authors = await store.usersById(db, [...new Set(rows.map((r) => r.author_id))]);
     const assignees = await store.assigneesOf(db, ids);
-    const reviews = pullRequests ? await store.reviewRequestsOf(db, ids) : new Map<number, { users: UserRow[]; teams: store.TeamRow[] }>();
+    const reviews = pullRequests ? await store.reviewRequestsOf(db, ids) : new Map<number, { users: UserRow[]; teams: store.TeamWithOrg[] }>();
     for (const { comment_count, ...issue } of rows) {
-      const facts: IssueFacts = {
-        issue,
-        repository: repo,
-        owner: repo.owner,
-        author: authors.get(issue.author_id)!,
-        assignees: assignees.get(issue.id) ?? [],
-        requestedReviewers: reviews.get(issue.id)?.users ?? [],
-        requestedTeams: reviews.get(issue.id)?.teams ?? [],
-        comments: Number(comment_count ?? 0),
-      };
-      await files.add(pullRequests ? pullRequestRecord(urls, facts) : issueRepresentation(urls, facts));
+      const author = authors.get(issue.author_id)!;
+      const assigned = assignees.get(issue.id) ?? [];
+      const comments = Number(comment_count ?? 0);
+      const review = reviews.get(issue.id);
+      await files.add(pullRequests
+        ? records.pullRequest(at, issue, author, assigned, comments, review?.users ?? [], review?.teams ?? [])
+        : records.issue(at, issue, author, assigned, comments));
     }
     if (rows.length < store.BATCH) break;
     after = rows.at(-1)!.number;

@@ -3,7 +3,7 @@
 // thread's heap limits keep the export's memory flat whatever the archive's size (a thread that
 // somehow outgrew them would fail the export, not the server).
 import { once } from 'node:events';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { parentPort, Worker } from 'node:worker_threads';
 import type { Config } from '../../config.ts';
 import { openDatabase } from '../../db/index.ts';
 import type { Urls } from '../../platform/urls.ts';
@@ -26,7 +26,7 @@ const LIMITS = { maxYoungGenerationSizeMb: 48, maxOldGenerationSizeMb: 256 };
 
 /** Writes the archive on a worker thread; resolves with its size, rejects with the thread's error. */
 export async function runExport(job: ExportJob): Promise<number> {
-  const worker = new Worker(new URL(import.meta.url), { workerData: job, resourceLimits: LIMITS });
+  const worker = new Worker(new URL('./export-thread.ts', import.meta.url), { workerData: job, resourceLimits: LIMITS });
   let size: number | undefined;
   worker.on('message', (message: { size: number }) => (size = message.size));
   // `once` rejects with the thread's error when it fails (an exception, or running out of heap).
@@ -35,7 +35,8 @@ export async function runExport(job: ExportJob): Promise<number> {
   return size;
 }
 
-async function exportOnThisThread(job: ExportJob): Promise<void> {
+/** The export thread's work (`export-thread.ts` starts it): writes the archive, posts its size. */
+export async function exportOnThisThread(job: ExportJob): Promise<void> {
   const { databaseUrl, dataDir } = job.database;
   const db = openDatabase({ databaseUrl, sqlitePath: `${dataDir}/codehost.db`, poolSize: 1 });
   try {
@@ -57,5 +58,3 @@ async function exportOnThisThread(job: ExportJob): Promise<void> {
     await db.close();
   }
 }
-
-if (!isMainThread && (workerData as ExportJob | undefined)?.plan) await exportOnThisThread(workerData as ExportJob);

@@ -16,6 +16,7 @@ import { FullRepository, fullRepository, type RepositoryRow } from '../../core/r
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../../core/accounts/representations.ts';
 import { runExport } from './export-worker.ts';
+import { exportPlan } from './plan.ts';
 import { archiveStorage, type ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
@@ -305,15 +306,14 @@ export class UserMigrationService extends Service {
     const key = `${archiveFolder(migrationId)}${run}.tar.gz`;
     try {
       await this.storage.clear(archiveFolder(migrationId));
-      const owner = (await store.usersById(this.db, [migration.owner_id])).get(migration.owner_id)!;
-      const repositories = await store.migrationRepositories(this.db, [migrationId]);
+      const plan = await exportPlan(this.db, this.ctx.urls, migration);
       const size = await runExport({
         database: { databaseUrl: this.ctx.config.databaseUrl, dataDir: this.ctx.config.dataDir },
         urls: this.ctx.urls,
         now: this.now(),
         run,
         key,
-        plan: { migration, owner, repositories },
+        plan,
       });
       if (!(await store.finishExport(this.db, migrationId, run, { key, size }, this.now()))) await this.storage.remove(key);
     } catch (error) {

@@ -246,6 +246,8 @@ export async function userOrganizations(db: Executor, userId: number): Promise<{
 }
 
 export type TeamRow = Selectable<TeamsTable>;
+/** A team with its organization's login (its URLs name it). */
+export type TeamWithOrg = TeamRow & { org_login: string };
 
 /** A page of a repository's issues or pull requests, by number, with their comment counts. */
 export async function issuesAfter(db: Executor, repositoryId: number, pullRequests: boolean, afterNumber: number, limit: number) {
@@ -269,7 +271,7 @@ export async function issuesById(db: Executor, ids: number[]): Promise<Map<numbe
   return new Map(rows.map((i) => [i.id, i]));
 }
 
-export async function teamsById(db: Executor, ids: number[]): Promise<Map<number, TeamRow & { org_login: string }>> {
+export async function teamsById(db: Executor, ids: number[]): Promise<Map<number, TeamWithOrg>> {
   if (!ids.length) return new Map();
   const rows = await db.selectFrom('teams as t').innerJoin('users as o', 'o.id', 't.org_id').selectAll('t').select('o.login as org_login').where('t.id', 'in', ids).execute();
   return new Map(rows.map((t) => [t.id, t]));
@@ -292,8 +294,8 @@ export async function assigneesOf(db: Executor, issueIds: number[]): Promise<Map
 }
 
 /** Requested reviewers (users and teams) of some pull requests. */
-export async function reviewRequestsOf(db: Executor, issueIds: number[]): Promise<Map<number, { users: UserRow[]; teams: TeamRow[] }>> {
-  const out = new Map<number, { users: UserRow[]; teams: TeamRow[] }>();
+export async function reviewRequestsOf(db: Executor, issueIds: number[]): Promise<Map<number, { users: UserRow[]; teams: TeamWithOrg[] }>> {
+  const out = new Map<number, { users: UserRow[]; teams: TeamWithOrg[] }>();
   if (!issueIds.length) return out;
   const rows = await db.selectFrom('issue_review_requests').selectAll().where('issue_id', 'in', issueIds).orderBy('id').execute();
   const users = await usersById(db, rows.flatMap((r) => (r.user_id === null ? [] : [r.user_id])));
