@@ -20,17 +20,20 @@ export async function insertActivity(trx: Executor, input: ActivityInput, now: s
     .executeTakeFirstOrThrow();
 }
 
-export async function findActivity(db: Executor, id: number): Promise<ActivityRow | undefined> {
-  return db.selectFrom('activity_outbox').selectAll().where('id', '=', id).executeTakeFirst();
+/** The rows of these ids that exist, in id order (the order they were recorded in). */
+export async function findActivities(db: Executor, ids: number[]): Promise<ActivityRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('activity_outbox').selectAll().where('id', 'in', ids).orderBy('id').execute();
 }
 
-/** Records that `consumer` applies row `outboxId`; false when it already had. */
-export async function markConsumed(trx: Executor, outboxId: number, consumer: string, now: string): Promise<boolean> {
+/** Records that `consumer` applies these rows, in one statement; answers the ids it had not applied before. */
+export async function markConsumed(trx: Executor, outboxIds: number[], consumer: string, now: string): Promise<Set<number>> {
+  if (outboxIds.length === 0) return new Set();
   const marked = await trx
     .insertInto('activity_consumptions')
-    .values({ outbox_id: outboxId, consumer, created_at: now })
+    .values(outboxIds.map((outboxId) => ({ outbox_id: outboxId, consumer, created_at: now })))
     .onConflict((oc) => oc.columns(['consumer', 'outbox_id']).doNothing())
     .returning('outbox_id')
-    .executeTakeFirst();
-  return marked !== undefined;
+    .execute();
+  return new Set(marked.map((row) => Number(row.outbox_id)));
 }

@@ -178,15 +178,6 @@ export class PgBossQueue implements Queue {
     if (this.#booted) await this.#boss.stop({ graceful: true, timeout: timeoutMs });
   }
 
-  async pending(): Promise<number> {
-    await this.#boot();
-    const { rows } = await sql<{ count: number }>`
-      select count(*)::int as count from ${sql.id(SCHEMA, 'job')}
-      where state = 'active' or (state in ('created', 'retry') and start_after <= now())
-    `.execute(this.#db.kysely);
-    return rows[0]?.count ?? 0;
-  }
-
   async backlog(): Promise<Backlog> {
     await this.#boot();
     // pg-boss compares start_after with the database's clock: the due time is turned into this

@@ -81,7 +81,7 @@ test('a sent job runs once on a started worker', async () => {
     assert.equal(await drain(queue, 10_000), true);
     await sleep(300);
     assert.deepEqual(runs, [{ data: { n: 1 }, attempt: 1 }]);
-    assert.equal(await queue.pending(), 0);
+    assert.equal((await queue.backlog()).pending, 0);
   });
 });
 
@@ -90,7 +90,7 @@ test('a singleton key keeps one job per key while it exists', async () => {
     for (const key of ['a', 'a', 'b']) await queue.send('singleton', { key }, { singletonKey: key });
     await queue.send('singleton', { key: null });
     await queue.send('singleton', { key: null });
-    assert.equal(await queue.pending(), 4);
+    assert.equal((await queue.backlog()).pending, 4);
 
     const keys: Array<string | null> = [];
     queue.work<{ key: string | null }>('singleton', async ({ key }) => void keys.push(key));
@@ -134,12 +134,12 @@ test('a job sent in a transaction exists exactly when the transaction commits', 
       }),
       /roll back/,
     );
-    assert.equal(await queue.pending(), 0);
+    assert.equal((await queue.backlog()).pending, 0);
 
     await db.kysely.transaction().execute(async (trx) => {
       await queue.send('outbox', { n: 2 }, { transaction: trx });
     });
-    assert.equal(await queue.pending(), 1);
+    assert.equal((await queue.backlog()).pending, 1);
 
     const seen: number[] = [];
     queue.work<{ n: number }>('outbox', async ({ n }) => void seen.push(n));
@@ -158,12 +158,12 @@ test('sendMany: one job per item with the send options, in a transaction exactly
       }),
       /roll back/,
     );
-    assert.equal(await queue.pending(), 0);
+    assert.equal((await queue.backlog()).pending, 0);
     await queue.sendMany('many', []);
     await db.kysely.transaction().execute(async (trx) => {
       await queue.sendMany('many', [{ n: 1 }, { n: 2 }, { n: 3 }], { transaction: trx, retryLimit: 1, retryDelaySeconds: 0 });
     });
-    assert.equal(await queue.pending(), 3);
+    assert.equal((await queue.backlog()).pending, 3);
 
     const runs: Array<[number, number]> = [];
     queue.work<{ n: number }>('many', async ({ n }, job) => {
@@ -181,11 +181,11 @@ test('sendMany: one job per item with the send options, in a transaction exactly
 test('pending counts jobs due now, not jobs scheduled for later; drain waits for them', async () => {
   await withQueue(async (queue) => {
     await queue.send('later', { n: 1 }, { startAfterSeconds: 3600 });
-    assert.equal(await queue.pending(), 0);
+    assert.equal((await queue.backlog()).pending, 0);
     assert.equal(await drain(queue, 1_000), true);
 
     await queue.send('now', { n: 2 });
-    assert.equal(await queue.pending(), 1);
+    assert.equal((await queue.backlog()).pending, 1);
     assert.equal(await drain(queue, 300), false, 'nothing works the queue yet');
 
     let ran = 0;
@@ -295,7 +295,7 @@ test('a worker claims jobs for all its free slots at once, and settles them', as
     // Held at the gate, the other four wait for a free slot.
     await sleep(300);
     assert.equal(most, 8);
-    assert.equal(await queue.pending(), 12);
+    assert.equal((await queue.backlog()).pending, 12);
     release();
     assert.equal(await drain(queue, 10_000), true);
     assert.deepEqual(seen.sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
@@ -387,7 +387,7 @@ test('stop waits for a running job to finish', async () => {
     await queue.stop(10_000);
     assert.equal(finished, true);
   });
-  await withQueue(async (queue) => assert.equal(await queue.pending(), 0));
+  await withQueue(async (queue) => assert.equal((await queue.backlog()).pending, 0));
 });
 
 test('a job running longer than its lease keeps it while its process lives', async () => {

@@ -72,14 +72,9 @@ export interface Queue {
    */
   stop(timeoutMs?: number): Promise<void>;
   /**
-   * Jobs ready to run now or running, across every queue (for /metrics). Jobs scheduled
-   * for later (`startAfterSeconds`, or waiting out a retry delay) are not counted until they are due.
-   */
-  pending(): Promise<number>;
-  /**
-   * In one read: `pending` as above, and the jobs scheduled for later (`startAfterSeconds`, or waiting
-   * out a retry delay) with when the first of them comes due. Due times are wall time, never the
-   * adjustable test clock.
+   * In one read, across every queue: `pending`, the jobs ready to run now or running (for /metrics),
+   * and `deferred`, the jobs scheduled for later (`startAfterSeconds`, or waiting out a retry delay),
+   * with when the first of them comes due. Due times are wall time, never the adjustable test clock.
    */
   backlog(): Promise<Backlog>;
 }

@@ -65,7 +65,8 @@ const DELETE = `delete from jobs where ${HELD}`;
 const EXTEND = `update jobs set locked_until = ? where ${HELD} returning id`;
 const RETRY = 'update jobs set run_after = ?, locked_until = null, last_error = ? where id = ? and attempts = ?';
 const RELEASE = 'update jobs set locked_until = null where id = ? and attempts = ?';
-const PENDING = 'select count(*) as count from jobs where run_after <= ?';
+// A running job's run_after is already past, so `pending` counts ready and running jobs alike; a
+// finished job counts until its delete is written.
 const BACKLOG = `select coalesce(sum(case when run_after <= ? then 1 else 0 end), 0) as pending,
   coalesce(sum(case when run_after > ? then 1 else 0 end), 0) as deferred, min(case when run_after > ? then run_after end) as next from jobs`;
 
@@ -168,13 +169,6 @@ export class TableQueue implements Queue {
         this.#log.error({ err, queue: job.queue, jobId: job.id }, 'could not release job'),
       );
     });
-  }
-
-  async pending(): Promise<number> {
-    // A running job's run_after is already past, so this counts ready and running jobs alike; a
-    // finished job counts until its delete is written.
-    const { rows } = await this.#run<{ count: number }>(PENDING, [iso(Date.now())]);
-    return Number(rows[0]?.count ?? 0);
   }
 
   async backlog(): Promise<Backlog> {

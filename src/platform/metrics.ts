@@ -23,7 +23,7 @@ export function installMetrics(app: Api, ctx: Context): void {
     registers: [registry],
     async collect() {
       // With the database away, /metrics still answers (its 503 counts matter then); the gauge keeps its last value.
-      await ctx.queue.pending().then((pending) => this.set(pending), () => undefined);
+      await ctx.queue.backlog().then(({ pending }) => this.set(pending), () => undefined);
     },
   });
 

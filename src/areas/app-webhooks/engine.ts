@@ -8,7 +8,6 @@ import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ActivityRow } from '../../activity/outbox.ts';
-import { findRepositoryById } from '../../core/repositories/store.ts';
 import { coversEvent } from '../../core/apps/events.ts';
 import { intersectPermissions, parsePermissions } from '../../core/apps/permissions.ts';
 import type { Executor } from '../../db/index.ts';
@@ -71,22 +70,17 @@ function onPullRequest(activity: Activity): boolean {
   return false;
 }
 
-/** The account an activity concerns: the repository's owner, or the activity's own account. */
-async function accountOf(trx: Executor, activity: Pick<ActivityRow, 'repository_id' | 'account_id'>): Promise<number | null> {
-  if (activity.repository_id === null) return activity.account_id;
-  const repository = await findRepositoryById(trx, activity.repository_id);
-  return repository?.owner_id ?? null;
-}
-
 /**
- * The apps an activity is delivered to: installed over it, subscribed to its event, with an active
- * webhook, and whose installation's current grant (granted ∩ requested) covers the event. One
- * query for every candidate; the checks run on the set.
+ * The apps an activity is delivered to: installed over it (its repository, on the repository's
+ * owner; or its account), subscribed to its event, with an active webhook, and whose installation's
+ * current grant (granted ∩ requested) covers the event. One query for every candidate; the checks
+ * run on the set.
  */
 export async function targetsOf(trx: Executor, activity: Activity): Promise<store.Target[]> {
-  const accountId = await accountOf(trx, activity);
-  if (accountId === null) return [];
-  const targets = await store.deliveryTargets(trx, { accountId, repositoryId: activity.repository_id });
+  let targets: store.Target[];
+  if (activity.repository_id !== null) targets = await store.deliveryTargets(trx, { repositoryId: activity.repository_id });
+  else if (activity.account_id !== null) targets = await store.deliveryTargets(trx, { accountId: activity.account_id });
+  else return [];
   const subscribed = targets.filter((target) => subscribes(target.events, activity.event));
   if (subscribed.length === 0) return [];
   const pull = onPullRequest(activity);
@@ -250,13 +244,17 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   let throttledAt = attempt.throttled_at;
   if (ratePerSecond > 0) {
     const intervalMs = Math.ceil(1000 / ratePerSecond);
-    const now = Date.now();
     // A throttled attempt holds its slot (persisted, so a job started early waits for it again). A
     // slot missed by more than a quarter interval is given up for a new one: posting that late would
-    // crowd the slots reserved after it, and the app would get a burst over its rate.
+    // crowd the slots reserved after it, and the app would get a burst over its rate. That holds for
+    // a slot just reserved too: the reservation may have waited for the database (SQLite's one
+    // connection, held by another transaction) until its slot had passed. A third miss in a row
+    // keeps its slot, late, rather than reserve without end.
     let slot = attempt.throttle_slot_at === null ? null : Number(attempt.throttle_slot_at);
-    if (slot === null || now - slot > intervalMs / 4) slot = await store.reserveSlot(db, attempt.app_id, now, intervalMs);
-    const waitMs = slot - now;
+    for (let reservations = 0; slot === null || (Date.now() - slot > intervalMs / 4 && reservations < 3); reservations++) {
+      slot = await store.reserveSlot(db, attempt.app_id, Date.now(), intervalMs);
+    }
+    const waitMs = slot - Date.now();
     if (waitMs > 0) {
       throttledAt ??= ctx.clock.now().toISOString();
       if (waitMs > SLEEP_LIMIT_MS) {

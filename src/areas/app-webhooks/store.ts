@@ -1,5 +1,6 @@
 // SQL of app webhooks: hook configurations, messages and their delivery attempts.
-import { CompiledQuery, sql, type Compilable, type Insertable, type QueryResult, type Selectable, type Updateable } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { reusableQuery } from '../../db/prepared.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AppWebhooksTable, WebhookDeliveriesTable, WebhookMessagesTable } from './tables.ts';
 
@@ -28,11 +29,12 @@ export interface Target {
 }
 
 /**
- * Apps whose installation covers the repository (or is on the account, for an event without a
- * repository) and whose webhook is active with a URL, with what each subscribes to and is granted,
- * in one statement. Subscription and grant are checked by the caller, on the whole set.
+ * Apps whose installation covers the repository (on its owner's account) or, for an event without a
+ * repository, is on the account, and whose webhook is active with a URL, with what each subscribes
+ * to and is granted, in one statement (a repository that is gone has no targets). Subscription and
+ * grant are checked by the caller, on the whole set.
  */
-export async function deliveryTargets(db: Executor, where: { accountId: number; repositoryId: number | null }): Promise<Target[]> {
+export async function deliveryTargets(db: Executor, where: { repositoryId: number } | { accountId: number }): Promise<Target[]> {
   let query = db
     .selectFrom('installations')
     .innerJoin('apps', 'apps.id', 'installations.app_id')
@@ -41,23 +43,26 @@ export async function deliveryTargets(db: Executor, where: { accountId: number; 
       'apps.id as app_id', 'apps.events', 'apps.permissions as app_permissions',
       'installations.id as installation_id', 'installations.permissions as installation_permissions',
     ])
-    .where('installations.account_id', '=', where.accountId)
     .where('app_webhooks.active', '=', 1)
     .where('app_webhooks.url', 'is not', null);
-  if (where.repositoryId !== null) {
+  if ('repositoryId' in where) {
     const repositoryId = where.repositoryId;
-    query = query.where((eb) =>
-      eb.or([
-        eb('installations.repository_selection', '=', 'all'),
-        eb.exists(
-          eb
-            .selectFrom('installation_repositories')
-            .select('installation_repositories.repository_id')
-            .whereRef('installation_repositories.installation_id', '=', 'installations.id')
-            .where('installation_repositories.repository_id', '=', repositoryId),
-        ),
-      ]),
-    );
+    query = query
+      .where('installations.account_id', '=', (eb) => eb.selectFrom('repositories').select('repositories.owner_id').where('repositories.id', '=', repositoryId))
+      .where((eb) =>
+        eb.or([
+          eb('installations.repository_selection', '=', 'all'),
+          eb.exists(
+            eb
+              .selectFrom('installation_repositories')
+              .select('installation_repositories.repository_id')
+              .whereRef('installation_repositories.installation_id', '=', 'installations.id')
+              .where('installation_repositories.repository_id', '=', repositoryId),
+          ),
+        ]),
+      );
+  } else {
+    query = query.where('installations.account_id', '=', where.accountId);
   }
   return query.orderBy('apps.id').execute();
 }
@@ -98,22 +103,6 @@ export async function insertAttempts(
   return attempts.map((attempt) => byMessage.get(attempt.message_id)!);
 }
 
-/**
- * The two statements every delivery runs are built by Kysely once per dialect, then run with new
- * parameters: on this path building a query costs about as much as running it.
- */
-const builtOnce = new Map<string, string>();
-
-function runBuilt<R>(db: Executor, name: string, build: () => Compilable<R>, parameters: unknown[]): Promise<QueryResult<R>> {
-  const key = `${db.getExecutor().adapter.constructor.name}:${name}`;
-  let text = builtOnce.get(key);
-  if (text === undefined) {
-    text = build().compile().sql;
-    builtOnce.set(key, text);
-  }
-  return db.executeQuery<R>(CompiledQuery.raw(text, parameters));
-}
-
 function selectAttemptsToSend(db: Executor, postgres: boolean, ids: unknown) {
   return db
     .selectFrom('webhook_deliveries as d')
@@ -128,14 +117,16 @@ function selectAttemptsToSend(db: Executor, postgres: boolean, ids: unknown) {
     .where(postgres ? sql<boolean>`d.id = any(${ids}::int8[])` : sql<boolean>`d.id in (select value from json_each(${ids}))`);
 }
 
+// Every delivery runs these (a read per claim's batch): built once per database (src/db/prepared.ts).
+const attemptsToSendPostgres = reusableQuery('webhook_attempts_to_send', (db, ids: number[]) => selectAttemptsToSend(db, true, ids));
+const attemptsToSendSqlite = reusableQuery('webhook_attempts_to_send', (db, ids: string) => selectAttemptsToSend(db, false, ids));
+
 /** An attempt with its message and the app's current webhook: everything its job needs. */
 export type AttemptToSend = Awaited<ReturnType<ReturnType<typeof selectAttemptsToSend>['execute']>>[number];
 
 /** The attempts of many jobs in one statement (those that exist: gone ones are left out). */
 export async function attemptsToSend(db: Executor, ids: number[], postgres: boolean): Promise<AttemptToSend[]> {
-  const parameter = postgres ? ids : JSON.stringify(ids);
-  const result = await runBuilt(db, 'attemptsToSend', () => selectAttemptsToSend(db, postgres, parameter), [parameter]);
-  return result.rows;
+  return postgres ? attemptsToSendPostgres(db, ids) : attemptsToSendSqlite(db, JSON.stringify(ids));
 }
 
 /**
@@ -179,18 +170,19 @@ export interface Outcome {
 
 const OUTCOME_COLUMNS = ['delivered_at', 'throttled_at', 'status', 'status_code', 'duration', 'url', 'request_headers', 'response_headers', 'response_body'] as const;
 
+/** The outcome of one attempt, its columns in OUTCOME_COLUMNS' order after the id. */
+const completeAttemptQuery = reusableQuery('webhook_complete_attempt', (db, deliveryId: number, ...values: Array<string | number | null>) =>
+  db
+    .updateTable('webhook_deliveries')
+    .set(Object.fromEntries(OUTCOME_COLUMNS.map((column, i) => [column, values[i]])) as unknown as Outcome)
+    .where('id', '=', deliveryId)
+    .where('delivered_at', 'is', null)
+    .returning('id'));
+
 /** Records the outcome once: only the first job to finish a pending attempt writes it. */
 export async function completeAttempt(db: Executor, deliveryId: number, outcome: Outcome): Promise<boolean> {
-  // The columns in one fixed order, so the statement built once takes its parameters in that order.
-  const values = OUTCOME_COLUMNS.map((column) => outcome[column]);
-  const build = () =>
-    db
-      .updateTable('webhook_deliveries')
-      .set(Object.fromEntries(OUTCOME_COLUMNS.map((column, i) => [column, values[i]])) as unknown as Outcome)
-      .where('id', '=', deliveryId)
-      .where('delivered_at', 'is', null);
-  const result = await runBuilt(db, 'completeAttempt', build, [...values, deliveryId]);
-  return Number(result.numAffectedRows) === 1;
+  const rows = await completeAttemptQuery(db, deliveryId, ...OUTCOME_COLUMNS.map((column) => outcome[column]));
+  return rows.length === 1;
 }
 
 export async function deleteAttempt(db: Executor, deliveryId: number): Promise<void> {
