@@ -4,9 +4,9 @@
 // Every query that answers the user (lists, counts, one thread, marking) keeps only the threads of
 // repositories the user can read now, in the query itself, so pages, counts and marks agree: a
 // thread of a repository the user lost is out of sight, and untouched, until access returns. The
-// repositories to leave out are found first in one query over the distinct repositories of the
-// user's threads (`hiddenRepositoryIds`); usually there are none, and the list queries stay the
-// index-only range scans they were.
+// repositories to leave out are found first in one query that probes the index once per distinct
+// repository of the user's threads (`hiddenRepositoryIds`); usually there are none, and the list
+// queries stay the index-only range scans they were.
 import { sql, type Insertable, type Selectable, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import { readableBy } from '../../core/repositories/store.ts';
@@ -125,28 +125,47 @@ export async function usersWithThreadsIn(db: Executor, repositoryIds: readonly n
   return rows.map((r) => r.user_id);
 }
 
-export async function inboxModifiedAt(db: Executor, userId: number): Promise<string | null> {
-  const row = await db.selectFrom('notification_inboxes').select('modified_at').where('user_id', '=', userId).executeTakeFirst();
-  return row?.modified_at ?? null;
-}
-
 /** Past this many hidden repositories, queries test access thread by thread instead of by a list. */
 const HIDDEN_LIST_MAX = 100;
 
 /**
- * The repositories among those of the user's threads that the user cannot read now: one query, which
- * tests access once per distinct repository. The distinct repositories come from an index-only scan
- * of the user's range of (user_id, repository_id, ...), linear in the user's threads like the count
- * the list makes anyway. (Skipping through the index, one probe per repository, was 3 times faster
- * for 50,000 threads in 50 repositories but 5 times slower for 50,000 threads in 5,000.)
+ * The distinct repositories of the user's threads, as the CTE `walk(repository_id)` (its last row is
+ * null): a loose index scan of (user_id, repository_id, ...), one probe per repository, whatever the
+ * number of threads (a DISTINCT over the user's range read every one of them: 1,000,000 index
+ * entries for an inbox of 1,000,000 threads).
  */
+const walkRepositories = (userId: number) => sql`with recursive walk(repository_id) as (
+  select (select w.repository_id from notification_threads w where w.user_id = ${userId} order by w.repository_id limit 1)
+  union all
+  select (select w.repository_id from notification_threads w where w.user_id = ${userId} and w.repository_id > walk.repository_id order by w.repository_id limit 1)
+  from walk where walk.repository_id is not null
+)`;
+
+/** Of the walk, the repositories the user cannot read now (access tested once per repository). */
+const hiddenOf = (userId: number, columns = sql`walk.repository_id`) => sql`select ${columns} from walk where walk.repository_id is not null and not ${readableBy(userId, 'walk.repository_id')}`;
+
+/** The repositories among those of the user's threads that the user cannot read now (one query). */
 export async function hiddenRepositoryIds(db: Executor, userId: number): Promise<number[]> {
-  const rows = await db
-    .selectFrom((eb) => eb.selectFrom('notification_threads').select('repository_id').distinct().where('user_id', '=', userId).as('x'))
-    .select('x.repository_id')
-    .where(sql<SqlBool>`not ${readableBy(userId, 'x.repository_id')}`)
-    .execute();
+  const { rows } = await sql<{ repository_id: number }>`${walkRepositories(userId)} ${hiddenOf(userId)}`.execute(db);
   return rows.map((r) => r.repository_id);
+}
+
+/**
+ * What a list needs before its page, in one statement: the hidden repositories (as
+ * `hiddenRepositoryIds`) and the user's Last-Modified (null: nothing ever changed).
+ */
+export async function listContext(db: Executor, userId: number): Promise<{ hidden: number[]; modifiedAt: string | null }> {
+  const { rows } = await sql<{ repository_id: number | null; modified_at: string | null }>`${walkRepositories(userId)}
+    ${hiddenOf(userId, sql`walk.repository_id, null as modified_at`)}
+    union all
+    select null, i.modified_at from notification_inboxes i where i.user_id = ${userId}`.execute(db);
+  const hidden: number[] = [];
+  let modifiedAt: string | null = null;
+  for (const row of rows) {
+    if (row.repository_id === null) modifiedAt = row.modified_at;
+    else hidden.push(Number(row.repository_id));
+  }
+  return { hidden, modifiedAt };
 }
 
 /** The condition that leaves out hidden repositories' threads (null: nothing to leave out). */
@@ -190,12 +209,17 @@ const threadColumns = [
 
 export type ThreadWithSubject = NonNullable<Awaited<ReturnType<typeof findThread>>>;
 
-/** A page of threads, newest update first. */
+/**
+ * A page of threads, newest update first, and how many threads the filter covers in all (counted in
+ * the same statement; an empty page carries no count, see `countThreads`).
+ */
 export async function listThreads(db: Executor, filter: ThreadFilter, limit: number, offset: number) {
+  const total = filtered(db, filter).select((eb) => eb.fn.countAll<number | string>().as('count'));
   return filtered(db, filter)
     .innerJoin('notification_subjects as s', 's.id', 't.subject_id')
     .leftJoin('issues as i', 'i.id', 's.issue_id')
     .select(threadColumns)
+    .select(total.as('total'))
     .orderBy('t.updated_at', 'desc')
     .orderBy('t.id', 'desc')
     .limit(limit)
