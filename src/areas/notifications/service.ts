@@ -371,7 +371,7 @@ export class NotificationService extends Service {
     await this.db.transaction().execute(async (trx) => {
       // Again inside the transaction: what the user cannot read as the marking happens stays as it is.
       const current = await store.hiddenRepositoryIds(trx, userId);
-      if ((await store.markThreads(trx, selection, current, readAt, threshold, this.locksRows)) > 0) await store.touchInboxes(trx, [userId], now);
+      if ((await store.markThreads(trx, selection, current, readAt, threshold, this.locksRows)).changed > 0) await store.touchInboxes(trx, [userId], now);
     });
     return 'done';
   }
@@ -383,16 +383,19 @@ export class NotificationService extends Service {
    */
   async runMarkRead(job: MarkReadJob): Promise<void> {
     const batch = MARK_READ_BATCH[this.ctx.db.dialect];
+    // Each batch starts after the last one's final thread (a job run again starts from the beginning).
+    let after: store.MarkPosition | null = null;
     for (;;) {
       await new Promise((resolve) => setImmediate(resolve));
-      const changed = await this.db.transaction().execute(async (trx) => {
+      const marked: { changed: number; last: store.MarkPosition | null } = await this.db.transaction().execute(async (trx) => {
         // Access may have changed since the job was queued: the hidden repositories as of now.
         const hidden = await store.hiddenRepositoryIds(trx, job.userId);
-        const count = await store.markThreads(trx, job, hidden, job.readAt, batch, this.locksRows);
-        if (count > 0) await store.touchInboxes(trx, [job.userId], this.now());
-        return count;
+        const result = await store.markThreads(trx, job, hidden, job.readAt, batch, this.locksRows, after);
+        if (result.changed > 0) await store.touchInboxes(trx, [job.userId], this.now());
+        return result;
       });
-      if (changed < batch) return;
+      if (marked.changed < batch) return;
+      after = marked.last;
     }
   }
 

@@ -283,21 +283,42 @@ export async function coversMoreThan(db: Executor, selection: MarkSelection, hid
   return row !== undefined;
 }
 
+/** Where a background marking has got to: covered threads come in (updated_at, id) order. */
+export interface MarkPosition {
+  updated_at: string;
+  id: number;
+}
+
 /**
- * Marks up to `limit` covered threads; returns how many changed. The ids are chosen first and the
- * update goes by primary key alone (with the selection repeated in the update, PostgreSQL hash-joined
- * the whole table and SQLite skip-scanned every user's index range). `lock` (PostgreSQL) locks the
- * chosen rows, which re-checks them against activity committed meanwhile: a thread that new activity
+ * Marks up to `limit` covered threads, the first in (updated_at, id) order after `after` (if any);
+ * returns how many changed and the position of the last. A marking in batches passes each batch's
+ * position to the next, so each batch starts where the last ended: on PostgreSQL the rows marked
+ * before leave dead entries in the (user_id, unread, updated_at, id) index until vacuum, and a
+ * batch that started from the beginning of the range stepped over all of them (quadratic in the
+ * inbox: 1,000,000 threads were not done in 120 s). The ids are chosen first and the update goes by
+ * primary key alone (with the selection repeated in the update, PostgreSQL hash-joined the whole
+ * table and SQLite skip-scanned every user's index range). `lock` (PostgreSQL) locks the chosen
+ * rows, which re-checks them against activity committed meanwhile: a thread that new activity
  * reached after `until` is left unread. On SQLite the transaction alone serializes it.
  */
-export async function markThreads(db: Executor, selection: MarkSelection, hidden: readonly number[], readAt: string, limit: number, lock: boolean): Promise<number> {
-  const chosen = marked(db, selection, hidden).limit(limit);
-  const ids = (await (lock ? chosen.forUpdate() : chosen).execute()).map((r) => r.id);
-  if (!ids.length) return 0;
+export async function markThreads(
+  db: Executor,
+  selection: MarkSelection,
+  hidden: readonly number[],
+  readAt: string,
+  limit: number,
+  lock: boolean,
+  after: MarkPosition | null = null,
+): Promise<{ changed: number; last: MarkPosition | null }> {
+  let chosen = marked(db, selection, hidden).select('updated_at').orderBy('updated_at').orderBy('id').limit(limit);
+  if (after) chosen = chosen.where(sql<SqlBool>`(updated_at, id) > (${after.updated_at}, ${after.id})`);
+  const rows = await (lock ? chosen.forUpdate() : chosen).execute();
+  if (!rows.length) return { changed: 0, last: null };
   await db
     .updateTable('notification_threads')
     .set(selection.read ? { unread: 0, last_read_at: readAt } : { unread: 1 })
-    .where('id', 'in', ids)
+    .where('id', 'in', rows.map((r) => r.id))
     .execute();
-  return ids.length;
+  const last = rows[rows.length - 1]!;
+  return { changed: rows.length, last: { updated_at: last.updated_at, id: last.id } };
 }
