@@ -278,7 +278,13 @@ export default async function notifications(options: Options = {}): Promise<Reco
       INSERT INTO notification_threads (user_id, subject_id, repository_id, reason, unread, done, updated_at, last_read_at, latest_comment_id, last_activity_id, created_at)
       SELECT ${readerId}, s.id, s.repository_id, 'subscribed', 1, 0, ${isoBefore(postgres, 's.id % 100000 + 60')}, NULL, NULL, 0, ${isoBefore(postgres, '86400')}
       FROM notification_subjects s WHERE s.subject_key LIKE 'reader:%'`);
-    await bulk.settle();
+    // node:sqlite's bulk statements block this process's event loop: let fetch see the connections
+    // the server closed meanwhile (keep-alive timeout), or it may send the PUT on one of them.
+    const settled = async () => {
+      await bulk!.settle();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    };
+    await settled();
     const unread = await bulk.scalar(`SELECT count(*) FROM notification_threads WHERE user_id = ${readerId} AND unread = 1`);
     const readerHeaders = { authorization: `Bearer ${reader}`, accept: 'application/vnd.vendor+json', 'content-type': 'application/json' };
     const answers: number[] = [];
@@ -287,7 +293,7 @@ export default async function notifications(options: Options = {}): Promise<Reco
     for (let round = 0; round < MARK_READ_ROUNDS; round++) {
       if (round > 0) {
         await bulk.exec(`UPDATE notification_threads SET unread = 1, last_read_at = NULL WHERE user_id = ${readerId}`);
-        await bulk.settle();
+        await settled();
       }
       const started = performance.now();
       const answer = await fetch(`${server.apiUrl}/notifications`, { method: 'PUT', headers: readerHeaders, body: '{}' });

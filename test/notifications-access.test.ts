@@ -211,6 +211,34 @@ describe('set-wise, inside the list queries', () => {
     assert.ok(back.body.every((t: { unread: boolean }) => t.unread));
   });
 
+  test('hidden repositories before, between and after readable ones; a page past the end still counts', async () => {
+    const login = await person('walker');
+    // Repository ids ascend in this order: the hidden ones come first, in the middle and last.
+    const names = ['w-lost-1', 'w-open-1', 'w-lost-2', 'w-open-2', 'w-lost-3'];
+    for (const name of names) {
+      await server.admin('POST', '/repos', { owner: 'acme', name, visibility: name.includes('lost') ? 'private' : 'public' });
+      if (name.includes('lost')) await server.admin('PUT', `/repos/acme/${name}/collaborators/${login}`, { permission: 'pull' });
+      await notify(login, `acme/${name}`, name);
+      await server.advance(1);
+    }
+    for (const name of names.filter((n) => n.includes('lost'))) await server.admin('DELETE', `/repos/acme/${name}/collaborators/${login}`);
+
+    assert.deepEqual(titles((await call('GET', '/notifications?all=true', login)).body), ['w-open-2', 'w-open-1']);
+    const first = await call('GET', '/notifications?per_page=1', login);
+    assert.deepEqual(titles(first.body), ['w-open-2']);
+    assert.match(links(first.headers.get('link')).last!, /page=2$/);
+    const beyond = await call('GET', '/notifications?per_page=1&page=3', login);
+    assert.deepEqual(beyond.body, []);
+    const beyondLinks = links(beyond.headers.get('link'));
+    assert.match(beyondLinks.prev!, /[?&]page=2(&|$)/);
+    assert.equal(beyondLinks.next, undefined);
+
+    assert.equal((await call('PUT', '/notifications', login, { body: {} })).status, 205);
+    assert.deepEqual((await call('GET', '/notifications', login)).body, []);
+    await server.admin('PUT', `/orgs/acme/members/${login}`, { role: 'member' });
+    assert.deepEqual(titles((await call('GET', '/notifications', login)).body), ['w-lost-3', 'w-lost-2', 'w-lost-1']);
+  });
+
   test('the background mark-as-read job leaves hidden threads unread', async () => {
     const login = await person('bulk');
     await server.admin('POST', '/repos', { owner: 'acme', name: 'bulky', visibility: 'private' });

@@ -105,10 +105,30 @@ export function threadPageWriter(urls: Urls): ThreadPageWriter {
   return writer;
 }
 
+/**
+ * Whether two rows hold the same values under the same keys. The rows' values are what the JSON is
+ * made of (text, numbers, null): equal values give equal JSON. A value of another kind compares by
+ * identity, which at worst serializes again.
+ */
+function sameRow(a: object, b: object): boolean {
+  if (a === b) return true;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let keys = 0;
+  for (const key in x) {
+    if (x[key] !== y[key] || !(key in y)) return false;
+    keys++;
+  }
+  for (const _ in y) keys--;
+  return keys === 0;
+}
+
+const sameInputs = (a: RepositoryWithFacts, b: RepositoryWithFacts) => sameRow(a.repository, b.repository) && sameRow(a.owner, b.owner) && sameRow(a.facts, b.facts);
+
 export class ThreadPageWriter {
   private static readonly CACHED_REPOSITORIES = 1000;
   /** Repository id → its JSON and the inputs it was made from; oldest use first. */
-  private readonly repositories = new Map<number, { inputs: string; json: Buffer; digest: string }>();
+  private readonly repositories = new Map<number, { inputs: RepositoryWithFacts; json: Buffer; digest: string }>();
   private readonly urls: Urls;
 
   constructor(urls: Urls) {
@@ -117,15 +137,14 @@ export class ThreadPageWriter {
 
   private repositoryJson(found: RepositoryWithFacts): { json: Buffer; digest: string } {
     const id = found.repository.id;
-    const inputs = JSON.stringify([found.repository, found.owner, found.facts]);
     const cached = this.repositories.get(id);
     this.repositories.delete(id);
-    if (cached?.inputs === inputs) {
+    if (cached && sameInputs(cached.inputs, found)) {
       this.repositories.set(id, cached);
       return cached;
     }
     const json = Buffer.from(serializeRepository(fullRepository(this.urls, found.repository, found.owner, found.facts)));
-    const entry = { inputs, json, digest: createHash('sha1').update(json).digest('base64') };
+    const entry = { inputs: found, json, digest: createHash('sha1').update(json).digest('base64') };
     this.repositories.set(id, entry);
     if (this.repositories.size > ThreadPageWriter.CACHED_REPOSITORIES) this.repositories.delete(this.repositories.keys().next().value!);
     return entry;
@@ -141,9 +160,12 @@ export class ThreadPageWriter {
   write(rows: readonly ThreadWithSubject[], repositories: ReadonlyMap<number, RepositoryWithFacts>): { body: Buffer; etag: string } {
     const hash = createHash('sha1');
     const parts: Buffer[] = [];
+    // A page repeats a few repositories: each is looked up in the cache once per page.
+    const onPage = new Map<number, { json: Buffer; digest: string }>();
     for (const [i, row] of rows.entries()) {
       const found = repositories.get(row.repository_id)!;
-      const repository = this.repositoryJson(found);
+      let repository = onPage.get(row.repository_id);
+      if (!repository) onPage.set(row.repository_id, (repository = this.repositoryJson(found)));
       const fields = serializeFields(threadFields(this.urls, row, found));
       hash.update(repository.digest).update(fields);
       // The thread's own fields begin `{"id":...`: its repository goes first.

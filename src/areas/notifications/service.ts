@@ -323,10 +323,10 @@ export class NotificationService extends Service {
 
   /** A page of the user's threads, as the JSON the API answers (see ThreadPageWriter) with its entity tag. */
   async list(userId: number, options: ListOptions): Promise<{ body: Buffer; etag: string; returned: number; total: number; modifiedAt: string | null }> {
-    // The hidden repositories and Last-Modified, then the page and the count, then the page's
-    // repositories. Last-Modified is read before the page, so a change landing in between can only
-    // make it older than the page (a later 200 too many, never a 304 hiding a change).
-    const [hidden, modifiedAt] = await Promise.all([store.hiddenRepositoryIds(this.db, userId), store.inboxModifiedAt(this.db, userId)]);
+    // Three statements: the hidden repositories with Last-Modified, then the page with the count,
+    // then the page's repositories. Last-Modified is read before the page, so a change landing in
+    // between can only make it older than the page (a later 200 too many, never a 304 hiding a change).
+    const { hidden, modifiedAt } = await store.listContext(this.db, userId);
     const filter: store.ThreadFilter = {
       userId,
       hidden,
@@ -336,10 +336,10 @@ export class NotificationService extends Service {
       since: options.since === undefined ? undefined : storedTime(options.since, 'Notification', 'since'),
       before: options.before === undefined ? undefined : storedTime(options.before, 'Notification', 'before'),
     };
-    const [rows, total] = await Promise.all([
-      store.listThreads(this.db, filter, options.perPage, (options.page - 1) * options.perPage),
-      store.countThreads(this.db, filter),
-    ]);
+    const offset = (options.page - 1) * options.perPage;
+    const rows = await store.listThreads(this.db, filter, options.perPage, offset);
+    // An empty page has no row to carry the count: past the first page, it is counted on its own.
+    const total = rows.length ? Number(rows[0]!.total) : offset > 0 ? await store.countThreads(this.db, filter) : 0;
     const repositories = new Map((await repositoriesWithFacts(this.db, [...new Set(rows.map((r) => r.repository_id))])).map((found) => [found.repository.id, found]));
     return { ...this.pages.write(rows, repositories), returned: rows.length, total, modifiedAt };
   }
@@ -371,7 +371,7 @@ export class NotificationService extends Service {
     await this.db.transaction().execute(async (trx) => {
       // Again inside the transaction: what the user cannot read as the marking happens stays as it is.
       const current = await store.hiddenRepositoryIds(trx, userId);
-      if ((await store.markThreads(trx, selection, current, readAt, threshold, this.locksRows)) > 0) await store.touchInboxes(trx, [userId], now);
+      if ((await store.markThreads(trx, selection, current, readAt, threshold, this.locksRows)).changed > 0) await store.touchInboxes(trx, [userId], now);
     });
     return 'done';
   }
@@ -383,16 +383,19 @@ export class NotificationService extends Service {
    */
   async runMarkRead(job: MarkReadJob): Promise<void> {
     const batch = MARK_READ_BATCH[this.ctx.db.dialect];
+    // Each batch starts after the last one's final thread (a job run again starts from the beginning).
+    let after: store.MarkPosition | null = null;
     for (;;) {
       await new Promise((resolve) => setImmediate(resolve));
-      const changed = await this.db.transaction().execute(async (trx) => {
+      const marked: { changed: number; last: store.MarkPosition | null } = await this.db.transaction().execute(async (trx) => {
         // Access may have changed since the job was queued: the hidden repositories as of now.
         const hidden = await store.hiddenRepositoryIds(trx, job.userId);
-        const count = await store.markThreads(trx, job, hidden, job.readAt, batch, this.locksRows);
-        if (count > 0) await store.touchInboxes(trx, [job.userId], this.now());
-        return count;
+        const result = await store.markThreads(trx, job, hidden, job.readAt, batch, this.locksRows, after);
+        if (result.changed > 0) await store.touchInboxes(trx, [job.userId], this.now());
+        return result;
       });
-      if (changed < batch) return;
+      if (marked.changed < batch) return;
+      after = marked.last;
     }
   }
 

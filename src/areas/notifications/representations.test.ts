@@ -1,0 +1,61 @@
+// The page writer's repository cache: a page is written anew whenever any value a repository's JSON
+// is made of changes (its row, its owner, its facts), and comes from the cache only when none did.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { RepositoryWithFacts } from '../../core/repositories/facts.ts';
+import { ThreadPageWriter } from './representations.ts';
+import type { ThreadWithSubject } from './store.ts';
+
+const urls = { api: 'https://api.example.test', web: 'https://example.test' };
+
+function repository(changes: { repository?: object; owner?: object; facts?: object } = {}): RepositoryWithFacts {
+  return {
+    repository: {
+      id: 7, owner_id: 3, name: 'hello', name_lower: 'hello', description: 'first', visibility: 'public', language: null, topics: '[]',
+      default_branch: 'main', git_path: null, locked_by_migration_id: null, security_and_analysis: '{}', created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-02T00:00:00.000Z', pushed_at: null, archived: 0, ...changes.repository,
+    },
+    owner: { id: 3, login: 'octo', type: 'User', site_admin: 0, ...changes.owner },
+    facts: { open_issues: 1, subscribers: 2, stargazers: 0, forks: 0, ...changes.facts },
+  } as RepositoryWithFacts;
+}
+
+const thread = (id: number): ThreadWithSubject => ({
+  id, user_id: 3, subject_id: id, repository_id: 7, reason: 'subscribed', unread: 1, done: 0, updated_at: '2026-01-03T00:00:00.000Z',
+  last_read_at: null, latest_comment_id: null, created_at: '2026-01-03T00:00:00.000Z', subject_type: 'Release', subject_title: `Release ${id}`,
+  subject_url: `https://api.example.test/releases/${id}`, issue_number: null, is_pull_request: null,
+});
+
+const write = (writer: ThreadPageWriter, found: RepositoryWithFacts) => {
+  const page = writer.write([thread(1), thread(2)], new Map([[7, found]]));
+  const body = JSON.parse(page.body.toString()) as { repository: { description: string | null; owner: { login: string }; subscribers_count: number; topics: string[] } }[];
+  return { ...page, body };
+};
+
+test('a repository comes from the cache only while every value it is made of stays the same', () => {
+  const writer = new ThreadPageWriter(urls);
+  const first = write(writer, repository());
+  assert.equal(first.body.length, 2);
+  assert.equal(first.body[0]!.repository.description, 'first');
+
+  // Equal values in new row objects (a later request): the same page, the same tag.
+  assert.deepEqual(write(writer, repository()), first);
+
+  const changed = [
+    write(writer, repository({ repository: { description: 'second' } })),
+    write(writer, repository({ repository: { topics: '["x"]' } })),
+    write(writer, repository({ owner: { login: 'renamed' } })),
+    write(writer, repository({ facts: { subscribers: 3 } })),
+    write(writer, repository({ repository: { description: null } })),
+  ];
+  assert.equal(changed[0]!.body[0]!.repository.description, 'second');
+  assert.deepEqual(changed[1]!.body[1]!.repository.topics, ['x']);
+  assert.equal(changed[2]!.body[0]!.repository.owner.login, 'renamed');
+  assert.equal(changed[3]!.body[1]!.repository.subscribers_count, 3);
+  assert.equal(changed[4]!.body[0]!.repository.description, null);
+  const tags = new Set([first.etag, ...changed.map((page) => page.etag)]);
+  assert.equal(tags.size, changed.length + 1);
+
+  // Back to the first values: the first page again.
+  assert.deepEqual(write(writer, repository()), first);
+});
