@@ -69,6 +69,8 @@ export interface Config {
   };
   notifications: {
     markReadThreshold: number;
+    /** Threads the background mark-as-read marks per transaction; 0: the database's default. */
+    markReadBatch: number;
     pollInterval: number;
   };
   webhooks: {
@@ -301,6 +303,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     notifications: {
       markReadThreshold: int(env, 'CODEHOST_NOTIFICATIONS_MARK_READ_THRESHOLD', 1000, 1),
+      markReadBatch: int(env, 'CODEHOST_NOTIFICATIONS_MARK_READ_BATCH', 0, 0, 100_000),
       pollInterval: int(env, 'CODEHOST_NOTIFICATIONS_POLL_INTERVAL', 60, 1),
     },
     webhooks: {

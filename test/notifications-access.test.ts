@@ -36,7 +36,8 @@ const titles = (body: { subject: { title: string } }[]) => body.map((t) => t.sub
 const byTitle = (body: { subject: { title: string }; unread: boolean }[]) => Object.fromEntries(body.map((t) => [t.subject.title, t.unread]));
 
 before(async () => {
-  server = await startServer({ CODEHOST_NOTIFICATIONS_MARK_READ_THRESHOLD: String(MARK_READ_THRESHOLD) });
+  // Background marking in batches of 2, so a job spans several batches with hidden threads among them.
+  server = await startServer({ CODEHOST_NOTIFICATIONS_MARK_READ_THRESHOLD: String(MARK_READ_THRESHOLD), CODEHOST_NOTIFICATIONS_MARK_READ_BATCH: '2' });
   await person('olive');
   await server.admin('POST', '/orgs', { login: 'acme', owners: ['olive'] });
   await server.admin('POST', '/repos', { owner: 'acme', name: 'open' });
@@ -243,8 +244,13 @@ describe('set-wise, inside the list queries', () => {
     const login = await person('bulk');
     await server.admin('POST', '/repos', { owner: 'acme', name: 'bulky', visibility: 'private' });
     await server.admin('PUT', `/repos/acme/bulky/collaborators/${login}`, { permission: 'pull' });
+    // Hidden threads before, among and after the readable ones, in the order the batches walk.
     const hidden = await notify(login, 'acme/bulky', 'hidden');
-    for (let i = 0; i <= MARK_READ_THRESHOLD; i++) await notify(login, 'acme/open', `many ${i}`);
+    for (let i = 0; i <= MARK_READ_THRESHOLD; i++) {
+      await notify(login, 'acme/open', `many ${i}`);
+      if (i === 2) await notify(login, 'acme/bulky', 'hidden among');
+    }
+    await notify(login, 'acme/bulky', 'hidden last');
     await server.admin('DELETE', `/repos/acme/bulky/collaborators/${login}`);
     const marked = await call('PUT', '/notifications', login, { body: {} });
     assert.equal(marked.status, 202);
@@ -252,8 +258,8 @@ describe('set-wise, inside the list queries', () => {
     assert.deepEqual((await call('GET', '/notifications', login)).body, []);
     await server.admin('PUT', `/repos/acme/bulky/collaborators/${login}`, { permission: 'pull' });
     const back = await call('GET', '/notifications', login);
-    assert.deepEqual(titles(back.body), ['hidden']);
-    assert.equal(back.body[0].id, hidden.id);
+    assert.deepEqual(titles(back.body), ['hidden last', 'hidden among', 'hidden']);
+    assert.equal(back.body[2].id, hidden.id);
   });
 
   test('only as many hidden threads as the threshold do not push a mark into the background', async () => {

@@ -279,7 +279,8 @@ describe('marking many as read in the background', () => {
   let small: TestServer;
   const smallTokens: Record<string, string> = {};
   before(async () => {
-    small = await startServer({ CODEHOST_NOTIFICATIONS_MARK_READ_THRESHOLD: '5' });
+    // Batches of 3: the background job marks the 8 threads in three transactions.
+    small = await startServer({ CODEHOST_NOTIFICATIONS_MARK_READ_THRESHOLD: '5', CODEHOST_NOTIFICATIONS_MARK_READ_BATCH: '3' });
     for (const login of ['many', 'few']) {
       await small.admin('POST', '/users', { login });
       smallTokens[login] = await classicToken(small, login, ['repo']);

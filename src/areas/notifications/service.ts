@@ -51,10 +51,10 @@ const SUBSCRIBING = new Set<Reason>(['author', 'comment', 'mention', 'assign', '
 
 export const MARK_READ_QUEUE = 'notifications.mark-read';
 /**
- * Threads marked per transaction by the background job. SQLite runs a batch synchronously on this
- * process's event loop, so its batches stay short; on PostgreSQL a batch only waits on the network,
- * and larger ones cost less per thread (100,000 threads: about 3 s in batches of 10,000, 9 s in
- * batches of 2,000).
+ * Threads marked per transaction by the background job, unless CODEHOST_NOTIFICATIONS_MARK_READ_BATCH
+ * says otherwise. SQLite runs a batch synchronously on this process's event loop, so its batches
+ * stay short; on PostgreSQL a batch only waits on the network, and larger ones cost less per thread
+ * (100,000 threads: about 3 s in batches of 10,000, 9 s in batches of 2,000).
  */
 const MARK_READ_BATCH = { sqlite: 2_000, postgres: 10_000 } as const;
 export const MARK_READ_MESSAGE = "Unread notifications couldn't be marked in a single request. Notifications are being marked as read in the background.";
@@ -382,7 +382,7 @@ export class NotificationService extends Service {
    * in this process, and requests (the 202 that queued this job first of all) must not wait for it.
    */
   async runMarkRead(job: MarkReadJob): Promise<void> {
-    const batch = MARK_READ_BATCH[this.ctx.db.dialect];
+    const batch = this.ctx.config.notifications.markReadBatch || MARK_READ_BATCH[this.ctx.db.dialect];
     // Each batch starts after the last one's final thread (a job run again starts from the beginning).
     let after: store.MarkPosition | null = null;
     for (;;) {
