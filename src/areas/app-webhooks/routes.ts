@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import type { AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import { pageParams, PerPage, setCursorLinks } from '../../platform/pagination.ts';
+import { DEFAULT_PAGES, pageParams, PerPage, setCursorLinks } from '../../platform/pagination.ts';
 import { callingApp } from '../../core/callers/app.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { AppWebhookService, DeliveryDetail, DeliverySummary, HookConfig } from './service.ts';
@@ -55,7 +55,7 @@ export function appWebhookRoutes(app: Api, ctx: Context): void {
       response: { 200: Type.Array(DeliverySummary), ...refused, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    const { perPage } = pageParams(request.query, { perPage: 30, maxPerPage: 100 });
+    const { perPage } = pageParams(request.query, DEFAULT_PAGES);
     const { deliveries, next, prev } = await service.listDeliveries(callingApp(request), request.query, perPage);
     setCursorLinks(reply, request, ctx.urls.api, { next: next ? { cursor: next } : undefined, prev: prev ? { cursor: prev } : undefined }, ['cursor']);
     return deliveries;

@@ -7,7 +7,7 @@ import { CLASSIC_TOKENS, requireReadableRepository, type AccessRule } from '../.
 import type { Api, Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { findRepository } from '../../core/repositories/store.ts';
-import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
+import { DEFAULT_PAGES, PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { LoadMonitor, pollInterval } from './polling.ts';
 import { NotificationThread, ThreadSubscription } from './representations.ts';
@@ -208,7 +208,7 @@ export function notificationRoutes(app: Api, ctx: Context): void {
     },
   }, async (request, reply) => {
     const repository = await readableRepository(request);
-    return list(request, reply, repository.id, { perPage: 30, maxPerPage: 100 });
+    return list(request, reply, repository.id, DEFAULT_PAGES);
   });
 
   app.put('/repos/:owner/:repo/notifications', {
