@@ -7,15 +7,14 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setImmediate } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import tar, { type Pack } from 'tar-stream';
-import type { Config } from '../../config.ts';
 import type { Executor } from '../../db/index.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import { type Urls } from '../../platform/urls.ts';
-import { RecordWriter } from './records.ts';
-import { Renderers, type Batch, type Chunk } from './render.ts';
+import { RecordWriter, type RepositoryPaths } from './records.ts';
 import type { ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';
 
@@ -32,8 +31,6 @@ export interface ExportPlan {
 
 export interface ExportEnvironment {
   db: Executor;
-  /** How a second thread opens its own connection to the same database. */
-  database: Pick<Config, 'databaseUrl' | 'dataDir'>;
   urls: Urls;
   storage: ArchiveStorage;
   /** Where repositories' `git_path` is relative to. */
@@ -140,6 +137,8 @@ const EMPTY_ARRAY = '[]\n';
 const [OPEN, COMMA, NEWLINE] = [0x5b, 0x2c, 0x0a];
 /** A record file's first buffer: most files of 1,000 records fit (a file of comments is about 1.5 MB). */
 const FILE_BUFFER_BYTES = 2 * 1024 * 1024;
+/** Records rendered between turns of the event loop (a few milliseconds' work). */
+const YIELD_EVERY = 100;
 
 /** One kind's records, written as `<kind>_000001.json`, `<kind>_000002.json`... of 1,000 records each. */
 class KindFiles {
@@ -161,37 +160,20 @@ class KindFiles {
     this.counter = counter;
   }
 
-  /** Adds a record, as JSON (one rendered before the export). */
+  /** Adds a record, as JSON. */
   async add(json: string): Promise<void> {
     // Room for the separator, the record at 3 bytes per UTF-16 unit (UTF-8's most) and the closing `\n]\n`.
     const room = json.length * 3 + 5;
     if (this.body.length - this.at < room) this.grow(room);
-    this.separate();
-    this.at += this.body.write(json, this.at);
-    await this.added();
-  }
-
-  /** Adds a chunk's records, in order. */
-  async addChunk({ bytes, ends }: Chunk): Promise<void> {
-    for (let i = 0, start = 0; i < ends.length; start = ends[i]!, i++) {
-      const end = ends[i]!;
-      if (this.body.length - this.at < end - start + 5) this.grow(end - start + 5);
-      this.separate();
-      this.at += bytes.copy(this.body, this.at, start, end);
-      await this.added();
-    }
-  }
-
-  /** `[\n` before a file's first record, `,\n` before the others. */
-  private separate(): void {
     this.body[this.at++] = this.count ? COMMA : OPEN;
     this.body[this.at++] = NEWLINE;
-  }
-
-  /** Counts a record just added; a full file is written. */
-  private async added(): Promise<void> {
+    this.at += this.body.write(json, this.at);
     this.count += 1;
     if (this.count >= RECORDS_PER_FILE) await this.flush();
+    // Reading (node:sqlite is synchronous) and rendering never wait for I/O, so without this the
+    // thread would see gzip's completions (each starting its next chunk on the thread pool) only
+    // when a file waits for room: gzip and rendering would take turns instead of sharing the cores.
+    else if (this.count % YIELD_EVERY === 0) await setImmediate();
   }
 
   /** A larger buffer for the file, what it holds so far copied over. */
@@ -229,21 +211,18 @@ class KindFiles {
 export async function writeArchive(env: ExportEnvironment, plan: ExportPlan, key: string): Promise<number> {
   const upload = await env.storage.create(key);
   const archive = new ArchiveWriter(upload.stream, env.now);
-  const renderers = new Renderers(env.db, { database: env.database, urls: env.urls, ownerId: plan.owner.id });
   try {
-    await writeEntries(env, plan, archive, renderers);
+    await writeEntries(env, plan, archive);
     await archive.finish();
     return await upload.commit();
   } catch (error) {
     await archive.abort(error as Error);
     await upload.abort();
     throw error;
-  } finally {
-    await renderers.close();
   }
 }
 
-async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: ArchiveWriter, renderers: Renderers): Promise<void> {
+async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: ArchiveWriter): Promise<void> {
   const { db } = env;
   const records = new RecordWriter(env.urls, plan.owner.id);
   const contents = archiveContents(plan.migration);
@@ -255,19 +234,6 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
   };
   const repositoryIds = contents.repositoryMetadata ? plan.repositories.map((r) => r.id) : [];
   const refs = plan.repositories.map((repo) => ({ repo, ref: { owner: repo.owner.login, name: repo.name }, at: records.repositoryPaths(repo.owner.login, repo.name) }));
-  /** A kind of the repositories' records, in batches of keys read by either thread. */
-  const batched = (name: Batch['kind']) => kind(name, async (files) => {
-    const append = (chunk: Chunk) => files.addChunk(chunk);
-    for (const { repo, at } of refs) {
-      for (let after = 0; ;) {
-        const upTo = await store.batchEnd(db, name, repo.id, after, store.BATCH);
-        await renderers.add({ kind: name, repositoryId: repo.id, at, after, upTo }, append);
-        if (upTo === null) break;
-        after = upTo;
-      }
-    }
-    await renderers.drain(append);
-  });
 
   await archive.file('schema.json', Buffer.from(`${JSON.stringify({ version: SCHEMA_VERSION })}\n`));
 
@@ -290,7 +256,44 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
     await kind('repositories', async (files) => {
       for (const json of plan.records.repositories) await files.add(json);
     });
-    for (const name of ['issues', 'pull_requests', 'issue_comments', 'issue_events'] as const) await batched(name);
+    for (const pullRequests of [false, true]) {
+      await kind(pullRequests ? 'pull_requests' : 'issues', async (files) => {
+        for (const { repo, at } of refs) await issuesOf(db, records, repo.id, at, pullRequests, files);
+      });
+    }
+    await kind('issue_comments', async (files) => {
+      for (const { repo, at } of refs) {
+        for (let after = 0; ;) {
+          const rows = await store.commentsAfter(db, repo.id, after, store.BATCH);
+          const issues = await store.issuesById(db, [...new Set(rows.map((r) => r.issue_id))]);
+          const authors = await store.usersById(db, [...new Set(rows.map((r) => r.author_id))]);
+          for (const comment of rows) await files.add(records.comment(at, comment, issues.get(comment.issue_id)!, authors.get(comment.author_id)!));
+          if (rows.length < store.BATCH) break;
+          after = rows.at(-1)!.id;
+        }
+      }
+    });
+    await kind('issue_events', async (files) => {
+      for (const { repo, at } of refs) {
+        for (let after = 0; ;) {
+          const rows = await store.eventsAfter(db, repo.id, after, store.BATCH);
+          const issues = await store.issuesById(db, [...new Set(rows.map((r) => r.issue_id))]);
+          const users = await store.usersById(db, [...new Set(rows.flatMap((r) => (r.subject_user_id === null ? [r.actor_id] : [r.actor_id, r.subject_user_id])))]);
+          const teams = await store.teamsById(db, [...new Set(rows.flatMap((r) => (r.subject_team_id === null ? [] : [r.subject_team_id])))]);
+          for (const event of rows) {
+            await files.add(records.issueEvent(at, {
+              ...event,
+              number: issues.get(event.issue_id)!.number,
+              actor: users.get(event.actor_id)!,
+              subject: event.subject_user_id === null ? null : (users.get(event.subject_user_id) ?? null),
+              team: event.subject_team_id === null ? null : (teams.get(event.subject_team_id) ?? null),
+            }));
+          }
+          if (rows.length < store.BATCH) break;
+          after = rows.at(-1)!.id;
+        }
+      }
+    });
     // Kinds codehost keeps no records of: the layout still has their files, as empty arrays, so an
     // importer finds every file it expects.
     const none = async () => {};
@@ -306,6 +309,27 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
     for (const { repo, ref } of refs) {
       if (repo.git_path) await copyGitData(archive, join(env.dataDir, repo.git_path), `repositories/${ref.owner}/${ref.name}.git`);
     }
+  }
+}
+
+async function issuesOf(db: Executor, records: RecordWriter, repositoryId: number, at: RepositoryPaths, pullRequests: boolean, files: KindFiles): Promise<void> {
+  for (let after = 0; ;) {
+    const rows = await store.issuesAfter(db, repositoryId, pullRequests, after, store.BATCH);
+    const ids = rows.map((r) => r.id);
+    const authors = await store.usersById(db, [...new Set(rows.map((r) => r.author_id))]);
+    const assignees = await store.assigneesOf(db, ids);
+    const reviews = pullRequests ? await store.reviewRequestsOf(db, ids) : new Map<number, { users: UserRow[]; teams: store.TeamWithOrg[] }>();
+    for (const { comment_count, ...issue } of rows) {
+      const author = authors.get(issue.author_id)!;
+      const assigned = assignees.get(issue.id) ?? [];
+      const comments = Number(comment_count ?? 0);
+      const review = reviews.get(issue.id);
+      await files.add(pullRequests
+        ? records.pullRequest(at, issue, author, assigned, comments, review?.users ?? [], review?.teams ?? [])
+        : records.issue(at, issue, author, assigned, comments));
+    }
+    if (rows.length < store.BATCH) break;
+    after = rows.at(-1)!.number;
   }
 }
 

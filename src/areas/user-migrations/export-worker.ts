@@ -44,7 +44,6 @@ export async function exportOnThisThread(job: ExportJob): Promise<void> {
     const size = await writeArchive(
       {
         db: db.kysely,
-        database: job.database,
         urls: job.urls,
         storage: archiveStorage({ dataDir }),
         dataDir,

@@ -249,15 +249,9 @@ export type TeamRow = Selectable<TeamsTable>;
 /** A team with its organization's login (its URLs name it). */
 export type TeamWithOrg = TeamRow & { org_login: string };
 
-/** A batch of an export: the records with keys after `after` and up to `upTo` (no end: all the rest). */
-export interface KeyRange {
-  after: number;
-  upTo: number | null;
-}
-
-/** A batch of a repository's issues or pull requests, by number, with their comment counts. */
-export async function issuesIn(db: Executor, repositoryId: number, pullRequests: boolean, range: KeyRange) {
-  let query = db
+/** A page of a repository's issues or pull requests, by number, with their comment counts. */
+export async function issuesAfter(db: Executor, repositoryId: number, pullRequests: boolean, afterNumber: number, limit: number) {
+  return db
     .selectFrom('issues as i')
     .selectAll('i')
     .select((eb) =>
@@ -265,24 +259,10 @@ export async function issuesIn(db: Executor, repositoryId: number, pullRequests:
     )
     .where('i.repository_id', '=', repositoryId)
     .where('i.is_pull_request', '=', pullRequests ? 1 : 0)
-    .where('i.number', '>', range.after);
-  if (range.upTo !== null) query = query.where('i.number', '<=', range.upTo);
-  return query.orderBy('i.number').execute();
-}
-
-/** The kinds an export reads in batches of a repository's records, and each one's key. */
-export type BatchedKind = 'issues' | 'pull_requests' | 'issue_comments' | 'issue_events';
-
-/**
- * The key of the `size`-th record of a kind after `after` (a batch's last), or null when fewer
- * follow: read from the index alone, so the export thread can hand out batches before reading them.
- */
-export async function batchEnd(db: Executor, kind: BatchedKind, repositoryId: number, after: number, size: number): Promise<number | null> {
-  const row = kind === 'issues' || kind === 'pull_requests'
-    ? await db.selectFrom('issues').select('number as key').where('repository_id', '=', repositoryId).where('is_pull_request', '=', kind === 'pull_requests' ? 1 : 0)
-      .where('number', '>', after).orderBy('number').limit(1).offset(size - 1).executeTakeFirst()
-    : await db.selectFrom(kind).select('id as key').where('repository_id', '=', repositoryId).where('id', '>', after).orderBy('id').limit(1).offset(size - 1).executeTakeFirst();
-  return row ? Number(row.key) : null;
+    .where('i.number', '>', afterNumber)
+    .orderBy('i.number')
+    .limit(limit)
+    .execute();
 }
 
 export async function issuesById(db: Executor, ids: number[]): Promise<Map<number, IssueRow>> {
@@ -331,16 +311,12 @@ export async function reviewRequestsOf(db: Executor, issueIds: number[]): Promis
   return out;
 }
 
-/** A batch of a repository's issue comments, by id. */
-export async function commentsIn(db: Executor, repositoryId: number, range: KeyRange) {
-  let query = db.selectFrom('issue_comments').selectAll().where('repository_id', '=', repositoryId).where('id', '>', range.after);
-  if (range.upTo !== null) query = query.where('id', '<=', range.upTo);
-  return query.orderBy('id').execute();
+/** A page of a repository's issue comments, by id. */
+export async function commentsAfter(db: Executor, repositoryId: number, afterId: number, limit: number) {
+  return db.selectFrom('issue_comments').selectAll().where('repository_id', '=', repositoryId).where('id', '>', afterId).orderBy('id').limit(limit).execute();
 }
 
-/** A batch of a repository's issue events, by id. */
-export async function eventsIn(db: Executor, repositoryId: number, range: KeyRange) {
-  let query = db.selectFrom('issue_events').selectAll().where('repository_id', '=', repositoryId).where('id', '>', range.after);
-  if (range.upTo !== null) query = query.where('id', '<=', range.upTo);
-  return query.orderBy('id').execute();
+/** A page of a repository's issue events, by id. */
+export async function eventsAfter(db: Executor, repositoryId: number, afterId: number, limit: number) {
+  return db.selectFrom('issue_events').selectAll().where('repository_id', '=', repositoryId).where('id', '>', afterId).orderBy('id').limit(limit).execute();
 }
