@@ -67,7 +67,14 @@ function nodeSqlite(path: string): SqliteDatabase {
 // int8 (count(*), sums) arrive from pg as strings; every count here fits a JS number.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-const READ = /^\s*select\b/i;
+const SELECT = /^\s*select\b/i;
+const WITH = /^\s*with\b/i;
+const MODIFYING = /\b(insert|update|delete|merge)\b/i;
+
+/** A statement that only reads: a SELECT, or a WITH query none of whose parts inserts, updates or deletes. */
+export function onlyReads(text: string): boolean {
+  return SELECT.test(text) || (WITH.test(text) && !MODIFYING.test(text));
+}
 const LOCKING = /\bfor\s+(update|share|no\s+key\s+update|key\s+share)\b/i;
 const TRANSACTION_START = /^\s*(begin|start\s+transaction)\b/i;
 const TRANSACTION_END = /^\s*(commit|rollback|end|abort)\s*$/i;
@@ -94,7 +101,7 @@ function retryingReads(pool: pg.Pool): PostgresPool {
         try {
           return await run(client);
         } catch (error) {
-          if (inTransaction || !READ.test(text) || LOCKING.test(text) || !connectionLost(error)) throw error;
+          if (inTransaction || !onlyReads(text) || LOCKING.test(text) || !connectionLost(error)) throw error;
           const lost = client;
           client = null;
           lost.release(error as Error);

@@ -132,8 +132,7 @@ const HIDDEN_LIST_MAX = 100;
  * The distinct repositories of the user's threads, as the CTE `walk(repository_id)` (its last row is
  * null): a loose index scan of (user_id, repository_id, ...), one probe per repository, whatever the
  * number of threads (a DISTINCT over the user's range read every one of them: 1,000,000 index
- * entries for an inbox of 1,000,000 threads). The queries built on it are wrapped in a plain
- * `select`, which the pool knows for a read it may run again on a fresh connection.
+ * entries for an inbox of 1,000,000 threads).
  */
 const walkRepositories = (userId: number) => sql`with recursive walk(repository_id) as (
   select (select w.repository_id from notification_threads w where w.user_id = ${userId} order by w.repository_id limit 1)
@@ -147,7 +146,7 @@ const hiddenOf = (userId: number, columns = sql`walk.repository_id`) => sql`sele
 
 /** The repositories among those of the user's threads that the user cannot read now (one query). */
 export async function hiddenRepositoryIds(db: Executor, userId: number): Promise<number[]> {
-  const { rows } = await sql<{ repository_id: number }>`select * from (${walkRepositories(userId)} ${hiddenOf(userId)}) hidden`.execute(db);
+  const { rows } = await sql<{ repository_id: number }>`${walkRepositories(userId)} ${hiddenOf(userId)}`.execute(db);
   return rows.map((r) => r.repository_id);
 }
 
@@ -156,10 +155,10 @@ export async function hiddenRepositoryIds(db: Executor, userId: number): Promise
  * `hiddenRepositoryIds`) and the user's Last-Modified (null: nothing ever changed).
  */
 export async function listContext(db: Executor, userId: number): Promise<{ hidden: number[]; modifiedAt: string | null }> {
-  const { rows } = await sql<{ repository_id: number | null; modified_at: string | null }>`select * from (${walkRepositories(userId)}
+  const { rows } = await sql<{ repository_id: number | null; modified_at: string | null }>`${walkRepositories(userId)}
     ${hiddenOf(userId, sql`walk.repository_id, null as modified_at`)}
     union all
-    select null, i.modified_at from notification_inboxes i where i.user_id = ${userId}) context`.execute(db);
+    select null, i.modified_at from notification_inboxes i where i.user_id = ${userId}`.execute(db);
   const hidden: number[] = [];
   let modifiedAt: string | null = null;
   for (const row of rows) {
