@@ -6,6 +6,11 @@ import { dirname, join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 
 export interface Config {
+  /**
+   * `laptop` (loopback, demo data, generated secrets, test support) or `production` (a server others
+   * use). `CODEHOST_MODE`; unset, `production` when the server listens beyond loopback.
+   */
+  mode: 'laptop' | 'production';
   port: number;
   host: string;
   dataDir: string;
@@ -152,6 +157,16 @@ function isLoopbackHost(value: string): boolean {
   return lower === 'localhost' || (isIP(lower) === 4 && lower.startsWith('127.')) || (isIP(lower) === 6 && /^(0{0,4}:){2,7}0{0,3}1$/.test(lower));
 }
 
+export const MODES = ['laptop', 'production'] as const;
+
+function mode(env: Env, listenHost: string): Config['mode'] {
+  const value = str(env, 'CODEHOST_MODE', isLoopbackHost(listenHost) ? 'laptop' : 'production');
+  if (!(MODES as readonly string[]).includes(value)) {
+    throw new ConfigError(`CODEHOST_MODE must be laptop or production, got "${value}"`);
+  }
+  return value as Config['mode'];
+}
+
 /** A PostgreSQL URL, checked for its form only (the connection is tried at start). Never echoes a password. */
 function databaseUrl(env: Env): string | null {
   const value = env.DATABASE_URL;
@@ -270,6 +285,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`CODEHOST_ASSISTANT_METRICS_SUNSET must be a date (YYYY-MM-DD) or "never", got "${sunset}"`);
   }
   return {
+    mode: mode(env, listenHost),
     port,
     host: listenHost,
     dataDir: resolve(str(env, 'CODEHOST_DATA_DIR', './data')),
