@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { SignJWT, importPKCS8 } from 'jose';
 import { createPrivateKey } from 'node:crypto';
 import { startServer, type TestServer } from './helpers/server.ts';
+import { formatToken } from '../src/platform/tokens.ts';
 
 let server: TestServer;
 
@@ -107,6 +108,13 @@ describe('credentials', () => {
     assert.deepEqual(fine.permissions, { issues: 'write' });
     assert.equal((await server.adminRaw('POST', '/tokens', { login: 'mona', kind: 'classic', value: 'chp_notvalid' })).status, 422);
     assert.equal((await server.adminRaw('POST', '/tokens', { login: 'mona', kind: 'classic', value: fine.token })).status, 422);
+    // A value of the right shape whose checksum is wrong is refused; the same body with its checksum is taken.
+    const body = 'Q'.repeat(30);
+    const wrongChecksum = await server.adminRaw('POST', '/tokens', { login: 'mona', kind: 'classic', value: `chp_${body}000000` });
+    assert.equal(wrongChecksum.status, 422, wrongChecksum.text);
+    assert.match(wrongChecksum.text, /well-formed classic token/);
+    const fixed = await server.adminRaw('POST', '/tokens', { login: 'mona', kind: 'classic', value: formatToken('classic', body) });
+    assert.equal(fixed.status, 201, fixed.text);
     assert.equal((await server.adminRaw('POST', '/tokens', { login: 'mona', kind: 'fine_grained', resource_owner: 'acme', repositories: ['nope'] })).status, 404);
     assert.equal((await server.adminRaw('POST', '/tokens', { login: 'mona', kind: 'classic', permissions: { issues: 'read' } })).status, 422);
     assert.equal((await server.adminRaw('POST', '/tokens', { login: 'mona', kind: 'magic' })).status, 422);

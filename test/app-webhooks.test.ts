@@ -39,7 +39,7 @@ async function closedPort(): Promise<number> {
 }
 
 /** The receiver's side of signatures: HMAC of the exact body bytes, compared in constant time. */
-function verifySignature(secret: string, body: string, header: string | string[] | undefined, algorithm: 'sha1' | 'sha256'): boolean {
+function verifySignature(secret: string, body: Buffer, header: string | string[] | undefined, algorithm: 'sha1' | 'sha256'): boolean {
   if (typeof header !== 'string') return false;
   const expected = Buffer.from(`${algorithm}=${createHmac(algorithm, secret).update(body).digest('hex')}`);
   const given = Buffer.from(header);
@@ -261,9 +261,9 @@ describe('app webhooks', () => {
       assert.match(String(h['user-agent']), /^Vendor-Hookshot\/[0-9a-f]{7}$/);
       assert.equal(h.accept, '*/*');
       assert.equal(h['content-type'], 'application/json');
-      assert.ok(verifySignature(SECRET, request.body, h['x-hub-signature-256'], 'sha256'));
-      assert.ok(verifySignature(SECRET, request.body, h['x-hub-signature'], 'sha1'));
-      assert.ok(!verifySignature('wrong secret', request.body, h['x-hub-signature-256'], 'sha256'));
+      assert.ok(verifySignature(SECRET, request.bytes, h['x-hub-signature-256'], 'sha256'));
+      assert.ok(verifySignature(SECRET, request.bytes, h['x-hub-signature'], 'sha1'));
+      assert.ok(!verifySignature('wrong secret', request.bytes, h['x-hub-signature-256'], 'sha256'));
 
       const payload = JSON.parse(request.body);
       assert.equal(payload.ref, 'refs/heads/main');
@@ -306,8 +306,8 @@ describe('app webhooks', () => {
         const delivery = await deliverOne({ form: 'a&b=c' });
         const [request] = receiver.on('/ok');
         assert.equal(request!.headers['content-type'], 'application/x-www-form-urlencoded');
-        assert.ok(verifySignature(SECRET, request!.body, request!.headers['x-hub-signature-256'], 'sha256'));
-        assert.ok(verifySignature(SECRET, request!.body, request!.headers['x-hub-signature'], 'sha1'));
+        assert.ok(verifySignature(SECRET, request!.bytes, request!.headers['x-hub-signature-256'], 'sha256'));
+        assert.ok(verifySignature(SECRET, request!.bytes, request!.headers['x-hub-signature'], 'sha1'));
         const payload = JSON.parse(new URLSearchParams(request!.body).get('payload')!);
         assert.equal(payload.form, 'a&b=c');
         assert.equal(delivery.status, 'OK');
@@ -562,7 +562,7 @@ describe('app webhooks', () => {
       assert.equal(sent.length, 2);
       assert.equal(sent[1]!.headers['x-vendor-delivery'], original.guid);
       assert.equal(sent[1]!.body, sent[0]!.body, 'the same payload');
-      assert.ok(verifySignature(SECRET, sent[1]!.body, sent[1]!.headers['x-hub-signature-256'], 'sha256'));
+      assert.ok(verifySignature(SECRET, sent[1]!.bytes, sent[1]!.headers['x-hub-signature-256'], 'sha256'));
       // The original is still there, unchanged.
       const first = await server.api('GET', `/app/hook/deliveries/${original.id}`, { token: jwt });
       assert.equal(first.body.redelivery, false);

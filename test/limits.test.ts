@@ -96,6 +96,24 @@ describe('failed logins', () => {
     });
   });
 
+  test('the limit is exact: after limit-1 failures the right token works; after exactly limit failures it is refused', async () => {
+    await withServer({ CODEHOST_RATE_LIMIT_FAILED_LOGINS: '3' }, async (server) => {
+      await server.admin('POST', '/users', { login: 'mona' });
+      const token = await classicToken(server, 'mona', []);
+      const statuses = [];
+      for (let i = 0; i < 2; i++) statuses.push((await server.api('GET', '/user', { token: BAD_TOKEN })).status);
+      statuses.push((await server.api('GET', '/user', { token })).status);
+      statuses.push((await server.api('GET', '/user', { token: BAD_TOKEN })).status);
+      const right = await server.api('GET', '/user', { token });
+      statuses.push(right.status);
+      statuses.push((await server.api('GET', '/user', { token: BAD_TOKEN })).status);
+      // Two failures, the right token (200, not counted), the third failure (401: the limit-th is
+      // still judged), then the right token and a fourth guess are refused.
+      assert.deepEqual(statuses, [401, 401, 200, 401, 403, 403]);
+      assert.match(right.body.message, LOGIN_EXCEEDED);
+    });
+  });
+
   test('a wrong app client secret counts as a failed login, on every /applications route', async () => {
     await withServer({ CODEHOST_RATE_LIMIT_FAILED_LOGINS: '2' }, async (server) => {
       const app = await server.admin('POST', '/apps', { slug: 'limited' });

@@ -182,6 +182,27 @@ describe('polling', () => {
     assert.equal((await get('/notifications', poller, { 'if-none-match': afterRead.headers.get('etag')! })).status, 304);
   });
 
+  test('If-None-Match decides when present: If-Modified-Since is then ignored (RFC 9110 §13.1.3)', async () => {
+    const poller = await person('validator');
+    await notify(poller, 'tagged');
+    const first = await get('/notifications', poller);
+    const etag = first.headers.get('etag')!;
+    const lastModified = first.headers.get('last-modified')!;
+    const longAgo = new Date(Date.parse(lastModified) - 86_400_000).toUTCString();
+    // A tag that does not match: 200, however recent If-Modified-Since is.
+    const stale = await get('/notifications', poller, { 'if-none-match': 'W/"not-the-tag"', 'if-modified-since': lastModified });
+    assert.equal(stale.status, 200);
+    assert.deepEqual(titles(stale.body), ['tagged']);
+    // A tag that matches: 304, however old If-Modified-Since is.
+    const matched = await get('/notifications', poller, { 'if-none-match': etag, 'if-modified-since': longAgo });
+    assert.equal(matched.status, 304);
+    // Each on its own.
+    assert.equal((await get('/notifications', poller, { 'if-none-match': etag })).status, 304);
+    assert.equal((await get('/notifications', poller, { 'if-none-match': `"x", ${etag.slice(2)}` })).status, 304, 'a list, the strong form of the weak tag');
+    assert.equal((await get('/notifications', poller, { 'if-modified-since': lastModified })).status, 304);
+    assert.equal((await get('/notifications', poller, { 'if-modified-since': longAgo })).status, 200);
+  });
+
   test('a thread has its own Last-Modified', async () => {
     const watcher = await person('threadpoller');
     const thread = await notify(watcher, 'single');

@@ -6,8 +6,10 @@ import type { AddressInfo } from 'node:net';
 export interface Received {
   path: string;
   headers: IncomingHttpHeaders;
-  /** The body as text, exactly as it arrived (signatures are over these bytes). */
+  /** The body as text (UTF-8). */
   body: string;
+  /** The body's bytes exactly as they arrived (signatures are over these). */
+  bytes: Buffer;
   /** The body parsed as JSON (undefined when it is not JSON). */
   json: any;
   at: number;
@@ -35,8 +37,9 @@ export class Receiver {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const path = req.url ?? '';
-        const body = Buffer.concat(chunks).toString('utf8');
-        this.received.push({ path, headers: req.headers, body, json: parsed(body), at: Date.now() });
+        const bytes = Buffer.concat(chunks);
+        const body = bytes.toString('utf8');
+        this.received.push({ path, headers: req.headers, body, bytes, json: parsed(body), at: Date.now() });
         answer(path, res, this);
       });
     });
