@@ -97,9 +97,9 @@ describe('migrate and seed', () => {
 describe('serve', () => {
   test('serve with the demo data prints working curl lines, answers `admin`, and stops on SIGTERM', { timeout: 60_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'codehost-serve-'));
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    // Port 0: the system picks a free one (no guess that another process may hold); the banner names it.
     const child = spawn(process.execPath, [CLI, 'serve'], {
-      env: { ...env({ CODEHOST_DATA_DIR: dataDir, CODEHOST_PORT: String(port), CODEHOST_DEMO: '1' }), DATABASE_URL: '' },
+      env: { ...env({ CODEHOST_DATA_DIR: dataDir, CODEHOST_PORT: '0', CODEHOST_DEMO: '1' }), DATABASE_URL: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -108,7 +108,8 @@ describe('serve', () => {
     try {
       const deadline = Date.now() + 30_000;
       while (!output.includes('Try the demo data') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      assert.match(output, /codehost is listening on http:\/\/127\.0\.0\.1:\d+/);
+      const port = Number(/codehost is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
+      assert.ok(port > 0, output);
       const adminToken = /admin token[^:]*: (\S+)/.exec(output)?.[1];
       assert.ok(adminToken, output);
       const curls = output.split('\n').filter((line) => line.trim().startsWith('curl '));

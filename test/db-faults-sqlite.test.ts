@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { unavailable } from './helpers/skips.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 let t: TestServer;
@@ -28,7 +29,7 @@ before(async () => {
     chattr('+i');
     chattr('-i');
   } catch {
-    skip = 'chattr +i is not available here (needs root and a file system with the immutable flag)';
+    skip = unavailable('chattr +i is not available here (needs root and a file system with the immutable flag)');
   }
 });
 

@@ -12,10 +12,13 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { eventually, freePort, processAlive, spawnServe } from './helpers/process.ts';
+import { unavailable } from './helpers/skips.ts';
 import { startThrowawayPostgres, throwawayPostgresUnavailable, type ThrowawayPostgres } from './helpers/throwaway-postgres.ts';
 
 const ADMIN_TOKEN = 'db-faults-admin-token';
-const skip = throwawayPostgresUnavailable();
+// PostgreSQL only by design (DATABASE_URL unset: a SQLite run); a machine that cannot run the
+// instance skips, or fails on CI (helpers/skips.ts).
+const skip = process.env.DATABASE_URL ? unavailable(throwawayPostgresUnavailable()) : 'PostgreSQL only: DATABASE_URL is not set (a SQLite-only run)';
 
 let postgres: ThrowawayPostgres;
 let child: ChildProcess;

@@ -1,12 +1,34 @@
 // A PostgreSQL instance of the test's own, for fault tests that stop, restart or kill it: initdb in a
 // temporary directory as the `postgres` user, pg_ctl on a free port. Never the shared cluster.
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './process.ts';
 
-const BIN = process.env.CODEHOST_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+/** Whether `dir` holds the two programs the instance needs. */
+const hasServerPrograms = (dir: string) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'));
+
+/**
+ * The PostgreSQL server programs of the installed version: CODEHOST_TEST_PG_BIN when set, else
+ * `pg_config --bindir` when initdb is there, else the newest version under /usr/lib/postgresql
+ * (Debian keeps the server programs there, off PATH); null when none is found.
+ */
+export function postgresBinDir(env: NodeJS.ProcessEnv = process.env, root = '/usr/lib/postgresql'): string | null {
+  if (env.CODEHOST_TEST_PG_BIN) return env.CODEHOST_TEST_PG_BIN;
+  try {
+    const dir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    if (dir && hasServerPrograms(dir)) return dir;
+  } catch {
+    // no pg_config: look under root
+  }
+  const versions = existsSync(root) ? readdirSync(root).filter((name) => /^\d+(\.\d+)?$/.test(name)) : [];
+  versions.sort((a, b) => Number(b) - Number(a));
+  const newest = versions.map((version) => join(root, version, 'bin')).find(hasServerPrograms);
+  return newest ?? null;
+}
+
+const BIN = postgresBinDir() ?? '/usr/lib/postgresql/bin';
 
 export interface ThrowawayPostgres {
   /** postgres://postgres@127.0.0.1:PORT/postgres */
@@ -29,10 +51,12 @@ function postgresUid(): { uid: number; gid: number } | null {
   }
 }
 
-/** Why the throwaway instance cannot run here, or null when it can. */
+/**
+ * Why the throwaway instance cannot run on this machine (PostgreSQL's server programs, root, the
+ * postgres user), or null when it can. Not a skip by design: see helpers/skips.ts.
+ */
 export function throwawayPostgresUnavailable(): string | null {
-  if (!process.env.DATABASE_URL) return 'DATABASE_URL is not set (a SQLite-only run): the PostgreSQL fault tests are skipped';
-  if (!existsSync(join(BIN, 'initdb')) || !existsSync(join(BIN, 'pg_ctl'))) return `no initdb/pg_ctl in ${BIN} (set CODEHOST_TEST_PG_BIN): the PostgreSQL fault tests are skipped`;
+  if (!hasServerPrograms(BIN)) return `no initdb/pg_ctl found (pg_config --bindir, /usr/lib/postgresql/*/bin; or set CODEHOST_TEST_PG_BIN): the PostgreSQL fault tests are skipped`;
   if (process.getuid?.() !== 0) return 'not running as root (initdb must run as the postgres user): the PostgreSQL fault tests are skipped';
   if (!postgresUid()) return 'no postgres user: the PostgreSQL fault tests are skipped';
   return null;
