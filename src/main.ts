@@ -2,7 +2,7 @@
 // Settings come from the environment (and a `.env` file); every one is checked before anything is
 // touched, and a failure is one line that names the setting or the cause and what to do (the stack
 // only at CODEHOST_LOG_LEVEL=debug).
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -150,6 +150,14 @@ function checkSeedFile(file: string, what: string): string {
   return path;
 }
 
+/** A seed file parsed and its keys checked, before any database is touched (its entries are checked as it loads, all rolled back on an error). */
+async function readCheckedSeed(path: string): Promise<unknown> {
+  const [{ AREAS }, { readSeedFile, checkSeed }] = await loadServer();
+  const data = await readSeedFile(path);
+  checkSeed(AREAS, data);
+  return data;
+}
+
 /**
  * The database of commands that do not serve, migrated, with the migrations this applied; for
  * SQLite, the data directory is checked first.
@@ -266,6 +274,7 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
   // Everything that can be checked is checked before the database is created.
   checkDataDir(config);
   const seedPath = seedFile === undefined ? undefined : checkSeedFile(seedFile, '--seed');
+  const seedData = seedPath === undefined ? undefined : await readCheckedSeed(seedPath);
   await checkListen(config);
 
   const log = new HeldLog();
@@ -291,11 +300,11 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
   let address: string;
   let demo: boolean;
   try {
-    const [{ AREAS }, { loadSeedFile }] = await loadServer();
-    if (server.freshDatabase && config.demo && server.ctx.db.dialect === 'sqlite') {
-      printSeedReport(await loadSeedFile(server.ctx, AREAS, DEMO_SEED));
-    }
-    if (seedPath) printSeedReport(await loadSeedFile(server.ctx, AREAS, seedPath));
+    const [{ AREAS }, { loadSeeds, readSeedFile }] = await loadServer();
+    // The demo data and the seed file load in one transaction: a bad seed file leaves neither.
+    const seeds = server.freshDatabase && config.demo && server.ctx.db.dialect === 'sqlite' ? [await readSeedFile(DEMO_SEED)] : [];
+    if (seedData !== undefined) seeds.push(seedData);
+    if (seeds.length) for (const report of await loadSeeds(server.ctx, AREAS, seeds)) printSeedReport(report);
     address = await server.listen().catch((error: unknown) => {
       throw listenError(error, config);
     });
@@ -305,6 +314,10 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
     // Stopped by a signal during the start: the stop above closes the server and exits.
     if (stopping) return;
     await server.close().catch(() => undefined);
+    // An embedded database this start created goes with it: the next start is a first start again.
+    if (server.freshDatabase && server.ctx.db.dialect === 'sqlite') {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${config.dataDir}/codehost.db${suffix}`, { force: true });
+    }
     throw error;
   }
   if (!stopping) console.log(banner(address, server, demo));
@@ -432,12 +445,12 @@ export async function main(argv: string[]): Promise<void> {
     case 'seed': {
       const [file] = rest;
       if (!file) throw new ConfigError(HELP.seed!);
-      const path = checkSeedFile(file, 'seed');
+      const data = await readCheckedSeed(checkSeedFile(file, 'seed'));
       checkDataDir(config);
       const server = await createServerOrExplain({ ...config, jobs: { ...config.jobs, worker: false } }, { logger: false });
       try {
-        const [{ AREAS }, { loadSeedFile }] = await loadServer();
-        printSeedReport(await loadSeedFile(server.ctx, AREAS, path));
+        const [{ AREAS }, { loadSeed }] = await loadServer();
+        printSeedReport(await loadSeed(server.ctx, AREAS, data));
         // Activity in the seed (issues, comments) is fanned out by a running server's worker.
       } finally {
         await server.close();
