@@ -32,6 +32,7 @@ Commands:
   seed FILE                  load a YAML or JSON seed file and exit
   admin METHOD PATH [JSON]   call the admin API of a running server
   admin-token reset          store a new admin token and print it (the old one stops working)
+  backup DIR                 copy the database, git data and archives into a new directory (online)
   help [COMMAND]             this text, or a command's
 
 Options: --help (also after a command), --version.
@@ -68,6 +69,13 @@ Examples:
   codehost admin GET /migrations/7 --follow
   codehost admin users --per-page 100      # GET /_admin/users?per_page=100
   codehost admin tokens alice              # alice's tokens (never their values)`,
+  backup: `Usage: codehost backup DIR
+
+Backs up the configured server's data while it runs: the database (SQLite: a consistent copy made
+with VACUUM INTO; PostgreSQL: pg_dump's custom format, ${'`codehost.pgdump`'}), the git data and the finished
+migration archives, into DIR (created, 0700; it must not exist). DIR is laid out as a data
+directory: restore by copying it to an empty CODEHOST_DATA_DIR (and, for PostgreSQL, pg_restore of
+codehost.pgdump into an empty database). See docs/backup.md.`,
   'admin-token': `Usage: codehost admin-token reset
 
 Generates a new admin token, stores its hash in the configured database (no server needs to run)
@@ -459,6 +467,16 @@ export async function main(argv: string[]): Promise<void> {
     }
     case 'admin':
       return adminCall(config, rest);
+    case 'backup': {
+      const [target] = rest;
+      if (!target || rest.length > 1) throw new ConfigError(HELP.backup!);
+      const { backup } = await import('./admin/backup.ts');
+      const report = await backup({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, target: resolve(target) }).catch((error: Error) => {
+        throw new ConfigError(`backup: ${error.message}`, { cause: error });
+      });
+      console.log(`backup: ${resolve(target)}: ${report.files} files, ${(report.bytes / 1024).toFixed(0)} KiB, in ${report.ms} ms (database: ${report.database})`);
+      return;
+    }
     case 'admin-token': {
       if (rest[0] !== 'reset' || rest.length > 1) throw new ConfigError('admin-token: the one action is `codehost admin-token reset` (see `codehost help admin-token`)');
       const { db } = await openMigrated(config);
