@@ -9,30 +9,27 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { createTestDatabase, engine, type TestDatabase } from './helpers/database.ts';
-import { freePort } from './helpers/process.ts';
 
 const run = promisify(execFile);
 const CLI = new URL('../bin/codehost.js', import.meta.url).pathname;
 let database: TestDatabase;
 let files: string;
 
-function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const { DATABASE_URL: _ignored, ...rest } = process.env;
-  return {
-    ...rest,
-    CODEHOST_DATA_DIR: database.dataDir,
-    CODEHOST_LOG_LEVEL: 'warn',
-    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
-    ...extra,
-  };
-}
+/** Exactly these settings (no CODEHOST_* or DATABASE_URL of the test's own environment). */
+const env = (settings: Record<string, string | null>): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  CODEHOST_LOG_LEVEL: 'warn',
+  ...Object.fromEntries(Object.entries(settings).filter((entry): entry is [string, string] => entry[1] !== null)),
+});
 
-const cli = (args: string[], extra: Record<string, string> = {}) => run(process.execPath, [CLI, ...args], { env: env(extra), timeout: 60_000 });
+const cli = (args: string[]) =>
+  run(process.execPath, [CLI, ...args], { env: env({ CODEHOST_DATA_DIR: database.dataDir, DATABASE_URL: database.databaseUrl }), timeout: 60_000 });
 
 /** The CLI's failure: its stderr (it must fail). */
-async function failure(args: string[], extra: Record<string, string> = {}): Promise<string> {
+async function failure(args: string[]): Promise<string> {
   try {
-    await cli(args, extra);
+    await cli(args);
   } catch (error) {
     return (error as { stderr: string }).stderr;
   }
@@ -58,13 +55,9 @@ after(async () => {
 const gitDirs = () => (existsSync(join(database.dataDir, 'git')) ? readdirSync(join(database.dataDir, 'git')) : []);
 
 test(`${engine}: a failing core entry leaves nothing of the file, and is named by section, index and key`, async () => {
+  const good = ['users:', '  - { login: alice }', 'orgs:', '  - { login: team-a, owners: [alice] }', 'repos:', '  - { owner: team-a, name: tools, init_git: true }'];
   const bad = file('bad-repo.yaml', [
-    'users:',
-    '  - { login: alice }',
-    'orgs:',
-    '  - { login: team-a, owners: [alice] }',
-    'repos:',
-    '  - { owner: team-a, name: tools, init_git: true }',
+    ...good,
     '  - { owner: team-a, name: docs }',
     '  - { owner: alice, name: dotfiles, init_git: true }',
     '  - { owner: nobody, name: widgets }',
@@ -76,18 +69,11 @@ test(`${engine}: a failing core entry leaves nothing of the file, and is named b
   assert.deepEqual(gitDirs(), [], 'the git data of the rolled-back repositories is removed');
 
   // Nothing of it is there: the same entries, fixed, are all created.
-  const good = file('good.yaml', [
-    'users:',
-    '  - { login: alice }',
-    'orgs:',
-    '  - { login: team-a, owners: [alice] }',
-    'repos:',
-    '  - { owner: team-a, name: tools, init_git: true }',
-  ].join('\n'));
-  assert.match((await cli(['seed', good])).stdout, /created 1 users, 1 orgs, 1 repos/);
+  const fixed = file('good.yaml', good.join('\n'));
+  assert.match((await cli(['seed', fixed])).stdout, /created 1 users, 1 orgs, 1 repos/);
   assert.equal(gitDirs().length, 1);
   // Loading it again skips what exists (each entry's duplicate is rolled back alone).
-  assert.match((await cli(['seed', good])).stdout, /created nothing new/);
+  assert.match((await cli(['seed', fixed])).stdout, /created nothing new/);
 });
 
 test(`${engine}: a failing area entry (issues) rolls back the core entries before it`, async () => {
@@ -130,10 +116,7 @@ test(`${engine}: a bad \`serve --seed\` leaves no new database with demo data be
   try {
     const serve = (seed: string) =>
       run(process.execPath, [CLI, 'serve', '--seed', seed], {
-        env: {
-          ...env({ CODEHOST_DATA_DIR: dataDir, CODEHOST_PORT: '0', CODEHOST_ADMIN_TOKEN: 'x'.repeat(40) }),
-          ...(fresh.databaseUrl ? { DATABASE_URL: fresh.databaseUrl } : {}),
-        },
+        env: env({ CODEHOST_DATA_DIR: dataDir, CODEHOST_PORT: '0', CODEHOST_ADMIN_TOKEN: 'x'.repeat(40), DATABASE_URL: fresh.databaseUrl }),
         timeout: 60_000,
       });
     // A syntax error: found before anything is created.
@@ -148,9 +131,8 @@ test(`${engine}: a bad \`serve --seed\` leaves no new database with demo data be
     assert.deepEqual(existsSync(join(dataDir, 'git')) ? readdirSync(join(dataDir, 'git')) : [], []);
     if (engine === 'postgres') {
       // Demo data is never loaded on PostgreSQL; the seed left nothing: `seed` of a user creates it.
-      const port = await freePort();
       const { stdout } = await run(process.execPath, [CLI, 'seed', file('pg-one.yaml', 'users:\n  - { login: nobody }\n')], {
-        env: { ...env({ CODEHOST_PORT: String(port) }), DATABASE_URL: fresh.databaseUrl! },
+        env: env({ CODEHOST_DATA_DIR: dataDir, DATABASE_URL: fresh.databaseUrl }),
       });
       assert.match(stdout, /created 1 users/);
     }

@@ -106,7 +106,7 @@ test('the walk-throughs link nowhere outside the repository', () => {
 });
 
 async function waitForServer(url: string, server: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000;
   for (;;) {
     if (server.exitCode !== null) assert.fail(`the server exited (${server.exitCode}):\n${output()}`);
     try {
