@@ -110,7 +110,7 @@ test('JSON is detected by content: its syntax error is reported as JSON, whateve
   assert.match((await cli(['seed', file('ok.yaml', '{"users": [{"login": "dave"}]}')])).stdout, /created 1 users/);
 });
 
-test(`${engine}: a bad \`serve --seed\` leaves no new database with demo data behind`, { timeout: 90_000 }, async () => {
+test(`${engine}: a bad \`serve --seed\` leaves no new database with demo data behind`, { timeout: 240_000 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'codehost-seed-serve-'));
   const fresh = await createTestDatabase();
   try {

@@ -72,7 +72,8 @@ function entryError(key: string, index: number, entry: unknown, error: unknown):
   // An area's own check names the entry `key[0]` (it is given one entry at a time).
   const reason = (details.length ? details.join('; ') : error.message).replaceAll(`${key}[0]`, `${key}[${index}]`).replace(`${key}[${index}]: `, '');
   const where = `${key}[${index}]${name ? ` (${name})` : ''}`;
-  return invalidField('Seed', `${key}[${index}]`, `${where}: ${reason}; nothing of the seed was loaded`);
+  // The entry's own status stays (404 for a missing reference, 422 for a bad value).
+  return new ApiError(error.status, `${where}: ${reason}; nothing of the seed was loaded`);
 }
 
 /**
