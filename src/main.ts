@@ -2,7 +2,7 @@
 // Settings come from the environment (and a `.env` file); every one is checked before anything is
 // touched, and a failure is one line that names the setting or the cause and what to do (the stack
 // only at CODEHOST_LOG_LEVEL=debug).
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,7 @@ Commands:
   seed FILE                  load a YAML or JSON seed file and exit
   admin METHOD PATH [JSON]   call the admin API of a running server
   admin-token reset          store a new admin token and print it (the old one stops working)
+  backup DIR                 copy the database, git data and archives into a new directory (online)
   help [COMMAND]             this text, or a command's
 
 Options: --help (also after a command), --version.
@@ -68,6 +69,13 @@ Examples:
   codehost admin GET /migrations/7 --follow
   codehost admin users --per-page 100      # GET /_admin/users?per_page=100
   codehost admin tokens alice              # alice's tokens (never their values)`,
+  backup: `Usage: codehost backup DIR
+
+Backs up the configured server's data while it runs: the database (SQLite: a consistent copy made
+with VACUUM INTO; PostgreSQL: pg_dump's custom format, codehost.pgdump), the git data and the finished
+migration archives, into DIR (created, 0700; it must not exist). DIR is laid out as a data
+directory: restore by copying it to an empty CODEHOST_DATA_DIR (and, for PostgreSQL, pg_restore of
+codehost.pgdump into an empty database). See docs/backup.md.`,
   'admin-token': `Usage: codehost admin-token reset
 
 Generates a new admin token, stores its hash in the configured database (no server needs to run)
@@ -148,6 +156,14 @@ function checkSeedFile(file: string, what: string): string {
   const path = resolve(file);
   if (!existsSync(path) || !statSync(path).isFile()) throw new ConfigError(`${what}: no file at ${path}; give the path of a YAML or JSON seed file`);
   return path;
+}
+
+/** A seed file parsed and its keys checked, before any database is touched (its entries are checked as it loads, all rolled back on an error). */
+async function readCheckedSeed(path: string): Promise<unknown> {
+  const [{ AREAS }, { readSeedFile, checkSeed }] = await loadServer();
+  const data = await readSeedFile(path);
+  checkSeed(AREAS, data);
+  return data;
 }
 
 /**
@@ -266,6 +282,7 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
   // Everything that can be checked is checked before the database is created.
   checkDataDir(config);
   const seedPath = seedFile === undefined ? undefined : checkSeedFile(seedFile, '--seed');
+  const seedData = seedPath === undefined ? undefined : await readCheckedSeed(seedPath);
   await checkListen(config);
 
   const log = new HeldLog();
@@ -291,11 +308,11 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
   let address: string;
   let demo: boolean;
   try {
-    const [{ AREAS }, { loadSeedFile }] = await loadServer();
-    if (server.freshDatabase && config.demo && server.ctx.db.dialect === 'sqlite') {
-      printSeedReport(await loadSeedFile(server.ctx, AREAS, DEMO_SEED));
-    }
-    if (seedPath) printSeedReport(await loadSeedFile(server.ctx, AREAS, seedPath));
+    const [{ AREAS }, { loadSeeds, readSeedFile }] = await loadServer();
+    // The demo data and the seed file load in one transaction: a bad seed file leaves neither.
+    const seeds = server.freshDatabase && config.demo && server.ctx.db.dialect === 'sqlite' ? [await readSeedFile(DEMO_SEED)] : [];
+    if (seedData !== undefined) seeds.push(seedData);
+    if (seeds.length) for (const report of await loadSeeds(server.ctx, AREAS, seeds)) printSeedReport(report);
     address = await server.listen().catch((error: unknown) => {
       throw listenError(error, config);
     });
@@ -305,6 +322,10 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
     // Stopped by a signal during the start: the stop above closes the server and exits.
     if (stopping) return;
     await server.close().catch(() => undefined);
+    // An embedded database this start created goes with it: the next start is a first start again.
+    if (server.freshDatabase && server.ctx.db.dialect === 'sqlite') {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${config.dataDir}/codehost.db${suffix}`, { force: true });
+    }
     throw error;
   }
   if (!stopping) console.log(banner(address, server, demo));
@@ -432,12 +453,12 @@ export async function main(argv: string[]): Promise<void> {
     case 'seed': {
       const [file] = rest;
       if (!file) throw new ConfigError(HELP.seed!);
-      const path = checkSeedFile(file, 'seed');
+      const data = await readCheckedSeed(checkSeedFile(file, 'seed'));
       checkDataDir(config);
       const server = await createServerOrExplain({ ...config, jobs: { ...config.jobs, worker: false } }, { logger: false });
       try {
-        const [{ AREAS }, { loadSeedFile }] = await loadServer();
-        printSeedReport(await loadSeedFile(server.ctx, AREAS, path));
+        const [{ AREAS }, { loadSeed }] = await loadServer();
+        printSeedReport(await loadSeed(server.ctx, AREAS, data));
         // Activity in the seed (issues, comments) is fanned out by a running server's worker.
       } finally {
         await server.close();
@@ -446,6 +467,16 @@ export async function main(argv: string[]): Promise<void> {
     }
     case 'admin':
       return adminCall(config, rest);
+    case 'backup': {
+      const [target] = rest;
+      if (!target || rest.length > 1) throw new ConfigError(HELP.backup!);
+      const { backup } = await import('./admin/backup.ts');
+      const report = await backup({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, target: resolve(target) }).catch((error: Error) => {
+        throw new ConfigError(`backup: ${error.message}`, { cause: error });
+      });
+      console.log(`backup: ${resolve(target)}: ${report.files} files, ${(report.bytes / 1024).toFixed(0)} KiB, in ${report.ms} ms (database: ${report.database})`);
+      return;
+    }
     case 'admin-token': {
       if (rest[0] !== 'reset' || rest.length > 1) throw new ConfigError('admin-token: the one action is `codehost admin-token reset` (see `codehost help admin-token`)');
       const { db } = await openMigrated(config);

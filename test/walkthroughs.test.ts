@@ -1,10 +1,12 @@
-// The walk-throughs in docs/ run as written: every ```sh / ```bash block of every "Walk-through"
-// section, in order, in one bash (as a reader pastes them into one shell), against a fresh server
-// started as `npm start` starts it (embedded SQLite, demo data), with `set -euo pipefail`. The blocks
-// name the server as http://127.0.0.1:3000 (or localhost:3000): the test puts its own port there, and
-// gives the shell CODEHOST_ADMIN_TOKEN (the token the server was started with) and CODEHOST_PORT (for
-// `npx codehost admin`). Nothing may be written into the repository. CODEHOST_TEST_WALKTHROUGH_OUTPUT=1
-// prints what the blocks printed.
+// Every sh / bash block of README.md and docs/ runs as written, against a fresh server started as
+// `npm start` starts it (embedded SQLite, demo data) on a port of the test's choosing, with
+// `set -euo pipefail`: the blocks of each "Walk-through" section, in order, in one bash (as a reader
+// pastes them into one shell), and each file's other blocks likewise. A block that cannot run here
+// says so in its first line, with the reason: `# not run by the tests: <why>`. The blocks name the
+// server as $CODEHOST_URL (`${CODEHOST_URL:-http://127.0.0.1:3000}` where they set their base), never
+// a hard-coded port: the shell gets CODEHOST_URL (the address the server printed) and
+// CODEHOST_ADMIN_TOKEN (the token it was started with), and nothing else of the server. Nothing may
+// be written into the repository. CODEHOST_TEST_WALKTHROUGH_OUTPUT=1 prints what the blocks printed.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,21 +19,30 @@ import { freePort } from './helpers/process.ts';
 const ROOT = new URL('..', import.meta.url).pathname;
 const DOCS = join(ROOT, 'docs');
 
+/** The marker of a block that is not run, with its reason. */
+const NOT_RUN = /^# not run by the tests: \S/;
+
 interface Walkthrough {
   file: string;
   heading: string;
   blocks: string[];
 }
 
-/** The sh/bash blocks of each "Walk-through" section (a heading with that word, up to the next heading of its level or above). */
-export function walkthroughs(markdown: string, file: string): Walkthrough[] {
-  const found: Walkthrough[] = [];
-  let current: (Walkthrough & { level: number }) | null = null;
+interface Block {
+  text: string;
+  /** The "Walk-through" section the block is in, if any. */
+  walkthrough: string | null;
+}
+
+/** The sh/bash blocks of a markdown file, each with the "Walk-through" section it is in (a heading with that word, up to the next heading of its level or above). */
+export function shellBlocks(markdown: string): Block[] {
+  const found: Block[] = [];
+  let current: { heading: string; level: number } | null = null;
   let fence: { marker: string; lang: string; lines: string[] } | null = null;
   for (const line of markdown.split('\n')) {
     if (fence) {
       if (line.trim() === fence.marker) {
-        if (current && (fence.lang === 'sh' || fence.lang === 'bash')) current.blocks.push(fence.lines.join('\n'));
+        if (fence.lang === 'sh' || fence.lang === 'bash') found.push({ text: fence.lines.join('\n'), walkthrough: current?.heading ?? null });
         fence = null;
       } else fence.lines.push(line);
       continue;
@@ -45,23 +56,46 @@ export function walkthroughs(markdown: string, file: string): Walkthrough[] {
     if (heading) {
       const level = heading[1]!.length;
       if (current && level <= current.level) current = null;
-      if (!current && /walk-?through/i.test(heading[2]!)) {
-        current = { file, heading: heading[2]!.trim(), blocks: [], level };
-        found.push(current);
-      }
+      if (!current && /walk-?through/i.test(heading[2]!)) current = { heading: heading[2]!.trim(), level };
     }
   }
   return found;
 }
 
-const all = readdirSync(DOCS)
-  .filter((name) => name.endsWith('.md'))
-  .sort()
-  .flatMap((name) => walkthroughs(readFileSync(join(DOCS, name), 'utf8'), `docs/${name}`));
+const FILES = ['README.md', ...readdirSync(DOCS).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
+const blocksOf = new Map(FILES.map((file) => [file, shellBlocks(readFileSync(join(ROOT, file), 'utf8'))]));
+
+/** What runs, each against its own fresh server: every walk-through, then each file's other runnable blocks. */
+const all: Walkthrough[] = FILES.flatMap((file) => {
+  const runnable = blocksOf.get(file)!.filter((block) => !NOT_RUN.test(block.text));
+  const units: Walkthrough[] = [];
+  for (const block of runnable) {
+    const heading = block.walkthrough ?? 'the blocks outside walk-throughs';
+    const unit = units.find((u) => u.heading === heading) ?? units[units.push({ file, heading, blocks: [] }) - 1]!;
+    unit.blocks.push(block.text);
+  }
+  return units;
+});
 
 test('the docs have walk-throughs, each with shell blocks', () => {
-  assert.ok(all.length >= 4, `${all.length} walk-throughs`);
+  assert.ok(all.filter((walk) => walk.heading !== 'the blocks outside walk-throughs').length >= 4, `${all.length} walk-throughs`);
   for (const walk of all) assert.ok(walk.blocks.length > 0, `${walk.file} "${walk.heading}" has no sh/bash block`);
+});
+
+test('every block not run says why, and every block run names the server as $CODEHOST_URL, not a port', () => {
+  let skipped = 0;
+  for (const [file, blocks] of blocksOf) {
+    for (const block of blocks) {
+      if (NOT_RUN.test(block.text)) {
+        skipped += 1;
+        continue;
+      }
+      // Commented-out output may show the address a default start prints.
+      const code = block.text.split('\n').map((line) => line.replace(/(^|\s)#.*$/, '')).join('\n').replaceAll('${CODEHOST_URL:-http://127.0.0.1:3000}', '$CODEHOST_URL');
+      assert.doesNotMatch(code, /(127\.0\.0\.1|localhost):\d+/, `${file}: a block names a fixed address:\n${block.text}`);
+    }
+  }
+  assert.ok(skipped < [...blocksOf.values()].flat().length / 2, 'most blocks run');
 });
 
 test('the walk-throughs link nowhere outside the repository', () => {
@@ -72,7 +106,7 @@ test('the walk-throughs link nowhere outside the repository', () => {
 });
 
 async function waitForServer(url: string, server: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000;
   for (;;) {
     if (server.exitCode !== null) assert.fail(`the server exited (${server.exitCode}):\n${output()}`);
     try {
@@ -115,7 +149,7 @@ for (const walk of all) {
     const port = await freePort();
     const dataDir = mkdtempSync(join(tmpdir(), 'codehost-walkthrough-'));
     const adminToken = `walkthrough-${randomBytes(8).toString('hex')}`;
-    const { DATABASE_URL: _ignored, ...environment } = process.env;
+    const { DATABASE_URL: _ignored, CODEHOST_PORT: _port, CODEHOST_URL: _url, ...environment } = process.env;
     let serverOutput = '';
     // As `npm start` starts it: `node src/main.ts serve`, demo data on a new embedded database.
     const server = spawn(process.execPath, ['src/main.ts', 'serve'], {
@@ -128,15 +162,13 @@ for (const walk of all) {
     const before = gitStatus();
     try {
       await waitForServer(`http://127.0.0.1:${port}`, server, () => serverOutput);
-      const script = walk.blocks
-        .map((block, index) => `echo '### block ${index + 1} of ${walk.blocks.length}' >&2\n${block.replaceAll(/(127\.0\.0\.1|localhost):3000\b/g, `$1:${port}`)}`)
-        .join('\n');
+      const script = walk.blocks.map((block, index) => `echo '### block ${index + 1} of ${walk.blocks.length}' >&2\n${block}`).join('\n');
       const scriptFile = join(dataDir, 'walkthrough.sh');
       writeFileSync(scriptFile, `set -euo pipefail\n${script}\n`);
       const { code, output } = await runBash(`source ${JSON.stringify(scriptFile)}`, {
         ...environment,
         CODEHOST_ADMIN_TOKEN: adminToken,
-        CODEHOST_PORT: String(port),
+        CODEHOST_URL: `http://127.0.0.1:${port}`,
       }, 180_000);
       if (process.env.CODEHOST_TEST_WALKTHROUGH_OUTPUT) console.log(output);
       assert.equal(code, 0, `${walk.file} "${walk.heading}" failed:\n${output}\n--- server output:\n${serverOutput}`);
