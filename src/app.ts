@@ -7,6 +7,8 @@ import { issues } from './core/issues/index.ts';
 import { registerDispatcher } from './activity/outbox.ts';
 import { adminArea } from './admin/index.ts';
 import { installFaults } from './admin/faults.ts';
+import { installJournal } from './admin/journal.ts';
+import { installGate } from './admin/test-support.ts';
 import { adminTokenInForce, type AdminTokenInForce } from './admin/token.ts';
 import { appWebhooks } from './areas/app-webhooks/index.ts';
 import { appTokens } from './areas/app-tokens/index.ts';
@@ -159,6 +161,8 @@ export async function createServer(
     log: app.log,
     periodic: new Periodic(app.log),
   };
+  // First of the request hooks: a reset or snapshot restore waits for requests and jobs in flight.
+  installGate(app, ctx);
   ctx.periodic.every('rate-limits.sweep', SWEEP_SECONDS, async () => {
     await ctx.rateLimiter.sweep();
   });
@@ -184,6 +188,7 @@ export async function createServer(
   installCallers(app, ctx);
   installFaults(app, ctx);
   installMetrics(app, ctx);
+  installJournal(app, ctx);
   installRootDocument(app, ctx.urls, { credentials: [...ALL_TOKENS, 'jwt'], anonymous: true });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

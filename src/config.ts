@@ -95,6 +95,8 @@ export interface Config {
     exportsPerUser: number;
   };
   assistantMetricsSunset: string;
+  /** The request journal (GET /_admin/requests): on outside production mode unless turned off; entries kept in memory. */
+  journal: { enabled: boolean; entries: number };
 }
 
 type Env = Record<string, string | undefined>;
@@ -284,8 +286,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (sunset !== 'never' && !/^\d{4}-\d{2}-\d{2}$/.test(sunset)) {
     throw new ConfigError(`CODEHOST_ASSISTANT_METRICS_SUNSET must be a date (YYYY-MM-DD) or "never", got "${sunset}"`);
   }
+  const serverMode = mode(env, listenHost);
   return {
-    mode: mode(env, listenHost),
+    mode: serverMode,
     port,
     host: listenHost,
     dataDir: resolve(str(env, 'CODEHOST_DATA_DIR', './data')),
@@ -340,6 +343,10 @@ export function loadConfig(env: Env = process.env): Config {
       exportsPerUser: int(env, 'CODEHOST_MIGRATION_EXPORTS_PER_USER', 5, 1),
     },
     assistantMetricsSunset: sunset,
+    journal: {
+      enabled: bool(env, 'CODEHOST_JOURNAL', serverMode !== 'production'),
+      entries: int(env, 'CODEHOST_JOURNAL_ENTRIES', 1_000, 1, 100_000),
+    },
   };
 }
 

@@ -1,6 +1,8 @@
 // The operator surface as an area: the admin API routes. Seed files and the CLI use the same service.
 import type { Area } from '../core/area.ts';
 import { faultRoutes } from './faults.ts';
+import { journalRoutes } from './journal.ts';
+import { testSupportRoutes } from './test-support.ts';
 import { membershipRoutes } from './membership-routes.ts';
 import { adminRoutes } from './routes.ts';
 import { adminListRoutes } from './list-routes.ts';
@@ -15,6 +17,8 @@ export function adminArea(areas: readonly Area[]): Area {
       membershipRoutes(app, ctx, service);
       adminListRoutes(app, ctx);
       faultRoutes(app, ctx);
+      testSupportRoutes(app, ctx, areas);
+      journalRoutes(app, ctx);
     },
   };
 }

@@ -1,9 +1,9 @@
 // The admin API under /_admin (spec/admin-api.md): JSON in and out, the admin token as Bearer.
 import { Type } from 'typebox';
 import { drainAll } from '../jobs/queue.ts';
-import { isoSeconds } from '../platform/clock.ts';
+import { isoSeconds, LATEST_CLOCK_MS } from '../platform/clock.ts';
 import type { Api, Context } from '../platform/context.ts';
-import { ApiError, notFound } from '../platform/errors.ts';
+import { ApiError, invalidField, notFound } from '../platform/errors.ts';
 import { findRepository } from '../core/repositories/store.ts';
 import { representRepository } from '../core/repositories/facts.ts';
 import { repositorySubscription } from '../core/repositories/representations.ts';
@@ -191,14 +191,19 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
     schema: { ...hidden, body: Type.Object({ advance_seconds: Type.Number({ minimum: 0 }) }) },
   }, async (request) => {
     if (!ctx.clock.adjustable) throw notFound();
-    return { now: ctx.clock.advance(request.body.advance_seconds).toISOString() };
+    const seconds = request.body.advance_seconds;
+    if (!ctx.clock.canAdvance(seconds)) {
+      throw invalidField('Clock', 'advance_seconds', `advance_seconds would move the clock past ${new Date(LATEST_CLOCK_MS).toISOString()}, the latest time every database codehost runs on can hold`);
+    }
+    return { now: ctx.clock.advance(seconds).toISOString() };
   });
 
   // Drained: no job ready or running and, unless `wait_for_deferred` is false, none scheduled for
   // later (throttled deliveries, retries). Due times are wall time: moving the test clock makes no
   // job due sooner, so a deferred job counts until its real time has come and it has run.
   app.post('/_admin/jobs/drain', {
-    config: admin,
+    // Outside the test double's gate: it waits for jobs, which hold the gate.
+    config: { ...admin, ungated: true },
     schema: {
       ...hidden,
       body: Type.Object({

@@ -79,6 +79,17 @@ export class FaultStore {
     this.rules = [];
   }
 
+  /** The rules as they are, copied (a snapshot of the test double). */
+  save(): FaultRule[] {
+    return structuredClone(this.rules);
+  }
+
+  /** Puts saved rules back in place of the present ones. */
+  replace(rules: FaultRule[]): void {
+    this.rules = structuredClone(rules);
+    this.nextId = Math.max(this.nextId, ...rules.map((rule) => rule.id + 1));
+  }
+
   get empty(): boolean {
     return this.rules.length === 0;
   }

@@ -72,6 +72,11 @@ export async function installationCovers(db: Executor, installationId: number, r
   return installation !== undefined && (installation.repository_selection === 'all' || installation.repository_id !== null);
 }
 
+/** Forgets every cached app (a reset or snapshot restore of the test double replaced them all). */
+export function forgetCachedApps(): void {
+  generation++;
+}
+
 export async function insertApp(db: Executor, values: Insertable<AppsTable>): Promise<AppRow> {
   generation++;
   return db.insertInto('apps').values(values).returningAll().executeTakeFirstOrThrow();

@@ -1,0 +1,243 @@
+// Test support (spec/admin-api.md "Test support"): POST /_admin/reset and named snapshots of the
+// whole state: database rows and queued jobs (src/db/snapshots.ts), git data and migration archives
+// (files in the data directory), and what lives in this process's memory (the test clock, fault
+// rules, rate-limit leases, cached apps, the request journal). A reset or restore runs alone behind
+// the gate (src/platform/gate.ts): requests and background jobs in flight finish first, new ones wait
+// and then see the new state, so none sees a mix. All of it answers 404 in production mode.
+import { cp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Type } from 'typebox';
+import { parse } from 'yaml';
+import type { Area } from '../core/area.ts';
+import { forgetCachedApps } from '../core/apps/store.ts';
+import { stateTables, type SnapshotMeta, type StateTables } from '../db/snapshots.ts';
+import type { Api, Context } from '../platform/context.ts';
+import { invalidField, notFound, validationFailed } from '../platform/errors.ts';
+import { faultsOf, type FaultRule } from '../platform/faults.ts';
+import { gateOf } from '../platform/gate.ts';
+import { journalOf, type JournalEntry } from './journal.ts';
+import { loadSeed, loadSeedFile } from './seed.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Takes the test double's gate alone (reset, snapshots): not held shared by the request hook. */
+    alone?: boolean;
+    /** Not held by the gate at all: it waits for what holds it (the jobs drain). */
+    ungated?: boolean;
+  }
+}
+
+const admin = { admin: true, alone: true } as const;
+const hidden = { hide: true, tags: ['admin'] } as const;
+
+const DEMO_SEED = new URL('./demo.yaml', import.meta.url);
+/** The demo world, saved the first time a reset asks for it: later resets restore it. Not a valid snapshot name, so never listed. */
+const DEMO_SNAPSHOT = '.demo';
+/** The data directory's folders that are state: bare git repositories, migration archives. */
+const FILE_STATE = ['git', 'migration-archives'];
+
+/** What a snapshot keeps of this process's memory. */
+interface MemoryState {
+  clock_offset_ms: number;
+  faults: FaultRule[];
+  journal: JournalEntry[];
+}
+
+export const SnapshotName = Type.String({ pattern: '^[a-z0-9_-]{1,64}$' });
+
+export class TestSupport {
+  readonly #ctx: Context;
+  readonly #areas: readonly Area[];
+  readonly #tables: StateTables;
+  readonly #dir: string;
+  #demoSaved = false;
+
+  constructor(ctx: Context, areas: readonly Area[]) {
+    this.#ctx = ctx;
+    this.#areas = areas;
+    this.#dir = join(ctx.config.dataDir, 'snapshots');
+    this.#tables = stateTables(ctx.db, this.#dir);
+  }
+
+  /** Empties the world, then loads the demo data or a seed (parsed YAML or JSON). */
+  async reset(to: 'empty' | 'demo' | 'seed', seed?: unknown): Promise<number> {
+    const started = performance.now();
+    await gateOf(this.#ctx).exclusive(async () => {
+      if (to === 'demo' && this.#demoSaved) {
+        await this.#restoreAlone(DEMO_SNAPSHOT);
+        return;
+      }
+      await this.#tables.empty();
+      await Promise.all(FILE_STATE.map((dir) => rm(join(this.#ctx.config.dataDir, dir), { recursive: true, force: true })));
+      this.#setMemory({ clock_offset_ms: 0, faults: [], journal: [] });
+      if (to === 'seed') await loadSeed(this.#ctx, this.#areas, seed);
+      if (to === 'demo') {
+        await loadSeedFile(this.#ctx, this.#areas, DEMO_SEED.pathname);
+        await this.#saveAlone(DEMO_SNAPSHOT);
+        this.#demoSaved = true;
+      }
+    });
+    return Math.round(performance.now() - started);
+  }
+
+  async save(name: string): Promise<SnapshotMeta> {
+    return gateOf(this.#ctx).exclusive(async () => {
+      if (await this.#tables.exists(name)) throw validationFailed([{ resource: 'Snapshot', field: 'name', code: 'already_exists' }]);
+      return this.#saveAlone(name);
+    });
+  }
+
+  /** The time it took; null when there is no such snapshot. */
+  async restore(name: string): Promise<number | null> {
+    const started = performance.now();
+    const found = await gateOf(this.#ctx).exclusive(() => this.#restoreAlone(name));
+    return found ? Math.round(performance.now() - started) : null;
+  }
+
+  async list(): Promise<SnapshotMeta[]> {
+    const all = await this.#tables.list();
+    return all.filter((meta) => meta.name !== DEMO_SNAPSHOT).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.name.localeCompare(b.name));
+  }
+
+  async drop(name: string): Promise<boolean> {
+    return gateOf(this.#ctx).exclusive(async () => {
+      const dropped = await this.#tables.drop(name);
+      await rm(this.#filesOf(name), { recursive: true, force: true });
+      return dropped;
+    });
+  }
+
+  #filesOf(name: string): string {
+    return join(this.#dir, `${name}.files`);
+  }
+
+  async #saveAlone(name: string): Promise<SnapshotMeta> {
+    const createdAt = new Date().toISOString();
+    const files = this.#filesOf(name);
+    await rm(files, { recursive: true, force: true });
+    for (const dir of FILE_STATE) {
+      const from = join(this.#ctx.config.dataDir, dir);
+      if (existsSync(from)) await cp(from, join(files, dir), { recursive: true });
+    }
+    const memory: MemoryState = {
+      clock_offset_ms: this.#ctx.clock.offset,
+      faults: faultsOf(this.#ctx).save(),
+      journal: journalOf(this.#ctx).save(),
+    };
+    const bytes = await this.#tables.save(name, createdAt, JSON.stringify(memory));
+    return { name, createdAt, state: '', bytes };
+  }
+
+  async #restoreAlone(name: string): Promise<boolean> {
+    const meta = await this.#tables.restore(name);
+    if (!meta) return false;
+    const files = this.#filesOf(name);
+    await Promise.all(FILE_STATE.map(async (dir) => {
+      const to = join(this.#ctx.config.dataDir, dir);
+      await rm(to, { recursive: true, force: true });
+      if (existsSync(join(files, dir))) await cp(join(files, dir), to, { recursive: true });
+    }));
+    this.#setMemory(JSON.parse(meta.state) as MemoryState);
+    return true;
+  }
+
+  #setMemory(memory: MemoryState): void {
+    this.#ctx.clock.setOffset(memory.clock_offset_ms);
+    faultsOf(this.#ctx).replace(memory.faults);
+    journalOf(this.#ctx).replace(memory.journal);
+    this.#ctx.rateLimiter.forget();
+    forgetCachedApps();
+  }
+}
+
+const snapshotBody = (meta: SnapshotMeta) => ({ name: meta.name, created_at: meta.createdAt, bytes: meta.bytes });
+
+export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]): void {
+  const support = new TestSupport(ctx, areas);
+  const notInProduction = () => {
+    if (ctx.config.mode === 'production') throw notFound();
+  };
+
+  app.post('/_admin/reset', {
+    config: admin,
+    schema: {
+      ...hidden,
+      body: Type.Object({
+        to: Type.Optional(Type.Union([Type.Literal('empty'), Type.Literal('demo'), Type.Literal('seed')])),
+        seed: Type.Optional(Type.String({ maxLength: 5 * 1024 * 1024 })),
+      }, { additionalProperties: false }),
+    },
+  }, async (request) => {
+    notInProduction();
+    const to = request.body.to ?? 'empty';
+    let seed: unknown;
+    if (to === 'seed') {
+      if (request.body.seed === undefined) throw invalidField('Reset', 'seed', 'to: seed needs the seed file\'s content in seed', 'missing_field');
+      try {
+        seed = parse(request.body.seed);
+      } catch (error) {
+        throw invalidField('Reset', 'seed', `the seed is neither YAML nor JSON: ${(error as Error).message.split('\n')[0]}`);
+      }
+    } else if (request.body.seed !== undefined) {
+      throw invalidField('Reset', 'seed', 'seed goes with to: seed');
+    }
+    return { took_ms: await support.reset(to, seed) };
+  });
+
+  app.post('/_admin/snapshots', {
+    config: admin,
+    schema: { ...hidden, body: Type.Object({ name: SnapshotName }, { additionalProperties: false }) },
+  }, async (request, reply) => {
+    notInProduction();
+    return reply.code(201).send(snapshotBody(await support.save(request.body.name)));
+  });
+
+  app.get('/_admin/snapshots', { config: { admin: true }, schema: hidden }, async () => {
+    notInProduction();
+    return (await support.list()).map(snapshotBody);
+  });
+
+  app.post('/_admin/snapshots/:name/restore', {
+    config: admin,
+    schema: { ...hidden, params: Type.Object({ name: SnapshotName }) },
+  }, async (request) => {
+    notInProduction();
+    const took = await support.restore(request.params.name);
+    if (took === null) throw notFound(`No snapshot ${request.params.name}`);
+    return { took_ms: took };
+  });
+
+  app.delete('/_admin/snapshots/:name', {
+    config: admin,
+    schema: { ...hidden, params: Type.Object({ name: SnapshotName }) },
+  }, async (request, reply) => {
+    notInProduction();
+    if (!(await support.drop(request.params.name))) throw notFound(`No snapshot ${request.params.name}`);
+    return reply.code(204).send();
+  });
+}
+
+/**
+ * Holds the gate shared for every request (but those that take it alone, marked `alone`, and the
+ * jobs drain, which waits on jobs that hold it) and every background job and sweep. Outside
+ * production mode only: production has no reset to wait for.
+ */
+export function installGate(app: Api, ctx: Context): void {
+  if (ctx.config.mode === 'production') return;
+  const gate = gateOf(ctx);
+  app.addHook('onRequest', async (request, reply) => {
+    const config = request.routeOptions.config;
+    if (config.alone || config.ungated) return;
+    const leave = await gate.enter();
+    // Left when the answer is sent, or the connection is gone: whichever comes first.
+    reply.raw.once('close', leave);
+    reply.raw.once('finish', leave);
+  });
+  const queue = ctx.queue;
+  const work = queue.work.bind(queue);
+  queue.work = (name, handler, options) => work(name, (data, job) => gate.shared(() => handler(data, job)), options);
+  const periodic = ctx.periodic;
+  const every = periodic.every.bind(periodic);
+  periodic.every = (name, seconds, run) => every(name, seconds, () => gate.shared(run));
+}

@@ -1,0 +1,209 @@
+// The test double's state (spec/admin-api.md "Test support"): POST /_admin/reset to empty, demo or a
+// seed; named snapshots saved, listed, restored in place while requests run, deleted; the test clock
+// within what the databases hold; all of it 404 in production mode.
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
+
+const MONA = 'chp_DemoMonaClassicToken00000000013Mkcu6';
+
+describe('reset and snapshots', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_TEST_MODE: '1' });
+  });
+  after(() => server.close());
+
+  test('reset to empty: every row, file, fault and clock move gone; the admin token stays', async () => {
+    await server.admin('POST', '/users', { login: 'gone' });
+    await server.admin('POST', '/repos', { owner: 'gone', name: 'with-git', init_git: true });
+    await server.admin('POST', '/faults', { effect: 'status', status: 500, times: 5, match: { path: '/nowhere' } });
+    await server.advance(3600);
+    const { took_ms } = await server.admin('POST', '/reset', {});
+    assert.equal(typeof took_ms, 'number');
+    assert.equal((await server.api('GET', '/users/gone')).status, 404);
+    assert.deepEqual(await server.admin('GET', '/faults'), []);
+    const { now } = await server.admin('GET', '/clock');
+    assert.ok(Math.abs(Date.parse(now) - Date.now()) < 5_000, `the clock is back to now: ${now}`);
+    assert.deepEqual(readdirSync(server.server.ctx.config.dataDir).filter((name) => name === 'git'), []);
+    // Ids start again.
+    const user = await server.admin('POST', '/users', { login: 'first' });
+    assert.equal(user.id, 1);
+    // The admin token and the secret key (settings) stay.
+    assert.equal((await server.adminRaw('GET', '/clock')).status, 200);
+  });
+
+  test('reset to demo, twice: the demo world answers with its fixed tokens; the second reset restores the saved demo', async () => {
+    await server.admin('POST', '/users', { login: 'not-demo' });
+    for (const round of [1, 2]) {
+      const { took_ms } = await server.admin('POST', '/reset', { to: 'demo' });
+      assert.equal(typeof took_ms, 'number', `round ${round}`);
+      assert.equal((await server.api('GET', '/users/not-demo')).status, 404);
+      const repo = await server.api('GET', '/repos/acme/secret-sauce', { token: MONA });
+      assert.equal(repo.status, 200, `round ${round}: ${repo.text}`);
+      await server.admin('POST', '/users', { login: 'not-demo' });
+    }
+    // The saved demo is not a snapshot of the user's.
+    assert.deepEqual((await server.admin('GET', '/snapshots')).map((s: { name: string }) => s.name).filter((n: string) => n.startsWith('.')), []);
+  });
+
+  test('reset to a seed (YAML or JSON); a seed that is neither, or refers to nothing, is 422 and no 500', async () => {
+    await server.admin('POST', '/reset', { to: 'seed', seed: 'users:\n  - login: seeded\n' });
+    assert.equal((await server.api('GET', '/users/seeded')).status, 200);
+    assert.equal((await server.api('GET', '/users/mona')).status, 404);
+    await server.admin('POST', '/reset', { to: 'seed', seed: JSON.stringify({ users: [{ login: 'json-seeded' }] }) });
+    assert.equal((await server.api('GET', '/users/json-seeded')).status, 200);
+    for (const body of [
+      { to: 'seed' },
+      { to: 'seed', seed: 'users: [unclosed' },
+      { to: 'seed', seed: '- a list' },
+      { to: 'empty', seed: 'users: []' },
+      { to: 'elsewhere' },
+      { to: 'seed', seed: 'repos:\n  - { owner: nobody, name: x }\n' },
+    ]) {
+      const response = await server.adminRaw('POST', '/reset', body);
+      assert.ok(response.status === 422 || response.status === 404, `${JSON.stringify(body)}: ${response.status} ${response.text}`);
+      assert.ok(response.body.message, JSON.stringify(body));
+    }
+  });
+
+  test('a snapshot saves rows, git data, the clock and faults; restore puts them back in place; list, duplicate, delete, 404', async () => {
+    await server.admin('POST', '/reset', {});
+    await server.admin('POST', '/users', { login: 'mona' });
+    await server.admin('POST', '/repos', { owner: 'mona', name: 'kept', init_git: true });
+    for (let i = 0; i < 3; i++) await server.admin('POST', '/repos/mona/kept/issues', { author: 'mona', title: `issue ${i}` });
+    await server.advance(86_400);
+    await server.admin('POST', '/faults', { effect: 'status', status: 503, times: 2, match: { path: '/users/nobody' } });
+    const { now: savedNow } = await server.admin('GET', '/clock');
+
+    const saved = await server.adminRaw('POST', '/snapshots', { name: 'three-issues' });
+    assert.equal(saved.status, 201, saved.text);
+    assert.equal(saved.body.name, 'three-issues');
+    assert.ok(saved.body.bytes > 0);
+    assert.ok(!Number.isNaN(Date.parse(saved.body.created_at)));
+    const duplicate = await server.adminRaw('POST', '/snapshots', { name: 'three-issues' });
+    assert.equal(duplicate.status, 422);
+    assert.equal(duplicate.body.errors[0].code, 'already_exists');
+    for (const name of ['', 'Upper', 'a/b', 'x'.repeat(65), '.demo']) {
+      const response = await server.adminRaw('POST', '/snapshots', { name });
+      assert.ok(response.status === 422 || response.status === 400, `${name}: ${response.status}`);
+    }
+
+    // Change everything, then restore.
+    await server.admin('POST', '/users', { login: 'later' });
+    await server.admin('POST', '/repos/mona/kept/issues', { author: 'mona', title: 'issue 3' });
+    await server.admin('DELETE', '/faults');
+    await server.advance(86_400);
+    await server.admin('POST', '/snapshots', { name: 'later' });
+
+    const restored = await server.admin('POST', '/snapshots/three-issues/restore', {});
+    assert.equal(typeof restored.took_ms, 'number');
+    assert.equal((await server.api('GET', '/users/later')).status, 404);
+    for (const number of [1, 2, 3]) assert.equal((await server.api('GET', `/repos/mona/kept/issues/${number}`)).body.title, `issue ${number - 1}`);
+    assert.equal((await server.api('GET', '/repos/mona/kept/issues/4')).status, 404);
+    const { now } = await server.admin('GET', '/clock');
+    assert.ok(Math.abs(Date.parse(now) - Date.parse(savedNow)) < 10_000, `${now} vs ${savedNow}`);
+    assert.equal((await server.admin('GET', '/faults')).length, 1);
+    assert.equal((await server.api('GET', '/users/nobody')).status, 503);
+    const repo = await server.admin('GET', '/repos/mona/kept');
+    assert.ok(repo.id);
+    assert.ok(existsSync(join(server.server.ctx.config.dataDir, 'git')));
+    // Numbering continues as it would have from the snapshot: the next issue is number 4.
+    const next = await server.admin('POST', '/repos/mona/kept/issues', { author: 'mona', title: 'after restore' });
+    assert.equal(next.number, 4);
+    const user = await server.admin('POST', '/users', { login: 'after-restore' });
+    assert.equal(user.id, 2 + 0, 'ids continue from the snapshot (mona is 1)');
+
+    const list = await server.admin('GET', '/snapshots');
+    assert.deepEqual(list.map((s: { name: string }) => s.name), ['later', 'three-issues']);
+    assert.equal((await server.adminRaw('DELETE', '/snapshots/later')).status, 204);
+    assert.equal((await server.adminRaw('DELETE', '/snapshots/later')).status, 404);
+    assert.equal((await server.adminRaw('POST', '/snapshots/later/restore', {})).status, 404);
+    assert.deepEqual((await server.admin('GET', '/snapshots')).map((s: { name: string }) => s.name), ['three-issues']);
+    // A snapshot outlives a reset.
+    await server.admin('POST', '/reset', {});
+    await server.admin('POST', '/snapshots/three-issues/restore', {});
+    assert.equal((await server.api('GET', '/users/mona')).status, 200);
+  });
+
+  test('requests in flight during restores see the state before or after, never a mix, never a 5xx', async () => {
+    await server.admin('POST', '/reset', {});
+    await server.admin('POST', '/users', { login: 'alpha' });
+    await server.admin('POST', '/repos', { owner: 'alpha', name: 'one' });
+    await server.admin('POST', '/snapshots', { name: 'alpha' });
+    await server.admin('POST', '/reset', {});
+    await server.admin('POST', '/users', { login: 'beta' });
+    await server.admin('POST', '/repos', { owner: 'beta', name: 'one' });
+    await server.admin('POST', '/snapshots', { name: 'beta' });
+
+    let stop = false;
+    const seen: string[] = [];
+    const readers = Array.from({ length: 6 }, async () => {
+      while (!stop) {
+        // Two reads that must agree: the owner exists exactly when its repository does.
+        const [alpha, alphaRepo] = await Promise.all([server.api('GET', '/users/alpha'), server.api('GET', '/repos/alpha/one')]);
+        assert.ok(alpha.status < 500 && alphaRepo.status < 500, `${alpha.status} ${alphaRepo.status}`);
+        seen.push(`${alpha.status}`);
+      }
+    });
+    const writers = (async () => {
+      for (let i = 0; i < 10; i++) {
+        await server.admin('POST', `/snapshots/${i % 2 ? 'alpha' : 'beta'}/restore`, {});
+        const created = await server.adminRaw('POST', '/users', { login: `made-${i}` });
+        assert.equal(created.status, 201, created.text);
+      }
+      stop = true;
+    })();
+    await Promise.all([writers, ...readers]);
+    assert.ok(seen.includes('200') && seen.includes('404'), 'the readers saw both states');
+  });
+});
+
+describe('the test clock within reason', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+  });
+  after(() => server.close());
+
+  test('a move past what every database holds is 422 naming the limit; the clock and later requests still work', async () => {
+    await server.admin('POST', '/users', { login: 'mona' });
+    for (const seconds of [8.64e12, 2 ** 53, 1e308, 400 * 365 * 86_400]) {
+      const response = await server.adminRaw('POST', '/clock', { advance_seconds: seconds });
+      assert.equal(response.status, 422, `${seconds}: ${response.text}`);
+      assert.equal(response.body.errors[0].field, 'advance_seconds');
+      assert.match(response.body.errors[0].message, /2038-01-18T03:14:07\.000Z/);
+      assert.equal((await server.adminRaw('GET', '/clock')).status, 200);
+      assert.equal((await server.api('GET', '/users/mona')).status, 200);
+    }
+    // Up to the limit is fine, and everything still answers there.
+    const { now } = await server.admin('GET', '/clock');
+    const room = Math.floor((Date.parse('2038-01-18T03:14:07.000Z') - Date.parse(now)) / 1000) - 60;
+    await server.admin('POST', '/clock', { advance_seconds: room });
+    assert.equal((await server.adminRaw('GET', '/clock')).status, 200);
+    assert.equal((await server.api('GET', '/users/mona')).status, 200);
+    const token = await server.admin('POST', '/tokens', { login: 'mona', kind: 'classic', scopes: ['repo'] });
+    assert.equal((await server.api('GET', '/user', { token: token.token })).status, 200);
+  });
+});
+
+describe('test support in production mode', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_MODE: 'production' });
+  });
+  after(() => server.close());
+
+  test('reset, snapshots and the journal are 404', async () => {
+    for (const [method, path, body] of [
+      ['POST', '/reset', {}], ['POST', '/snapshots', { name: 'x' }], ['GET', '/snapshots'], ['POST', '/snapshots/x/restore', {}],
+      ['DELETE', '/snapshots/x'], ['GET', '/requests'], ['POST', '/requests/count', {}], ['DELETE', '/requests'],
+    ] as const) {
+      const response = await server.adminRaw(method, path, body);
+      assert.equal(response.status, 404, `${method} ${path}`);
+    }
+    assert.equal(ADMIN_TOKEN.length > 0, true);
+  });
+});
