@@ -42,22 +42,25 @@ export interface JournalEntry {
 
 /** Keys whose values are secrets, wherever they appear (bodies, queries). */
 const SECRET_KEY = /token|secret|password|private_key|key$|signature|^sig$|credential|^code$/i;
-/** Tokens of every kind (`chp_…`, `chpat_…`, `cho_…`), JWTs and PEM blocks inside any text. */
-const SECRET_TEXT = [
-  /\bch[a-z]{1,4}_[A-Za-z0-9_]{8,}/g,
-  /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g,
-  /-----BEGIN [A-Z ]+-----[\s\S]*?(-----END [A-Z ]+-----|$)/g,
-  /([?&](?:signature|sig|token|access_token|client_secret)=)[^&#"\s]*/gi,
-];
-
 /** A token shown by its last four characters only, as the platform's settings pages do. */
 const lastFour = (secret: string) => (secret.length > 12 ? `${MASK}…${secret.slice(-4)}` : MASK);
 
+/**
+ * Secrets inside any text: tokens of every kind (`chp_…`, `chpat_…`, `cho_…`), JWTs, PEM blocks, a
+ * signed URL's signature or a token in a query string, and a JSON secret field in a body too long
+ * to parse (cut at BODY_LIMIT).
+ */
+const SECRET_TEXT: [RegExp, (match: string, prefix: string) => string][] = [
+  [/\bch[a-z]{1,4}_[A-Za-z0-9_]{8,}/g, (match) => lastFour(match)],
+  [/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g, (match) => lastFour(match)],
+  [/-----BEGIN [A-Z ]+-----[\s\S]*?(?:-----END [A-Z ]+-----|$)/g, () => MASK],
+  [/([?&](?:signature|sig|token|access_token|client_secret|code)=)[^&#"\s]*/gi, (_match, prefix) => `${prefix}${MASK}`],
+  [/("[A-Za-z_]*(?:token|secret|password|private_key|signature)[A-Za-z_]*"\s*:\s*")(?:[^"\\]|\\.)*"?/gi, (_match, prefix) => `${prefix}${MASK}"`],
+];
+
 function maskText(text: string): string {
   let out = text;
-  for (const pattern of SECRET_TEXT) {
-    out = out.replace(pattern, (match, prefix?: string) => (typeof prefix === 'string' && match.startsWith(prefix) && /^[?&]/.test(prefix) ? `${prefix}${MASK}` : lastFour(match)));
-  }
+  for (const [pattern, replace] of SECRET_TEXT) out = out.replace(pattern, replace as (match: string, ...rest: string[]) => string);
   return out;
 }
 
@@ -102,6 +105,8 @@ function keptBody(body: unknown): unknown {
   if (body === undefined || body === null || body === '') return null;
   if (Buffer.isBuffer(body)) return `(${body.length} bytes)`;
   if (typeof body === 'object' && typeof (body as { pipe?: unknown }).pipe === 'function') return '(a stream)';
+  // Too long to keep whole: cut first (a list of thousands is not parsed for the journal), then masked.
+  if (typeof body === 'string' && body.length > BODY_LIMIT) return `${maskText(body.slice(0, BODY_LIMIT))}… (${body.length - BODY_LIMIT} more characters)`;
   let value = body;
   if (typeof body === 'string') {
     try {
@@ -154,7 +159,7 @@ function warningsOf(request: FastifyRequest, query: Record<string, unknown>, pub
 // ---------------------------------------------------------------------------------------------------
 // The journal and its filters.
 
-export const JournalFilter = Type.Object({
+const FILTER_FIELDS = {
   method: Type.Optional(Type.String({ pattern: '^[A-Za-z]{1,16}$' })),
   path: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
   operation: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
@@ -162,7 +167,8 @@ export const JournalFilter = Type.Object({
   app: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   status: Type.Optional(Type.String({ pattern: '^([1-5][0-9][0-9]|[1-5]xx)$' })),
   since: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-}, { additionalProperties: false });
+};
+export const JournalFilter = Type.Object(FILTER_FIELDS, { additionalProperties: false });
 export type JournalFilter = Static<typeof JournalFilter>;
 
 const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
@@ -308,7 +314,7 @@ export function journalRoutes(app: Api, ctx: Context): void {
 
   app.get('/_admin/requests', {
     config: admin,
-    schema: { ...hidden, querystring: Type.Intersect([JournalFilter, Type.Object(Page)]) },
+    schema: { ...hidden, querystring: Type.Object({ ...FILTER_FIELDS, ...Page }, { additionalProperties: false }) },
   }, async (request) => {
     enabled();
     const { per_page: perPage = 30, page = 1, ...filter } = request.query as JournalFilter & { per_page?: number; page?: number };
