@@ -4,8 +4,7 @@
 // rules, rate-limit leases, cached apps, the request journal). A reset or restore runs alone behind
 // the gate (src/platform/gate.ts): requests and background jobs in flight finish first, new ones wait
 // and then see the new state, so none sees a mix. All of it answers 404 in production mode.
-import { cp, rm } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { cpSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from 'typebox';
 import { parse } from 'yaml';
@@ -69,7 +68,7 @@ export class TestSupport {
         return;
       }
       await this.#tables.empty();
-      await Promise.all(FILE_STATE.map((dir) => rm(join(this.#ctx.config.dataDir, dir), { recursive: true, force: true })));
+      for (const dir of FILE_STATE) rmSync(join(this.#ctx.config.dataDir, dir), { recursive: true, force: true });
       this.#setMemory({ clock_offset_ms: 0, faults: [], journal: [] });
       if (to === 'seed') await loadSeed(this.#ctx, this.#areas, seed);
       if (to === 'demo') {
@@ -103,7 +102,7 @@ export class TestSupport {
   async drop(name: string): Promise<boolean> {
     return gateOf(this.#ctx).exclusive(async () => {
       const dropped = await this.#tables.drop(name);
-      await rm(this.#filesOf(name), { recursive: true, force: true });
+      rmSync(this.#filesOf(name), { recursive: true, force: true });
       return dropped;
     });
   }
@@ -115,10 +114,12 @@ export class TestSupport {
   async #saveAlone(name: string): Promise<SnapshotMeta> {
     const createdAt = new Date().toISOString();
     const files = this.#filesOf(name);
-    await rm(files, { recursive: true, force: true });
+    // Synchronous: the gate is held alone, nothing else may run meanwhile, and a few hundred small
+    // files copy several times faster without a trip through the thread pool for each.
+    rmSync(files, { recursive: true, force: true });
     for (const dir of FILE_STATE) {
       const from = join(this.#ctx.config.dataDir, dir);
-      if (existsSync(from)) await cp(from, join(files, dir), { recursive: true });
+      if (existsSync(from)) cpSync(from, join(files, dir), { recursive: true });
     }
     const memory: MemoryState = {
       clock_offset_ms: this.#ctx.clock.offset,
@@ -133,11 +134,11 @@ export class TestSupport {
     const meta = await this.#tables.restore(name);
     if (!meta) return false;
     const files = this.#filesOf(name);
-    await Promise.all(FILE_STATE.map(async (dir) => {
+    for (const dir of FILE_STATE) {
       const to = join(this.#ctx.config.dataDir, dir);
-      await rm(to, { recursive: true, force: true });
-      if (existsSync(join(files, dir))) await cp(join(files, dir), to, { recursive: true });
-    }));
+      rmSync(to, { recursive: true, force: true });
+      if (existsSync(join(files, dir))) cpSync(join(files, dir), to, { recursive: true });
+    }
     this.#setMemory(JSON.parse(meta.state) as MemoryState);
     return true;
   }

@@ -5,6 +5,8 @@ import type { AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { DEFAULT_PAGES, pageParams, PerPage, setCursorLinks } from '../../platform/pagination.ts';
 import { callingApp } from '../../core/callers/app.ts';
+import { findApp } from '../../core/apps/store.ts';
+import { notFound } from '../../platform/errors.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { AppWebhookService, DeliveryDetail, DeliverySummary, HookConfig } from './service.ts';
 
@@ -107,4 +109,40 @@ export function appWebhookAdminRoutes(app: Api, ctx: Context): void {
       }),
     },
   }, async (request, reply) => reply.code(201).send({ deliveries: await service.recordEvent(request.body) }));
+
+  // An app's deliveries as the app sees them (GET /app/hook/deliveries…), for the operator's tools
+  // (the testing helper's `deliveries(app)`, the console), which hold no app's private key.
+  const appBySlug = async (slug: string) => {
+    const found = await findApp(ctx.db.kysely, slug);
+    if (!found) throw notFound(`No app ${slug}`);
+    return found;
+  };
+  const AppParams = Type.Object({ app_slug: Type.String({ minLength: 1, maxLength: 256 }) });
+  app.get('/_admin/apps/:app_slug/deliveries', {
+    config: { admin: true },
+    schema: {
+      hide: true,
+      tags: ['admin'],
+      params: AppParams,
+      querystring: Type.Object({
+        per_page: Type.Optional(PerPage),
+        cursor: Type.Optional(Type.String()),
+        status: Type.Optional(Type.Union([Type.Literal('success'), Type.Literal('failure')])),
+      }),
+    },
+  }, async (request) => {
+    const { perPage } = pageParams(request.query, DEFAULT_PAGES);
+    return (await service.listDeliveries(await appBySlug(request.params.app_slug), request.query, perPage)).deliveries;
+  });
+  app.get('/_admin/apps/:app_slug/deliveries/:delivery_id', {
+    config: { admin: true },
+    schema: { hide: true, tags: ['admin'], params: Type.Intersect([AppParams, DeliveryParams]) },
+  }, async (request) => service.getDelivery(await appBySlug(request.params.app_slug), request.params.delivery_id));
+  app.post('/_admin/apps/:app_slug/deliveries/:delivery_id/attempts', {
+    config: { admin: true },
+    schema: { hide: true, tags: ['admin'], params: Type.Intersect([AppParams, DeliveryParams]) },
+  }, async (request, reply) => {
+    await service.redeliver(await appBySlug(request.params.app_slug), request.params.delivery_id);
+    return reply.code(202).send({});
+  });
 }

@@ -1,0 +1,56 @@
+// The test double (issue 23): how long the testing helper takes to start a server, a reset to the
+// demo world and to empty, and a restore of a snapshot of 1,000 issues (with their activity:
+// outbox rows, notification threads). Each figure is the median of several runs, as the server
+// itself reports it (`took_ms`) or, for the start, as the caller sees it.
+import { startCodehost } from '../src/testing.ts';
+import { createTestDatabase } from '../test/helpers/database.ts';
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+export default async function testDouble(options: { env?: Record<string, string> } = {}): Promise<Record<string, number | string>> {
+  const postgres = Boolean(options.env?.DATABASE_URL);
+  const results: Record<string, number | string> = { database: postgres ? 'postgres' : 'sqlite' };
+  if (postgres) process.env.DATABASE_URL = options.env!.DATABASE_URL;
+
+  // The helper's start: a fresh database (migrated), the server listening, the admin API answering.
+  const starts: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const database = await createTestDatabase();
+    const started = performance.now();
+    const codehost = await startCodehost({ databaseUrl: database.databaseUrl ?? undefined });
+    await codehost.admin('GET', '/clock');
+    starts.push(performance.now() - started);
+    await codehost.stop();
+    await database.drop();
+  }
+  results['helper start ms (median of 5)'] = Math.round(median(starts));
+
+  const database = await createTestDatabase();
+  const codehost = await startCodehost({ databaseUrl: database.databaseUrl ?? undefined });
+  try {
+    const took = async (path: string, body: object) => (await codehost.admin('POST', path, body)).took_ms as number;
+    results['first reset to demo ms (loads demo.yaml)'] = await took('/reset', { to: 'demo' });
+    const demo: number[] = [];
+    for (let i = 0; i < 10; i++) demo.push(await took('/reset', { to: 'demo' }));
+    results['reset to demo ms (median of 10)'] = median(demo);
+    const empty: number[] = [];
+    for (let i = 0; i < 10; i++) empty.push(await took('/reset', {}));
+    results['reset to empty ms (median of 10)'] = median(empty);
+
+    const issues = Array.from({ length: 1000 }, (_, i) => ({ repository: 'acme/big', author: i % 2 ? 'mona' : 'hubot', title: `Issue ${i}`, body: `@mona number ${i}` }));
+    await codehost.reset({ seed: { users: [{ login: 'mona' }, { login: 'hubot' }], orgs: [{ login: 'acme', owners: ['mona'], members: ['hubot'] }], repos: [{ owner: 'acme', name: 'big' }], issues } });
+    await codehost.drain();
+    const saved = await codehost.admin('POST', '/snapshots', { name: 'thousand' });
+    results['1,000-issue snapshot bytes'] = saved.bytes;
+    const restores: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      await took('/reset', {});
+      restores.push(await took('/snapshots/thousand/restore', {}));
+    }
+    results['restore 1,000-issue snapshot ms (median of 10)'] = median(restores);
+  } finally {
+    await codehost.stop();
+    await database.drop();
+  }
+  return results;
+}

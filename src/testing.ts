@@ -1,0 +1,139 @@
+// The testing helper, exported as `codehost/testing` (package.json): `startCodehost()` starts the
+// server in the test's own process, on a free loopback port, with a fresh embedded database in a
+// temporary directory (or a PostgreSQL database you name), the test clock and test mode on; and the
+// admin calls a test needs, named. docs/testing.md.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from './app.ts';
+import { loadConfig } from './config.ts';
+
+export interface StartOptions {
+  /** Load the demo data (users mona, hubot, octo; org acme; demo-app; fixed tokens). Default false. */
+  demo?: boolean;
+  /** A seed to load (a seed file's content, YAML or JSON, or the object itself). */
+  seed?: string | object;
+  /** More settings (CODEHOST_* names), e.g. CODEHOST_RATE_LIMIT. */
+  env?: Record<string, string>;
+  /** A PostgreSQL connection string; unset: embedded SQLite in the temporary directory. */
+  databaseUrl?: string;
+  /** Log lines to stderr at this level (default: none). */
+  logLevel?: string;
+}
+
+/** The journal's filters (GET /_admin/requests). */
+export interface RequestFilter {
+  method?: string;
+  path?: string;
+  operation?: string;
+  login?: string;
+  app?: string;
+  status?: string | number;
+  since?: string | number;
+}
+
+export interface Codehost {
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** The public API's base: give it to your client as its base URL. */
+  apiUrl: string;
+  adminToken: string;
+  /** Calls the admin API; throws with the answer's body unless it is 2xx. */
+  admin<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  /** Back to empty (default), the demo data or a seed. */
+  reset(to?: 'empty' | 'demo' | { seed: string | object }): Promise<void>;
+  snapshot(name: string): Promise<void>;
+  restore(name: string): Promise<void>;
+  /** The request journal, newest first. */
+  requests(filter?: RequestFilter): Promise<any[]>;
+  /** How many journal entries match (verify "my client called X exactly N times"). */
+  count(filter?: RequestFilter): Promise<number>;
+  /** An app's webhook deliveries, newest first, once every queued job has run. */
+  deliveries(app: string): Promise<any[]>;
+  /** Runs every queued background job (webhook deliveries, notifications) now. */
+  drain(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const seedText = (seed: string | object) => (typeof seed === 'string' ? seed : JSON.stringify(seed));
+
+export async function startCodehost(options: StartOptions = {}): Promise<Codehost> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'codehost-testing-'));
+  const adminToken = `testing-${randomBytes(16).toString('hex')}`;
+  const config = loadConfig({
+    CODEHOST_HOST: '127.0.0.1',
+    CODEHOST_PORT: '0',
+    CODEHOST_DATA_DIR: dataDir,
+    CODEHOST_ADMIN_TOKEN: adminToken,
+    CODEHOST_DEMO: '0',
+    CODEHOST_TEST_CLOCK: '1',
+    CODEHOST_TEST_MODE: '1',
+    CODEHOST_LOG_LEVEL: options.logLevel ?? 'silent',
+    CODEHOST_JOB_POLL_MS: '20',
+    ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+    ...options.env,
+  });
+  const server = await createServer(config);
+  let url: string;
+  try {
+    url = await server.listen();
+  } catch (error) {
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}/_admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`codehost: ${method} /_admin${path} answered ${response.status}: ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+  const query = (filter: RequestFilter) =>
+    new URLSearchParams(Object.entries(filter).filter(([, value]) => value !== undefined).map(([key, value]): [string, string] => [key, String(value)])).toString();
+  const codehost: Codehost = {
+    url,
+    apiUrl: `${url}/api/v3`,
+    adminToken,
+    admin,
+    async reset(to = 'empty') {
+      await admin('POST', '/reset', typeof to === 'string' ? { to } : { to: 'seed', seed: seedText(to.seed) });
+    },
+    async snapshot(name) {
+      await admin('POST', '/snapshots', { name });
+    },
+    async restore(name) {
+      await admin('POST', `/snapshots/${encodeURIComponent(name)}/restore`, {});
+    },
+    async requests(filter = {}) {
+      return admin('GET', `/requests?${query({ per_page: 1000, ...filter } as RequestFilter)}`);
+    },
+    async count(filter = {}) {
+      const body = Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined).map(([key, value]) => [key, String(value)]));
+      return (await admin('POST', '/requests/count', body)).count;
+    },
+    async deliveries(app) {
+      await codehost.drain();
+      return admin('GET', `/apps/${encodeURIComponent(app)}/deliveries?per_page=100`);
+    },
+    async drain() {
+      await admin('POST', '/jobs/drain', { timeout_seconds: 60 });
+    },
+    async stop() {
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  if (options.demo && options.seed !== undefined) {
+    await codehost.stop();
+    throw new Error('codehost: start with demo or with a seed, not both (a seed may copy what it needs of src/admin/demo.yaml)');
+  }
+  if (options.demo) await codehost.reset('demo');
+  if (options.seed !== undefined) await codehost.reset({ seed: options.seed });
+  return codehost;
+}
