@@ -57,6 +57,10 @@ alone. Prints the one-time secrets of what it created.`,
   admin: `Usage: codehost admin METHOD PATH [JSON] [--follow]
        codehost admin users|orgs|repos|apps [--page N] [--per-page N]
        codehost admin tokens [LOGIN] [--page N] [--per-page N]
+       codehost admin reset [empty|demo] | reset --seed FILE
+       codehost admin snapshot save|restore|delete NAME | snapshot list
+       codehost admin requests [count|clear] [--method M] [--path GLOB] [--operation ID]
+                 [--login L] [--app SLUG] [--status 404|4xx] [--since ID|TIME] [--per-page N] [--page N]
 
 Calls the admin API of a running server: CODEHOST_URL (default http://127.0.0.1:$CODEHOST_PORT)
 with CODEHOST_ADMIN_TOKEN. PATH is relative to /_admin.
@@ -68,7 +72,10 @@ Examples:
   codehost admin GET /clock
   codehost admin GET /migrations/7 --follow
   codehost admin users --per-page 100      # GET /_admin/users?per_page=100
-  codehost admin tokens alice              # alice's tokens (never their values)`,
+  codehost admin tokens alice              # alice's tokens (never their values)
+  codehost admin reset demo                # back to the demo data (laptop mode; docs/testing.md)
+  codehost admin snapshot save before-test
+  codehost admin requests --status 4xx     # the journal: what the server refused`,
   backup: `Usage: codehost backup DIR
 
 Backs up the configured server's data while it runs: the database (SQLite: a consistent copy made
@@ -362,9 +369,53 @@ function adminListCall(args: string[]): string[] {
   return ['GET', `/${list}${query.size ? `?${query}` : ''}`];
 }
 
+/** The journal's filters as options: `--status 4xx` is `status=4xx`, `--per-page` is `per_page`. */
+const JOURNAL_OPTIONS = ['method', 'path', 'operation', 'login', 'app', 'status', 'since', 'per-page', 'page'];
+
+/**
+ * The test double by name (docs/testing.md): `reset [empty|demo] [--seed FILE]`, `snapshot
+ * save|restore|list|delete NAME`, `requests [count|clear] [--FILTER VALUE]...`.
+ */
+function testSupportCall(args: string[]): string[] {
+  const [command, ...rest] = args;
+  const usage = (message: string) => new ConfigError(`codehost admin ${command}: ${message} (see \`codehost help admin\`)`);
+  if (command === 'reset') {
+    const { values, positionals } = parseArgs({ args: rest, options: { seed: { type: 'string' } }, allowPositionals: true, strict: false });
+    if (typeof values.seed === 'string') {
+      if (positionals.length) throw usage('--seed FILE replaces empty or demo');
+      return ['POST', '/reset', JSON.stringify({ to: 'seed', seed: readFileSync(checkSeedFile(values.seed, '--seed'), 'utf8') })];
+    }
+    if (positionals.length > 1 || (positionals[0] && !['empty', 'demo'].includes(positionals[0]))) throw usage('reset [empty|demo] or reset --seed FILE');
+    return ['POST', '/reset', JSON.stringify({ to: positionals[0] ?? 'empty' })];
+  }
+  if (command === 'snapshot') {
+    const [action, name, extra] = rest;
+    if (action === 'list' && name === undefined) return ['GET', '/snapshots'];
+    if (!name || extra !== undefined) throw usage('snapshot save|restore|delete NAME, or snapshot list');
+    const named = `/snapshots/${encodeURIComponent(name)}`;
+    if (action === 'save') return ['POST', '/snapshots', JSON.stringify({ name })];
+    if (action === 'restore') return ['POST', `${named}/restore`];
+    if (action === 'delete') return ['DELETE', named];
+    throw usage(`unknown action "${action}"`);
+  }
+  if (command === 'requests') {
+    const action = rest[0] === 'count' || rest[0] === 'clear' ? rest.shift() : undefined;
+    const filter: Record<string, string> = {};
+    for (let i = 0; i < rest.length; i++) {
+      const option = rest[i]!.replace(/^--/, '');
+      if (!rest[i]!.startsWith('--') || !JOURNAL_OPTIONS.includes(option) || rest[i + 1] === undefined) throw usage(`unexpected "${rest[i]}"; filters: ${JOURNAL_OPTIONS.map((o) => `--${o}`).join(' ')}`);
+      filter[option.replace('-', '_')] = rest[++i]!;
+    }
+    if (action === 'clear') return ['DELETE', '/requests'];
+    if (action === 'count') return ['POST', '/requests/count', JSON.stringify(filter)];
+    return ['GET', `/requests?${new URLSearchParams(filter)}`];
+  }
+  return args;
+}
+
 async function adminCall(config: Config, args: string[]): Promise<void> {
   const follow = args.includes('--follow');
-  const [method, path, body] = adminListCall(args.filter((arg) => arg !== '--follow'));
+  const [method, path, body] = adminListCall(testSupportCall(args.filter((arg) => arg !== '--follow')));
   if (!method || !path) throw new ConfigError(HELP.admin!);
   if (follow && method.toUpperCase() !== 'GET') throw new ConfigError('--follow repeats a GET');
   const token = process.env.CODEHOST_ADMIN_TOKEN;
