@@ -150,6 +150,27 @@ const ROWS: Row[] = [
     goal: both({ text: '<= 30 s at 1M' }),
     unit: ' ms',
   },
+  {
+    path: 'Test double: POST /_admin/reset to the demo world (issue 23)',
+    bench: 'test-double',
+    keys: [/^reset to demo ms/],
+    goal: { sqlite: atMost(100, ' ms'), postgres: atMost(500, ' ms') },
+    unit: ' ms',
+  },
+  {
+    path: 'Test double: restore of a 1,000-issue snapshot',
+    bench: 'test-double',
+    keys: [/^restore 1,000-issue snapshot ms/],
+    goal: { sqlite: atMost(300, ' ms'), postgres: atMost(1000, ' ms') },
+    unit: ' ms',
+  },
+  {
+    path: 'Test double: codehost/testing startCodehost() to a first admin answer',
+    bench: 'test-double',
+    keys: [/^helper start ms/],
+    goal: both(atMost(300, ' ms')),
+    unit: ' ms',
+  },
 ];
 
 function figure(row: Row): number | string | undefined {
