@@ -9,6 +9,7 @@ import { Type, type Static } from 'typebox';
 import { findAppBy } from '../core/apps/store.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { invalidField, notFound } from '../platform/errors.ts';
+import { glob } from '../platform/faults.ts';
 import { DEFAULT_API_VERSION } from '../platform/http.ts';
 import { operationId } from '../platform/openapi.ts';
 import { DEFAULT_PAGES } from '../platform/pagination.ts';
@@ -170,8 +171,6 @@ const FILTER_FIELDS = {
 };
 export const JournalFilter = Type.Object(FILTER_FIELDS, { additionalProperties: false });
 export type JournalFilter = Static<typeof JournalFilter>;
-
-const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
 
 function matcher(filter: JournalFilter): (entry: JournalEntry) => boolean {
   const path = filter.path === undefined ? null : glob(filter.path.replace(/^\/api\/v3(?=\/|$)/, '') || '/');

@@ -50,7 +50,8 @@ export interface RequestFacts {
   path: string;
 }
 
-const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+/** A path pattern where a star matches any run of characters, slashes included. */
+export const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
 
 export class FaultStore {
   private rules: FaultRule[] = [];
