@@ -10,6 +10,11 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 export default async function testDouble(options: { env?: Record<string, string> } = {}): Promise<Record<string, number | string>> {
   const postgres = Boolean(options.env?.DATABASE_URL);
   const results: Record<string, number | string> = { database: postgres ? 'postgres' : 'sqlite' };
+  // Each figure is printed as it is measured too: a slow machine shows how far the run got.
+  const note = (key: string, value: number | string) => {
+    results[key] = value;
+    console.error(`test-double: ${key}: ${value}`);
+  };
   if (postgres) process.env.DATABASE_URL = options.env!.DATABASE_URL;
 
   // The helper's start: a fresh database (migrated), the server listening, the admin API answering.
@@ -23,31 +28,31 @@ export default async function testDouble(options: { env?: Record<string, string>
     await codehost.stop();
     await database.drop();
   }
-  results['helper start ms (median of 5)'] = Math.round(median(starts));
+  note('helper start ms (median of 5)', Math.round(median(starts)));
 
   const database = await createTestDatabase();
   const codehost = await startCodehost({ databaseUrl: database.databaseUrl ?? undefined });
   try {
     const took = async (path: string, body: object) => (await codehost.admin('POST', path, body)).took_ms as number;
-    results['first reset to demo ms (loads demo.yaml)'] = await took('/reset', { to: 'demo' });
+    note('first reset to demo ms (loads demo.yaml)', await took('/reset', { to: 'demo' }));
     const demo: number[] = [];
     for (let i = 0; i < 10; i++) demo.push(await took('/reset', { to: 'demo' }));
-    results['reset to demo ms (median of 10)'] = median(demo);
+    note('reset to demo ms (median of 10)', median(demo));
     const empty: number[] = [];
     for (let i = 0; i < 10; i++) empty.push(await took('/reset', {}));
-    results['reset to empty ms (median of 10)'] = median(empty);
+    note('reset to empty ms (median of 10)', median(empty));
 
     const issues = Array.from({ length: 1000 }, (_, i) => ({ repository: 'acme/big', author: i % 2 ? 'mona' : 'hubot', title: `Issue ${i}`, body: `@mona number ${i}` }));
     await codehost.reset({ seed: { users: [{ login: 'mona' }, { login: 'hubot' }], orgs: [{ login: 'acme', owners: ['mona'], members: ['hubot'] }], repos: [{ owner: 'acme', name: 'big' }], issues } });
     await codehost.drain();
     const saved = await codehost.admin('POST', '/snapshots', { name: 'thousand' });
-    results['1,000-issue snapshot bytes'] = saved.bytes;
+    note('1,000-issue snapshot bytes', saved.bytes);
     const restores: number[] = [];
     for (let i = 0; i < 10; i++) {
       await took('/reset', {});
       restores.push(await took('/snapshots/thousand/restore', {}));
     }
-    results['restore 1,000-issue snapshot ms (median of 10)'] = median(restores);
+    note('restore 1,000-issue snapshot ms (median of 10)', median(restores));
   } finally {
     await codehost.stop();
     await database.drop();
