@@ -6,8 +6,10 @@
 //     and back with DELETE + INSERT … SELECT in one transaction (foreign keys checked at COMMIT),
 //     `sqlite_sequence` included so ids continue as they would have.
 //   PostgreSQL: a snapshot is a schema `codehost_snap_<hash of the name>` (`CREATE TABLE … AS TABLE`),
-//     and back with TRUNCATE of every table, INSERT … SELECT in foreign-key order and the identity
-//     sequences set as saved, all in one round trip and one transaction.
+//     and back with DELETE of every table (children first), INSERT … SELECT in foreign-key order and
+//     the identity sequences set as saved, all in one round trip and one transaction. DELETE, not
+//     TRUNCATE: a test double's tables are small, and TRUNCATE makes new files for each of ~50
+//     tables (measured: a reset to empty took 1.8 s with it on the loaded 2-core machine).
 // The caller runs these alone (the gate), so no request sees a half-restored state.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -216,15 +218,19 @@ function postgresState(kysely: Kysely<any>): StateTables {
     const row = rows[0];
     return row ? { name: row.name, createdAt: row.created_at, state: row.state, bytes: Number(row.bytes) } : null;
   };
+  /** Every row of the tables gone, children before the parents they refer to. */
+  const deleteAll = (tables: string[]) => [...tables].reverse().map((table) => `DELETE FROM public.${quote(table)}`);
   const schemaExists = async (executor: Kysely<any>, schema: string) =>
     (await sql`SELECT 1 FROM pg_namespace WHERE nspname = ${schema}`.execute(executor)).rows.length > 0;
   return {
     async empty() {
       await kysely.connection().execute(async (connection) => {
-        const tables = await tablesOf(connection, 'public');
+        const tables = await ordered(connection);
+        const sequences = await sequencesOf(connection);
         const jobs = await jobColumns(connection);
         await atomically(connection, [
-          `TRUNCATE ${tables.map((table) => `public.${quote(table)}`).join(', ')} RESTART IDENTITY`,
+          ...deleteAll(tables),
+          ...(sequences.length ? [`SELECT ${sequences.map((sequence) => `setval('${sequence}', 1, false)`).join(', ')}`] : []),
           ...(jobs ? ['DELETE FROM pgboss.job'] : []),
         ]);
       });
@@ -258,7 +264,7 @@ function postgresState(kysely: Kysely<any>): StateTables {
         const jobs = await jobColumns(connection);
         const savedJobs = (await sql`SELECT 1 FROM pg_tables WHERE schemaname = ${schema} AND tablename = '_jobs'`.execute(connection)).rows.length > 0;
         await atomically(connection, [
-          `TRUNCATE ${tables.map((table) => `public.${quote(table)}`).join(', ')} RESTART IDENTITY`,
+          ...deleteAll(tables),
           ...tables.filter((table) => saved.has(table)).map((table) => `INSERT INTO public.${quote(table)} SELECT * FROM ${quote(schema)}.${quote(table)}`),
           `SELECT setval(name::regclass, last_value, is_called) FROM ${quote(schema)}._sequences`,
           ...(jobs ? ['DELETE FROM pgboss.job'] : []),
