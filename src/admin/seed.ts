@@ -4,10 +4,11 @@
 // error names the entry (`repos[3] (acme/widgets): User not found: nobody`).
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { Type, type TSchema } from 'typebox';
 import { parse } from 'yaml';
 import type { Database } from '../db/schema.ts';
+import { withSavepoint } from '../db/savepoint.ts';
 import type { Area } from '../core/area.ts';
 import type { Context } from '../platform/context.ts';
 import { ApiError, invalidField } from '../platform/errors.ts';
@@ -93,14 +94,10 @@ function flattened(trx: Transaction<Database>): Kysely<Database> {
 
 /** Runs one entry; an entry that already exists is rolled back to where it started and skipped. */
 async function entry(trx: Kysely<Database>, create: () => Promise<unknown>): Promise<'created' | 'skipped'> {
-  await sql`savepoint seed_entry`.execute(trx);
   try {
-    await create();
-    await sql`release savepoint seed_entry`.execute(trx);
+    await withSavepoint(trx, 'seed_entry', create);
     return 'created';
   } catch (error) {
-    await sql`rollback to savepoint seed_entry`.execute(trx);
-    await sql`release savepoint seed_entry`.execute(trx);
     if (!alreadyThere(error)) throw error;
     return 'skipped';
   }
