@@ -312,7 +312,7 @@ export const IssueEvent = Type.Object({
   commit_id: Type.Null(),
   commit_url: Type.Null(),
   created_at: Type.String(),
-  performed_via_github_app: Type.Null(),
+  performed_via_vendor_app: Type.Null(),
   assignee: Type.Optional(SimpleUser),
   assigner: Type.Optional(SimpleUser),
   review_requester: Type.Optional(SimpleUser),
@@ -360,7 +360,7 @@ export function eventRepresentation(urls: Urls, facts: EventFacts): IssueEvent {
     commit_id: null,
     commit_url: null,
     created_at: isoSeconds(event.created_at),
-    performed_via_github_app: null,
+    performed_via_vendor_app: null,
     ...extra,
   };
 }
