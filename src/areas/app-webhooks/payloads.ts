@@ -136,7 +136,8 @@ export async function eventBody(db: Executor, place: Place, row: ActivityRow): P
   const subject = row.issue_id !== null && where ? await issueSubject(db, place, row, facts, where) : facts;
   if (!subject) return null;
   const sender = await user(db, row.actor_id);
-  const envelope = await accountEnvelope(db, urls, where ? where.owner.id : row.account_id);
+  // A user's repository has neither: no need to look.
+  const envelope = where?.owner.type === 'User' ? {} : await accountEnvelope(db, urls, where ? where.owner.id : row.account_id);
   // The platform's fields win over a raw payload's members of the same name; `action` stays first.
   const action = row.action !== null ? { action: row.action } : {};
   return {
