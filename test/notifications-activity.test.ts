@@ -112,7 +112,10 @@ describe('issues and pull requests', () => {
     const response = await server.adminRaw('POST', `/repos/acme/widgets/issues/${issue.number}/comments`, { author: 'bob', body: 'see `@carol` and @dave' });
     assert.equal(response.status, 201, response.text);
     const comment = response.body;
-    assert.deepEqual(Object.keys(comment).sort(), ['body', 'created_at', 'html_url', 'id', 'issue_url', 'node_id', 'updated_at', 'url', 'user']);
+    assert.deepEqual(Object.keys(comment).sort(), [
+      'author_association', 'body', 'created_at', 'html_url', 'id', 'issue_url', 'node_id', 'performed_via_vendor_app', 'reactions', 'updated_at', 'url', 'user',
+    ]);
+    assert.deepEqual([comment.author_association, comment.performed_via_vendor_app, comment.reactions.total_count], ['MEMBER', null, 0]);
     assert.ok(comment.url.endsWith(`/api/v3/repos/acme/widgets/issues/comments/${comment.id}`));
     assert.equal(comment.html_url, `${issue.html_url}#issuecomment-${comment.id}`);
     assert.equal(comment.issue_url, issue.url);

@@ -14,8 +14,9 @@ import { startServer, type TestServer } from './helpers/server.ts';
  * Routes that `*url` fields name but that codehost does not serve because it keeps no such data (no
  * stand-in answers them; README "Known limits" and docs/permissions.md list them): a user's
  * followers, starred-like subscriptions and received events; a repository's contributors,
- * deployments, downloads, events, forks, hooks, languages, merges, stargazers and tags; a pull
- * request's commits and review comments. Everything else a walked document names is followed.
+ * deployments, downloads, events, forks, hooks, languages, merges, stargazers, tags and statuses;
+ * a pull request's commits and review comments; issue timelines and reactions; an organization's
+ * events, hooks and issues; a team's repositories. Everything else a walked document names is followed.
  */
 const NOT_SERVED: readonly RegExp[] = [
   // codehost keeps no followers, stars or activity feeds of users.
@@ -25,6 +26,13 @@ const NOT_SERVED: readonly RegExp[] = [
   /^\/repos\/[^/]+\/[^/]+\/(contributors|deployments|downloads|events|forks|hooks|languages|merges|stargazers|tags)$/,
   // codehost keeps no commits of a pull request and no review comments.
   /^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/(commits|comments)$/,
+  // Named by webhook payloads: no commit statuses, issue timelines or reactions are kept...
+  /^\/repos\/[^/]+\/[^/]+\/statuses\/[0-9a-f]{40}$/,
+  /^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/(timeline|reactions)$/,
+  /^\/repos\/[^/]+\/[^/]+\/issues\/comments\/\d+\/reactions$/,
+  // ...nor an organization's events feed, webhooks or issue list across repositories, nor a team's repositories list.
+  /^\/orgs\/[^/]+\/(events|hooks|issues)$/,
+  /^\/orgs\/[^/]+\/teams\/[^/]+\/repos$/,
 ];
 
 let server: TestServer;

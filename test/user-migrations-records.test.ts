@@ -52,9 +52,11 @@ function issueRow(i: number, pullRequest: boolean): Omit<IssueRow, 'comment_coun
 }
 
 /** The facts the core's representations take, as the archive gathered them (no issue type). */
+const ASSOCIATIONS = ['OWNER', 'COLLABORATOR', 'NONE', 'MEMBER'] as const;
+
 function facts(urls: Urls, issue: Omit<IssueRow, 'comment_count'>, i: number): IssueFacts {
   return {
-    issue, repository, owner, author: i % 2 ? others[0]! : owner,
+    issue, repository, owner, author: i % 2 ? others[0]! : owner, authorAssociation: ASSOCIATIONS[i % 4],
     assignees: others.slice(0, i % 4), requestedReviewers: others.slice(i % 3), requestedTeams: teams.slice(0, i % 3), comments: i * 7,
   } as unknown as IssueFacts;
 }
@@ -117,11 +119,11 @@ for (const urls of URLS) {
       for (let i = 0; i < 24; i++) {
         const issue = issueRow(i, false);
         const f = facts(urls, issue, i);
-        assert.equal(records.issue(at(records), issue, f.author, f.assignees, f.comments), JSON.stringify(issueRepresentation(urls, f)), `issue ${i}`);
+        assert.equal(records.issue(at(records), issue, f.author, f.assignees, f.comments, f.authorAssociation), JSON.stringify(issueRepresentation(urls, f)), `issue ${i}`);
         const pull = issueRow(i, true);
         const p = facts(urls, pull, i);
         assert.equal(
-          records.pullRequest(at(records), pull, p.author, p.assignees, p.comments, p.requestedReviewers, p.requestedTeams as TeamWithOrg[]),
+          records.pullRequest(at(records), pull, p.author, p.assignees, p.comments, p.authorAssociation, p.requestedReviewers, p.requestedTeams as TeamWithOrg[]),
           JSON.stringify(pullRequestBefore(urls, p)),
           `pull request ${i}`,
         );
@@ -134,8 +136,9 @@ for (const urls of URLS) {
         const issue = issueRow(i, i % 2 === 1) as IssueRow;
         const comment = { id: 5000 + i, body: TRICKY[i % TRICKY.length]!, created_at: '2024-06-07T08:09:10.111Z', updated_at: i % 3 ? '2024-06-07T08:09:10.111Z' : '2024-06-07 08:09:10' };
         const author = [owner, ...others][i % 4]!;
-        const expected = commentRepresentation(urls, { comment, issue, author, repository, owner } as never);
-        assert.equal(records.comment(at(records), comment, issue, author), JSON.stringify(expected), `comment ${i}`);
+        const authorAssociation = ASSOCIATIONS[i % 4];
+        const expected = commentRepresentation(urls, { comment, issue, author, repository, owner, authorAssociation } as never);
+        assert.equal(records.comment(at(records), comment, issue, author, authorAssociation), JSON.stringify(expected), `comment ${i}`);
       }
     });
 

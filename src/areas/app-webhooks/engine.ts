@@ -8,7 +8,7 @@ import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ActivityRow } from '../../activity/outbox.ts';
-import { coversEvent } from '../../core/apps/events.ts';
+import { coversEvent, deliveredWithoutSubscribing } from '../../core/apps/events.ts';
 import { intersectPermissions, parsePermissions } from '../../core/apps/permissions.ts';
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
@@ -72,7 +72,7 @@ function onPullRequest(activity: Activity): boolean {
 
 /**
  * The apps an activity is delivered to: installed over it (its repository, on the repository's
- * owner; or its account), subscribed to its event, with an active webhook, and whose installation's
+ * owner; or its account), subscribed to its event (installation events need no subscription), with an active webhook, and whose installation's
  * current grant (granted ∩ requested) covers the event. One query for every candidate; the checks
  * run on the set.
  */
@@ -81,7 +81,8 @@ export async function targetsOf(trx: Executor, activity: Activity): Promise<stor
   if (activity.repository_id !== null) targets = await store.deliveryTargets(trx, { repositoryId: activity.repository_id });
   else if (activity.account_id !== null) targets = await store.deliveryTargets(trx, { accountId: activity.account_id });
   else return [];
-  const subscribed = targets.filter((target) => subscribes(target.events, activity.event));
+  const unsubscribed = deliveredWithoutSubscribing(activity.event);
+  const subscribed = targets.filter((target) => unsubscribed || subscribes(target.events, activity.event));
   if (subscribed.length === 0) return [];
   const pull = onPullRequest(activity);
   return subscribed.filter((target) =>
@@ -92,17 +93,19 @@ export async function targetsOf(trx: Executor, activity: Activity): Promise<stor
 export async function fanOut(ctx: Context, trx: Executor, activity: ActivityRow): Promise<number> {
   const targets = await targetsOf(trx, activity);
   if (targets.length === 0) return 0;
-  const body = await eventBody(trx, ctx.urls, activity);
+  const body = await eventBody(trx, { urls: ctx.urls, dataDir: ctx.config.dataDir }, activity);
   if (!body) return 0;
   const now = ctx.clock.now().toISOString();
-  const messages = await store.insertMessages(trx, targets.map((target) => ({
+  const installations: Record<string, unknown>[] = [];
+  for (const target of targets) installations.push(await installationBody(trx, ctx.urls, activity.event, target));
+  const messages = await store.insertMessages(trx, targets.map((target, i) => ({
     app_id: target.app_id,
     guid: randomUUID(),
     event: activity.event,
     action: activity.action,
     installation_id: target.installation_id,
     repository_id: activity.repository_id,
-    payload: JSON.stringify({ ...body, installation: installationBody(target.installation_id) }),
+    payload: JSON.stringify({ ...body, installation: installations[i] }),
     created_at: now,
   })));
   const attempts = await store.insertAttempts(trx, messages.map((message) => ({ message_id: message.id, app_id: message.app_id, redelivery: false, retry_count: 0, created_at: now })));

@@ -1,5 +1,7 @@
 // The body of an event as the platform shapes it: `action`, the subject (`issue`, `comment`,
-// `pull_request`...), `repository`, `sender`; `installation` is added per app. Issue activity shows
+// `pull_request`...), `repository`, `organization` (the repository's or the event's account, when it
+// is an organization), `enterprise` (the organization's, when it has one), `sender`; `installation`
+// is added per app: `{id, node_id}`, or the whole installation in installation events. Issue activity shows
 // the subject its outbox row kept (src/core/issues/snapshot.ts: the same Issue, pull request and
 // Comment the rest of the platform shows, as the write left them); a raw event (POST /_admin/events)
 // carries its own payload, to which the platform's fields are added.
@@ -11,14 +13,19 @@
 // delivery.
 import type { ActivityRow } from '../../activity/outbox.ts';
 import { loadCommentFacts, loadIssueFacts } from '../../core/issues/representations.ts';
-import { findAccountById, findTeamById, type UserRow } from '../../core/accounts/store.ts';
+import { findAccountById, findOrganizationEnterprise, findTeamById, type UserRow } from '../../core/accounts/store.ts';
+import { findAppBy, findInstallation } from '../../core/apps/store.ts';
+import { installationRepresentation } from '../../core/apps/representations.ts';
+import { branchHead } from '../../core/repositories/git.ts';
+import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import { findCommentById, findIssueById } from '../../core/issues/store.ts';
 import { subjectSnapshot, type SubjectSnapshot } from '../../core/issues/snapshot.ts';
 import type { Executor } from '../../db/index.ts';
 import { repositoriesWithFacts } from '../../core/repositories/facts.ts';
 import { fullRepository, type RepositoryOwner } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
-import { simpleUser, teamRepresentation } from '../../core/accounts/representations.ts';
+import { enterpriseRepresentation, organizationSimple, simpleUser, team } from '../../core/accounts/representations.ts';
+import { pullRequestBranches } from '../../core/issues/representations.ts';
 
 type Body = Record<string, unknown>;
 
@@ -62,52 +69,99 @@ const idOf = (facts: Body, key: string): number | null => (typeof facts[key] ===
  * `number` and `pull_request` for `pull_request`, plus the person an action names (`assignee`,
  * `requested_reviewer`, `requested_team`), from the activity's facts (src/core/issues/writes.ts).
  */
-async function issueSubject(db: Executor, urls: Urls, row: ActivityRow, facts: Body, owner: RepositoryOwner): Promise<Body | null> {
+async function issueSubject(db: Executor, place: Place, row: ActivityRow, facts: Body, where: Where): Promise<Body | null> {
+  const { urls } = place;
+  const { owner } = where;
   const subject = (facts.snapshot as SubjectSnapshot | undefined) ?? (await subjectNow(db, urls, row, facts));
   if (!subject) return null;
-  const out: Body = 'pull_request' in subject ? { number: facts.number, pull_request: subject.pull_request } : { ...subject };
+  let out: Body;
+  if ('pull_request' in subject) {
+    const { statusesLink, ...branches } = pullRequestBranches(urls, where.repository, owner, await branchHead(place.dataDir, where.row, where.repository.default_branch));
+    const pull = subject.pull_request;
+    out = { number: facts.number, pull_request: { ...pull, ...branches, _links: { ...pull._links, statuses: statusesLink } } };
+  } else {
+    out = { ...subject };
+  }
   const assignee = await user(db, idOf(facts, 'assignee_id'));
   if (assignee) out.assignee = simpleUser(urls, assignee);
   const reviewer = await user(db, idOf(facts, 'requested_reviewer_id'));
   if (reviewer) out.requested_reviewer = simpleUser(urls, reviewer);
   const teamId = idOf(facts, 'requested_team_id');
   if (teamId !== null) {
-    const team = await findTeamById(db, teamId);
-    if (team) out.requested_team = teamRepresentation(urls, owner, team);
+    const found = await findTeamById(db, teamId);
+    if (found) out.requested_team = team(urls, owner, found);
   }
   return out;
+}
+
+/** Where payloads are rendered: the addresses they show and the data directory (git data). */
+export interface Place {
+  urls: Urls;
+  dataDir: string;
+}
+
+/** The repository an activity is about: its row, its owner and its representation. */
+interface Where {
+  row: RepositoryRow;
+  owner: RepositoryOwner;
+  repository: ReturnType<typeof fullRepository>;
+}
+
+/** `organization` and `enterprise` of a payload about an account (a repository's owner, or the event's). */
+async function accountEnvelope(db: Executor, urls: Urls, accountId: number | null): Promise<Body> {
+  if (accountId === null) return {};
+  const account = await findAccountById(db, accountId);
+  if (!account || account.type !== 'Organization') return {};
+  const enterprise = await findOrganizationEnterprise(db, account.id);
+  return {
+    ...(enterprise ? { enterprise: enterpriseRepresentation(urls, enterprise) } : {}),
+    organization: organizationSimple(urls, account),
+  };
 }
 
 /**
  * The event body shared by every app the activity is delivered to (each adds its `installation`).
  * Null when the activity's subject is gone (deleted before the dispatch ran).
  */
-export async function eventBody(db: Executor, urls: Urls, row: ActivityRow): Promise<Body | null> {
+export async function eventBody(db: Executor, place: Place, row: ActivityRow): Promise<Body | null> {
+  const { urls } = place;
   const facts = JSON.parse(row.payload) as Body;
-  let repository: Body | undefined;
-  let owner: RepositoryOwner | undefined;
+  let where: Where | undefined;
   if (row.repository_id !== null) {
     const [found] = await repositoriesWithFacts(db, [row.repository_id]);
     if (!found) return null;
-    owner = found.owner;
-    repository = fullRepository(urls, found.repository, found.owner, found.facts);
+    where = { row: found.repository, owner: found.owner, repository: fullRepository(urls, found.repository, found.owner, found.facts) };
   }
   // Issue activity has its subject; anything else is a raw event whose facts are its payload.
-  const subject = row.issue_id !== null && owner ? await issueSubject(db, urls, row, facts, owner) : facts;
+  const subject = row.issue_id !== null && where ? await issueSubject(db, place, row, facts, where) : facts;
   if (!subject) return null;
   const sender = await user(db, row.actor_id);
+  // A user's repository has neither: no need to look.
+  const envelope = where?.owner.type === 'User' ? {} : await accountEnvelope(db, urls, where ? where.owner.id : row.account_id);
   // The platform's fields win over a raw payload's members of the same name; `action` stays first.
   const action = row.action !== null ? { action: row.action } : {};
   return {
     ...action,
     ...subject,
     ...action,
-    ...(repository ? { repository } : {}),
+    ...(where ? { repository: where.repository } : {}),
+    ...envelope,
     ...(sender ? { sender: simpleUser(urls, sender) } : {}),
   };
 }
 
-/** The installation member of a payload. */
-export function installationBody(installationId: number) {
-  return { id: installationId, node_id: nodeId('IntegrationInstallation', installationId) };
+/** Events whose `installation` member is the whole installation, as the platform sends them. */
+const WHOLE_INSTALLATION: readonly string[] = ['installation', 'installation_repositories'];
+
+/**
+ * The installation member of a payload: `{id, node_id}`, or in installation events the whole
+ * installation as GET /app/installations/{installation_id} shows it.
+ */
+export async function installationBody(db: Executor, urls: Urls, event: string, target: { app_id: number; installation_id: number }): Promise<Body> {
+  if (WHOLE_INSTALLATION.includes(event)) {
+    const app = await findAppBy(db, { id: target.app_id });
+    const found = app && (await findInstallation(db, app.id, target.installation_id));
+    if (app && found) return installationRepresentation(urls, app, found.installation, found.account);
+  }
+  return { id: target.installation_id, node_id: nodeId('IntegrationInstallation', target.installation_id) };
 }

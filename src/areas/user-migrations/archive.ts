@@ -12,6 +12,7 @@ import { createGzip } from 'node:zlib';
 import tar, { type Pack } from 'tar-stream';
 import type { Executor } from '../../db/index.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
+import { authorAssociations } from '../../core/issues/store.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import { type Urls } from '../../platform/urls.ts';
 import { RecordWriter, type RepositoryPaths } from './records.ts';
@@ -258,7 +259,7 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
     });
     for (const pullRequests of [false, true]) {
       await kind(pullRequests ? 'pull_requests' : 'issues', async (files) => {
-        for (const { repo, at } of refs) await issuesOf(db, records, repo.id, at, pullRequests, files);
+        for (const { repo, at } of refs) await issuesOf(db, records, repo, at, pullRequests, files);
       });
     }
     await kind('issue_comments', async (files) => {
@@ -266,8 +267,12 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
         for (let after = 0; ;) {
           const rows = await store.commentsAfter(db, repo.id, after, store.BATCH);
           const issues = await store.issuesById(db, [...new Set(rows.map((r) => r.issue_id))]);
-          const authors = await store.usersById(db, [...new Set(rows.map((r) => r.author_id))]);
-          for (const comment of rows) await files.add(records.comment(at, comment, issues.get(comment.issue_id)!, authors.get(comment.author_id)!));
+          const authorIds = [...new Set(rows.map((r) => r.author_id))];
+          const authors = await store.usersById(db, authorIds);
+          const associations = await authorAssociations(db, repo, authorIds);
+          for (const comment of rows) {
+            await files.add(records.comment(at, comment, issues.get(comment.issue_id)!, authors.get(comment.author_id)!, associations.get(comment.author_id)!));
+          }
           if (rows.length < store.BATCH) break;
           after = rows.at(-1)!.id;
         }
@@ -312,11 +317,20 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
   }
 }
 
-async function issuesOf(db: Executor, records: RecordWriter, repositoryId: number, at: RepositoryPaths, pullRequests: boolean, files: KindFiles): Promise<void> {
+async function issuesOf(
+  db: Executor,
+  records: RecordWriter,
+  repository: Pick<RepositoryRow, 'id' | 'owner_id'>,
+  at: RepositoryPaths,
+  pullRequests: boolean,
+  files: KindFiles,
+): Promise<void> {
   for (let after = 0; ;) {
-    const rows = await store.issuesAfter(db, repositoryId, pullRequests, after, store.BATCH);
+    const rows = await store.issuesAfter(db, repository.id, pullRequests, after, store.BATCH);
     const ids = rows.map((r) => r.id);
-    const authors = await store.usersById(db, [...new Set(rows.map((r) => r.author_id))]);
+    const authorIds = [...new Set(rows.map((r) => r.author_id))];
+    const authors = await store.usersById(db, authorIds);
+    const associations = await authorAssociations(db, repository, authorIds);
     const assignees = await store.assigneesOf(db, ids);
     const reviews = pullRequests ? await store.reviewRequestsOf(db, ids) : new Map<number, { users: UserRow[]; teams: store.TeamWithOrg[] }>();
     for (const { comment_count, ...issue } of rows) {
@@ -324,9 +338,10 @@ async function issuesOf(db: Executor, records: RecordWriter, repositoryId: numbe
       const assigned = assignees.get(issue.id) ?? [];
       const comments = Number(comment_count ?? 0);
       const review = reviews.get(issue.id);
+      const association = associations.get(issue.author_id)!;
       await files.add(pullRequests
-        ? records.pullRequest(at, issue, author, assigned, comments, review?.users ?? [], review?.teams ?? [])
-        : records.issue(at, issue, author, assigned, comments));
+        ? records.pullRequest(at, issue, author, assigned, comments, association, review?.users ?? [], review?.teams ?? [])
+        : records.issue(at, issue, author, assigned, comments, association));
     }
     if (rows.length < store.BATCH) break;
     after = rows.at(-1)!.number;

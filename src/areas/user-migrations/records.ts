@@ -16,6 +16,9 @@ const str = (value: string) => JSON.stringify(value);
 const strOrNull = (value: string | null) => (value === null ? 'null' : JSON.stringify(value));
 /** A string's JSON escaping without its quotes: a prefix that plain ASCII (paths, numbers) is appended to. */
 const inner = (value: string) => JSON.stringify(value).slice(1, -1);
+/** The reactions of an issue or comment at `url` (already escaped): codehost records none. */
+const reactions = (url: string) =>
+  `{"url":"${url}/reactions","total_count":0,"+1":0,"-1":0,"laugh":0,"hooray":0,"confused":0,"heart":0,"rocket":0,"eyes":0}`;
 /** A stored timestamp, cut to seconds (`null` and the empty string are null, as the representations have it). */
 const time = (value: string | null) => (value ? `"${isoSeconds(value)}"` : 'null');
 
@@ -78,7 +81,7 @@ export class RecordWriter {
   }
 
   /** `issueRepresentation` (an issue or a pull request, with no issue type) as JSON, without its closing brace. */
-  private issueFields(at: RepositoryPaths, issue: Omit<IssueRow, 'comment_count'>, author: UserFields, assignees: UserFields[], comments: number): string {
+  private issueFields(at: RepositoryPaths, issue: Omit<IssueRow, 'comment_count'>, author: UserFields, assignees: UserFields[], comments: number, association: string): string {
     const pull = Boolean(issue.is_pull_request);
     const url = `${at.api}/issues/${issue.number}`;
     const html = `${at.web}/${pull ? 'pull' : 'issues'}/${issue.number}`;
@@ -87,16 +90,17 @@ export class RecordWriter {
       + `"labels_url":"${url}/labels{/name}","comments_url":"${url}/comments","events_url":"${url}/events","html_url":"${html}",`
       + `"number":${issue.number},"state":${str(issue.state)},"state_reason":${strOrNull(issue.state_reason)},"title":${str(issue.title)},`
       + `"body":${strOrNull(issue.body)},"user":${this.simpleUser(author)},"labels":[],"assignee":${assigned[0] ?? 'null'},`
-      + `"assignees":[${assigned.join(',')}],"milestone":null,"locked":false,"comments":${comments},`
+      + `"assignees":[${assigned.join(',')}],"milestone":null,"locked":false,"active_lock_reason":null,"comments":${comments},`
       + (pull
         ? `"pull_request":{"url":"${at.api}/pulls/${issue.number}","html_url":"${html}","diff_url":"${html}.diff","patch_url":"${html}.patch","merged_at":${time(issue.merged_at)}},`
         : '')
-      + `"type":null,"closed_at":${time(issue.closed_at)},"created_at":"${isoSeconds(issue.created_at)}","updated_at":"${isoSeconds(issue.updated_at)}"`;
+      + `"type":null,"closed_at":${time(issue.closed_at)},"created_at":"${isoSeconds(issue.created_at)}","updated_at":"${isoSeconds(issue.updated_at)}",`
+      + `"author_association":${str(association)},"timeline_url":"${url}/timeline","performed_via_vendor_app":null,"reactions":${reactions(url)}`;
   }
 
   /** An `issues` record: `issueRepresentation`. */
-  issue(at: RepositoryPaths, issue: Omit<IssueRow, 'comment_count'>, author: UserFields, assignees: UserFields[], comments: number): string {
-    return `${this.issueFields(at, issue, author, assignees, comments)}}`;
+  issue(at: RepositoryPaths, issue: Omit<IssueRow, 'comment_count'>, author: UserFields, assignees: UserFields[], comments: number, association: string): string {
+    return `${this.issueFields(at, issue, author, assignees, comments, association)}}`;
   }
 
   /** A `pull_requests` record: the issue representation (with `pull_request`) and who is asked to review it. */
@@ -106,19 +110,28 @@ export class RecordWriter {
     author: UserFields,
     assignees: UserFields[],
     comments: number,
+    association: string,
     reviewers: UserFields[],
     teams: TeamWithOrg[],
   ): string {
-    return `${this.issueFields(at, issue, author, assignees, comments)},"requested_reviewers":[${reviewers.map((u) => this.simpleUser(u)).join(',')}],`
+    return `${this.issueFields(at, issue, author, assignees, comments, association)},"requested_reviewers":[${reviewers.map((u) => this.simpleUser(u)).join(',')}],`
       + `"requested_teams":[${teams.map((t) => this.team(t)).join(',')}]}`;
   }
 
   /** An `issue_comments` record: `commentRepresentation`. */
-  comment(at: RepositoryPaths, comment: { id: number; body: string; created_at: string; updated_at: string }, issue: Pick<IssueRow, 'number' | 'is_pull_request'>, author: UserFields): string {
+  comment(
+    at: RepositoryPaths,
+    comment: { id: number; body: string; created_at: string; updated_at: string },
+    issue: Pick<IssueRow, 'number' | 'is_pull_request'>,
+    author: UserFields,
+    association: string,
+  ): string {
     const html = `${at.web}/${issue.is_pull_request ? 'pull' : 'issues'}/${issue.number}`;
-    return `{"id":${comment.id},"node_id":"${nodeId('IssueComment', comment.id)}","url":"${at.api}/issues/comments/${comment.id}",`
+    const url = `${at.api}/issues/comments/${comment.id}`;
+    return `{"id":${comment.id},"node_id":"${nodeId('IssueComment', comment.id)}","url":"${url}",`
       + `"html_url":"${html}#issuecomment-${comment.id}","body":${str(comment.body)},"user":${this.simpleUser(author)},`
-      + `"created_at":"${isoSeconds(comment.created_at)}","updated_at":"${isoSeconds(comment.updated_at)}","issue_url":"${at.api}/issues/${issue.number}"}`;
+      + `"created_at":"${isoSeconds(comment.created_at)}","updated_at":"${isoSeconds(comment.updated_at)}","issue_url":"${at.api}/issues/${issue.number}",`
+      + `"author_association":${str(association)},"performed_via_vendor_app":null,"reactions":${reactions(url)}}`;
   }
 
   /** A team as an issue event or a pull request names it. */

@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
-import type { UserRow } from './store.ts';
+import type { EnterpriseRow, UserRow } from './store.ts';
 
 // --- User ----------------------------------------------------------------------------------------
 
@@ -190,6 +190,23 @@ export function team(urls: Urls, org: Pick<UserRow, 'login'>, row: TeamFields) {
     members_url: `${reference.url}/members{/member}`,
     repositories_url: `${reference.url}/repos`,
     parent: null,
+    type: 'organization',
+  };
+}
+
+/** An enterprise as webhook payloads show it (`enterprise`). */
+export function enterpriseRepresentation(urls: Urls, row: Pick<EnterpriseRow, 'id' | 'slug' | 'name' | 'created_at' | 'updated_at'>) {
+  return {
+    id: row.id,
+    node_id: nodeId('Enterprise', row.id),
+    slug: row.slug,
+    name: row.name,
+    description: null,
+    website_url: null,
+    html_url: `${urls.web}/enterprises/${row.slug}`,
+    avatar_url: `${urls.web}/avatars/b/${row.id}?v=4`,
+    created_at: isoSeconds(row.created_at),
+    updated_at: isoSeconds(row.updated_at),
   };
 }
 
@@ -298,6 +315,7 @@ export const Team = Type.Object({
   members_url: Type.String(),
   repositories_url: Type.String(),
   parent: Type.Null(),
+  type: Type.String(),
 });
 
 export const TeamProfile = Type.Object({

@@ -16,6 +16,18 @@ export async function findEnterprise(db: Executor, slug: string) {
   return db.selectFrom('enterprises').selectAll().where('slug_lower', '=', slug.toLowerCase()).executeTakeFirst();
 }
 
+export type EnterpriseRow = Selectable<EnterprisesTable>;
+
+/** The enterprise of an organization, if it belongs to one. */
+export async function findOrganizationEnterprise(db: Executor, orgId: number): Promise<EnterpriseRow | undefined> {
+  return db
+    .selectFrom('organizations')
+    .innerJoin('enterprises', 'enterprises.id', 'organizations.enterprise_id')
+    .selectAll('enterprises')
+    .where('organizations.id', '=', orgId)
+    .executeTakeFirst();
+}
+
 export async function findTeam(db: Executor, orgId: number, slug: string) {
   return db.selectFrom('teams').selectAll().where('org_id', '=', orgId).where('slug', '=', slug.toLowerCase()).executeTakeFirst();
 }

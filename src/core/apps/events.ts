@@ -105,6 +105,13 @@ export const EVENT_RULES: Readonly<Record<string, EventRule>> = {
 /** Permissions every installation holds, whatever it was granted. */
 const IMPLIED: readonly string[] = ['metadata'];
 
+/** Events every installation's app receives whether it subscribes or not, as on the platform. */
+const UNSUBSCRIBED: readonly string[] = ['installation', 'installation_repositories'];
+
+export function deliveredWithoutSubscribing(event: string): boolean {
+  return UNSUBSCRIBED.includes(event);
+}
+
 export function isKnownEvent(event: string): boolean {
   return Object.hasOwn(EVENT_RULES, event);
 }

@@ -4,7 +4,8 @@
 import { Type, type Static } from 'typebox';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
-import { SimpleUser, simpleUser, teamRepresentation } from '../accounts/representations.ts';
+import { SimpleUser, simpleUser, team, Team, teamRepresentation } from '../accounts/representations.ts';
+import type { UserRow } from '../accounts/store.ts';
 import type { CommentFacts, EventFacts, IssueFacts, IssueRow } from './store.ts';
 
 export {
@@ -24,6 +25,26 @@ const IssueTypeRef = Type.Object({
   created_at: Type.String(),
   updated_at: Type.String(),
 });
+
+/** The reaction counts of an issue or comment; codehost records no reactions, so all are 0. */
+const Reactions = Type.Object({
+  url: Type.String(),
+  total_count: Type.Integer(),
+  '+1': Type.Integer(),
+  '-1': Type.Integer(),
+  laugh: Type.Integer(),
+  hooray: Type.Integer(),
+  confused: Type.Integer(),
+  heart: Type.Integer(),
+  rocket: Type.Integer(),
+  eyes: Type.Integer(),
+});
+
+function reactions(url: string): Static<typeof Reactions> {
+  return { url: `${url}/reactions`, total_count: 0, '+1': 0, '-1': 0, laugh: 0, hooray: 0, confused: 0, heart: 0, rocket: 0, eyes: 0 };
+}
+
+const AuthorAssociation = Type.String({ description: 'OWNER, MEMBER, COLLABORATOR or NONE' });
 
 export const Issue = Type.Object({
   id: Type.Integer(),
@@ -45,6 +66,7 @@ export const Issue = Type.Object({
   assignees: Type.Array(SimpleUser),
   milestone: Type.Null(),
   locked: Type.Boolean(),
+  active_lock_reason: Type.Null(),
   comments: Type.Integer(),
   pull_request: Type.Optional(Type.Object({
     url: Type.String(),
@@ -57,6 +79,10 @@ export const Issue = Type.Object({
   closed_at: NullableString,
   created_at: Type.String(),
   updated_at: Type.String(),
+  author_association: AuthorAssociation,
+  timeline_url: Type.String(),
+  performed_via_vendor_app: Type.Null(),
+  reactions: Reactions,
 });
 export type Issue = Static<typeof Issue>;
 
@@ -70,6 +96,9 @@ export const IssueComment = Type.Object({
   created_at: Type.String(),
   updated_at: Type.String(),
   issue_url: Type.String(),
+  author_association: AuthorAssociation,
+  performed_via_vendor_app: Type.Null(),
+  reactions: Reactions,
 });
 export type IssueComment = Static<typeof IssueComment>;
 
@@ -112,6 +141,7 @@ export function issueRepresentation(urls: Urls, facts: IssueFacts): Issue {
     assignees,
     milestone: null,
     locked: false,
+    active_lock_reason: null,
     comments: facts.comments,
     ...(issue.is_pull_request
       ? { pull_request: { url: at.pull, html_url: at.html, diff_url: `${at.html}.diff`, patch_url: `${at.html}.patch`, merged_at: timestamp(issue.merged_at) } }
@@ -131,6 +161,10 @@ export function issueRepresentation(urls: Urls, facts: IssueFacts): Issue {
     closed_at: timestamp(issue.closed_at),
     created_at: isoSeconds(issue.created_at),
     updated_at: isoSeconds(issue.updated_at),
+    author_association: facts.authorAssociation,
+    timeline_url: `${at.issue}/timeline`,
+    performed_via_vendor_app: null,
+    reactions: reactions(at.issue),
   };
 }
 
@@ -147,10 +181,14 @@ export function commentRepresentation(urls: Urls, facts: CommentFacts): IssueCom
     created_at: isoSeconds(comment.created_at),
     updated_at: isoSeconds(comment.updated_at),
     issue_url: at.issue,
+    author_association: facts.authorAssociation,
+    performed_via_vendor_app: null,
+    reactions: reactions(at.comment(comment.id)),
   };
 }
 
-const { pull_request: _links, ...issueProperties } = Issue.properties;
+const { pull_request: _links, timeline_url: _timeline, performed_via_vendor_app: _app, reactions: _reactions, ...issueProperties } = Issue.properties;
+const Link = Type.Object({ href: Type.String() });
 const TeamReference = Type.Object({ id: Type.Integer(), node_id: Type.String(), name: Type.String(), slug: Type.String(), url: Type.String(), html_url: Type.String() });
 
 export const PullRequest = Type.Object({
@@ -160,18 +198,42 @@ export const PullRequest = Type.Object({
   patch_url: Type.String(),
   commits_url: Type.String(),
   review_comments_url: Type.String(),
+  review_comment_url: Type.String(),
+  statuses_url: Type.String(),
   merged: Type.Boolean(),
   merged_at: NullableString,
+  merged_by: Type.Union([SimpleUser, Type.Null()]),
+  merge_commit_sha: NullableString,
+  mergeable: Type.Union([Type.Boolean(), Type.Null()]),
+  mergeable_state: Type.String(),
+  maintainer_can_modify: Type.Boolean(),
+  auto_merge: Type.Null(),
   draft: Type.Boolean(),
   requested_reviewers: Type.Array(SimpleUser),
-  requested_teams: Type.Array(TeamReference),
+  requested_teams: Type.Array(Team),
+  comments: Type.Integer(),
+  review_comments: Type.Integer(),
+  commits: Type.Integer(),
+  additions: Type.Integer(),
+  deletions: Type.Integer(),
+  changed_files: Type.Integer(),
+  _links: Type.Object({
+    self: Link, html: Link, issue: Link, comments: Link, review_comments: Link, review_comment: Link, commits: Link, statuses: Link,
+  }),
 });
 
-/** The pull request form of an issue: the Issue's fields plus merge state and requested reviewers. */
+/**
+ * The pull request form of an issue: the Issue's fields plus merge state, requested reviewers and
+ * the counts and links of the platform's pull request. codehost keeps no commits, diffs or review
+ * comments of a pull request: the counts are 0, `merge_commit_sha` is null, `mergeable` unknown.
+ * `head` and `base` come from the repository's git data: see `pullRequestBranches`.
+ */
 export function pullRequestRepresentation(urls: Urls, facts: IssueFacts) {
   const { issue, owner, repository } = facts;
-  const { pull_request: _links, ...common } = issueRepresentation(urls, facts);
+  const { pull_request: _pull, timeline_url: _timeline, performed_via_vendor_app: _app, reactions: _reactions, ...common } = issueRepresentation(urls, facts);
   const at = issueUrls(urls, owner.login, repository.name, issue);
+  const statuses = `${at.repository}/statuses/{sha}`;
+  const href = (value: string) => ({ href: value });
   return {
     ...common,
     url: at.pull,
@@ -180,14 +242,63 @@ export function pullRequestRepresentation(urls: Urls, facts: IssueFacts) {
     patch_url: `${at.html}.patch`,
     commits_url: `${at.pull}/commits`,
     review_comments_url: `${at.pull}/comments`,
+    review_comment_url: `${at.repository}/pulls/comments{/number}`,
+    statuses_url: statuses,
     merged: issue.merged_at !== null,
     merged_at: issue.merged_at ? isoSeconds(issue.merged_at) : null,
+    merged_by: facts.mergedBy ? simpleUser(urls, facts.mergedBy) : null,
+    merge_commit_sha: null,
+    mergeable: null,
+    mergeable_state: 'unknown',
+    maintainer_can_modify: false,
+    auto_merge: null,
     draft: false,
     requested_reviewers: facts.requestedReviewers.map((u) => simpleUser(urls, u)),
-    requested_teams: facts.requestedTeams.map((team) => teamRepresentation(urls, owner, team)),
+    requested_teams: facts.requestedTeams.map((row) => team(urls, owner, row)),
+    review_comments: 0,
+    commits: 0,
+    additions: 0,
+    deletions: 0,
+    changed_files: 0,
+    _links: {
+      self: href(at.pull),
+      html: href(at.html),
+      issue: href(at.issue),
+      comments: href(`${at.issue}/comments`),
+      review_comments: href(`${at.pull}/comments`),
+      review_comment: href(`${at.repository}/pulls/comments{/number}`),
+      commits: href(`${at.pull}/commits`),
+      statuses: href(statuses),
+    },
   };
 }
 export type PullRequest = ReturnType<typeof pullRequestRepresentation>;
+
+/** The null object id: the commit of `head` and `base` on a repository without git data. */
+export const NO_COMMIT = '0'.repeat(40);
+
+/**
+ * `head` and `base` of a pull request, and the links that name the head commit. codehost keeps no
+ * branches of a pull request: both are the repository's default branch, at the commit the
+ * repository's git data has there, or, for a repository without git data (which the platform cannot
+ * hold a pull request on), the null object id. `repository` is the repository as the caller shows it.
+ */
+export function pullRequestBranches(
+  urls: Urls,
+  repository: { url: string; default_branch: string },
+  owner: Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>,
+  sha: string | null,
+) {
+  const branch = {
+    label: `${owner.login}:${repository.default_branch}`,
+    ref: repository.default_branch,
+    sha: sha ?? NO_COMMIT,
+    user: simpleUser(urls, owner),
+    repo: repository,
+  };
+  const statuses = `${repository.url}/statuses/${branch.sha}`;
+  return { head: branch, base: { ...branch }, statuses_url: statuses, statusesLink: { href: statuses } };
+}
 
 // --- Issue event (GET /repos/{owner}/{repo}/issues/{issue_number}/events) ---------------------------
 
@@ -201,7 +312,7 @@ export const IssueEvent = Type.Object({
   commit_id: Type.Null(),
   commit_url: Type.Null(),
   created_at: Type.String(),
-  performed_via_github_app: Type.Null(),
+  performed_via_vendor_app: Type.Null(),
   assignee: Type.Optional(SimpleUser),
   assigner: Type.Optional(SimpleUser),
   review_requester: Type.Optional(SimpleUser),
@@ -249,7 +360,7 @@ export function eventRepresentation(urls: Urls, facts: EventFacts): IssueEvent {
     commit_id: null,
     commit_url: null,
     created_at: isoSeconds(event.created_at),
-    performed_via_github_app: null,
+    performed_via_vendor_app: null,
     ...extra,
   };
 }

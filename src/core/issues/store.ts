@@ -23,14 +23,42 @@ export interface IssueFacts {
   /** Absent when the caller did not load it: the representation then shows `type: null`. */
   issueType?: IssueTypeRow | null;
   comments: number;
+  /** The author's relation to the repository (`author_association`). */
+  authorAssociation: AuthorAssociation;
+  /** Who merged the pull request (the actor of its `merged` event); null when not merged. */
+  mergedBy: UserRow | null;
 }
 
 export interface CommentFacts {
   comment: CommentRow;
   author: UserRow;
+  authorAssociation: AuthorAssociation;
   issue: IssueRow;
   repository: RepositoryRow;
   owner: UserRow;
+}
+
+/**
+ * How a user stands to a repository, as the platform's `author_association` says: `OWNER` of the
+ * repository's account, `MEMBER` of its organization, `COLLABORATOR` with direct access, else `NONE`.
+ */
+export type AuthorAssociation = 'OWNER' | 'MEMBER' | 'COLLABORATOR' | 'NONE';
+
+/** The association of each of `userIds` with the repository, in two queries. */
+export async function authorAssociations(
+  db: Executor,
+  repository: Pick<RepositoryRow, 'id' | 'owner_id'>,
+  userIds: readonly number[],
+): Promise<Map<number, AuthorAssociation>> {
+  const ids = [...new Set(userIds)].filter((id) => id !== repository.owner_id);
+  const out = new Map<number, AuthorAssociation>([[repository.owner_id, 'OWNER']]);
+  if (ids.length === 0) return out;
+  const members = await db.selectFrom('org_memberships').select('user_id').where('org_id', '=', repository.owner_id).where('user_id', 'in', ids).execute();
+  const collaborators = await db.selectFrom('repository_collaborators').select('user_id').where('repository_id', '=', repository.id).where('user_id', 'in', ids).execute();
+  for (const { user_id } of collaborators) out.set(user_id, 'COLLABORATOR');
+  for (const { user_id } of members) out.set(user_id, 'MEMBER');
+  for (const id of ids) if (!out.has(id)) out.set(id, 'NONE');
+  return out;
 }
 
 export async function findIssue(db: Executor, repositoryId: number, number: number): Promise<IssueRow | undefined> {
@@ -205,7 +233,21 @@ export async function issueFactsOf(db: Executor, issue: IssueFacts['issue'], rep
     requestedTeams,
     issueType,
     comments: Number(count.count),
+    authorAssociation: (await authorAssociations(db, repository, [issue.author_id])).get(issue.author_id)!,
+    mergedBy: issue.merged_at === null ? null : await mergedBy(db, issueId),
   };
+}
+
+async function mergedBy(db: Executor, issueId: number): Promise<UserRow | null> {
+  const row = await db
+    .selectFrom('issue_events')
+    .innerJoin('users', 'users.id', 'issue_events.actor_id')
+    .selectAll('users')
+    .where('issue_events.issue_id', '=', issueId)
+    .where('issue_events.event', '=', 'merged')
+    .orderBy('issue_events.id', 'desc')
+    .executeTakeFirst();
+  return row ?? null;
 }
 
 export async function loadCommentFacts(db: Executor, commentId: number): Promise<CommentFacts> {
@@ -218,6 +260,7 @@ export async function loadCommentFacts(db: Executor, commentId: number): Promise
     issue,
     repository,
     author: users.find((u) => u.id === comment.author_id)!,
+    authorAssociation: (await authorAssociations(db, repository, [comment.author_id])).get(comment.author_id)!,
     owner: users.find((u) => u.id === repository.owner_id)!,
   };
 }
@@ -279,8 +322,10 @@ export async function loadCommentPageFacts(
   comments: readonly CommentRow[],
   context: { issue: IssueRow; repository: RepositoryRow; owner: UserRow },
 ): Promise<CommentFacts[]> {
-  const authors = new Map((await usersById(db, [...new Set(comments.map((c) => c.author_id))])).map((u) => [u.id, u]));
-  return comments.map((comment) => ({ comment, author: authors.get(comment.author_id)!, ...context }));
+  const authorIds = [...new Set(comments.map((c) => c.author_id))];
+  const authors = new Map((await usersById(db, authorIds)).map((u) => [u.id, u]));
+  const associations = await authorAssociations(db, context.repository, authorIds);
+  return comments.map((comment) => ({ comment, author: authors.get(comment.author_id)!, authorAssociation: associations.get(comment.author_id)!, ...context }));
 }
 
 /** Everything a page of issue events shows: the users and teams they name (two queries). */

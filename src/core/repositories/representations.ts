@@ -205,7 +205,8 @@ export function fullRepository(
     allow_merge_commit: true,
     topics: JSON.parse(repo.topics) as string[],
     visibility: repo.visibility,
-    pushed_at: repo.pushed_at ? isoSeconds(repo.pushed_at) : null,
+    // A repository never pushed to shows its creation, as on the platform (its schema needs a time).
+    pushed_at: isoSeconds(repo.pushed_at ?? repo.created_at),
     created_at: isoSeconds(repo.created_at),
     updated_at: isoSeconds(repo.updated_at),
     ...(permissions ? { permissions } : {}),

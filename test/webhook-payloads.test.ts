@@ -1,0 +1,169 @@
+// Every kind of delivery codehost makes validates against the platform's published webhook schemas
+// (test/helpers/webhook-schemas.ts: @octokit/openapi-webhooks, names mapped as the spec maps them).
+// Real activity goes through the admin API (issues, comments, pull requests with reviewers and team
+// reviewers, raw events) to a receiver on a loopback port; every body it gets is validated, and the
+// table event/action → delivered → valid is printed as a diagnostic. Also the envelope: an
+// organization's repository brings `organization` (and `enterprise` when it has one), a user's
+// does not; `installation` is `{id, node_id}` except in installation events, where it is whole.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startServer, type TestServer } from './helpers/server.ts';
+import { Receiver, type Received } from './helpers/receiver.ts';
+import { webhookSchemas } from './helpers/webhook-schemas.ts';
+
+const schemas = webhookSchemas();
+const kind = (r: Received) => `${r.headers['x-vendor-event']}${r.json.action ? `/${r.json.action}` : ''}`;
+
+describe('webhook payloads validate against the platform schemas', () => {
+  let server: TestServer;
+  let receiver: Receiver;
+  let installations: { acme: number; mona: number };
+
+  before(async () => {
+    receiver = await new Receiver().start();
+    server = await startServer();
+    for (const login of ['mona', 'hubot', 'octocat']) await server.admin('POST', '/users', { login });
+    await server.admin('POST', '/enterprises', { slug: 'bigcorp', name: 'Big Corp', owners: ['mona'] });
+    await server.admin('POST', '/orgs', { login: 'acme', enterprise: 'bigcorp', owners: ['mona'], members: ['hubot', 'octocat'] });
+    await server.admin('POST', '/orgs', { login: 'plain', owners: ['mona'] });
+    await server.admin('POST', '/orgs/acme/teams', { slug: 'reviewers', name: 'Reviewers', members: ['hubot'] });
+    await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets', init_git: true, description: 'with git data' });
+    await server.admin('POST', '/repos', { owner: 'acme', name: 'bare', visibility: 'private' });
+    await server.admin('POST', '/repos', { owner: 'plain', name: 'tools' });
+    await server.admin('POST', '/repos', { owner: 'mona', name: 'personal' });
+    await server.admin('POST', '/apps', {
+      slug: 'inspector',
+      permissions: { issues: 'write', pull_requests: 'write', administration: 'read', members: 'read', metadata: 'read' },
+      events: ['issues', 'issue_comment', 'pull_request', 'security_and_analysis'],
+      webhook: { url: receiver.url('/hook') },
+    });
+    installations = {
+      acme: (await server.admin('POST', '/apps/inspector/installations', { account: 'acme' })).id,
+      mona: (await server.admin('POST', '/apps/inspector/installations', { account: 'mona' })).id,
+    };
+    await server.admin('POST', '/apps/inspector/installations', { account: 'plain' });
+    await server.drain();
+    receiver.received.length = 0;
+
+    // Issues: opened (with an assignee), unassigned, assigned, closed, reopened, a comment.
+    const patch = (repo: string, number: number, body: object) => server.admin('PATCH', `/repos/${repo}/issues/${number}`, body);
+    const issue = await server.admin('POST', '/repos/acme/widgets/issues', { author: 'hubot', title: 'Broken', body: 'It breaks', assignees: ['octocat'] });
+    await patch('acme/widgets', issue.number, { actor: 'mona', assignees: [] });
+    await patch('acme/widgets', issue.number, { actor: 'mona', assignees: ['mona'] });
+    await patch('acme/widgets', issue.number, { actor: 'mona', state: 'closed' });
+    await patch('acme/widgets', issue.number, { actor: 'mona', state: 'open' });
+    await server.admin('POST', `/repos/acme/widgets/issues/${issue.number}/comments`, { author: 'octocat', body: 'Same here @hubot' });
+
+    // Pull requests on a repository with git data: reviewers and team reviewers, assignees, a comment, merged.
+    const pull = await server.admin('POST', '/repos/acme/widgets/issues', { author: 'hubot', title: 'Fix', pull_request: true, reviewers: ['octocat'], team_reviewers: ['reviewers'] });
+    await patch('acme/widgets', pull.number, { actor: 'hubot', reviewers: ['mona'] });
+    await patch('acme/widgets', pull.number, { actor: 'hubot', team_reviewers: [] });
+    await patch('acme/widgets', pull.number, { actor: 'hubot', team_reviewers: ['reviewers'] });
+    await patch('acme/widgets', pull.number, { actor: 'hubot', assignees: ['hubot'] });
+    await patch('acme/widgets', pull.number, { actor: 'hubot', assignees: [] });
+    await server.admin('POST', `/repos/acme/widgets/issues/${pull.number}/comments`, { author: 'mona', body: 'Looks good' });
+    await patch('acme/widgets', pull.number, { actor: 'mona', state: 'merged' });
+
+    // A pull request on a repository without git data: opened, closed, reopened.
+    const barePull = await server.admin('POST', '/repos/acme/bare/issues', { author: 'mona', title: 'Draft', pull_request: true });
+    await patch('acme/bare', barePull.number, { actor: 'mona', state: 'closed' });
+    await patch('acme/bare', barePull.number, { actor: 'mona', state: 'open' });
+
+    // A user's repository, and an organization without an enterprise.
+    await server.admin('POST', '/repos/mona/personal/issues', { author: 'mona', title: 'Mine' });
+    await server.admin('POST', '/repos/plain/tools/issues', { author: 'mona', title: 'Theirs' });
+
+    // Raw events: a repository never pushed to (pushed_at), and installation events.
+    await server.admin('POST', '/events', {
+      event: 'security_and_analysis', repository: 'acme/bare', sender: 'mona',
+      payload: { changes: { from: { security_and_analysis: { secret_scanning: { status: 'disabled' } } } } },
+    });
+    await server.admin('POST', '/events', { event: 'installation', action: 'new_permissions_accepted', account: 'acme', sender: 'mona' });
+    await server.admin('POST', '/events', { event: 'installation', action: 'suspend', account: 'mona', sender: 'mona' });
+    await server.drain();
+  });
+
+  after(async () => {
+    await server?.close();
+    await receiver?.stop();
+  });
+
+  test('every delivery validates; the table of kinds', (t) => {
+    const table = new Map<string, { delivered: number; valid: number; errors: string[] }>();
+    for (const received of receiver.on('/hook')) {
+      const event = String(received.headers['x-vendor-event']);
+      const row = table.get(kind(received)) ?? { delivered: 0, valid: 0, errors: [] };
+      table.set(kind(received), row);
+      row.delivered++;
+      const errors = schemas.errors(event, received.json.action, received.json);
+      if (errors.length === 0) row.valid++;
+      else row.errors.push(...errors.slice(0, 40).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'missingProperty' in e.params ? '' : ` ${JSON.stringify(e.params)}`}`));
+    }
+    const lines = [`schemas: @octokit/openapi-webhooks ${schemas.version} (api.github.com), names mapped`, 'event/action | delivered | valid'];
+    for (const [name, row] of [...table].sort()) lines.push(`${name} | ${row.delivered} | ${row.valid}`);
+    t.diagnostic(lines.join('\n'));
+    const expected = [
+      'installation/new_permissions_accepted', 'installation/suspend',
+      'issue_comment/created',
+      'issues/assigned', 'issues/closed', 'issues/opened', 'issues/reopened', 'issues/unassigned',
+      'pull_request/assigned', 'pull_request/closed', 'pull_request/opened', 'pull_request/reopened',
+      'pull_request/review_request_removed', 'pull_request/review_requested', 'pull_request/unassigned',
+      'security_and_analysis',
+    ];
+    assert.deepEqual([...table.keys()].sort(), expected);
+    const failures = [...table].filter(([, row]) => row.valid !== row.delivered).map(([name, row]) => `${name}: ${[...new Set(row.errors)].join('; ')}`);
+    assert.equal(failures.length, 0, failures.join("\n"));
+  });
+
+  test("the envelope: organization and enterprise for an organization's repository, neither for a user's", () => {
+    const byRepository = (name: string) => receiver.on('/hook').filter((r) => r.json.repository?.full_name === name);
+    for (const received of byRepository('acme/widgets')) {
+      assert.equal(received.json.organization?.login, 'acme', kind(received));
+      assert.equal(received.json.enterprise?.slug, 'bigcorp', kind(received));
+      assert.deepEqual(Object.keys(received.json.installation).sort(), ['id', 'node_id']);
+      assert.equal(received.json.installation.id, installations.acme);
+    }
+    const [tools] = byRepository('plain/tools');
+    assert.equal(tools!.json.organization.login, 'plain');
+    assert.equal(tools!.json.enterprise, undefined);
+    const [personal] = byRepository('mona/personal');
+    assert.equal(personal!.json.organization, undefined);
+    assert.equal(personal!.json.enterprise, undefined);
+    assert.equal(personal!.json.installation.id, installations.mona);
+  });
+
+  test('installation events carry the whole installation', () => {
+    const [accepted] = receiver.on('/hook').filter((r) => kind(r) === 'installation/new_permissions_accepted');
+    assert.equal(accepted!.json.installation.id, installations.acme);
+    assert.equal(accepted!.json.installation.account.login, 'acme');
+    assert.equal(accepted!.json.installation.app_slug, 'inspector');
+    assert.equal(accepted!.json.organization.login, 'acme');
+    const [suspended] = receiver.on('/hook').filter((r) => kind(r) === 'installation/suspend');
+    assert.equal(suspended!.json.installation.account.login, 'mona');
+    assert.equal(suspended!.json.organization, undefined);
+  });
+
+  test('pull requests carry head and base (git data, or the null object id without), merged_by, full teams; issues and comments their associations', () => {
+    const pulls = receiver.on('/hook').filter((r) => r.headers['x-vendor-event'] === 'pull_request');
+    const withGit = pulls.find((r) => r.json.repository.full_name === 'acme/widgets')!.json.pull_request;
+    assert.match(withGit.base.sha, /^[0-9a-f]{40}$/);
+    assert.equal(withGit.base.ref, 'main');
+    assert.equal(withGit.base.repo.full_name, 'acme/widgets');
+    assert.equal(withGit.base.label, 'acme:main');
+    assert.equal(withGit.head.sha, withGit.base.sha);
+    assert.equal(withGit.statuses_url, `${server.apiUrl}/repos/acme/widgets/statuses/${withGit.head.sha}`);
+    const bare = pulls.find((r) => r.json.repository.full_name === 'acme/bare')!.json.pull_request;
+    assert.equal(bare.head.sha, '0'.repeat(40), 'a repository without git data: the null object id');
+    const merged = pulls.find((r) => r.json.action === 'closed' && r.json.pull_request.merged)!.json.pull_request;
+    assert.equal(merged.merged_by.login, 'mona');
+    const team = pulls.find((r) => r.json.requested_team)!.json.requested_team;
+    assert.deepEqual([team.slug, team.privacy, team.permission, team.members_url], ['reviewers', 'closed', 'pull', `${server.apiUrl}/orgs/acme/teams/reviewers/members{/member}`]);
+    const issueDelivery = receiver.on('/hook').find((r) => kind(r) === 'issues/opened')!;
+    assert.equal(issueDelivery.json.issue.reactions.total_count, 0);
+    assert.equal(issueDelivery.json.issue.author_association, 'MEMBER');
+    const comment = receiver.on('/hook').find((r) => kind(r) === 'issue_comment/created')!.json.comment;
+    assert.deepEqual([comment.author_association, comment.performed_via_vendor_app, comment.reactions.total_count], ['MEMBER', null, 0]);
+    const personal = receiver.on('/hook').find((r) => r.json.repository?.full_name === 'mona/personal')!;
+    assert.equal(personal.json.issue.author_association, 'OWNER');
+  });
+});
