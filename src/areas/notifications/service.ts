@@ -321,12 +321,34 @@ export class NotificationService extends Service {
 
   // --- The API -----------------------------------------------------------------------------------
 
-  /** A page of the user's threads, as the JSON the API answers (see ThreadPageWriter) with its entity tag. */
-  async list(userId: number, options: ListOptions): Promise<{ body: Buffer; etag: string; returned: number; total: number; modifiedAt: string | null }> {
-    // Three statements: the hidden repositories with Last-Modified, then the page with the count,
-    // then the page's repositories. Last-Modified is read before the page, so a change landing in
-    // between can only make it older than the page (a later 200 too many, never a 304 hiding a change).
-    const { hidden, modifiedAt } = await store.listContext(this.db, userId);
+  /**
+   * What a list is decided from, in one statement (`store.listValidator`): its entity tag and
+   * Last-Modified, and the repositories to leave out. The tag is made of the user's inbox version
+   * (moved by every write of their threads and thread subscriptions), the versions of the
+   * repositories of their threads (moved by every write a repository representation is made of) and
+   * whether they can read each, and the list's query (`key`): so it changes whenever the page would,
+   * and a conditional GET is answered without reading a thread. When the repositories differ from
+   * those the inbox last recorded, the inbox records them and its Last-Modified moves to now (an
+   * If-Modified-Since poll sees a rename, a new count or lost access too).
+   */
+  async listValidator(userId: number, key: string): Promise<{ etag: string; modifiedAt: string | null; hidden: number[] }> {
+    const { repositories, inbox } = await store.listValidator(this.db, userId);
+    const digest = createHash('sha1').update(repositories.map((r) => `${r.id}:${r.version}:${r.readable ? 1 : 0}`).join(',')).digest('base64');
+    let current = inbox ? { version: inbox.version, modifiedAt: inbox.modifiedAt as string | null } : { version: 0, modifiedAt: null };
+    if (inbox ? inbox.repositoriesDigest !== digest : repositories.length > 0) {
+      current = await store.recordListedRepositories(this.db, userId, digest, this.now());
+    }
+    const etag = `W/"${createHash('sha1').update(`${userId}\n${current.version}\n${digest}\n${key}`).digest('hex')}"`;
+    return { etag, modifiedAt: current.modifiedAt, hidden: repositories.filter((r) => !r.readable).map((r) => r.id) };
+  }
+
+  /**
+   * A page of the user's threads, as the JSON the API answers (see ThreadPageWriter), with the
+   * repositories `listValidator` gave to leave out. The validator is read before the page, so a
+   * change landing in between can only make the tag older than the page (a later 200 too many,
+   * never a 304 hiding a change).
+   */
+  async list(userId: number, hidden: readonly number[], options: ListOptions): Promise<{ body: Buffer; returned: number; total: number }> {
     const filter: store.ThreadFilter = {
       userId,
       hidden,
@@ -341,7 +363,7 @@ export class NotificationService extends Service {
     // An empty page has no row to carry the count: past the first page, it is counted on its own.
     const total = rows.length ? Number(rows[0]!.total) : offset > 0 ? await store.countThreads(this.db, filter) : 0;
     const repositories = new Map((await repositoriesWithFacts(this.db, [...new Set(rows.map((r) => r.repository_id))])).map((found) => [found.repository.id, found]));
-    return { ...this.pages.write(rows, repositories), returned: rows.length, total, modifiedAt };
+    return { body: this.pages.write(rows, repositories).body, returned: rows.length, total };
   }
 
   async thread(userId: number, threadId: number): Promise<{ thread: NotificationThread; modifiedAt: string }> {
