@@ -443,13 +443,13 @@ export class NotificationService extends Service {
   async setSubscription(userId: number, threadId: number, ignored: boolean): Promise<ThreadSubscription> {
     const thread = await this.requireThread(userId, threadId);
     const current = await store.subscription(this.db, userId, thread.subject_id);
-    await store.saveSubscriptions(this.db, [{
+    await this.saveSubscription(userId, {
       user_id: userId,
       subject_id: thread.subject_id,
       state: ignored ? 'ignored' : 'subscribed',
       reason: current?.reason ?? (ignored ? null : 'manual'),
       created_at: current?.created_at ?? this.now(),
-    }]);
+    });
     return this.subscriptionOf(thread);
   }
 
@@ -457,13 +457,21 @@ export class NotificationService extends Service {
   async deleteSubscription(userId: number, threadId: number): Promise<void> {
     const thread = await this.requireThread(userId, threadId);
     const current = await store.subscription(this.db, userId, thread.subject_id);
-    await store.saveSubscriptions(this.db, [{
+    await this.saveSubscription(userId, {
       user_id: userId,
       subject_id: thread.subject_id,
       state: 'muted',
       reason: current?.reason ?? null,
       created_at: current?.created_at ?? this.now(),
-    }]);
+    });
+  }
+
+  /** A user's thread subscription, saved with their inbox version moved (the conditional GETs). */
+  private async saveSubscription(userId: number, row: SubscriptionRow): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await store.saveSubscriptions(trx, [row]);
+      await store.touchInboxes(trx, [userId], this.now());
+    });
   }
 
   private async subscriptionOf(thread: ThreadWithSubject): Promise<ThreadSubscription> {
