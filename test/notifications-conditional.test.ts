@@ -11,8 +11,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { classicToken } from './helpers/credentials.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
+let database: TestDatabase;
 let server: TestServer;
 let hubot: string;
 
@@ -78,7 +80,8 @@ const repositoryId = async (name: string) =>
 const firstThread = async () => (await poll('/notifications?all=true&per_page=1')).body[0].id as string;
 
 before(async () => {
-  server = await startServer();
+  database = await createTestDatabase();
+  server = await startServer({}, { database });
   for (const login of ['mona', 'hubot']) await server.admin('POST', '/users', { login });
   hubot = await classicToken(server, 'hubot', ['notifications', 'repo']);
   // hubot is not a member of acme (members read every repository of it): its access comes from
@@ -93,7 +96,10 @@ before(async () => {
   await server.admin('PUT', '/orgs/acme/teams/readers/repos/acme/guarded', { permission: 'pull' });
   for (const repository of ['acme/widgets', 'acme/widgets', 'acme/secret', 'acme/guarded', 'acme/doomed']) await notify(repository, `${repository.split('/')[1]}-${Math.random().toString(36).slice(2, 8)}`);
 });
-after(() => server?.close());
+after(async () => {
+  await server?.close();
+  await database?.drop();
+});
 
 describe('a 304 never hides a change of the notifications lists', () => {
   test('nothing changed: 304 for either validator, and the rate limit is refunded', async () => {
@@ -172,5 +178,29 @@ describe('a 304 never hides a change of the notifications lists', () => {
   test('the repository deleted', async () => {
     const id = await repositoryId('doomed');
     await neverHidden('deleted', () => db().deleteFrom('repositories').where('id', '=', id).execute(), { lists: ['/notifications?all=true'] });
+  });
+});
+
+describe('repository JSON kept per process by version', () => {
+  test('a write through another process (or plain SQL) never leaves a stale repository in a page', async () => {
+    const other = await startServer({}, { database });
+    try {
+      const page = async () => (await poll('/notifications?all=true')).body as { repository: { full_name: string; description: string | null; open_issues_count: number } }[];
+      const widgets = async () => (await page()).find((t) => t.repository.full_name === 'acme/widgets')!.repository;
+      // Rendered and kept by this process.
+      const before = await widgets();
+      await other.admin('PATCH', '/repos/acme/widgets', { description: 'Written elsewhere' });
+      assert.equal((await widgets()).description, 'Written elsewhere');
+      await other.admin('POST', '/repos/acme/widgets/issues', { author: 'mona', title: 'Counted elsewhere' });
+      assert.equal((await widgets()).open_issues_count, before.open_issues_count + 1);
+      await sql`update issues set state = 'closed' where title = 'Counted elsewhere'`.execute(db());
+      assert.equal((await widgets()).open_issues_count, before.open_issues_count);
+      await sql`update users set login = 'acme-co', login_lower = 'acme-co' where login = 'acme'`.execute(db());
+      assert.ok((await page()).some((t) => t.repository.full_name === 'acme-co/widgets'));
+      assert.ok(!(await page()).some((t) => t.repository.full_name.startsWith('acme/')));
+      await sql`update users set login = 'acme', login_lower = 'acme' where login = 'acme-co'`.execute(db());
+    } finally {
+      await other.close();
+    }
   });
 });

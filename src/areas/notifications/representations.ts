@@ -84,7 +84,9 @@ function threadFields(urls: Urls, thread: ThreadWithSubject, found: RepositoryWi
  * Writes pages of threads as JSON with serializers compiled from the response schema. A page of 50
  * threads repeats a few full repositories (about 5 KB each): each is serialized once, and kept while
  * what it is made of (the repository's row, its owner, its facts, the server's URLs) stays the same,
- * so a page costs one serialization per changed repository and the small rest of each thread.
+ * so a page costs one serialization per changed repository and the small rest of each thread. The
+ * kept ones are known by their stored version (`cached`): a page loads only the repositories whose
+ * version moved since.
  */
 const OPEN_FIRST = Buffer.from(`[{"repository":`);
 const OPEN_NEXT = Buffer.from(`,{"repository":`);
@@ -133,6 +135,16 @@ export class ThreadPageWriter {
 
   constructor(urls: Urls) {
     this.urls = urls;
+  }
+
+  /**
+   * A repository's inputs as kept with its JSON, when they were read at `version` (the version a
+   * list's validator gave): the page needs neither to load nor to render it. A version moves with
+   * every write the representation is made of (migration 0014), so an equal one is an equal body.
+   */
+  cached(id: number, version: number | null | undefined): RepositoryWithFacts | undefined {
+    const entry = this.repositories.get(id);
+    return entry && version != null && entry.inputs.version === version ? entry.inputs : undefined;
   }
 
   private repositoryJson(found: RepositoryWithFacts): { json: Buffer; digest: string } {

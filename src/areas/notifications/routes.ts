@@ -93,7 +93,7 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       await answerNotModified(ctx, request, reply);
       return reply.send();
     }
-    const result = await service.list(user, validator.hidden, { ...request.query, repositoryId, page: params.page, perPage: params.perPage });
+    const result = await service.list(user, validator, { ...request.query, repositoryId, page: params.page, perPage: params.perPage });
     setPageLinks(reply, request, ctx.urls.api, params, { total: result.total, returned: result.returned });
     // Already JSON, written by serializers compiled from the 200 schema.
     return reply.type('application/json; charset=utf-8').send(result.body);

@@ -24,7 +24,7 @@ import { userRepositoryPermissions } from '../../core/callers/access.ts';
 import { readersOf } from '../../core/repositories/permissions.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount } from '../../core/accounts/store.ts';
-import { repositoriesWithFacts } from '../../core/repositories/facts.ts';
+import { repositoriesWithFacts, type RepositoryWithFacts } from '../../core/repositories/facts.ts';
 import { findRepository, findRepositoryById } from '../../core/repositories/store.ts';
 import { findIssueById } from '../../core/issues/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
@@ -92,6 +92,17 @@ export interface ListOptions {
   before?: string;
   page: number;
   perPage: number;
+}
+
+/** What a list is decided from (`listValidator`). */
+export interface ListValidator {
+  etag: string;
+  /** Last-Modified (null: nothing ever changed). */
+  modifiedAt: string | null;
+  /** The repositories of the user's threads they cannot read now. */
+  hidden: number[];
+  /** The versions of the repositories of the user's threads (`repository_versions`). */
+  versions: ReadonlyMap<number, number | null>;
 }
 
 export interface MarkReadJob {
@@ -331,7 +342,7 @@ export class NotificationService extends Service {
    * those the inbox last recorded, the inbox records them and its Last-Modified moves to now (an
    * If-Modified-Since poll sees a rename, a new count or lost access too).
    */
-  async listValidator(userId: number, key: string): Promise<{ etag: string; modifiedAt: string | null; hidden: number[] }> {
+  async listValidator(userId: number, key: string): Promise<ListValidator> {
     const { repositories, inbox } = await store.listValidator(this.db, userId);
     const digest = createHash('sha1').update(repositories.map((r) => `${r.id}:${r.version}:${r.readable ? 1 : 0}`).join(',')).digest('base64');
     let current = inbox ? { version: inbox.version, modifiedAt: inbox.modifiedAt as string | null } : { version: 0, modifiedAt: null };
@@ -339,7 +350,12 @@ export class NotificationService extends Service {
       current = await store.recordListedRepositories(this.db, userId, digest, this.now());
     }
     const etag = `W/"${createHash('sha1').update(`${userId}\n${current.version}\n${digest}\n${key}`).digest('hex')}"`;
-    return { etag, modifiedAt: current.modifiedAt, hidden: repositories.filter((r) => !r.readable).map((r) => r.id) };
+    return {
+      etag,
+      modifiedAt: current.modifiedAt,
+      hidden: repositories.filter((r) => !r.readable).map((r) => r.id),
+      versions: new Map(repositories.map((r) => [r.id, r.version])),
+    };
   }
 
   /**
@@ -348,7 +364,8 @@ export class NotificationService extends Service {
    * change landing in between can only make the tag older than the page (a later 200 too many,
    * never a 304 hiding a change).
    */
-  async list(userId: number, hidden: readonly number[], options: ListOptions): Promise<{ body: Buffer; returned: number; total: number }> {
+  async list(userId: number, validator: ListValidator, options: ListOptions): Promise<{ body: Buffer; returned: number; total: number }> {
+    const { hidden } = validator;
     const filter: store.ThreadFilter = {
       userId,
       hidden,
@@ -362,7 +379,16 @@ export class NotificationService extends Service {
     const rows = await store.listThreads(this.db, filter, options.perPage, offset);
     // An empty page has no row to carry the count: past the first page, it is counted on its own.
     const total = rows.length ? Number(rows[0]!.total) : offset > 0 ? await store.countThreads(this.db, filter) : 0;
-    const repositories = new Map((await repositoriesWithFacts(this.db, [...new Set(rows.map((r) => r.repository_id))])).map((found) => [found.repository.id, found]));
+    // The page's repositories: those rendered at the validator's version come from the page writer;
+    // the others are loaded (with the version they were read at) and rendered once.
+    const repositories = new Map<number, RepositoryWithFacts>();
+    const missing: number[] = [];
+    for (const id of new Set(rows.map((r) => r.repository_id))) {
+      const cached = this.pages.cached(id, validator.versions.get(id));
+      if (cached) repositories.set(id, cached);
+      else missing.push(id);
+    }
+    for (const found of await repositoriesWithFacts(this.db, missing)) repositories.set(found.repository.id, found);
     return { body: this.pages.write(rows, repositories).body, returned: rows.length, total };
   }
 
