@@ -12,7 +12,8 @@ export const ADMIN_TOKEN = 'bench-admin-token';
 const NODE = process.execPath;
 const ROOT = new URL('..', import.meta.url).pathname;
 
-async function waitFor(url: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+/** A loaded machine (other work on the same cores) starts a server in tens of seconds: wait up to 2 minutes. */
+async function waitFor(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before answering ${url}`);
@@ -57,7 +58,12 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/readyz`, child);
+  try {
+    await waitFor(`${url}/readyz`, child);
+  } catch (error) {
+    child.kill('SIGKILL'); // never left running behind a failed start
+    throw error;
+  }
   const admin = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${url}/_admin${path}`, {
       method,
