@@ -204,3 +204,20 @@ describe('repository JSON kept per process by version', () => {
     }
   });
 });
+
+describe('a subject retitled by activity that does not reach the user', () => {
+  test('the thread of a muted user shows the new title: no 304 hides it', async () => {
+    const issue = await server.admin('POST', '/repos/acme/widgets/issues', { author: 'mona', title: 'Old title', assignees: ['hubot'] });
+    await server.drain();
+    const thread = ((await poll('/notifications?all=true')).body as { id: string; subject: { title: string } }[]).find((t) => t.subject.title === 'Old title')!;
+    // Muted: only watching reaches hubot now, and hubot watches nothing.
+    assert.equal((await server.api('DELETE', `/notifications/threads/${thread.id}/subscription`, { token: hubot })).status, 204);
+    await neverHidden('subject retitled', async () => {
+      await sql`update issues set title = 'New title' where id = ${issue.id}`.execute(db());
+      await server.admin('POST', `/repos/acme/widgets/issues/${issue.number}/comments`, { author: 'mona', body: 'A comment that reaches hubot not' });
+      await server.drain();
+    });
+    const titles = ((await poll('/notifications?all=true')).body as { subject: { title: string } }[]).map((t) => t.subject.title);
+    assert.ok(titles.includes('New title') && !titles.includes('Old title'));
+  });
+});

@@ -7,7 +7,9 @@ import { isPostgres } from './helpers.ts';
 // `repository_versions`: one row per repository, its `version` moved forward in the writing
 // transaction by triggers on everything a full Repository representation is made of: the
 // repository's row (name, visibility, archived, owner...), its owner's login, type and site_admin,
-// its open issues (insert, delete, state) and its watchers (repository_subscriptions). Being
+// its open issues (insert, delete, state) and its watchers (repository_subscriptions); and the
+// titles and types of the notification subjects in it, which every user's thread of the subject
+// shows (activity that retitles a subject reaches only some of them). Being
 // triggers, no write can forget them (the repository writes of src/core and src/admin need no call).
 // Writes through a table not listed here that change the representation call `touchRepositories`
 // (src/core/repositories/store.ts).
@@ -55,6 +57,13 @@ export async function up(db: Kysely<any>): Promise<void> {
         for each row execute function codehost_repository_counted();
       create trigger repository_versions_watchers after insert or delete or update on repository_subscriptions
         for each row execute function codehost_repository_counted();
+
+      create function codehost_subject_retitled() returns trigger language plpgsql as $$
+      begin
+        if new.title is distinct from old.title or new.type is distinct from old.type then ${bump('repository_id = new.repository_id')}; end if;
+        return null;
+      end $$;
+      create trigger repository_versions_subjects after update on notification_subjects for each row execute function codehost_subject_retitled();
     `).execute(db);
   } else {
     for (const statement of [
@@ -69,6 +78,9 @@ export async function up(db: Kysely<any>): Promise<void> {
         `create trigger repository_versions_${table}_update after update${table === 'issues' ? ' of state, repository_id' : ''} on ${table}
            begin ${bump('repository_id in (old.repository_id, new.repository_id)')}; end`,
       ]),
+      `create trigger repository_versions_subjects after update of title, type on notification_subjects
+         when new.title is not old.title or new.type is not old.type
+         begin ${bump('repository_id = new.repository_id')}; end`,
     ]) await sql.raw(statement).execute(db);
   }
 }
