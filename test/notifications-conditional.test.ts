@@ -116,6 +116,13 @@ describe('a 304 never hides a change of the notifications lists', () => {
     }
   });
 
+  test('parallel polls after a repository change agree on one tag (the change is recorded once)', async () => {
+    await server.admin('PATCH', '/repos/acme/widgets', { description: 'Seen by parallel polls' });
+    const answers = await Promise.all(Array.from({ length: 6 }, () => poll('/notifications?all=true')));
+    const tags = new Set(answers.map((a) => a.headers.get('etag')));
+    assert.equal(tags.size, 1);
+    assert.equal((await poll('/notifications?all=true', { 'if-none-match': [...tags][0]! })).status, 304);
+  });
   test('a thread updated by new activity', () => neverHidden('thread updated', () => notify('acme/widgets', 'widgets-new')));
   test('a thread read', async () => {
     const id = await firstThread();

@@ -195,22 +195,28 @@ export async function listValidator(db: Executor, userId: number): Promise<ListV
 
 /**
  * The repositories of the user's lists changed (a version, access, one gone) since they were last
- * decided: the inbox records them, its version moves and its Last-Modified moves to `now` (never back).
+ * decided: the inbox records them, its version moves and its Last-Modified moves to `now` (never
+ * back). Once per change: of concurrent polls that saw the same change, one moves the version and the
+ * others read what it recorded (so two parallel polls give the same tag).
  */
 export async function recordListedRepositories(db: Executor, userId: number, digest: string, now: string): Promise<{ version: number; modifiedAt: string }> {
   const row = await db
     .insertInto('notification_inboxes')
     .values({ user_id: userId, modified_at: now, version: 1, repositories_digest: digest })
     .onConflict((oc) =>
-      oc.column('user_id').doUpdateSet({
-        version: sql`notification_inboxes.version + 1`,
-        repositories_digest: digest,
-        modified_at: sql`case when excluded.modified_at > notification_inboxes.modified_at then excluded.modified_at else notification_inboxes.modified_at end`,
-      }),
+      oc
+        .column('user_id')
+        .doUpdateSet({
+          version: sql`notification_inboxes.version + 1`,
+          repositories_digest: digest,
+          modified_at: sql`case when excluded.modified_at > notification_inboxes.modified_at then excluded.modified_at else notification_inboxes.modified_at end`,
+        })
+        .where(sql<SqlBool>`notification_inboxes.repositories_digest is distinct from excluded.repositories_digest`),
     )
     .returning(['version', 'modified_at'])
-    .executeTakeFirstOrThrow();
-  return { version: Number(row.version), modifiedAt: row.modified_at };
+    .executeTakeFirst();
+  const recorded = row ?? (await db.selectFrom('notification_inboxes').select(['version', 'modified_at']).where('user_id', '=', userId).executeTakeFirstOrThrow());
+  return { version: Number(recorded.version), modifiedAt: recorded.modified_at };
 }
 
 /** The condition that leaves out hidden repositories' threads (null: nothing to leave out). */
