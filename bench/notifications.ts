@@ -5,6 +5,7 @@
 // 2. PUT /notifications for a user with 100,000 unread threads: the answer time (a 202, the rest in
 //    the background) and the time until the list is empty.
 // 3. The list's requests/s against a bare node:http server answering the same bytes.
+// 4. Polls that change nothing (304): If-Modified-Since, If-None-Match, and the repository's list.
 // Threads, subjects and users are bulk-inserted with SQL (SQLite through node:sqlite on the server's
 // file, or PostgreSQL on a database made for the run); repositories and tokens through the admin API.
 //
@@ -268,6 +269,44 @@ export default async function notifications(options: Options = {}): Promise<Reco
       });
     } finally {
       await baseline.stop();
+    }
+
+    // 4. Polls (issue 22): the list with If-Modified-Since and with If-None-Match, and the repository's
+    // list with If-None-Match, each answered 304, against a bare server answering the same 304.
+    const first = await capture(listUrl, { headers });
+    const repositoryUrl = `${server.apiUrl}/repos/acme/repo-0/notifications`;
+    const repositoryFirst = await capture(repositoryUrl, { headers });
+    const polls = [
+      ['poll If-Modified-Since', listUrl, { 'if-modified-since': first.headers['last-modified']! }],
+      ['poll If-None-Match', listUrl, { 'if-none-match': first.headers.etag! }],
+      ['repository poll If-None-Match', repositoryUrl, { 'if-none-match': repositoryFirst.headers.etag! }],
+    ] as const;
+    for (const [name, url, condition] of polls) {
+      const pollHeaders = { ...headers, ...condition };
+      const polled = await capture(url, { headers: pollHeaders });
+      if (polled.status !== 304) throw new Error(`${name} answered ${polled.status}`);
+      const bare = await startBaseline(polled);
+      try {
+        const backends = await bulk.backends();
+        const cpuBefore = [cpuSeconds([server.pid]), cpuSeconds(backends)];
+        const compared = await compareLoads(
+          { url: bare.url, headers: pollHeaders, seconds, connections: options.connections },
+          { url, headers: pollHeaders, seconds, connections: options.connections },
+        );
+        // Every answer is a 304 (autocannon counts them as non-2xx): anything else is a failure.
+        if (compared.real.errors) throw new Error(`${name}: ${compared.real.errors} errors`);
+        const served = compared.real.requestsPerSecond * seconds;
+        Object.assign(results, {
+          [`${name} req/s (codehost)`]: Math.round(compared.real.requestsPerSecond),
+          [`${name} req/s ratio codehost/bare`]: compared.ratio,
+          [`${name} CPU ms per request, codehost process`]: Number((((cpuSeconds([server.pid]) - cpuBefore[0]!) * 1000) / served).toFixed(3)),
+          ...(postgres ? { [`${name} CPU ms per request, PostgreSQL backends`]: Number((((cpuSeconds(backends) - cpuBefore[1]!) * 1000) / served).toFixed(3)) } : {}),
+        });
+      } finally {
+        await bare.stop();
+      }
+      const after = await capture(url, { headers: pollHeaders });
+      if (after.status !== 304) throw new Error(`${name}: answered ${after.status} after the load (nothing changed)`);
     }
 
     // 2. Mark 100,000 unread threads as read.

@@ -95,6 +95,16 @@ export interface RepositoriesTable {
 }
 
 /**
+ * A repository's version: moved forward, in the writing transaction, by database triggers on every
+ * write its full representation is made of (its row, its owner's login/type/site_admin, its issues'
+ * states, its watchers); migration 0014_versions.
+ */
+export interface RepositoryVersionsTable {
+  repository_id: number;
+  version: number;
+}
+
+/**
  * Repository permissions, weakest first: `pull` and `triage` read, `push` and `maintain` write,
  * `admin` administers (src/core/repositories/permissions.ts).
  */
@@ -238,6 +248,7 @@ export interface CoreTables {
   teams: TeamsTable;
   team_members: TeamMembersTable;
   repositories: RepositoriesTable;
+  repository_versions: RepositoryVersionsTable;
   repository_subscriptions: RepositorySubscriptionsTable;
   repository_collaborators: RepositoryCollaboratorsTable;
   team_repositories: TeamRepositoriesTable;

@@ -147,6 +147,38 @@ function errorReply(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
 
+/**
+ * Whether the client's copy is current: If-None-Match (when sent) against the reply's ETag, else
+ * If-Modified-Since against its Last-Modified.
+ */
+export function unchanged(request: FastifyRequest, reply: FastifyReply): boolean {
+  const etag = reply.getHeader('etag');
+  const ifNoneMatch = request.headers['if-none-match'];
+  const lastModified = reply.getHeader('last-modified');
+  const ifModifiedSince = request.headers['if-modified-since'];
+  return ifNoneMatch !== undefined
+    ? typeof etag === 'string' && ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === etag.slice(2))
+    : ifModifiedSince !== undefined && typeof lastModified === 'string' && Date.parse(lastModified) <= Date.parse(ifModifiedSince);
+}
+
+/**
+ * Makes the reply a 304 (no body, no content type) and refunds the request's rate-limit count. A
+ * route that decides from its validators before doing the work (`unchanged`) answers with it:
+ * `await answerNotModified(ctx, request, reply); return reply.send();`.
+ */
+export async function answerNotModified(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  reply.code(304);
+  reply.removeHeader('content-type');
+  reply.removeHeader('content-length');
+  if (request.rateLimitKey) {
+    await ctx.rateLimiter.refund(request.rateLimitKey);
+    const remaining = Number(reply.getHeader('x-ratelimit-remaining'));
+    const used = Number(reply.getHeader('x-ratelimit-used'));
+    if (Number.isFinite(remaining)) reply.header('x-ratelimit-remaining', String(remaining + 1));
+    if (Number.isFinite(used)) reply.header('x-ratelimit-used', String(Math.max(0, used - 1)));
+  }
+}
+
 export function installConventions(app: FastifyInstance, ctx: Context): void {
   app.setValidatorCompiler(validatorCompilers());
   app.decorateRequest('rateLimitKey', null);
@@ -192,24 +224,8 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
     if (typeof payload !== 'string' && !(typeof given === 'string' && Buffer.isBuffer(payload))) return payload;
     const etag = typeof given === 'string' ? given : `W/"${hash('sha1', payload as string, 'hex')}"`;
     reply.header('etag', etag);
-    const ifNoneMatch = request.headers['if-none-match'];
-    const lastModified = reply.getHeader('last-modified');
-    const ifModifiedSince = request.headers['if-modified-since'];
-    const unchanged =
-      ifNoneMatch !== undefined
-        ? ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === etag.slice(2))
-        : ifModifiedSince !== undefined && typeof lastModified === 'string' && Date.parse(lastModified) <= Date.parse(ifModifiedSince);
-    if (!unchanged) return payload;
-    reply.code(304);
-    reply.removeHeader('content-type');
-    reply.removeHeader('content-length');
-    if (request.rateLimitKey) {
-      await ctx.rateLimiter.refund(request.rateLimitKey);
-      const remaining = Number(reply.getHeader('x-ratelimit-remaining'));
-      const used = Number(reply.getHeader('x-ratelimit-used'));
-      if (Number.isFinite(remaining)) reply.header('x-ratelimit-remaining', String(remaining + 1));
-      if (Number.isFinite(used)) reply.header('x-ratelimit-used', String(Math.max(0, used - 1)));
-    }
+    if (!unchanged(request, reply)) return payload;
+    await answerNotModified(ctx, request, reply);
     return '';
   });
 

@@ -8,7 +8,7 @@ import type { ThreadWithSubject } from './store.ts';
 
 const urls = { api: 'https://api.example.test', web: 'https://example.test' };
 
-function repository(changes: { repository?: object; owner?: object; facts?: object } = {}): RepositoryWithFacts {
+function repository(changes: { repository?: object; owner?: object; facts?: object; version?: number } = {}): RepositoryWithFacts {
   return {
     repository: {
       id: 7, owner_id: 3, name: 'hello', name_lower: 'hello', description: 'first', visibility: 'public', language: null, topics: '[]',
@@ -17,6 +17,7 @@ function repository(changes: { repository?: object; owner?: object; facts?: obje
     },
     owner: { id: 3, login: 'octo', type: 'User', site_admin: 0, ...changes.owner },
     facts: { open_issues: 1, subscribers: 2, stargazers: 0, forks: 0, ...changes.facts },
+    version: changes.version ?? 1,
   } as RepositoryWithFacts;
 }
 
@@ -38,7 +39,7 @@ test('a repository comes from the cache only while every value it is made of sta
   assert.equal(first.body.length, 2);
   assert.equal(first.body[0]!.repository.description, 'first');
 
-  // Equal values in new row objects (a later request): the same page, the same tag.
+  // Equal values in new row objects (a later request): the same page.
   assert.deepEqual(write(writer, repository()), first);
 
   const changed = [
@@ -53,9 +54,24 @@ test('a repository comes from the cache only while every value it is made of sta
   assert.equal(changed[2]!.body[0]!.repository.owner.login, 'renamed');
   assert.equal(changed[3]!.body[1]!.repository.subscribers_count, 3);
   assert.equal(changed[4]!.body[0]!.repository.description, null);
-  const tags = new Set([first.etag, ...changed.map((page) => page.etag)]);
-  assert.equal(tags.size, changed.length + 1);
+  const bodies = new Set([first, ...changed].map((page) => JSON.stringify(page.body)));
+  assert.equal(bodies.size, changed.length + 1);
 
   // Back to the first values: the first page again.
   assert.deepEqual(write(writer, repository()), first);
+});
+
+test('a kept repository is offered only at the version it was read at', () => {
+  const writer = new ThreadPageWriter(urls);
+  assert.equal(writer.cached(7, 1), undefined);
+  const found = repository({ version: 4 });
+  write(writer, found);
+  assert.equal(writer.cached(7, 4), found);
+  assert.equal(writer.cached(7, 5), undefined, 'a newer version: loaded again');
+  assert.equal(writer.cached(7, 3), undefined);
+  assert.equal(writer.cached(7, null), undefined, 'no version row: never from the cache');
+  assert.equal(writer.cached(8, 4), undefined);
+  write(writer, repository({ version: 5, repository: { description: 'moved' } }));
+  assert.equal(writer.cached(7, 4), undefined);
+  assert.equal(writer.cached(7, 5)?.repository.description, 'moved');
 });

@@ -1,5 +1,4 @@
 // The Notification thread and Thread subscription representations.
-import { createHash } from 'node:crypto';
 import fastJson from 'fast-json-stringify';
 import { Type, type Static } from 'typebox';
 import { issueUrls } from '../../core/issues/representations.ts';
@@ -84,7 +83,9 @@ function threadFields(urls: Urls, thread: ThreadWithSubject, found: RepositoryWi
  * Writes pages of threads as JSON with serializers compiled from the response schema. A page of 50
  * threads repeats a few full repositories (about 5 KB each): each is serialized once, and kept while
  * what it is made of (the repository's row, its owner, its facts, the server's URLs) stays the same,
- * so a page costs one serialization per changed repository and the small rest of each thread.
+ * so a page costs one serialization per changed repository and the small rest of each thread. The
+ * kept ones are known by their stored version (`cached`): a page loads only the repositories whose
+ * version moved since.
  */
 const OPEN_FIRST = Buffer.from(`[{"repository":`);
 const OPEN_NEXT = Buffer.from(`,{"repository":`);
@@ -128,14 +129,24 @@ const sameInputs = (a: RepositoryWithFacts, b: RepositoryWithFacts) => sameRow(a
 export class ThreadPageWriter {
   private static readonly CACHED_REPOSITORIES = 1000;
   /** Repository id → its JSON and the inputs it was made from; oldest use first. */
-  private readonly repositories = new Map<number, { inputs: RepositoryWithFacts; json: Buffer; digest: string }>();
+  private readonly repositories = new Map<number, { inputs: RepositoryWithFacts; json: Buffer }>();
   private readonly urls: Urls;
 
   constructor(urls: Urls) {
     this.urls = urls;
   }
 
-  private repositoryJson(found: RepositoryWithFacts): { json: Buffer; digest: string } {
+  /**
+   * A repository's inputs as kept with its JSON, when they were read at `version` (the version a
+   * list's validator gave): the page needs neither to load nor to render it. A version moves with
+   * every write the representation is made of (migration 0014), so an equal one is an equal body.
+   */
+  cached(id: number, version: number | null | undefined): RepositoryWithFacts | undefined {
+    const entry = this.repositories.get(id);
+    return entry && version != null && entry.inputs.version === version ? entry.inputs : undefined;
+  }
+
+  private repositoryJson(found: RepositoryWithFacts): { json: Buffer } {
     const id = found.repository.id;
     const cached = this.repositories.get(id);
     this.repositories.delete(id);
@@ -144,7 +155,7 @@ export class ThreadPageWriter {
       return cached;
     }
     const json = Buffer.from(serializeRepository(fullRepository(this.urls, found.repository, found.owner, found.facts)));
-    const entry = { inputs: found, json, digest: createHash('sha1').update(json).digest('base64') };
+    const entry = { inputs: found, json };
     this.repositories.set(id, entry);
     if (this.repositories.size > ThreadPageWriter.CACHED_REPOSITORIES) this.repositories.delete(this.repositories.keys().next().value!);
     return entry;
@@ -152,27 +163,23 @@ export class ThreadPageWriter {
 
   /**
    * The page's JSON array, as UTF-8 bytes (the repositories' are encoded once, and the socket takes
-   * bytes without encoding 260 KB of text per request), and its entity tag. The tag is a hash of
-   * exactly what the body is made of (each thread's own JSON and the digest of its repository's
-   * JSON, in order), so it changes whenever the body does, without hashing every copy of every
-   * repository.
+   * bytes without encoding 260 KB of text per request). Its entity tag comes from the list's
+   * validator (NotificationService.listValidator), read before the page.
    */
-  write(rows: readonly ThreadWithSubject[], repositories: ReadonlyMap<number, RepositoryWithFacts>): { body: Buffer; etag: string } {
-    const hash = createHash('sha1');
+  write(rows: readonly ThreadWithSubject[], repositories: ReadonlyMap<number, RepositoryWithFacts>): { body: Buffer } {
     const parts: Buffer[] = [];
     // A page repeats a few repositories: each is looked up in the cache once per page.
-    const onPage = new Map<number, { json: Buffer; digest: string }>();
+    const onPage = new Map<number, { json: Buffer }>();
     for (const [i, row] of rows.entries()) {
       const found = repositories.get(row.repository_id)!;
       let repository = onPage.get(row.repository_id);
       if (!repository) onPage.set(row.repository_id, (repository = this.repositoryJson(found)));
       const fields = serializeFields(threadFields(this.urls, row, found));
-      hash.update(repository.digest).update(fields);
       // The thread's own fields begin `{"id":...`: its repository goes first.
       parts.push(i === 0 ? OPEN_FIRST : OPEN_NEXT, repository.json, Buffer.from(`,${fields.slice(1)}`));
     }
     parts.push(rows.length ? CLOSE : EMPTY);
-    return { body: Buffer.concat(parts), etag: `W/"${hash.digest('hex')}"` };
+    return { body: Buffer.concat(parts) };
   }
 }
 

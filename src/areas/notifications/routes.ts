@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { CLASSIC_TOKENS, requireReadableRepository, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
+import { answerNotModified, unchanged } from '../../platform/http.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { DEFAULT_PAGES, PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
@@ -81,11 +82,21 @@ export function notificationRoutes(app: Api, ctx: Context): void {
     limits: { perPage: number; maxPerPage: number },
   ) => {
     const params = pageParams(request.query, limits);
-    const result = await service.list(userId(request), { ...request.query, repositoryId, page: params.page, perPage: params.perPage });
-    polling(reply, result.modifiedAt);
+    const user = userId(request);
+    const { all, participating, since, before } = request.query;
+    const key = JSON.stringify([repositoryId ?? null, all ?? null, participating ?? null, since ?? null, before ?? null, params.page, params.perPage]);
+    // Decided from the validator alone (one statement): a poll that changes nothing loads no thread.
+    const validator = await service.listValidator(user, key);
+    polling(reply, validator.modifiedAt);
+    reply.header('etag', validator.etag);
+    if (unchanged(request, reply)) {
+      await answerNotModified(ctx, request, reply);
+      return reply.send();
+    }
+    const result = await service.list(user, validator, { ...request.query, repositoryId, page: params.page, perPage: params.perPage });
     setPageLinks(reply, request, ctx.urls.api, params, { total: result.total, returned: result.returned });
-    // Already JSON, written by serializers compiled from the 200 schema; its entity tag comes with it.
-    return reply.header('etag', result.etag).type('application/json; charset=utf-8').send(result.body);
+    // Already JSON, written by serializers compiled from the 200 schema.
+    return reply.type('application/json; charset=utf-8').send(result.body);
   };
 
   const markRead = async (request: FastifyRequest<{ Body: { last_read_at?: string; read?: boolean } }>, reply: FastifyReply, repositoryId?: number, url?: string) => {

@@ -24,7 +24,7 @@ import { userRepositoryPermissions } from '../../core/callers/access.ts';
 import { readersOf } from '../../core/repositories/permissions.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount } from '../../core/accounts/store.ts';
-import { repositoriesWithFacts } from '../../core/repositories/facts.ts';
+import { repositoriesWithFacts, type RepositoryWithFacts } from '../../core/repositories/facts.ts';
 import { findRepository, findRepositoryById } from '../../core/repositories/store.ts';
 import { findIssueById } from '../../core/issues/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
@@ -92,6 +92,17 @@ export interface ListOptions {
   before?: string;
   page: number;
   perPage: number;
+}
+
+/** What a list is decided from (`listValidator`). */
+export interface ListValidator {
+  etag: string;
+  /** Last-Modified (null: nothing ever changed). */
+  modifiedAt: string | null;
+  /** The repositories of the user's threads they cannot read now. */
+  hidden: number[];
+  /** The versions of the repositories of the user's threads (`repository_versions`). */
+  versions: ReadonlyMap<number, number | null>;
 }
 
 export interface MarkReadJob {
@@ -321,12 +332,40 @@ export class NotificationService extends Service {
 
   // --- The API -----------------------------------------------------------------------------------
 
-  /** A page of the user's threads, as the JSON the API answers (see ThreadPageWriter) with its entity tag. */
-  async list(userId: number, options: ListOptions): Promise<{ body: Buffer; etag: string; returned: number; total: number; modifiedAt: string | null }> {
-    // Three statements: the hidden repositories with Last-Modified, then the page with the count,
-    // then the page's repositories. Last-Modified is read before the page, so a change landing in
-    // between can only make it older than the page (a later 200 too many, never a 304 hiding a change).
-    const { hidden, modifiedAt } = await store.listContext(this.db, userId);
+  /**
+   * What a list is decided from, in one statement (`store.listValidator`): its entity tag and
+   * Last-Modified, and the repositories to leave out. The tag is made of the user's inbox version
+   * (moved by every write of their threads and thread subscriptions), the versions of the
+   * repositories of their threads (moved by every write a repository representation is made of) and
+   * whether they can read each, and the list's query (`key`): so it changes whenever the page would,
+   * and a conditional GET is answered without reading a thread. When the repositories differ from
+   * those the inbox last recorded, the inbox records them and its Last-Modified moves to now (an
+   * If-Modified-Since poll sees a rename, a new count or lost access too).
+   */
+  async listValidator(userId: number, key: string): Promise<ListValidator> {
+    const { repositories, inbox } = await store.listValidator(this.db, userId);
+    const digest = createHash('sha1').update(repositories.map((r) => `${r.id}:${r.version}:${r.readable ? 1 : 0}`).join(',')).digest('base64');
+    let current = inbox ? { version: inbox.version, modifiedAt: inbox.modifiedAt as string | null } : { version: 0, modifiedAt: null };
+    if (inbox ? inbox.repositoriesDigest !== digest : repositories.length > 0) {
+      current = await store.recordListedRepositories(this.db, userId, digest, this.now());
+    }
+    const etag = `W/"${createHash('sha1').update(`${userId}\n${current.version}\n${digest}\n${key}`).digest('hex')}"`;
+    return {
+      etag,
+      modifiedAt: current.modifiedAt,
+      hidden: repositories.filter((r) => !r.readable).map((r) => r.id),
+      versions: new Map(repositories.map((r) => [r.id, r.version])),
+    };
+  }
+
+  /**
+   * A page of the user's threads, as the JSON the API answers (see ThreadPageWriter), with the
+   * repositories `listValidator` gave to leave out. The validator is read before the page, so a
+   * change landing in between can only make the tag older than the page (a later 200 too many,
+   * never a 304 hiding a change).
+   */
+  async list(userId: number, validator: ListValidator, options: ListOptions): Promise<{ body: Buffer; returned: number; total: number }> {
+    const { hidden } = validator;
     const filter: store.ThreadFilter = {
       userId,
       hidden,
@@ -340,8 +379,17 @@ export class NotificationService extends Service {
     const rows = await store.listThreads(this.db, filter, options.perPage, offset);
     // An empty page has no row to carry the count: past the first page, it is counted on its own.
     const total = rows.length ? Number(rows[0]!.total) : offset > 0 ? await store.countThreads(this.db, filter) : 0;
-    const repositories = new Map((await repositoriesWithFacts(this.db, [...new Set(rows.map((r) => r.repository_id))])).map((found) => [found.repository.id, found]));
-    return { ...this.pages.write(rows, repositories), returned: rows.length, total, modifiedAt };
+    // The page's repositories: those rendered at the validator's version come from the page writer;
+    // the others are loaded (with the version they were read at) and rendered once.
+    const repositories = new Map<number, RepositoryWithFacts>();
+    const missing: number[] = [];
+    for (const id of new Set(rows.map((r) => r.repository_id))) {
+      const cached = this.pages.cached(id, validator.versions.get(id));
+      if (cached) repositories.set(id, cached);
+      else missing.push(id);
+    }
+    for (const found of await repositoriesWithFacts(this.db, missing)) repositories.set(found.repository.id, found);
+    return { body: this.pages.write(rows, repositories).body, returned: rows.length, total };
   }
 
   async thread(userId: number, threadId: number): Promise<{ thread: NotificationThread; modifiedAt: string }> {
@@ -421,13 +469,13 @@ export class NotificationService extends Service {
   async setSubscription(userId: number, threadId: number, ignored: boolean): Promise<ThreadSubscription> {
     const thread = await this.requireThread(userId, threadId);
     const current = await store.subscription(this.db, userId, thread.subject_id);
-    await store.saveSubscriptions(this.db, [{
+    await this.saveSubscription(userId, {
       user_id: userId,
       subject_id: thread.subject_id,
       state: ignored ? 'ignored' : 'subscribed',
       reason: current?.reason ?? (ignored ? null : 'manual'),
       created_at: current?.created_at ?? this.now(),
-    }]);
+    });
     return this.subscriptionOf(thread);
   }
 
@@ -435,13 +483,21 @@ export class NotificationService extends Service {
   async deleteSubscription(userId: number, threadId: number): Promise<void> {
     const thread = await this.requireThread(userId, threadId);
     const current = await store.subscription(this.db, userId, thread.subject_id);
-    await store.saveSubscriptions(this.db, [{
+    await this.saveSubscription(userId, {
       user_id: userId,
       subject_id: thread.subject_id,
       state: 'muted',
       reason: current?.reason ?? null,
       created_at: current?.created_at ?? this.now(),
-    }]);
+    });
+  }
+
+  /** A user's thread subscription, saved with their inbox version moved (the conditional GETs). */
+  private async saveSubscription(userId: number, row: SubscriptionRow): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await store.saveSubscriptions(trx, [row]);
+      await store.touchInboxes(trx, [userId], this.now());
+    });
   }
 
   private async subscriptionOf(thread: ThreadWithSubject): Promise<ThreadSubscription> {

@@ -102,15 +102,20 @@ export async function upsertThreads(db: Executor, rows: readonly NewThread[]): P
   }
 }
 
-/** Moves users' Last-Modified forward (never back). */
+/**
+ * Something in these users' notifications changed (their threads, their thread subscriptions): their
+ * inbox version moves and their Last-Modified moves forward (never back). Every write of threads or
+ * thread subscriptions calls it in its transaction: the conditional GETs are decided from it.
+ */
 export async function touchInboxes(db: Executor, userIds: readonly number[], now: string): Promise<void> {
   const sorted = [...new Set(userIds)].sort((a, b) => a - b);
   for (const chunk of chunks(sorted)) {
     await db
       .insertInto('notification_inboxes')
-      .values(chunk.map((user_id) => ({ user_id, modified_at: now })))
+      .values(chunk.map((user_id) => ({ user_id, modified_at: now, version: 1 })))
       .onConflict((oc) =>
         oc.column('user_id').doUpdateSet({
+          version: sql`notification_inboxes.version + 1`,
           modified_at: sql`case when excluded.modified_at > notification_inboxes.modified_at then excluded.modified_at else notification_inboxes.modified_at end`,
         }),
       )
@@ -150,22 +155,68 @@ export async function hiddenRepositoryIds(db: Executor, userId: number): Promise
   return rows.map((r) => r.repository_id);
 }
 
+/** A repository of the user's threads, as the lists are decided from it. */
+export interface ListedRepository {
+  id: number;
+  /** Its `repository_versions` version (null: the repository is gone). */
+  version: number | null;
+  /** Whether the user can read it now. */
+  readable: boolean;
+}
+
+/** What the user's lists are decided from (null: the user has no inbox row, nothing ever changed). */
+export interface ListValidator {
+  repositories: ListedRepository[];
+  inbox: { version: number; modifiedAt: string; repositoriesDigest: string | null } | null;
+}
+
 /**
- * What a list needs before its page, in one statement: the hidden repositories (as
- * `hiddenRepositoryIds`) and the user's Last-Modified (null: nothing ever changed).
+ * What a list needs before its page, in one statement: each repository of the user's threads (the
+ * walk: one index probe per repository) with its version and whether the user can read it now, and
+ * the user's inbox (version, Last-Modified, and the digest of the repositories it was last decided
+ * from). A conditional GET is answered from this alone.
  */
-export async function listContext(db: Executor, userId: number): Promise<{ hidden: number[]; modifiedAt: string | null }> {
-  const { rows } = await sql<{ repository_id: number | null; modified_at: string | null }>`${walkRepositories(userId)}
-    ${hiddenOf(userId, sql`walk.repository_id, null as modified_at`)}
+export async function listValidator(db: Executor, userId: number): Promise<ListValidator> {
+  const { rows } = await sql<{ repository_id: number | null; version: number | string | null; readable: number | null; modified_at: string | null; digest: string | null }>`${walkRepositories(userId)}
+    select walk.repository_id, v.version, case when ${readableBy(userId, 'walk.repository_id')} then 1 else 0 end as readable, null as modified_at, null as digest
+    from walk left join repository_versions v on v.repository_id = walk.repository_id
+    where walk.repository_id is not null
     union all
-    select null, i.modified_at from notification_inboxes i where i.user_id = ${userId}`.execute(db);
-  const hidden: number[] = [];
-  let modifiedAt: string | null = null;
+    select null, i.version, null, i.modified_at, i.repositories_digest from notification_inboxes i where i.user_id = ${userId}`.execute(db);
+  const repositories: ListedRepository[] = [];
+  let inbox: ListValidator['inbox'] = null;
   for (const row of rows) {
-    if (row.repository_id === null) modifiedAt = row.modified_at;
-    else hidden.push(Number(row.repository_id));
+    if (row.repository_id === null) inbox = { version: Number(row.version), modifiedAt: row.modified_at!, repositoriesDigest: row.digest };
+    else repositories.push({ id: Number(row.repository_id), version: row.version === null ? null : Number(row.version), readable: Number(row.readable) === 1 });
   }
-  return { hidden, modifiedAt };
+  repositories.sort((a, b) => a.id - b.id);
+  return { repositories, inbox };
+}
+
+/**
+ * The repositories of the user's lists changed (a version, access, one gone) since they were last
+ * decided: the inbox records them, its version moves and its Last-Modified moves to `now` (never
+ * back). Once per change: of concurrent polls that saw the same change, one moves the version and the
+ * others read what it recorded (so two parallel polls give the same tag).
+ */
+export async function recordListedRepositories(db: Executor, userId: number, digest: string, now: string): Promise<{ version: number; modifiedAt: string }> {
+  const row = await db
+    .insertInto('notification_inboxes')
+    .values({ user_id: userId, modified_at: now, version: 1, repositories_digest: digest })
+    .onConflict((oc) =>
+      oc
+        .column('user_id')
+        .doUpdateSet({
+          version: sql`notification_inboxes.version + 1`,
+          repositories_digest: digest,
+          modified_at: sql`case when excluded.modified_at > notification_inboxes.modified_at then excluded.modified_at else notification_inboxes.modified_at end`,
+        })
+        .where(sql<SqlBool>`notification_inboxes.repositories_digest is distinct from excluded.repositories_digest`),
+    )
+    .returning(['version', 'modified_at'])
+    .executeTakeFirst();
+  const recorded = row ?? (await db.selectFrom('notification_inboxes').select(['version', 'modified_at']).where('user_id', '=', userId).executeTakeFirstOrThrow());
+  return { version: Number(recorded.version), modifiedAt: recorded.modified_at };
 }
 
 /** The condition that leaves out hidden repositories' threads (null: nothing to leave out). */

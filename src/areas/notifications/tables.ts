@@ -59,6 +59,10 @@ export interface ThreadSubscriptionsTable {
 export interface NotificationInboxesTable {
   user_id: number;
   modified_at: string;
+  /** Moved forward by every write of the user's threads or thread subscriptions (migration 0014). */
+  version: Generated<number>;
+  /** The repositories (ids, versions, readable) the lists were last decided from; see `listValidator`. */
+  repositories_digest: string | null;
 }
 
 export interface NotificationTables {

@@ -94,22 +94,29 @@ export interface RepositoryWithFacts {
   repository: RepositoryRow;
   owner: RepositoryOwner;
   facts: RepositoryFacts;
+  /**
+   * The `repository_versions` version these were read with (the same statement): equal versions
+   * mean an equal representation (null: no version row).
+   */
+  version: number | null;
 }
 
-/** Repositories by id with their owners and facts (one query); unknown ids are left out. */
+/** Repositories by id with their owners, facts and version (one query); unknown ids are left out. */
 export async function repositoriesWithFacts(db: Executor, repositoryIds: readonly number[]): Promise<RepositoryWithFacts[]> {
   if (!repositoryIds.length) return [];
   const rows = await db
     .selectFrom('repositories')
     .innerJoin('users', 'users.id', 'repositories.owner_id')
+    .leftJoin('repository_versions', 'repository_versions.repository_id', 'repositories.id')
     .selectAll('repositories')
-    .select((eb) => ['users.login as owner_login', 'users.type as owner_type', 'users.site_admin as owner_site_admin', ...factColumns(eb)])
+    .select((eb) => ['users.login as owner_login', 'users.type as owner_type', 'users.site_admin as owner_site_admin', 'repository_versions.version as representation_version', ...factColumns(eb)])
     .where('repositories.id', 'in', repositoryIds)
     .execute();
-  return rows.map(({ owner_login, owner_type, owner_site_admin, open_issues, subscribers, ...repository }) => ({
+  return rows.map(({ owner_login, owner_type, owner_site_admin, open_issues, subscribers, representation_version, ...repository }) => ({
     repository: repository as RepositoryRow,
     owner: { id: repository.owner_id, login: owner_login, type: owner_type, site_admin: owner_site_admin },
     facts: factsOf({ open_issues, subscribers }),
+    version: representation_version === null ? null : Number(representation_version),
   }));
 }
 

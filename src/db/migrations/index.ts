@@ -12,6 +12,7 @@ import * as userMigrations from './0009_user_migrations.ts';
 import * as repositoryAccess from './0011_repository_access.ts';
 import * as issueNumbers from './0012_issue_numbers.ts';
 import * as jobGroups from './0013_job_groups.ts';
+import * as versions from './0014_versions.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0011_repository_access': repositoryAccess,
   '0012_issue_numbers': issueNumbers,
   '0013_job_groups': jobGroups,
+  '0014_versions': versions,
 };
