@@ -472,7 +472,7 @@ export function secretKeyWeakness(key: string): string | null {
   const [alphabet, minimum, distinct] = hex ? ['hex', 64, 12] : base64 ? ['base64', 43, 20] : ['passphrase', 40, 20];
   if (key.length < minimum) return `has ${key.length} character${key.length === 1 ? '' : 's'}: a ${alphabet} key needs at least ${minimum} for 32 bytes of entropy`;
   for (let period = 1; period <= key.length / 2; period++) {
-    if (key.slice(period) === key.slice(0, key.length - period)) return `repeats "${key.slice(0, Math.min(period, 8))}${period > 8 ? '…' : ''}": it carries the entropy of ${period} characters`;
+    if (key.slice(period) === key.slice(0, key.length - period)) return `repeats a run of ${period} character${period === 1 ? '' : 's'} (it carries the entropy of that run alone)`;
   }
   const count = new Set(key).size;
   if (count < distinct) return `has ${count} distinct characters: a random ${alphabet} key of this length has at least ${distinct}`;
