@@ -1,5 +1,5 @@
 // The CLI: `codehost serve | migrate | seed FILE | admin METHOD PATH [JSON] | admin-token reset|generate
-// | secret-key generate|rotate | token generate --kind KIND`.
+// | secret-key generate | token generate --kind KIND`.
 // Settings come from the environment (and a `.env` file); every one is checked before anything is
 // touched, and a failure is one line that names the setting or the cause and what to do (the stack
 // only at CODEHOST_LOG_LEVEL=debug).

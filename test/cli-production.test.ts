@@ -199,7 +199,7 @@ describe('the secret key\'s fingerprint keeps every process on one key', () => {
     try {
       assert.equal(await startWith(database, GOOD_KEY), null);
       assert.equal(await startWith(database, other),
-        `CODEHOST_SECRET_KEY is not the key this database is used with (this key's fingerprint is ${keyFingerprint(other)}, the database's ${keyFingerprint(GOOD_KEY)}): every process must have the same key; set the one the other processes use, or rotate with \`codehost secret-key rotate\``);
+        `CODEHOST_SECRET_KEY is not the key this database is used with (this key's fingerprint is ${keyFingerprint(other)}, the database's ${keyFingerprint(GOOD_KEY)}): every process must have the same key; set the one the other processes use, or rotate every process to the new key (README: Rotating the secret key)`);
       assert.match((await startWith(database, null))!, /^CODEHOST_SECRET_KEY is not set, but this database is used with a set key \(fingerprint [\w-]{16}\): set the same CODEHOST_SECRET_KEY as the other processes$/);
       assert.equal(await startWith(database, GOOD_KEY), null, 'the right key still starts');
 

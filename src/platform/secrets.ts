@@ -58,8 +58,8 @@ export function keyFingerprint(secretKey: string): string {
  * another key refuses to start (a ConfigError, one line): processes that sign and seal with
  * different keys answer each other's signed URLs with 403 and cannot open each other's secrets.
  * The cases: a set key that is not the database's; no key set while the database is used with a set
- * one; a set key while the database's secrets are sealed with the key generated in it (move with
- * `codehost secret-key rotate`).
+ * one; a set key while the database's secrets are sealed with the key generated in it (the README
+ * says how to rotate).
  */
 export async function settleSecretKey(db: Executor, configured: string | null): Promise<string> {
   const generated = await findSetting(db, GENERATED);
@@ -75,11 +75,11 @@ export async function settleSecretKey(db: Executor, configured: string | null): 
     }
     if (generated !== undefined && inForce === keyFingerprint(generated)) {
       throw new ConfigError(
-        `CODEHOST_SECRET_KEY is set (fingerprint ${mine}), but this database's secrets are sealed with the key generated in it (fingerprint ${inForce}): unset CODEHOST_SECRET_KEY, or move the database to your key with \`codehost secret-key rotate\``,
+        `CODEHOST_SECRET_KEY is set (fingerprint ${mine}), but this database's secrets are sealed with the key generated in it (fingerprint ${inForce}): unset CODEHOST_SECRET_KEY, or move the database to your key (README: Rotating the secret key)`,
       );
     }
     throw new ConfigError(
-      `CODEHOST_SECRET_KEY is not the key this database is used with (this key's fingerprint is ${mine}, the database's ${inForce}): every process must have the same key; set the one the other processes use, or rotate with \`codehost secret-key rotate\``,
+      `CODEHOST_SECRET_KEY is not the key this database is used with (this key's fingerprint is ${mine}, the database's ${inForce}): every process must have the same key; set the one the other processes use, or rotate every process to the new key (README: Rotating the secret key)`,
     );
   }
   if (recorded !== undefined && (generated === undefined || recorded !== keyFingerprint(generated))) {
