@@ -14,7 +14,7 @@ import { ConfigError, loadConfig, refusals, secretKeyWeakness } from '../src/con
 import { keyFingerprint } from '../src/platform/secrets.ts';
 import { tokenKindOf } from '../src/platform/tokens.ts';
 import { createTestDatabase, engine, type TestDatabase } from './helpers/database.ts';
-import { freePort, startCli, type CliProcess } from './helpers/process.ts';
+import { freePort, runCli, startCli, stopped } from './helpers/process.ts';
 import { startServer } from './helpers/server.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -27,20 +27,6 @@ before(() => {
   scratch = mkdtempSync(join(tmpdir(), 'codehost-cli-production-'));
 });
 after(() => rmSync(scratch, { recursive: true, force: true }));
-
-async function runCli(args: string[], env: Record<string, string>, options: { cwd?: string } = {}) {
-  const cli = startCli(args, { env, cwd: options.cwd });
-  const code = await cli.exited();
-  await new Promise((r) => setTimeout(r, 20));
-  return { code, output: cli.output() };
-}
-
-async function stopped(cli: CliProcess): Promise<void> {
-  if (cli.child.exitCode === null && cli.child.signalCode === null) {
-    cli.child.kill('SIGTERM');
-    await cli.exited();
-  }
-}
 
 /** A production server's settings with nothing to refuse, on SQLite in a data directory of its own. */
 function production(name: string, extra: Record<string, string | undefined> = {}) {
