@@ -337,14 +337,14 @@ function banner(address: string, server: Server, demo: boolean): string {
 }
 
 async function serve(config: Config, seedFile: string | undefined): Promise<void> {
-  // Everything that can be checked is checked before the database is created: first what the mode
-  // refuses, one line each.
-  const refused = refusals(config);
-  if (refused.length) throw new ConfigError(refused.join('\n'));
+  // Everything that can be checked is checked before the database is created: what cannot work,
+  // then what the mode refuses (one line each).
   checkDataDir(config);
   const seedPath = seedFile === undefined ? undefined : checkSeedFile(seedFile, '--seed');
   const seedData = seedPath === undefined ? undefined : await readCheckedSeed(seedPath);
   await checkListen(config);
+  const refused = refusals(config);
+  if (refused.length) throw new ConfigError(refused.join('\n'));
 
   const log = new HeldLog();
   const server = await createServerOrExplain(config, { logStream: log });
