@@ -38,10 +38,9 @@ import { installOperationIds } from './platform/openapi.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter, SWEEP_SECONDS } from './platform/rate-limit.ts';
 import { installRootDocument } from './platform/root.ts';
-import { Secrets } from './platform/secrets.ts';
+import { Secrets, settleSecretKey } from './platform/secrets.ts';
 import { gracefulHttp } from './platform/shutdown.ts';
-import { ensureSetting, probeWrite } from './platform/settings-store.ts';
-import { randomBase62 } from './platform/tokens.ts';
+import { probeWrite } from './platform/settings-store.ts';
 import { ALL_TOKENS } from './core/callers/access.ts';
 
 /** The shared resources' public reads (src/core), registered before the areas; issues come in AREAS' order. */
@@ -145,7 +144,11 @@ export async function createServer(
   const freshDatabase = applied.includes('0001_core');
 
   // The admin token is settled by listen(): a generated one is made only when it will be shown.
-  const secretKey = config.secretKey ?? (await ensureSetting(db.kysely, 'secret_key', randomBase62(48)));
+  // One key for every process of the database: another key refuses to start (src/platform/secrets.ts).
+  const secretKey = await settleSecretKey(db.kysely, config.secretKey).catch(async (error: unknown) => {
+    await db.close().catch(() => undefined);
+    throw error;
+  });
 
   const clock = new Clock(config.testClock);
   const queue = createQueue(db, config, app.log);

@@ -11,6 +11,12 @@ export interface Config {
    * use). `CODEHOST_MODE`; unset, `production` when the server listens beyond loopback.
    */
   mode: 'laptop' | 'production';
+  /**
+   * The settings this process derived rather than read, each with its value and what it followed
+   * (the start banner prints them): `CODEHOST_MODE`, `CODEHOST_DEMO`, `CODEHOST_TEST_MODE`,
+   * `CODEHOST_WEBHOOK_ALLOW_PRIVATE`.
+   */
+  derived: { name: string; value: string; from: string }[];
   port: number;
   host: string;
   dataDir: string;
@@ -276,19 +282,49 @@ function timeouts(env: Env): Config['timeouts'] {
   return { headersMs, requestMs, keepAliveMs };
 }
 
+/** Whether a URL's host is a loopback address (`localhost`, 127.0.0.0/8, ::1). */
+function isLoopbackUrl(url: string): boolean {
+  return isLoopbackHost(new URL(url).hostname.replace(/^\[|\]$/g, ''));
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'CODEHOST_PORT', 3000, 0, 65_535);
   const listenHost = host(env);
   const webSet = Boolean(env.CODEHOST_WEB_URL);
   const apiSet = Boolean(env.CODEHOST_API_URL);
   const webUrl = httpUrl('CODEHOST_WEB_URL', str(env, 'CODEHOST_WEB_URL', listeningAddress(listenHost, port)));
+  const apiUrl = httpUrl('CODEHOST_API_URL', str(env, 'CODEHOST_API_URL', `${webUrl}/api/v3`));
+  const derived: Config['derived'] = [];
+  /** A setting's value, or when unset the default it follows (recorded for the banner). */
+  const follow = <T>(name: string, read: (fallback: T) => T, fallback: T, from: string): T => {
+    if (env[name] !== undefined && env[name] !== '') return read(fallback);
+    derived.push({ name, value: typeof fallback === 'boolean' ? (fallback ? '1' : '0') : String(fallback), from });
+    return fallback;
+  };
+  const loopback = isLoopbackHost(listenHost);
+  const serverMode = mode(env, listenHost);
+  if (!env.CODEHOST_MODE) {
+    derived.push({ name: 'CODEHOST_MODE', value: serverMode, from: `CODEHOST_HOST=${listenHost} ${loopback ? 'is loopback' : 'listens beyond loopback'}` });
+  }
+  const laptop = serverMode === 'laptop';
+  const testClock = bool(env, 'CODEHOST_TEST_CLOCK', false);
+  const proxy = trustProxy(env);
+  const publicLoopback = isLoopbackUrl(webUrl) && isLoopbackUrl(apiUrl);
+  // Private and loopback webhook targets: only a laptop server, reached by no proxy, whose public
+  // URLs are loopback, may deliver to the receivers beside it (refusals() holds the rule when set).
+  const allowPrivate = follow(
+    'CODEHOST_WEBHOOK_ALLOW_PRIVATE',
+    (fallback) => bool(env, 'CODEHOST_WEBHOOK_ALLOW_PRIVATE', fallback),
+    laptop && proxy === false && publicLoopback,
+    !laptop ? 'production mode' : proxy !== false ? 'CODEHOST_TRUST_PROXY is set' : !publicLoopback ? 'the public URLs are not loopback' : 'laptop mode, loopback URLs, no proxy',
+  );
   const sunset = str(env, 'CODEHOST_ASSISTANT_METRICS_SUNSET', '2026-04-02');
   if (sunset !== 'never' && !/^\d{4}-\d{2}-\d{2}$/.test(sunset)) {
     throw new ConfigError(`CODEHOST_ASSISTANT_METRICS_SUNSET must be a date (YYYY-MM-DD) or "never", got "${sunset}"`);
   }
-  const serverMode = mode(env, listenHost);
   return {
     mode: serverMode,
+    derived,
     port,
     host: listenHost,
     dataDir: resolve(str(env, 'CODEHOST_DATA_DIR', './data')),
@@ -296,17 +332,17 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: int(env, 'CODEHOST_DATABASE_POOL_SIZE', 10, 1),
     databaseConnectTimeoutMs: int(env, 'CODEHOST_DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100),
     adminToken: bearerToken(env, 'CODEHOST_ADMIN_TOKEN'),
-    apiUrl: httpUrl('CODEHOST_API_URL', str(env, 'CODEHOST_API_URL', `${webUrl}/api/v3`)),
+    apiUrl,
     webUrl,
     urlsFollowAddress: { api: !apiSet, web: !webSet },
     corsOrigins: corsOrigins(env),
-    testClock: bool(env, 'CODEHOST_TEST_CLOCK', false),
-    testMode: bool(env, 'CODEHOST_TEST_MODE', bool(env, 'CODEHOST_TEST_CLOCK', false)),
-    demo: bool(env, 'CODEHOST_DEMO', true),
+    testClock,
+    testMode: follow('CODEHOST_TEST_MODE', (fallback) => bool(env, 'CODEHOST_TEST_MODE', fallback), testClock, `CODEHOST_TEST_CLOCK=${testClock ? 1 : 0}`),
+    demo: follow('CODEHOST_DEMO', (fallback) => bool(env, 'CODEHOST_DEMO', fallback), laptop, `${serverMode} mode`),
     logLevel: logLevel(env),
     metricsToken: bearerToken(env, 'CODEHOST_METRICS_TOKEN'),
     secretKey: env.CODEHOST_SECRET_KEY || null,
-    trustProxy: trustProxy(env),
+    trustProxy: proxy,
     timeouts: timeouts(env),
     rateLimit: {
       authenticatedPerHour: int(env, 'CODEHOST_RATE_LIMIT', 5000, 1),
@@ -332,9 +368,7 @@ export function loadConfig(env: Env = process.env): Config {
       ratePerSecond: int(env, 'CODEHOST_WEBHOOK_RATE_PER_SECOND', 0, 0),
       retries: int(env, 'CODEHOST_WEBHOOK_RETRIES', 0, 0),
       retryBaseSeconds: int(env, 'CODEHOST_WEBHOOK_RETRY_BASE_SECONDS', 60, 1),
-      // A server that listens on loopback only (a laptop, CI) may deliver to the receivers beside it;
-      // one that serves a network may not read back its neighbours unless the operator says so.
-      allowPrivateAddresses: bool(env, 'CODEHOST_WEBHOOK_ALLOW_PRIVATE', isLoopbackHost(listenHost)),
+      allowPrivateAddresses: allowPrivate,
       responseBodyLimit: int(env, 'CODEHOST_WEBHOOK_RESPONSE_BODY_LIMIT', 65_536, 0),
     },
     migrations: {
@@ -377,9 +411,9 @@ export function checkDataDir(config: Config): void {
  * Reads `.env` in `dir`, if there is one, into `env`: the variables it sets that `env` does not
  * already have (real environment variables win).
  */
-export function readDotEnv(dir: string, env: Env = process.env): void {
+export function readDotEnv(dir: string, env: Env = process.env): string[] {
   const file = join(dir, '.env');
-  if (!existsSync(file)) return;
+  if (!existsSync(file)) return [];
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -389,4 +423,146 @@ export function readDotEnv(dir: string, env: Env = process.env): void {
   for (const [key, value] of Object.entries(parseEnv(text))) {
     if (!(key in env)) env[key] = value;
   }
+  // Only the line's leading name is shown: the rest may be a secret written the wrong way.
+  return dotEnvJunk(text).map(({ line, text: junk }) => {
+    const name = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)/.exec(junk)?.[1];
+    return `warning: .env line ${line}${name ? ` (${name}…)` : ''} is not NAME=value, a # comment or blank, and is ignored`;
+  });
+}
+
+/**
+ * The lines of a .env file that are not \`NAME=value\` (optionally \`export NAME=value\`), a \`#\`
+ * comment or blank; the lines inside a quoted value that spans lines are part of it.
+ */
+function dotEnvJunk(text: string): { line: number; text: string }[] {
+  const junk: { line: number; text: string }[] = [];
+  let quote: string | null = null;
+  text.split(/\r?\n/).forEach((line, index) => {
+    if (quote) {
+      if (line.includes(quote)) quote = null;
+      return;
+    }
+    if (/^\s*(#|$)/.test(line)) return;
+    const assignment = /^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*=\s*(.*)$/.exec(line);
+    if (!assignment) {
+      junk.push({ line: index + 1, text: line.trim() });
+      return;
+    }
+    const value = assignment[1]!;
+    const opening = /^["'`]/.exec(value)?.[0];
+    if (opening && !value.slice(1).includes(opening)) quote = opening;
+  });
+  return junk;
+}
+
+// --- Production mode's refusals -------------------------------------------------------------------
+
+/**
+ * What is wrong with a secret key, or null: a key must carry 32 bytes (256 bits) of entropy. The
+ * characters tell how much each can carry: a hex key (0-9, a-f) 4 bits, a base64 or base64url key
+ * 6 bits, anything else (a passphrase) is counted at 6.5 bits; hence at least 64, 43 and 40
+ * characters. A longer key made of few characters or of a repeated run (`k3k3k3…`) is refused too:
+ * at least 12 distinct characters in a hex key, 20 in any other, and no key that repeats a shorter
+ * one. A heuristic against mistakes and placeholders, not a measurement: `codehost secret-key
+ * generate` makes keys from the CSPRNG.
+ */
+export function secretKeyWeakness(key: string): string | null {
+  const hex = /^[0-9a-f]+$/i.test(key);
+  const base64 = !hex && /^[A-Za-z0-9+/_-]+={0,2}$/.test(key);
+  const [alphabet, minimum, distinct] = hex ? ['hex', 64, 12] : base64 ? ['base64', 43, 20] : ['passphrase', 40, 20];
+  if (key.length < minimum) return `has ${key.length} character${key.length === 1 ? '' : 's'}: a ${alphabet} key needs at least ${minimum} for 32 bytes of entropy`;
+  for (let period = 1; period <= key.length / 2; period++) {
+    if (key.slice(period) === key.slice(0, key.length - period)) return `repeats a run of ${period} character${period === 1 ? '' : 's'} (it carries the entropy of that run alone)`;
+  }
+  const count = new Set(key).size;
+  if (count < distinct) return `has ${count} distinct characters: a random ${alphabet} key of this length has at least ${distinct}`;
+  return null;
+}
+
+/**
+ * The settings a server refuses to start with, one line each (setting, reason, fix); empty when it
+ * may start. Production mode refuses what is safe only on a machine nobody else reaches; every mode
+ * refuses private webhook targets where a proxy or public URLs make the server reachable.
+ */
+export function refusals(config: Config): string[] {
+  const lines: string[] = [];
+  const laptop = 'CODEHOST_MODE=laptop on a machine only you reach';
+  if (config.mode === 'production') {
+    if (config.demo) {
+      lines.push(`CODEHOST_DEMO=1: production mode loads no demo data (its credentials are public); set CODEHOST_DEMO=0 (or ${laptop})`);
+    }
+    if (config.adminToken && config.adminToken.length < 32) {
+      lines.push(`CODEHOST_ADMIN_TOKEN has ${config.adminToken.length} character${config.adminToken.length === 1 ? '' : 's'}: production mode needs at least 32; make one with \`codehost admin-token generate\`, or unset it to use the stored token`);
+    }
+    const weakness = config.secretKey === null ? null : secretKeyWeakness(config.secretKey);
+    if (!config.secretKey) {
+      lines.push('CODEHOST_SECRET_KEY is not set: production mode needs a key of 32 bytes of entropy, the same on every process; make one with `codehost secret-key generate`');
+    } else if (weakness) {
+      lines.push(`CODEHOST_SECRET_KEY ${weakness}; make one with \`codehost secret-key generate\``);
+    }
+    if (config.testClock) {
+      lines.push('CODEHOST_TEST_CLOCK=1 lets the admin token move the server\'s clock (and turns on test mode): production mode refuses it; unset CODEHOST_TEST_CLOCK');
+    } else if (config.testMode) {
+      lines.push('CODEHOST_TEST_MODE=1 turns on fault injection (/_admin/faults): production mode refuses it; unset CODEHOST_TEST_MODE');
+    }
+    if (!config.metricsToken && !(isLoopbackHost(config.host) && config.trustProxy === false)) {
+      const why = config.trustProxy === false ? `the server listens on ${config.host}` : 'a proxy forwards to it (CODEHOST_TRUST_PROXY)';
+      lines.push(`CODEHOST_METRICS_TOKEN is not set: GET /metrics would be open to anyone (${why}); set CODEHOST_METRICS_TOKEN (\`codehost admin-token generate\` makes a good one)`);
+    }
+  }
+  if (config.webhooks.allowPrivateAddresses) {
+    const why = config.mode === 'production' ? 'in production mode'
+      : config.trustProxy !== false ? 'when a proxy is trusted (CODEHOST_TRUST_PROXY)'
+      : !isLoopbackUrl(config.webUrl) || !isLoopbackUrl(config.apiUrl) ? 'when the public URLs (CODEHOST_WEB_URL, CODEHOST_API_URL) are not loopback'
+      : null;
+    if (why) {
+      lines.push(`CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses ${why} (an app owner would read internal services' answers in its deliveries); unset it`);
+    }
+  }
+  return lines;
+}
+
+// --- Settings nobody reads ------------------------------------------------------------------------
+
+/**
+ * CODEHOST_* variables that are not server settings but are known: `CODEHOST_URL` (the server's
+ * address for `codehost admin` and the docs' shell examples) and the test tools' variables.
+ */
+const TOOL_VARIABLES = ['CODEHOST_URL', 'CODEHOST_TEST_ONLY', 'CODEHOST_TEST_LOG_LEVEL', 'CODEHOST_TEST_PG_BIN', 'CODEHOST_TEST_WALKTHROUGH_OUTPUT'];
+
+/** Every CODEHOST_* name codehost knows: the ones loadConfig reads (recorded as it reads them), and the tools'. */
+function knownNames(): string[] {
+  const read = new Set<string>(TOOL_VARIABLES);
+  loadConfig(new Proxy({}, {
+    get: (_target, name) => {
+      if (typeof name === 'string') read.add(name);
+      return undefined;
+    },
+    has: (_target, name) => {
+      if (typeof name === 'string') read.add(name);
+      return false;
+    },
+  }));
+  return [...read].filter((name) => name.startsWith('CODEHOST_'));
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** One warning line for each CODEHOST_* variable in `env` that no setting reads, naming the nearest known one. */
+export function unknownSettings(env: Env = process.env): string[] {
+  const known = knownNames();
+  return Object.keys(env).filter((name) => name.startsWith('CODEHOST_') && !known.includes(name)).sort().map((name) => {
+    const nearest = known.reduce((best, candidate) => (editDistance(name, candidate) < editDistance(name, best) ? candidate : best));
+    return `warning: ${name} is not a codehost setting and is ignored; the nearest one is ${nearest} (the README lists them all)`;
+  });
 }

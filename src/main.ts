@@ -1,4 +1,5 @@
-// The CLI: `codehost serve | migrate | seed FILE | admin METHOD PATH [JSON] | admin-token reset`.
+// The CLI: `codehost serve | migrate | seed FILE | admin METHOD PATH [JSON] | admin-token reset|generate
+// | secret-key generate | token generate --kind KIND`.
 // Settings come from the environment (and a `.env` file); every one is checked before anything is
 // touched, and a failure is one line that names the setting or the cause and what to do (the stack
 // only at CODEHOST_LOG_LEVEL=debug).
@@ -9,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { SeedReport } from './admin/seed.ts';
 import type { Server } from './app.ts';
-import { checkDataDir, ConfigError, loadConfig, readDotEnv, type Config } from './config.ts';
+import { checkDataDir, ConfigError, loadConfig, readDotEnv, refusals, unknownSettings, type Config } from './config.ts';
 import { networkErrorCode } from './db/errors.ts';
 import type { Db } from './db/index.ts';
 import { ApiError } from './platform/errors.ts';
@@ -33,6 +34,9 @@ Commands:
   admin METHOD PATH [JSON]   call the admin API of a running server
   admin-token reset          store a new admin token and print it (the old one stops working)
   backup DIR                 copy the database, git data and archives into a new directory (online)
+  admin-token generate       print a new admin token for CODEHOST_ADMIN_TOKEN (stores nothing)
+  secret-key generate        print a new key for CODEHOST_SECRET_KEY
+  token generate --kind KIND print a new token (classic, fine_grained, oauth, app_user) for a seed file
   help [COMMAND]             this text, or a command's
 
 Options: --help (also after a command), --version.
@@ -84,11 +88,47 @@ migration archives, into DIR (created, 0700; it must not exist). DIR is laid out
 directory: restore by copying it to an empty CODEHOST_DATA_DIR (and, for PostgreSQL, pg_restore of
 codehost.pgdump into an empty database). See docs/backup.md.`,
   'admin-token': `Usage: codehost admin-token reset
+       codehost admin-token generate
 
-Generates a new admin token, stores its hash in the configured database (no server needs to run)
-and prints it once. The previous stored token stops working at once, on running servers too.
-While CODEHOST_ADMIN_TOKEN is set, that variable is the admin token and the stored one is not used.`,
+reset: generates a new admin token, stores its hash in the configured database (no server needs to
+run) and prints it once. The previous stored token stops working at once, on running servers too.
+While CODEHOST_ADMIN_TOKEN is set, that variable is the admin token and the stored one is not used.
+generate: prints a new token (46 characters, 238 random bits) to set as CODEHOST_ADMIN_TOKEN (or
+CODEHOST_METRICS_TOKEN); it stores nothing and touches no database.`,
+  'secret-key': `Usage: codehost secret-key generate
+
+Prints a new key for CODEHOST_SECRET_KEY: 32 random bytes, base64url (43 characters). It touches
+no database. Give every process of a database the same key, and keep it: the database records the
+key's fingerprint, and a process with another key refuses to start.`,
+  token: `Usage: codehost token generate --kind classic|fine_grained|oauth|app_user
+
+Prints a new, well-formed token of that kind (prefix, 30 random base62 characters, 6 characters of
+checksum): the \`value\` of a seed file's token (classic, fine_grained) or authorization (oauth,
+app_user), so that a test suite knows its tokens before the server starts. It stores nothing.`,
 };
+
+/** The commands that print a new value: no settings, no database. */
+async function generate(command: string, args: string[]): Promise<void> {
+  const { randomBytes } = await import('node:crypto');
+  const [{ generateToken }, { newAdminToken }] = await Promise.all([import('./platform/tokens.ts'), import('./admin/token.ts')]);
+  if (command === 'secret-key') {
+    console.log(randomBytes(32).toString('base64url'));
+  } else if (command === 'admin-token') {
+    console.log(newAdminToken());
+  } else {
+    const kinds = ['classic', 'fine_grained', 'oauth', 'app_user'] as const;
+    let kind: string | undefined;
+    try {
+      kind = parseArgs({ args, options: { kind: { type: 'string' } } }).values.kind;
+    } catch (error) {
+      throw new ConfigError(`token generate: ${(error as Error).message}; see \`codehost help token\``);
+    }
+    if (!kind || !(kinds as readonly string[]).includes(kind)) {
+      throw new ConfigError(`token generate: --kind must be one of ${kinds.join(', ')}${kind ? `, got "${kind}"` : ''}`);
+    }
+    console.log(generateToken(kind as (typeof kinds)[number]));
+  }
+}
 
 function printSeedReport(report: SeedReport): void {
   const created = Object.entries(report.created).map(([k, n]) => `${n} ${k}`).join(', ') || 'nothing new';
@@ -262,7 +302,18 @@ function banner(address: string, server: Server, demo: boolean): string {
     }
   }
   if (urls.api !== base) lines.push(`  url fields and Link headers name ${urls.api} (CODEHOST_API_URL / CODEHOST_WEB_URL)`);
+  lines.push(`mode: ${config.mode} (${config.mode === 'laptop' ? 'this machine only: demo data, generated secrets and test support allowed' : 'a server others use: the start refused what is unsafe'})`);
+  lines.push(`node: ${process.version} (${process.execPath})`);
   lines.push(`database: ${server.ctx.db.dialect === 'sqlite' ? `${config.dataDir}/codehost.db (embedded SQLite)` : 'PostgreSQL'}`);
+  lines.push(config.jobs.worker
+    ? 'worker: on (background jobs run in this process; CODEHOST_WORKER=0 turns it off)'
+    : 'worker: off (CODEHOST_WORKER=0): no background jobs run in this process; another process with the worker on must run them');
+  lines.push(`test mode: ${config.testMode ? 'on (fault injection at /_admin/faults)' : 'off'}; test clock: ${config.testClock ? 'on (POST /_admin/clock moves it)' : 'off'}`);
+  const derived = config.derived.map(({ name, value, from }) => `${name}=${value} (${from})`);
+  if (config.urlsFollowAddress.web) derived.push(`CODEHOST_WEB_URL=${urls.web} (the address it listens on)`);
+  if (config.urlsFollowAddress.api) derived.push(`CODEHOST_API_URL=${urls.api} (CODEHOST_WEB_URL/api/v3)`);
+  if (!config.secretKey) derived.push('CODEHOST_SECRET_KEY: the key generated once and kept in the database');
+  if (derived.length) lines.push('settings derived, not set:', ...derived.map((line) => `  ${line}`));
   if (server.ctx.db.dialect !== 'sqlite' && !config.secretKey) {
     // A copy of the database (a backup, a replica) would carry the key that opens its own secrets.
     lines.push('warning: CODEHOST_SECRET_KEY is not set: the key that signs download URLs and encrypts webhook secrets is kept in the database, beside the data it protects; set CODEHOST_SECRET_KEY (and keep it) in production');
@@ -286,11 +337,14 @@ function banner(address: string, server: Server, demo: boolean): string {
 }
 
 async function serve(config: Config, seedFile: string | undefined): Promise<void> {
-  // Everything that can be checked is checked before the database is created.
+  // Everything that can be checked is checked before the database is created: what cannot work,
+  // then what the mode refuses (one line each).
   checkDataDir(config);
   const seedPath = seedFile === undefined ? undefined : checkSeedFile(seedFile, '--seed');
   const seedData = seedPath === undefined ? undefined : await readCheckedSeed(seedPath);
   await checkListen(config);
+  const refused = refusals(config);
+  if (refused.length) throw new ConfigError(refused.join('\n'));
 
   const log = new HeldLog();
   const server = await createServerOrExplain(config, { logStream: log });
@@ -320,6 +374,11 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
     const seeds = server.freshDatabase && config.demo && server.ctx.db.dialect === 'sqlite' ? [await readSeedFile(DEMO_SEED)] : [];
     if (seedData !== undefined) seeds.push(seedData);
     if (seeds.length) for (const report of await loadSeeds(server.ctx, AREAS, seeds)) printSeedReport(report);
+    if (config.mode === 'production' && (await demoDataPresent(server))) {
+      throw new ConfigError(
+        'the database holds the demo data, whose credentials are public (src/admin/demo.yaml): production mode refuses to serve it; start on a new database (or CODEHOST_MODE=laptop on a machine only you reach)',
+      );
+    }
     address = await server.listen().catch((error: unknown) => {
       throw listenError(error, config);
     });
@@ -480,7 +539,15 @@ export async function main(argv: string[]): Promise<void> {
     console.log(HELP[command]);
     return;
   }
-  readDotEnv(process.cwd());
+  if (command === 'token' || command === 'secret-key' || (command === 'admin-token' && rest[0] === 'generate')) {
+    const [action, ...args] = rest;
+    if (action !== 'generate' || (command !== 'token' && args.length)) {
+      throw new ConfigError(`${command}: the action is \`codehost ${command} generate${command === 'token' ? ' --kind KIND' : ''}\` (see \`codehost help ${command}\`)`);
+    }
+    return generate(command, args);
+  }
+  // Settings nobody reads and .env lines that set nothing are said, not ignored silently.
+  for (const warning of [...readDotEnv(process.cwd()), ...unknownSettings()]) console.error(warning);
   const config = loadConfig();
   switch (command) {
     case 'serve': {
@@ -529,7 +596,7 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'admin-token': {
-      if (rest[0] !== 'reset' || rest.length > 1) throw new ConfigError('admin-token: the one action is `codehost admin-token reset` (see `codehost help admin-token`)');
+      if (rest[0] !== 'reset' || rest.length > 1) throw new ConfigError('admin-token: the actions are `codehost admin-token reset` and `codehost admin-token generate` (see `codehost help admin-token`)');
       const { db } = await openMigrated(config);
       try {
         const { resetAdminToken } = await import('./admin/token.ts');

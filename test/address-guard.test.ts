@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { addressClass } from '../src/areas/app-webhooks/sender.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig, refusals } from '../src/config.ts';
 import { appJwt, type TestApp } from './helpers/credentials.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
@@ -53,9 +53,9 @@ describe('the default follows the address the server listens on', () => {
     for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) assert.equal(allowed({ CODEHOST_HOST: host }), true, host);
     assert.equal(allowed({}), true, 'the default host is 127.0.0.1');
   });
-  test('a server on a network may not, unless CODEHOST_WEBHOOK_ALLOW_PRIVATE=1', () => {
+  test('a server on a network may not; CODEHOST_WEBHOOK_ALLOW_PRIVATE=1 there is refused at start', () => {
     for (const host of ['0.0.0.0', '::', '192.168.1.5', 'code.example.com']) assert.equal(allowed({ CODEHOST_HOST: host }), false, host);
-    assert.equal(allowed({ CODEHOST_HOST: '0.0.0.0', CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' }), true);
+    assert.match(refusals(loadConfig({ CODEHOST_HOST: '0.0.0.0', CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' })).join('\n'), /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: .*in production mode/m);
     assert.equal(allowed({ CODEHOST_HOST: '127.0.0.1', CODEHOST_WEBHOOK_ALLOW_PRIVATE: '0' }), false);
   });
 });

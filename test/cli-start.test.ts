@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { eventually, freePort, portOpen, processAlive, startCli, type CliProcess } from './helpers/process.ts';
+import { eventually, freePort, portOpen, processAlive, runCli, startCli, stopped, type CliProcess } from './helpers/process.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -39,20 +39,6 @@ function serverEnv(port: number, extra: Record<string, string> = {}): Record<str
   };
 }
 
-/** Runs the CLI to its end: exit code, stdout+stderr. */
-async function runCli(args: string[], env: Record<string, string>, options: { cwd?: string } = {}) {
-  const cli = startCli(args, { env, cwd: options.cwd });
-  const code = await cli.exited();
-  await new Promise((r) => setTimeout(r, 20));
-  return { code, output: cli.output() };
-}
-
-async function stopped(cli: CliProcess): Promise<void> {
-  if (cli.child.exitCode === null && cli.child.signalCode === null) {
-    cli.child.kill('SIGKILL');
-    await cli.exited();
-  }
-}
 
 describe('--version and help', () => {
   test('--version (and -v) prints the version of package.json', async () => {

@@ -124,6 +124,9 @@ describe('CODEHOST_SECRET_KEY', () => {
   });
 
   test('set: no warning, and the key is never printed', async () => {
+    // A database of its own: the one above is used with its generated key, and a set key is refused there.
+    await database.drop();
+    database = await createTestDatabase();
     const key = 'a-secret-key-chosen-by-the-operator-0123456789';
     const output = await bannerOf({ CODEHOST_SECRET_KEY: key });
     assert.doesNotMatch(output, /CODEHOST_SECRET_KEY is not set/);

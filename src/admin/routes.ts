@@ -217,7 +217,11 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
     await ctx.periodic.runAll();
     const result = await drainAll(ctx.queue, Math.max(0, deadline - Date.now()), { waitForDeferred: request.body.wait_for_deferred ?? true });
     const body = { pending: result.pending, deferred: result.deferred, next_run_at: result.nextRunAt === null ? null : isoSeconds(result.nextRunAt) };
-    if (!result.drained) return reply.code(504).send(new ApiError(504, 'Background jobs are still waiting', { extra: body }).body());
+    if (!result.drained) {
+      // Without a worker here, only another process's worker can run what waits.
+      const message = ctx.config.jobs.worker ? 'Background jobs are still waiting' : 'Background jobs are still waiting: no worker runs in this process (CODEHOST_WORKER=0); a process with the worker on runs them';
+      return reply.code(504).send(new ApiError(504, message, { extra: body }).body());
+    }
     return body;
   });
 

@@ -11,12 +11,13 @@ import { hashSecret, randomBase62 } from '../platform/tokens.ts';
 /** Which admin token a server uses, and the token itself when this start generated it (shown once). */
 export type AdminTokenInForce = { source: 'environment' } | { source: 'stored' } | { source: 'generated'; token: string };
 
-const newToken = () => `chadm_${randomBase62(40)}`;
+/** A new admin token: `chadm_` and 40 base62 characters (238 random bits). */
+export const newAdminToken = (): string => `chadm_${randomBase62(40)}`;
 
 /** The token in force for a server that now listens; generates and stores one if there is none. */
 export async function adminTokenInForce(db: Db, config: Config): Promise<AdminTokenInForce> {
   if (config.adminToken) return { source: 'environment' };
-  const token = newToken();
+  const token = newAdminToken();
   const hash = hashSecret(token);
   // Another process may have stored one first: the stored value is the one that counts.
   const stored = await ensureSetting(db.kysely, KEY, hash);
@@ -25,7 +26,7 @@ export async function adminTokenInForce(db: Db, config: Config): Promise<AdminTo
 
 /** Replaces the stored token with a new one and returns it; the previous one stops working at once. */
 export async function resetAdminToken(db: Db): Promise<string> {
-  const token = newToken();
+  const token = newAdminToken();
   const hash = hashSecret(token);
   await putSetting(db.kysely, KEY, hash);
   return token;

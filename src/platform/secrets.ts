@@ -2,7 +2,10 @@
 // (webhook secrets sign deliveries) with AES-256-GCM. It comes from CODEHOST_SECRET_KEY, or is
 // generated once and kept in the database so every process shares it.
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
-import { secretsEqual } from './tokens.ts';
+import { ConfigError } from '../config.ts';
+import type { Executor } from '../db/index.ts';
+import { ensureSetting, findSetting } from './settings-store.ts';
+import { randomBase62, secretsEqual } from './tokens.ts';
 
 export class Secrets {
   private readonly key: Buffer;
@@ -33,4 +36,58 @@ export class Secrets {
   verify(value: string, signature: string): boolean {
     return secretsEqual(this.sign(value), signature);
   }
+}
+
+// --- One key for every process of a database --------------------------------------------------------
+
+/** Where the database keeps the fingerprint of the key in force, and the key generated when none is set. */
+const FINGERPRINT = 'secret_key_fingerprint';
+const GENERATED = 'secret_key';
+
+/**
+ * A key's fingerprint: an HMAC of a constant under the key. It tells two keys apart and reveals
+ * nothing of either (it is shown in messages and kept in the database).
+ */
+export function keyFingerprint(secretKey: string): string {
+  return new Secrets(secretKey).sign('codehost secret key fingerprint').slice(0, 16);
+}
+
+/**
+ * The secret key this process uses: CODEHOST_SECRET_KEY (`configured`), or the key generated once and
+ * kept in the database. The database keeps the fingerprint of the key in force, and a process with
+ * another key refuses to start (a ConfigError, one line): processes that sign and seal with
+ * different keys answer each other's signed URLs with 403 and cannot open each other's secrets.
+ * The cases: a set key that is not the database's; no key set while the database is used with a set
+ * one; a set key while the database's secrets are sealed with the key generated in it (the README
+ * says how to rotate).
+ */
+export async function settleSecretKey(db: Executor, configured: string | null): Promise<string> {
+  const generated = await findSetting(db, GENERATED);
+  // A database from before fingerprints: the generated key, if there is one, is the key in force.
+  const recorded = (await findSetting(db, FINGERPRINT)) ?? (generated === undefined ? undefined : keyFingerprint(generated));
+  if (configured) {
+    const mine = keyFingerprint(configured);
+    // The first process with a key records it (another process may record first: its key counts).
+    const inForce = recorded ?? (await ensureSetting(db, FINGERPRINT, mine));
+    if (inForce === mine) {
+      await ensureSetting(db, FINGERPRINT, mine);
+      return configured;
+    }
+    if (generated !== undefined && inForce === keyFingerprint(generated)) {
+      throw new ConfigError(
+        `CODEHOST_SECRET_KEY is set (fingerprint ${mine}), but this database's secrets are sealed with the key generated in it (fingerprint ${inForce}): unset CODEHOST_SECRET_KEY, or move the database to your key (README: Rotating the secret key)`,
+      );
+    }
+    throw new ConfigError(
+      `CODEHOST_SECRET_KEY is not the key this database is used with (this key's fingerprint is ${mine}, the database's ${inForce}): every process must have the same key; set the one the other processes use, or rotate every process to the new key (README: Rotating the secret key)`,
+    );
+  }
+  if (recorded !== undefined && (generated === undefined || recorded !== keyFingerprint(generated))) {
+    throw new ConfigError(
+      `CODEHOST_SECRET_KEY is not set, but this database is used with a set key (fingerprint ${recorded}): set the same CODEHOST_SECRET_KEY as the other processes`,
+    );
+  }
+  const key = await ensureSetting(db, GENERATED, randomBase62(48));
+  await ensureSetting(db, FINGERPRINT, keyFingerprint(key));
+  return key;
 }

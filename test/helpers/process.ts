@@ -109,6 +109,22 @@ export function startCli(
   };
 }
 
+/** Runs the CLI (`node bin/codehost.js args`) to its end: exit code, stdout and stderr together. */
+export async function runCli(args: string[], env: Record<string, string>, options: { cwd?: string } = {}): Promise<{ code: number | string; output: string }> {
+  const cli = startCli(args, { env, cwd: options.cwd });
+  const code = await cli.exited();
+  await new Promise((r) => setTimeout(r, 20));
+  return { code, output: cli.output() };
+}
+
+/** Kills a CLI process if it still runs, and waits for its end. */
+export async function stopped(cli: CliProcess): Promise<void> {
+  if (cli.child.exitCode === null && cli.child.signalCode === null) {
+    cli.child.kill('SIGKILL');
+    await cli.exited();
+  }
+}
+
 /** Whether something accepts TCP connections on 127.0.0.1:port. */
 export function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
