@@ -6,7 +6,8 @@
 //   permission on the repository: `pull` and `triage` read, `push` and `maintain` write, `admin`
 //   administers; the strongest of them counts;
 // - anyone reads a public repository; an internal one is read by the members of every organization
-//   of the owner's enterprise.
+//   of the owner's enterprise (not their billing managers): `readsByVisibility` in ./store.ts, the
+//   one definition, which the access facts and `readableBy` both use.
 // The facts come from one query for any number of repositories (./store.ts); `readableBy` there is
 // the same read rule as a SQL condition, for lists that filter and count in their own query.
 import type { Executor } from '../../db/index.ts';
@@ -32,7 +33,7 @@ const rankOf = (permission: RepositoryPermission | null) => (permission ? REPOSI
 export function roleFrom(facts: RepositoryAccessFacts, userId: number): RepositoryPermission | null {
   if (facts.owner_id === userId || facts.orgOwner) return 'admin';
   const held: (RepositoryPermission | null)[] = [facts.collaborator, facts.team, facts.orgMember ? 'push' : null, facts.orgSecurityManager ? 'pull' : null];
-  if (facts.visibility === 'public' || (facts.visibility === 'internal' && facts.enterpriseMember)) held.push('pull');
+  if (facts.visibilityReads) held.push('pull');
   const best = Math.max(...held.map(rankOf));
   return best ? REPOSITORY_PERMISSIONS[best - 1]! : null;
 }

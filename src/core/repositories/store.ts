@@ -4,7 +4,7 @@
 import { sql, type ExpressionBuilder, type Insertable, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { Database, RepositoriesTable, RepositoryPermission } from '../../db/schema.ts';
-import { findAccount, type TeamRow, type UserRow } from '../accounts/store.ts';
+import { findAccount, type OrgRole, type TeamRow, type UserRow } from '../accounts/store.ts';
 import type { RepositoryFacts, RepositoryOwner, RepositoryRow } from './representations.ts';
 
 export async function findRepository(db: Executor, owner: string, name: string): Promise<(RepositoryRow & { owner: UserRow }) | undefined> {
@@ -132,8 +132,8 @@ const rank = (column: string) =>
 /**
  * What gives a user access to repositories, for several repositories in one query: organization
  * roles on the owner, the direct (collaborator) permission, the best permission among the user's
- * teams, and whether an organization of the owner's enterprise has the user as a member (internal
- * repositories). Repositories that do not exist are left out.
+ * teams, and whether its visibility lets the user read it (`readsByVisibility`). Repositories that do
+ * not exist are left out.
  */
 export async function repositoryAccessFacts(db: Executor, userId: number, repositoryIds: readonly number[]) {
   if (!repositoryIds.length) return [];
@@ -154,15 +154,7 @@ export async function repositoryAccessFacts(db: Executor, userId: number, reposi
         .whereRef('tr.repository_id', '=', 'r.id')
         .where('tm.user_id', '=', userId)
         .as('team_rank'),
-      eb
-        .selectFrom('organizations as target')
-        .innerJoin('organizations as other', 'other.enterprise_id', 'target.enterprise_id')
-        .innerJoin('org_memberships as em', 'em.org_id', 'other.id')
-        .select(sql<number>`1`.as('x'))
-        .whereRef('target.id', '=', 'r.owner_id')
-        .where('em.user_id', '=', userId)
-        .limit(1)
-        .as('enterprise_member'),
+      sql<number>`case when ${readsByVisibility(sql`${userId}`, 'r')} then 1 else 0 end`.as('visibility_reads'),
     ])
     .where('r.id', 'in', [...new Set(repositoryIds)])
     .execute();
@@ -175,16 +167,33 @@ export async function repositoryAccessFacts(db: Executor, userId: number, reposi
     orgSecurityManager: row.org_security_manager !== null,
     collaborator: row.collaborator as RepositoryPermission | null,
     team: row.team_rank ? REPOSITORY_PERMISSIONS[Number(row.team_rank) - 1]! : null,
-    enterpriseMember: row.enterprise_member !== null,
+    visibilityReads: Number(row.visibility_reads) === 1,
   }));
 }
 
 export type RepositoryAccessFacts = Awaited<ReturnType<typeof repositoryAccessFacts>>[number];
 
+/** The organization roles that make a user a member of it; a billing manager is not one. */
+const MEMBER_ROLES = sql.join((['owner', 'member', 'security_manager'] as const satisfies readonly OrgRole[]).map((role) => sql.lit(role)));
+
+/**
+ * The one visibility rule, for a repository (the alias of a `repositories` row): anyone reads a public
+ * repository; an internal one is read by the members of every organization of its owner's enterprise.
+ * Both the single read (`repositoryAccessFacts`) and the lists (`readableBy`) use it.
+ */
+function readsByVisibility(userId: RawBuilder<unknown>, repository: 'r' | 'ra') {
+  const visibility = sql.ref(`${repository}.visibility`);
+  return sql<SqlBool>`(${visibility} = 'public' or (${visibility} = 'internal' and exists (
+    select 1 from organizations target
+    inner join organizations other on other.enterprise_id = target.enterprise_id
+    inner join org_memberships em on em.org_id = other.id
+    where target.id = ${sql.ref(`${repository}.owner_id`)} and em.user_id = ${userId} and em.role in (${MEMBER_ROLES}))))`;
+}
+
 /** The user reaches a repository (of an owner) through an organization role, as a collaborator or through a team. */
 function memberAccess(userId: RawBuilder<unknown>, repositoryId: RawBuilder<unknown>, ownerId: RawBuilder<unknown>) {
   return sql<SqlBool>`(
-    exists (select 1 from org_memberships om where om.org_id = ${ownerId} and om.user_id = ${userId} and om.role in ('owner', 'member', 'security_manager'))
+    exists (select 1 from org_memberships om where om.org_id = ${ownerId} and om.user_id = ${userId} and om.role in (${MEMBER_ROLES}))
     or exists (select 1 from repository_collaborators rc where rc.repository_id = ${repositoryId} and rc.user_id = ${userId})
     or exists (select 1 from team_repositories tr inner join team_members tm on tm.team_id = tr.team_id where tr.repository_id = ${repositoryId} and tm.user_id = ${userId})
   )`;
@@ -200,14 +209,9 @@ export function readableBy(user: number | string, repository: number | string) {
   const userId = typeof user === 'number' ? sql`${user}` : sql.ref(user);
   const repositoryId = typeof repository === 'number' ? sql`${repository}` : sql.ref(repository);
   return sql<SqlBool>`exists (select 1 from repositories ra where ra.id = ${repositoryId} and (
-    ra.visibility = 'public'
+    ${readsByVisibility(userId, 'ra')}
     or ra.owner_id = ${userId}
     or ${memberAccess(userId, sql.ref('ra.id'), sql.ref('ra.owner_id'))}
-    or (ra.visibility = 'internal' and exists (
-      select 1 from organizations target
-      inner join organizations other on other.enterprise_id = target.enterprise_id
-      inner join org_memberships em on em.org_id = other.id
-      where target.id = ra.owner_id and em.user_id = ${userId}))
   ))`;
 }
 
