@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
-import { startServer, type TestServer } from './helpers/server.ts';
+import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
 
 const ORIGIN = 'http://app.example.test:8080';
 
@@ -73,6 +73,17 @@ describe('CORS with the default origins (*)', () => {
     const direct = await server.adminRaw('GET', '/users');
     assert.equal(direct.status, 200);
     assert.equal(direct.headers.get('access-control-allow-origin'), null);
+  });
+
+  test('judged on the routed path: a percent-encoded or /api/v3-prefixed /_admin answers no CORS either', async () => {
+    for (const path of ['/%5Fadmin/users', '/%5fadmin/users', '/api/v3/_admin/users', '/api/v3/%5Fadmin/users', '/%5Fadmin/no-such-route', '/%5F%61dmin']) {
+      const response = await preflight(`${server.url}${path}`, ORIGIN, 'POST', 'authorization, content-type');
+      assert.notEqual(response.status, 204, path);
+      assert.equal(response.headers.get('access-control-allow-origin'), null, path);
+      const direct = await fetch(`${server.url}${path}`, { headers: { origin: ORIGIN, authorization: `Bearer ${ADMIN_TOKEN}` } });
+      assert.equal(direct.headers.get('access-control-allow-origin'), null, path);
+      assert.equal(direct.headers.get('access-control-expose-headers'), null, path);
+    }
   });
 });
 

@@ -17,12 +17,30 @@ export const CORS_EXPOSE_HEADERS = [
 /** How long a browser may keep a preflight's answer (seconds). */
 const MAX_AGE = '86400';
 
-const isAdmin = (request: FastifyRequest) => request.url === '/_admin' || request.url.startsWith('/_admin/') || request.url.startsWith('/_admin?');
+/**
+ * Whether a request is for the operator surface, judged on the path the router sees (the route it
+ * matched, or else the percent-decoded path), never on the raw URL: `/%5Fadmin/users` is
+ * `/_admin/users`.
+ */
+export function isAdminRequest(request: FastifyRequest): boolean {
+  const path = request.routeOptions.url ?? decodedPath(request.url);
+  return path === '/_admin' || path.startsWith('/_admin/');
+}
+
+function decodedPath(url: string): string {
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
 
 /** `origins`: `*`, or the allowed origins (lowercase, as `URL.origin` gives them). */
 export function installCors(app: FastifyInstance, origins: '*' | readonly string[]): void {
   app.addHook('onRequest', async (request, reply) => {
-    if (isAdmin(request)) return;
+    if (isAdminRequest(request)) return;
     if (origins === '*') {
       reply.header('access-control-allow-origin', '*');
     } else {

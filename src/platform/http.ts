@@ -7,6 +7,7 @@ import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { classifyDataError, databaseUnavailable } from '../db/errors.ts';
 import type { Context } from './context.ts';
+import { isAdminRequest } from './cors.ts';
 import { ApiError, serviceUnavailable, validationFailed, type ValidationError } from './errors.ts';
 import { clientAddress, rateLimitHeaders, type RateLimitKey } from './rate-limit.ts';
 import { ADMIN_TOKEN_HASH, findSetting } from './settings-store.ts';
@@ -231,7 +232,7 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
 
   // An unknown route answers as the API does, version and rate-limit headers included (not under /_admin).
   app.setNotFoundHandler(async (request, reply) => {
-    if (!request.url.startsWith('/_admin')) {
+    if (!isAdminRequest(request)) {
       const requested = request.headers['x-vendor-api-version'];
       const known = typeof requested === 'string' && (API_VERSIONS as readonly string[]).includes(requested);
       reply.header('x-vendor-api-version-selected', known ? requested : DEFAULT_API_VERSION);
