@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig, ConfigError } from '../src/config.ts';
+import { LOGIN_ATTEMPTS_EXCEEDED } from '../src/platform/rate-limit.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 const TOKEN = 'metrics-token-0123456789';
@@ -51,5 +52,24 @@ describe('CODEHOST_METRICS_TOKEN unset', () => {
     const response = await fetch(`${server.url}/metrics`);
     assert.equal(response.status, 200);
     assert.match(await response.text(), /codehost_jobs_pending/);
+  });
+});
+
+describe('guesses of CODEHOST_METRICS_TOKEN', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_METRICS_TOKEN: TOKEN, CODEHOST_RATE_LIMIT_FAILED_LOGINS: '3' });
+  });
+  after(async () => server.close());
+
+  test('count as failed logins of the address: after the limit every try is 403, the right token too', async () => {
+    const get = (token: string) => fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    for (let i = 0; i < 3; i++) assert.equal((await get(`guess-${i}`)).status, 401, `guess ${i}`);
+    const refused = await get('guess-3');
+    assert.equal(refused.status, 403);
+    assert.equal(((await refused.json()) as { message: string }).message, LOGIN_ATTEMPTS_EXCEEDED);
+    assert.equal((await get(TOKEN)).status, 403, 'no oracle while over the limit');
+    // The same address's count as the API's: a public API call with a token is refused too.
+    assert.equal((await server.api('GET', '/user', { token: 'ghp_000000000000000000000000000000000000' })).status, 403);
   });
 });

@@ -3,6 +3,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Api, Context } from './context.ts';
 import { ApiError } from './errors.ts';
+import { clientAddress } from './rate-limit.ts';
 import { bearerCredential, hashSecret, secretMatches } from './tokens.ts';
 
 export function installMetrics(app: Api, ctx: Context): void {
@@ -40,7 +41,10 @@ export function installMetrics(app: Api, ctx: Context): void {
     if (expected) {
       const given = bearerCredential(request.headers.authorization);
       if (given === null) throw new ApiError(401, 'Requires authentication', { headers: { 'www-authenticate': 'Bearer realm="metrics"' } });
-      if (!secretMatches(given, expected)) throw new ApiError(401, 'Bad credentials', { headers: { 'www-authenticate': 'Bearer realm="metrics"' } });
+      // A wrong token is a failed login of the client's address, limited like the API's and /_admin's.
+      await ctx.rateLimiter.guardLogin(clientAddress(request), ctx.config.rateLimit.failedLoginsPerHour, async () => {
+        if (!secretMatches(given, expected)) throw new ApiError(401, 'Bad credentials', { headers: { 'www-authenticate': 'Bearer realm="metrics"' } });
+      }, (error) => error instanceof ApiError && error.status === 401);
     }
     reply.type(registry.contentType);
     return registry.metrics();
