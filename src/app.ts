@@ -31,6 +31,7 @@ import type { Api, Context } from './platform/context.ts';
 import { installCallers } from './core/callers/hook.ts';
 import { accounts } from './core/accounts/routes.ts';
 import { apps } from './core/apps/routes.ts';
+import { callers } from './core/callers/routes.ts';
 import { repositories } from './core/repositories/routes.ts';
 import { installCors } from './platform/cors.ts';
 import { installConventions } from './platform/http.ts';
@@ -44,7 +45,7 @@ import { probeWrite } from './platform/settings-store.ts';
 import { ALL_TOKENS } from './core/callers/access.ts';
 
 /** The shared resources' public reads (src/core), registered before the areas; issues come in AREAS' order. */
-const CORE: readonly Area[] = [accounts, repositories, apps];
+const CORE: readonly Area[] = [accounts, repositories, apps, callers];
 
 /** Every area, in registration order (also the order of their seed keys and activity consumers). */
 export const AREAS: readonly Area[] = [

@@ -49,6 +49,7 @@ const STEPS: string[] = [
   'migrations: delete the archive',
   'migrations: unlock a repository',
   'rate limit headers',
+  'rate limit: get_rate_limit()',
 ];
 
 describe('PyGithub', { skip }, () => {

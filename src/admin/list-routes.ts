@@ -46,7 +46,7 @@ export function adminListRoutes(app: Api, ctx: Context): void {
     const loaded = new Map((await repositoriesWithFacts(db, ids)).map((row) => [row.repository.id, row]));
     // A repository deleted between the two reads is left out.
     const rows = ids.flatMap((id) => loaded.get(id) ?? []);
-    return { total, items: rows.map((row) => fullRepository(urls, row.repository, row.owner, row.facts)) };
+    return { total, items: rows.map((row) => fullRepository(urls, row.repository, row.owner, row.facts, undefined, true)) };
   }));
 
   app.get('/_admin/apps', {

@@ -231,6 +231,6 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
   }, async (request) => {
     const repository = await findRepository(ctx.db.kysely, request.params.owner, request.params.repo);
     if (!repository) throw notFound();
-    return representRepository(ctx.db.kysely, urls, repository, repository.owner);
+    return representRepository(ctx.db.kysely, urls, repository, repository.owner, undefined, true);
   });
 }

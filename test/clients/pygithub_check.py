@@ -224,4 +224,20 @@ def _():
     return f"{remaining}/{limit}"
 
 
+@step("rate limit: get_rate_limit()")
+def _():
+    # PyGithub 2.x answers an overview (`resources`, `rate`); 1.x the resources themselves.
+    resources = lambda overview: getattr(overview, "resources", overview)
+    before = resources(gh.get_rate_limit())
+    again = gh.get_rate_limit()
+    core = resources(again).core
+    assert (core.limit, core.remaining) == (before.core.limit, before.core.remaining), "reading it uses none of the budget"
+    assert 0 < core.remaining <= core.limit, (core.remaining, core.limit)
+    reset = core.reset if core.reset.tzinfo else core.reset.replace(tzinfo=datetime.timezone.utc)
+    assert reset.timestamp() > time.time(), core.reset
+    if hasattr(again, "rate"):
+        assert again.rate.remaining == core.remaining
+    return f"{core.remaining}/{core.limit}"
+
+
 sys.exit(1 if failed else 0)

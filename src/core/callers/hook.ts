@@ -16,6 +16,8 @@ declare module 'fastify' {
     access?: AccessRule;
     /** Basic credentials are the app's client id and secret (app token management). */
     basicApp?: boolean;
+    /** The request reads the caller's budget and uses none of it (GET /rate_limit): not counted, not refused over the limit. */
+    uncounted?: boolean;
   }
   interface FastifyRequest {
     principal: Principal;
@@ -74,10 +76,10 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
     const principal = request.principal;
     const [key, limit] = rateLimitKey(ctx, principal, address);
     request.rateLimitKey = key;
-    const state = await count(key, limit);
+    const state = config.uncounted ? { ...(await ctx.rateLimiter.peek(key, limit)), counted: false } : await count(key, limit);
     if (!state.counted) request.rateLimitKey = null; // nothing to refund on a 304
     reply.headers(rateLimitHeaders(state));
-    if (state.used > state.limit) throw new ApiError(403, rateLimitExceededMessage(key));
+    if (!config.uncounted && state.used > state.limit) throw new ApiError(403, rateLimitExceededMessage(key));
     if (principal.type === 'user' && (principal.kind === 'classic' || principal.kind === 'oauth')) {
       reply.header('x-oauth-scopes', principal.scopes.join(', '));
     }

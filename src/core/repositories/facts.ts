@@ -19,7 +19,8 @@ export async function representRepository(
   repository: RepositoryRow,
   owner: RepositoryOwner,
   permissions?: { admin: boolean; push: boolean; pull: boolean },
+  showSecurity = false,
 ): Promise<FullRepository> {
   const facts = await loadRepositoryFacts(db, [repository.id]);
-  return fullRepository(urls, repository, owner, facts.get(repository.id)!, permissions);
+  return fullRepository(urls, repository, owner, facts.get(repository.id)!, permissions, showSecurity);
 }

@@ -125,7 +125,8 @@ export const FullRepository = Type.Object({
   template_repository: Type.Null(),
   temp_clone_token: Type.Optional(Type.String()),
   license: Type.Null(),
-  security_and_analysis: Type.Union([SecurityAndAnalysis, Type.Null()]),
+  /** Only for those who may read the repository's code security configuration (`fullRepository`'s `showSecurity`). */
+  security_and_analysis: Type.Optional(Type.Union([SecurityAndAnalysis, Type.Null()])),
 });
 export type FullRepository = Static<typeof FullRepository>;
 
@@ -165,6 +166,8 @@ export function fullRepository(
   owner: RepositoryOwner,
   facts: RepositoryFacts,
   permissions?: { admin: boolean; push: boolean; pull: boolean },
+  /** The viewer may read the repository's code security configuration: the platform then shows `security_and_analysis`. */
+  showSecurity = false,
 ): FullRepository {
   const minimal = minimalRepository(urls, repo, owner);
   const host = new URL(urls.web).host;
@@ -212,7 +215,7 @@ export function fullRepository(
     ...(permissions ? { permissions } : {}),
     template_repository: null,
     license: null,
-    security_and_analysis: securityAndAnalysis(repo),
+    ...(showSecurity ? { security_and_analysis: securityAndAnalysis(repo) } : {}),
   };
 }
 

@@ -7,11 +7,11 @@
 import { Service } from '../../platform/service.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { PageParams } from '../../platform/pagination.ts';
-import { actsForOrganization, callerRepositoryPermissions, hasPermissions, hasScope, requireReadableRepository } from '../callers/access.ts';
+import { actsForOrganization, callerRepositoryPermissions, hasPermissions, hasScope, isFineGrained, requireReadableRepository } from '../callers/access.ts';
 import type { Permissions } from '../apps/permissions.ts';
 import { installationGrantOn } from '../apps/store.ts';
 import { simpleUser, team, type SimpleUser } from '../accounts/representations.ts';
-import { findAccount, usersById, type UserRow } from '../accounts/store.ts';
+import { findAccount, orgRoles, usersById, type UserRow } from '../accounts/store.ts';
 import type { Principal, UserPrincipal } from '../callers/principal.ts';
 import { representRepository, repositoriesWithFacts } from './facts.ts';
 import { userRepositoriesPermissions, fullPermissionsOf } from './permissions.ts';
@@ -25,6 +25,8 @@ export type ReadableRepository = RepositoryRow & { owner: UserRow };
 
 /** Fine-grained permissions any one of which reads a repository's metadata. */
 export const REPOSITORY_READ: readonly Permissions[] = [{ metadata: 'read' }, { contents: 'read' }, { issues: 'read' }, { pull_requests: 'read' }, { administration: 'read' }];
+/** The fine-grained permission that reads a repository's code security configuration (code-security's `repositoryRead`). */
+const SECURITY_READ: readonly Permissions[] = [{ administration: 'read' }];
 
 /** `type` of GET /users/{username}/repos (default `owner`) and of GET /orgs/{org}/repos (default `all`). */
 export type UserRepositoryType = 'all' | 'owner' | 'member';
@@ -51,7 +53,29 @@ export class RepositoryService extends Service {
   async get(principal: Principal, owner: string, name: string): Promise<FullRepository> {
     const repository = await this.readable(principal, owner, name);
     const permissions = principal.type === 'user' ? await callerRepositoryPermissions(this.db, principal, repository) : undefined;
-    return representRepository(this.db, this.ctx.urls, repository, repository.owner, permissions);
+    const showSecurity = (await this.readsSecurityConfiguration(principal, [repository], new Map(permissions ? [[repository.id, permissions]] : []))).has(repository.id);
+    return representRepository(this.db, this.ctx.urls, repository, repository.owner, permissions, showSecurity);
+  }
+
+  /**
+   * Of some repositories the caller reads, those whose code security configuration it may read too,
+   * and so see their `security_and_analysis` (as the platform): a credential that reads configurations
+   * (`repo`; `administration` read), and a user who administers the repository or is a security
+   * manager of its organization (an installation: its permission is enough).
+   */
+  private async readsSecurityConfiguration(
+    principal: Principal,
+    repositories: readonly Pick<RepositoryRow, 'id' | 'owner_id'>[],
+    permissions: ReadonlyMap<number, { admin: boolean }>,
+  ): Promise<Set<number>> {
+    if (principal.type === 'app' || principal.type === 'anonymous') return new Set();
+    if (!(isFineGrained(principal) ? hasPermissions(principal.permissions, SECURITY_READ) : hasScope(principal, ['repo']))) return new Set();
+    if (principal.type === 'installation') return new Set(repositories.map((r) => r.id));
+    const securityManagerOf = new Map<number, boolean>();
+    for (const ownerId of new Set(repositories.map((r) => r.owner_id))) {
+      securityManagerOf.set(ownerId, (await orgRoles(this.db, ownerId, principal.user.id)).has('security_manager'));
+    }
+    return new Set(repositories.filter((r) => permissions.get(r.id)?.admin || securityManagerOf.get(r.owner_id)).map((r) => r.id));
   }
 
   /**
@@ -97,9 +121,10 @@ export class RepositoryService extends Service {
     const { total, ids } = await repositoryPage(this.db, filter, reach, order, { offset: page.offset, limit: page.perPage });
     const loaded = new Map((await repositoriesWithFacts(this.db, ids)).map((r) => [r.repository.id, r]));
     const permissions = principal.type === 'user' ? await userRepositoriesPermissions(this.db, principal.user.id, ids) : null;
+    const showSecurity = await this.readsSecurityConfiguration(principal, [...loaded.values()].map((found) => found.repository), permissions ?? new Map());
     const items = ids.flatMap((id) => {
       const found = loaded.get(id);
-      return found ? [fullRepository(this.ctx.urls, found.repository, found.owner, found.facts, permissions?.get(id))] : [];
+      return found ? [fullRepository(this.ctx.urls, found.repository, found.owner, found.facts, permissions?.get(id), showSecurity.has(id))] : [];
     });
     return { total, items };
   }
