@@ -8,6 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { classifyDataError, databaseUnavailable } from '../db/errors.ts';
 import type { Context } from './context.ts';
 import { isAdminRequest } from './cors.ts';
+import { bodyBoundsError } from './bounds.ts';
 import { ApiError, serviceUnavailable, validationFailed, type ValidationError } from './errors.ts';
 import { clientAddress, rateLimitHeaders, type RateLimitKey } from './rate-limit.ts';
 import { ADMIN_TOKEN_HASH, findSetting } from './settings-store.ts';
@@ -189,11 +190,16 @@ export function installConventions(app: FastifyInstance, ctx: Context): void {
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch {
-      done(new ApiError(400, 'Problems parsing JSON'), undefined);
+      return done(new ApiError(400, 'Problems parsing JSON'), undefined);
     }
+    // Bounded before any schema or service walks it (./bounds.ts).
+    const excess = bodyBoundsError(parsed);
+    if (excess) return done(excess, undefined);
+    done(null, parsed);
   });
 
   app.addHook('onRequest', async (request, reply) => {
