@@ -1,4 +1,5 @@
 // buildApp(config): the database, the queue, the platform's conventions, then each area's routes.
+import { mkdirSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -134,6 +135,11 @@ export async function createServer(
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
   const http = gracefulHttp(app.server);
 
+  // What codehost writes (the database, which may hold the generated secret key; archives; git data,
+  // also through git) is for its own user only: the data directory 0700, its files 0600.
+  process.umask(0o077);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+
   const db = openDatabase({
     databaseUrl: config.databaseUrl,
     sqlitePath: `${config.dataDir}/codehost.db`,
@@ -236,7 +242,7 @@ export async function createServer(
 
   if (config.jobs.worker) {
     registerDispatcher(ctx, AREAS);
-    for (const area of AREAS) area.workers?.(ctx);
+    for (const area of [...CORE, ...AREAS]) area.workers?.(ctx);
   }
 
   let closed = false;

@@ -99,6 +99,9 @@ export interface Config {
     downloadUrlSeconds: number;
     /** Exports one user may have pending or exporting at once. */
     exportsPerUser: number;
+    /** Finished archives one user may keep (exports in progress count too), and their bytes. */
+    archivesPerUser: number;
+    archiveBytesPerUser: number;
   };
   assistantMetricsSunset: string;
   /** The request journal (GET /_admin/requests): on outside production mode unless turned off; entries kept in memory. */
@@ -375,6 +378,8 @@ export function loadConfig(env: Env = process.env): Config {
       archiveDays: int(env, 'CODEHOST_MIGRATION_ARCHIVE_DAYS', 7, 1),
       downloadUrlSeconds: int(env, 'CODEHOST_MIGRATION_URL_SECONDS', 300, 1),
       exportsPerUser: int(env, 'CODEHOST_MIGRATION_EXPORTS_PER_USER', 5, 1),
+      archivesPerUser: int(env, 'CODEHOST_MIGRATION_ARCHIVES_PER_USER', 20, 1),
+      archiveBytesPerUser: int(env, 'CODEHOST_MIGRATION_ARCHIVE_BYTES_PER_USER', 10 * 1024 ** 3, 1),
     },
     assistantMetricsSunset: sunset,
     journal: {

@@ -1,5 +1,5 @@
 // Kysely on SQLite (node:sqlite, embedded default) or PostgreSQL (pg, when DATABASE_URL is set).
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { Kysely, PostgresDialect, SqliteDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement } from 'kysely';
@@ -33,8 +33,10 @@ const STATEMENT_CACHE_SIZE = 500;
  * statements are cached by their SQL: preparing was a fifth of a simple request's CPU time.
  */
 function nodeSqlite(path: string): SqliteDatabase {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new DatabaseSync(path);
+  // Its own user's only, also when made by an older version (SQLite gives its -wal and -shm files the same mode).
+  if (path !== ':memory:') chmodSync(path, 0o600);
   db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;');
   const cache = new Map<string, SqliteStatement>();
   return {

@@ -203,6 +203,13 @@ export class UserMigrationService extends Service {
           `You may have at most ${allowed} exports in progress at once; wait for one to finish`,
         );
       }
+      // Nor fill the disk: finished archives are kept until deleted or expired (CODEHOST_MIGRATION_ARCHIVE_DAYS).
+      const { archivesPerUser, archiveBytesPerUser } = this.ctx.config.migrations;
+      const kept = await store.keptArchives(trx, user.id);
+      if (kept.count >= archivesPerUser || kept.bytes >= archiveBytesPerUser) {
+        const message = `You may keep at most ${archivesPerUser} archives and ${archiveBytesPerUser} bytes of archives; delete one (DELETE /user/migrations/{migration_id}/archive) first`;
+        throw validationFailed([{ resource: 'Migration', field: 'archive', code: 'custom', message }], message);
+      }
       const row = await store.insertMigration(
         trx,
         {

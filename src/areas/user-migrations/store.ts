@@ -35,6 +35,17 @@ export async function countExportsInProgress(db: Executor, ownerId: number): Pro
   return Number(row.count);
 }
 
+/** A user's archives kept on disk: finished ones not yet deleted (with their bytes), and exports in progress, which will be. */
+export async function keptArchives(db: Executor, ownerId: number): Promise<{ count: number; bytes: number }> {
+  const row = await db
+    .selectFrom('user_migrations')
+    .select((eb) => [eb.fn.countAll<number | string>().as('count'), eb.fn.coalesce(eb.fn.sum<number | string>('archive_size'), eb.lit(0)).as('bytes')])
+    .where('owner_id', '=', ownerId)
+    .where((eb) => eb.or([eb('state', 'in', ['pending', 'exporting']), eb.and([eb('state', '=', 'exported'), eb('archive_key', 'is not', null)])]))
+    .executeTakeFirstOrThrow();
+  return { count: Number(row.count), bytes: Number(row.bytes) };
+}
+
 /** Locks the repositories that no migration holds yet; returns how many it locked. */
 export async function lockRepositories(db: Executor, migrationId: number, repositoryIds: number[]): Promise<number> {
   if (!repositoryIds.length) return 0;

@@ -1,7 +1,8 @@
-// GET /rate_limit: the caller's rate-limit status, as the platform answers it. codehost counts one
+// The callers' own routes and sweep. GET /rate_limit: the caller's rate-limit status, as the platform answers it. codehost counts one
 // resource, `core` (every API request, src/platform/rate-limit.ts), so `resources` holds that one;
 // `rate` repeats it (the platform's older name, which clients such as PyGithub still read). The
 // route is `uncounted`: reading it uses none of the budget, and it answers when the budget is spent.
+// Expired tokens are swept every TOKEN_SWEEP_SECONDS.
 import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import { clientAddress } from '../../platform/rate-limit.ts';
@@ -9,6 +10,7 @@ import { ErrorBody } from '../../platform/schemas.ts';
 import type { Area } from '../area.ts';
 import { ALL_TOKENS } from './access.ts';
 import { rateLimitKey } from './hook.ts';
+import { deleteExpiredTokens } from './token-store.ts';
 
 const Rate = Type.Object({ limit: Type.Integer(), used: Type.Integer(), remaining: Type.Integer(), reset: Type.Integer() });
 
@@ -28,4 +30,15 @@ function callerRoutes(app: Api, ctx: Context): void {
   });
 }
 
-export const callers: Area = { name: 'callers', routes: callerRoutes };
+/** How often expired tokens are swept. */
+const TOKEN_SWEEP_SECONDS = 600;
+
+export const callers: Area = {
+  name: 'callers',
+  routes: callerRoutes,
+  workers(ctx) {
+    ctx.periodic.every('tokens.sweep-expired', TOKEN_SWEEP_SECONDS, async () => {
+      await deleteExpiredTokens(ctx.db.kysely, ctx.clock.now().toISOString());
+    });
+  },
+};

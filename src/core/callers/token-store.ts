@@ -119,3 +119,13 @@ export async function listTokens(db: Executor, filter: { userId?: number }, page
   const count = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return { rows, total: Number(count.n) };
 }
+
+/**
+ * Removes the tokens that have expired (the sweep: an app can mint 5,000 installation tokens an
+ * hour, each good for one). An expired token answers 401 as an unknown one does, so nothing a
+ * client sees changes. Revoked tokens are deleted when revoked. Returns how many went.
+ */
+export async function deleteExpiredTokens(db: Executor, now: string): Promise<number> {
+  const result = await db.deleteFrom('tokens').where('expires_at', 'is not', null).where('expires_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
