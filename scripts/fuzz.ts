@@ -33,6 +33,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void server.close().finally(() => process.exit(130)));
 }
 console.log(`fuzzing ${server.url} on ${engine}: ${requests} requests, seed ${seed}, concurrency ${values.concurrency}`);
+const rssMb = () => Math.round(process.memoryUsage().rss / 2 ** 20);
+const rssBefore = rssMb();
 try {
   const report = await fuzz(server, {
     requests,
@@ -58,6 +60,11 @@ try {
   console.log(`statuses: ${statuses}`);
   const fivexx = report.failures.filter((f) => typeof f.outcome === 'number').length;
   console.log(`answers >= 500: ${fivexx}; hangs and resets: ${report.failures.length - fivexx}; resets answered on retry: ${report.resetsRetried}`);
+  // The server runs in this process: its memory after the burst, and after a pause with the garbage collected.
+  const rssAfter = rssMb();
+  await new Promise((resolve) => setTimeout(resolve, 5000));
+  globalThis.gc?.();
+  console.log(`memory (rss): ${rssBefore} MB before, ${rssAfter} MB right after, ${rssMb()} MB after 5 s idle${globalThis.gc ? ' and a GC' : ''}`);
   process.exitCode = report.failures.length ? 1 : 0;
 } finally {
   await server.close();
