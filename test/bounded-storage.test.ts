@@ -5,18 +5,19 @@
 import assert from 'node:assert/strict';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { appJwt, classicToken, createApp } from './helpers/credentials.ts';
 import { createTestDatabase, engine } from './helpers/database.ts';
 import { startServer, type Response, type TestServer } from './helpers/server.ts';
 
-async function withServer(env: Record<string, string>, run: (server: TestServer) => Promise<void>): Promise<void> {
+const servers: TestServer[] = [];
+after(() => Promise.all(servers.map((server) => server.close())));
+
+/** A server with these settings, closed when the file's tests are done. */
+async function serverWith(env: Record<string, string>): Promise<TestServer> {
   const server = await startServer(env);
-  try {
-    await run(server);
-  } finally {
-    await server.close();
-  }
+  servers.push(server);
+  return server;
 }
 
 async function exporter(server: TestServer): Promise<(repository?: string) => Promise<Response>> {
@@ -28,34 +29,32 @@ async function exporter(server: TestServer): Promise<(repository?: string) => Pr
 
 describe('finished archives kept per user', () => {
   test('beyond the count a start is a 422 that says so; deleting an archive makes room', async () => {
-    await withServer({ CODEHOST_MIGRATION_ARCHIVES_PER_USER: '2' }, async (server) => {
-      const start = await exporter(server);
-      const token = await classicToken(server, 'alice', ['repo']);
-      const ids: number[] = [];
-      for (let i = 0; i < 2; i++) {
-        const started = await start();
-        assert.equal(started.status, 201, started.text);
-        ids.push(started.body.id);
-        await server.drain();
-      }
-      const refused = await start();
-      assert.equal(refused.status, 422, refused.text);
-      assert.match(refused.body.message, /at most 2 archives/);
-      assert.equal(refused.body.errors[0].resource, 'Migration');
-      assert.equal((await server.api('DELETE', `/user/migrations/${ids[0]}/archive`, { token })).status, 204);
-      assert.equal((await start()).status, 201, 'a deleted archive no longer counts');
-    });
+    const server = await serverWith({ CODEHOST_MIGRATION_ARCHIVES_PER_USER: '2' });
+    const start = await exporter(server);
+    const token = await classicToken(server, 'alice', ['repo']);
+    const ids: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const started = await start();
+      assert.equal(started.status, 201, started.text);
+      ids.push(started.body.id);
+      await server.drain();
+    }
+    const refused = await start();
+    assert.equal(refused.status, 422, refused.text);
+    assert.match(refused.body.message, /at most 2 archives/);
+    assert.equal(refused.body.errors[0].resource, 'Migration');
+    assert.equal((await server.api('DELETE', `/user/migrations/${ids[0]}/archive`, { token })).status, 204);
+    assert.equal((await start()).status, 201, 'a deleted archive no longer counts');
   });
 
   test('beyond the bytes a start is a 422 too', async () => {
-    await withServer({ CODEHOST_MIGRATION_ARCHIVE_BYTES_PER_USER: '100' }, async (server) => {
-      const start = await exporter(server);
-      assert.equal((await start()).status, 201);
-      await server.drain();
-      const refused = await start();
-      assert.equal(refused.status, 422, refused.text);
-      assert.match(refused.body.message, /100 bytes of archives/);
-    });
+    const server = await serverWith({ CODEHOST_MIGRATION_ARCHIVE_BYTES_PER_USER: '100' });
+    const start = await exporter(server);
+    assert.equal((await start()).status, 201);
+    await server.drain();
+    const refused = await start();
+    assert.equal(refused.status, 422, refused.text);
+    assert.match(refused.body.message, /100 bytes of archives/);
   });
 
   test('the settings are checked at start', async () => {
@@ -70,28 +69,27 @@ describe('finished archives kept per user', () => {
 
 describe('expired tokens', () => {
   test('are swept: expired installation and personal tokens go, live ones stay', async () => {
-    await withServer({}, async (server) => {
-      await server.admin('POST', '/users', { login: 'mona' });
-      await server.admin('POST', '/orgs', { login: 'acme', owners: ['mona'] });
-      const app = await createApp(server, 'minter', { metadata: 'read' });
-      const installation = await server.admin('POST', '/apps/minter/installations', { account: 'acme', repositories: 'all' });
-      const jwt = await appJwt(server, app);
-      for (let i = 0; i < 5; i++) {
-        assert.equal((await server.api('POST', `/app/installations/${installation.id}/access_tokens`, { token: jwt, body: {} })).status, 201);
-      }
-      const now = Date.parse((await server.admin('GET', '/clock')).now);
-      await server.admin('POST', '/tokens', { login: 'mona', kind: 'classic', scopes: [], expires_at: new Date(now + 30 * 60_000).toISOString() });
-      const lasting = await classicToken(server, 'mona', ['read:user']);
-      const db = server.server.ctx.db.kysely;
-      const count = async () => Number((await db.selectFrom('tokens').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-      const before = await count();
-      await server.drain();
-      assert.equal(await count(), before, 'nothing expired yet');
-      await server.advance(2 * 3600);
-      await server.drain();
-      assert.equal(await count(), before - 6, 'the five installation tokens and the expired classic token are gone');
-      assert.equal((await server.api('GET', '/user', { token: lasting })).status, 200);
-    });
+    const server = await serverWith({});
+    await server.admin('POST', '/users', { login: 'mona' });
+    await server.admin('POST', '/orgs', { login: 'acme', owners: ['mona'] });
+    const app = await createApp(server, 'minter', { metadata: 'read' });
+    const installation = await server.admin('POST', '/apps/minter/installations', { account: 'acme', repositories: 'all' });
+    const jwt = await appJwt(server, app);
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await server.api('POST', `/app/installations/${installation.id}/access_tokens`, { token: jwt, body: {} })).status, 201);
+    }
+    const now = Date.parse((await server.admin('GET', '/clock')).now);
+    await server.admin('POST', '/tokens', { login: 'mona', kind: 'classic', scopes: [], expires_at: new Date(now + 30 * 60_000).toISOString() });
+    const lasting = await classicToken(server, 'mona', ['read:user']);
+    const db = server.server.ctx.db.kysely;
+    const count = async () => Number((await db.selectFrom('tokens').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const before = await count();
+    await server.drain();
+    assert.equal(await count(), before, 'nothing expired yet');
+    await server.advance(2 * 3600);
+    await server.drain();
+    assert.equal(await count(), before - 6, 'the five installation tokens and the expired classic token are gone');
+    assert.equal((await server.api('GET', '/user', { token: lasting })).status, 200);
   });
 });
 
