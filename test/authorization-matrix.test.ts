@@ -582,6 +582,7 @@ before(async () => {
     CODEHOST_RATE_LIMIT_ANONYMOUS: '1000000',
     CODEHOST_RATE_LIMIT_FAILED_LOGINS: '1000000',
     CODEHOST_MIGRATION_EXPORTS_PER_USER: '1000000',
+    CODEHOST_MIGRATION_ARCHIVES_PER_USER: '1000000',
     // The metrics endpoints answer 404 to everyone once closed down: keep them open to test who may call them.
     CODEHOST_ASSISTANT_METRICS_SUNSET: 'never',
   });
