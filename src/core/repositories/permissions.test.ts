@@ -8,7 +8,7 @@ import type { RepositoryAccessFacts } from './store.ts';
 const USER = 7;
 const facts = (over: Partial<RepositoryAccessFacts> = {}): RepositoryAccessFacts => ({
   id: 1, owner_id: 99, visibility: 'private', orgOwner: false, orgMember: false, orgSecurityManager: false,
-  collaborator: null, team: null, enterpriseMember: false, ...over,
+  collaborator: null, team: null, visibilityReads: false, ...over,
 });
 
 test('roleFrom: owner and organization owners administer; members write; security managers read', () => {
@@ -28,15 +28,16 @@ test('roleFrom: the strongest of collaborator, team and membership counts', () =
   assert.equal(roleFrom(facts({ collaborator: 'triage', orgMember: true }), USER), 'push');
   assert.equal(roleFrom(facts({ collaborator: 'maintain', orgMember: true }), USER), 'maintain');
   assert.equal(roleFrom(facts({ team: 'triage', orgSecurityManager: true }), USER), 'triage');
-  assert.equal(roleFrom(facts({ visibility: 'public', collaborator: 'push' }), USER), 'push');
+  assert.equal(roleFrom(facts({ visibility: 'public', visibilityReads: true, collaborator: 'push' }), USER), 'push');
 });
 
-test('roleFrom: anyone reads a public repository; an internal one only enterprise members; a private one neither', () => {
-  assert.equal(roleFrom(facts({ visibility: 'public' }), USER), 'pull');
+test('roleFrom: a repository its visibility lets the user read (public; internal to enterprise members) is read', () => {
+  // The visibility rule itself is SQL (`readsByVisibility` in ./store.ts, one definition for the
+  // single read and the lists): test/internal-visibility.test.ts exercises it through every route.
+  assert.equal(roleFrom(facts({ visibility: 'public', visibilityReads: true }), USER), 'pull');
   assert.equal(roleFrom(facts({ visibility: 'internal' }), USER), null);
-  assert.equal(roleFrom(facts({ visibility: 'internal', enterpriseMember: true }), USER), 'pull');
-  assert.equal(roleFrom(facts({ visibility: 'private', enterpriseMember: true }), USER), null);
-  assert.equal(roleFrom(facts({ visibility: 'public', enterpriseMember: true }), USER), 'pull');
+  assert.equal(roleFrom(facts({ visibility: 'internal', visibilityReads: true }), USER), 'pull');
+  assert.equal(roleFrom(facts({ visibility: 'internal', visibilityReads: true, orgMember: true }), USER), 'push');
 });
 
 test('permissionsOf: the legacy triple of each level', () => {
