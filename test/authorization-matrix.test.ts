@@ -301,6 +301,8 @@ const MATRIX: Row[] = [
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
   row('GET /', '', at(() => '/'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      OK,   401,    OK,      OK,      OK]),
+  row('GET /rate_limit', '', at(() => '/rate_limit'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      OK,   401,    OK,      OK,      OK]),
   row('GET /apps/{app_slug}', '', at(() => '/apps/matrix-app'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      OK,   401,    OK,      OK,      OK]),
   row('GET /app/installations', '', at(() => '/app/installations'),
