@@ -548,11 +548,7 @@ const MATRIX: Row[] = [
  * the CORRECT expectation in MATRIX. They are skipped while listed; the lead empties this list once
  * the fixes are merged, and from then on every cell counts.
  */
-const KNOWN_HOLES_ON_BASE: string[] = [
-  // TODO(lead): remove at merge with the holes branch (issue 26's internal-visibility rule: a billing
-  // manager of an organization of the enterprise reads no internal repository).
-  'GET /repos/{owner}/{repo} (internal repository) | billing',
-];
+const KNOWN_HOLES_ON_BASE: string[] = [];
 
 /**
  * Cells where codehost differs from the platform that issue 10 does not list and no helper of it
