@@ -18,8 +18,9 @@ import { deleteApp, findApp, findInstallation, insertApp, insertInstallation, up
 import type { AccessChange, Area } from '../core/area.ts';
 import { issueToken } from '../core/callers/token-store.ts';
 import type { RepositoryRow } from '../core/repositories/representations.ts';
+import { recordRepositoryActivity } from '../core/repositories/activities.ts';
 import {
-  deleteRepository, findRepository, findRepositoryById, insertRepository, removeCollaborator, removeCollaboratorOfOwner,
+  findRepository, findRepositoryById, insertRepository, removeCollaborator, removeCollaboratorOfOwner,
   removeTeamRepository, setCollaborator, setGitPath, setSubscription, setTeamRepository, updateRepository,
 } from '../core/repositories/store.ts';
 import type { Context } from '../platform/context.ts';
@@ -151,8 +152,12 @@ export class AdminService extends Service {
     const branch = input.default_branch ?? 'main';
     if (!isBranchName(branch)) throw invalidField('Repository', 'default_branch');
     const now = this.now();
-    const repository = await insertUnique('Repository', 'name', () =>
-      insertRepository(this.db, {
+    // The row, its git data and its activity in one transaction: a failure (or a crash) leaves
+    // nothing half-made, and what consumes `repository.created` (code security's default
+    // configuration) is sure to see it.
+    const repository = await this.db.transaction().execute(async (trx) => {
+      const row = await insertUnique('Repository', 'name', () =>
+        insertRepository(trx, {
           owner_id: owner.id,
           name: input.name,
           name_lower: input.name.toLowerCase(),
@@ -168,22 +173,21 @@ export class AdminService extends Service {
           updated_at: now,
           pushed_at: input.init_git ? now : null,
         }),
-    );
-    if (input.init_git) {
-      const gitPath = join('git', `${repository.id}.git`);
-      try {
-        await initBareRepository(join(this.ctx.config.dataDir, gitPath), input.name, branch);
-      } catch (error) {
-        // Nothing half-made stays: neither the row nor the directory.
-        await rm(join(this.ctx.config.dataDir, gitPath), { recursive: true, force: true });
-        await deleteRepository(this.db, repository.id);
-        this.ctx.log.error({ err: error, repository: repository.id }, 'could not create the git data');
-        throw new ApiError(500, 'Could not create the git data of the repository');
+      );
+      if (input.init_git) {
+        const gitPath = join('git', `${row.id}.git`);
+        try {
+          await initBareRepository(join(this.ctx.config.dataDir, gitPath), input.name, branch);
+        } catch (error) {
+          await rm(join(this.ctx.config.dataDir, gitPath), { recursive: true, force: true });
+          this.ctx.log.error({ err: error, repository: row.id }, 'could not create the git data');
+          throw new ApiError(500, 'Could not create the git data of the repository');
+        }
+        await setGitPath(trx, row.id, gitPath);
       }
-      await setGitPath(this.db, repository.id, gitPath);
-      repository.git_path = gitPath;
-    }
-    for (const area of this.areas) await area.onRepositoryCreated?.(this.ctx, repository);
+      await recordRepositoryActivity(this.ctx, trx, { name: 'repository.created', repository_id: row.id, payload: {} });
+      return row;
+    });
     const current = await findRepositoryById(this.db, repository.id);
     return { ...current!, owner };
   }

@@ -7,7 +7,7 @@
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ActivityRow } from '../../activity/outbox.ts';
+import type { Activity as OutboxActivity } from '../../core/activities.ts';
 import { coversEvent, deliveredWithoutSubscribing } from '../../core/apps/events.ts';
 import { intersectPermissions, parsePermissions } from '../../core/apps/permissions.ts';
 import type { Executor } from '../../db/index.ts';
@@ -49,20 +49,16 @@ const subscribes = (events: string, event: string) => {
 };
 
 /** What fan-out needs of an activity: a row of the outbox, or a raw event about to be recorded. */
-type Activity = Pick<ActivityRow, 'event' | 'repository_id' | 'account_id'> & {
-  issue_id?: number | null;
-  /** The row's payload (JSON text) or the raw event's payload. */
-  payload?: string | Record<string, unknown>;
-};
+type Activity = Pick<OutboxActivity, 'event' | 'repository_id' | 'account_id'> & Partial<Pick<OutboxActivity, 'name' | 'payload'>>;
 
 /**
  * Whether the activity's subject is a pull request: issue activity says so in its facts
  * (`pull_request`, a boolean); a raw event in the platform's shape, by its `issue.pull_request`.
  */
 function onPullRequest(activity: Activity): boolean {
-  const facts = typeof activity.payload === 'string' ? (JSON.parse(activity.payload) as Record<string, unknown>) : (activity.payload ?? {});
-  if (activity.issue_id !== undefined && activity.issue_id !== null) return facts.pull_request === true;
-  const issue = facts.issue;
+  const facts = activity.payload ?? {};
+  if (activity.name) return 'pull_request' in facts && facts.pull_request === true;
+  const issue = 'issue' in facts ? facts.issue : undefined;
   if (issue !== null && typeof issue === 'object' && !Array.isArray(issue)) {
     const pull = (issue as Record<string, unknown>).pull_request;
     return pull !== undefined && pull !== null && pull !== false;
@@ -90,7 +86,7 @@ export async function targetsOf(trx: Executor, activity: Activity): Promise<stor
 }
 
 /** The outbox consumer: one message, one pending attempt and its job per target app. */
-export async function fanOut(ctx: Context, trx: Executor, activity: ActivityRow): Promise<number> {
+export async function fanOut(ctx: Context, trx: Executor, activity: OutboxActivity): Promise<number> {
   const targets = await targetsOf(trx, activity);
   if (targets.length === 0) return 0;
   const body = await eventBody(trx, { urls: ctx.urls, dataDir: ctx.config.dataDir }, activity);
