@@ -8,10 +8,11 @@ import { promisify } from 'node:util';
 import type { Executor } from '../db/index.ts';
 import type { RepositoryPermission } from '../db/schema.ts';
 import {
-  addEnterpriseMember, addOrgMembership, addTeamMember, findAccount, findAccountById, findEnterprise, findTeam, insertAccount,
+  addEnterpriseMember, addOrgMembership, addTeamMember, findAccountById, findEnterprise, findTeam, insertAccount,
   insertEnterprise, insertOrganization, insertTeam, lockAccount, removeFromOrganization, removeTeamMember, setOrgRole, teamMemberIds,
   type OrgRole, type UserRow,
 } from '../core/accounts/store.ts';
+import { requireAccount } from '../core/accounts/writes.ts';
 import type { Permissions } from '../core/apps/permissions.ts';
 import { uncoveredEvents } from '../core/apps/events.ts';
 import { deleteApp, findApp, findInstallation, insertApp, insertInstallation, updateApp, updateInstallationGrant, upsertAuthorization, type AppRow } from '../core/apps/store.ts';
@@ -33,14 +34,6 @@ import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../platform/to
 const run = promisify(execFile);
 
 export const LOGIN_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
-
-async function requireAccount(db: Executor, login: string, type?: 'user' | 'org'): Promise<UserRow> {
-  const account = await findAccount(db, login);
-  if (!account || (type === 'org' && account.type !== 'Organization') || (type === 'user' && account.type === 'Organization')) {
-    throw notFound(`${type === 'org' ? 'Organization' : 'User'} not found: ${login}`);
-  }
-  return account;
-}
 
 async function requireUsers(db: Executor, logins: readonly string[] = []): Promise<UserRow[]> {
   const users: UserRow[] = [];

@@ -25,6 +25,9 @@ export interface UsersTable {
   site_admin: Bool;
   created_at: string;
   updated_at: string;
+  /** Set while the user is suspended: every credential of theirs is refused (403). */
+  suspended_at: string | null;
+  suspended_reason: string | null;
 }
 
 export interface EnterprisesTable {

@@ -81,7 +81,7 @@ const tokenByHashQuery = reusableQuery('token_by_hash', (db, hashedToken: string
       'tokens.expires_at', 'installations.account_id', 'installations.permissions as installation_permissions',
       'apps.permissions as app_permissions',
       'users.login', 'users.login_lower', 'users.type', 'users.name', 'users.email', 'users.site_admin',
-      'users.created_at', 'users.updated_at',
+      'users.created_at', 'users.updated_at', 'users.suspended_at', 'users.suspended_reason',
     ])
     .where('tokens.hashed_token', '=', hashedToken),
 );
