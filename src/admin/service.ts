@@ -511,6 +511,9 @@ export class AdminService extends Service {
     const updated = await this.db.transaction().execute(async (trx) => {
       const row = await updateRepository(trx, repository.id, input, this.now());
       if (input.visibility !== undefined && input.visibility !== repository.visibility) await this.accessChanged(trx, { repositoryIds: [repository.id] });
+      if (input.archived !== undefined && input.archived !== Boolean(repository.archived)) {
+        await recordRepositoryActivity(this.ctx, trx, { name: input.archived ? 'repository.archived' : 'repository.unarchived', repository_id: repository.id, payload: {} });
+      }
       return row;
     });
     return { ...updated, owner: repository.owner };

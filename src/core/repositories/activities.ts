@@ -5,6 +5,9 @@ import { recordActivity, type ActivityRecorder } from '../../activity/outbox.ts'
 export type RepositoryActivities = {
   /** A new repository (src/admin/service.ts createRepository); code security attaches its default configuration. */
   'repository.created': Record<string, never>;
+  /** The operator archived it (PATCH /_admin/repos/{owner}/{repo} `archived: true`); it refuses writes. */
+  'repository.archived': Record<string, never>;
+  'repository.unarchived': Record<string, never>;
 };
 
 export const recordRepositoryActivity: ActivityRecorder<RepositoryActivities> = recordActivity;
