@@ -12,6 +12,7 @@
 // transaction fails, each row goes again to each consumer in a transaction of its own, so one
 // consumer's failure (or one row's) does not hold back the others': what succeeds commits with its
 // marker, only the jobs of what failed fail and run again.
+import { RETRIES } from '../jobs/queue.ts';
 import type { Selectable } from 'kysely';
 import type { Executor } from '../db/index.ts';
 import { WriteBatcher } from '../jobs/batch.ts';
@@ -66,7 +67,7 @@ export function recordRawEvent(ctx: Context, trx: Executor, input: RawActivityIn
 
 async function insert(ctx: Context, trx: Executor, row: store.NewActivity): Promise<ActivityRow> {
   const inserted = await store.insertActivity(trx, row, ctx.clock.now().toISOString());
-  await ctx.queue.send(DISPATCH_QUEUE, { outboxId: inserted.id }, { transaction: trx, singletonKey: `outbox-${inserted.id}`, retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
+  await ctx.queue.send(DISPATCH_QUEUE, { outboxId: inserted.id }, { transaction: trx, singletonKey: `outbox-${inserted.id}`, ...RETRIES });
   return inserted;
 }
 

@@ -164,6 +164,8 @@ export interface InstallationsTable {
   permissions: string;
   created_at: string;
   updated_at: string;
+  /** Set while suspended: its tokens are refused (403), none is minted, nothing is delivered for it. */
+  suspended_at: string | null;
 }
 
 export interface InstallationRepositoriesTable {

@@ -16,6 +16,7 @@
 //   team review requests or watching).
 // - Opening, commenting and state changes reach subscribers and watchers; an assignment or a review
 //   request reaches only the assignee or the requested reviewers.
+import { RETRIES } from '../../jobs/queue.ts';
 import { createHash } from 'node:crypto';
 import type { Activity } from '../../core/activities.ts';
 import type { Executor } from '../../db/index.ts';
@@ -405,7 +406,7 @@ export class NotificationService extends Service {
     const hidden = await store.hiddenRepositoryIds(this.db, userId);
     if (await store.coversMoreThan(this.db, selection, hidden, threshold)) {
       const job: MarkReadJob = { ...selection, readAt };
-      await this.ctx.queue.send(MARK_READ_QUEUE, job, { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
+      await this.ctx.queue.send(MARK_READ_QUEUE, job, RETRIES);
       return 'queued';
     }
     await this.db.transaction().execute(async (trx) => {

@@ -13,6 +13,8 @@ import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts
 import { FullRepository } from '../repositories/representations.ts';
 import { App, Installation } from './representations.ts';
 import { AppService } from './service.ts';
+import { installationAdminRoutes } from './admin-routes.ts';
+import { InstallationWrites } from './writes.ts';
 
 const jwt: AccessRule = { credentials: ['jwt'] };
 const installationToken: AccessRule = { credentials: ['installation'] };
@@ -150,6 +152,27 @@ export function appRoutes(app: Api, ctx: Context): void {
     await service.revoke(callingInstallation(request));
     return reply.code(204).send(null);
   });
+
+  // An installation's lifecycle, by its app (src/core/apps/writes.ts).
+  const writes = new InstallationWrites(ctx);
+  const InstallationParams = Type.Object({ installation_id: RowId('The installation id') });
+  const lifecycle = [
+    { method: 'PUT', path: '/app/installations/:installation_id/suspended', summary: 'Suspend an app installation', run: writes.suspend },
+    { method: 'DELETE', path: '/app/installations/:installation_id/suspended', summary: 'Unsuspend an app installation', run: writes.unsuspend },
+    { method: 'DELETE', path: '/app/installations/:installation_id', summary: 'Delete an installation for the authenticated app', run: writes.delete },
+  ] as const;
+  for (const { method, path, summary, run } of lifecycle) {
+    app.route({
+      method,
+      url: path,
+      config: { access: jwt },
+      schema: { summary, tags, security, params: InstallationParams, response: { 204: Type.Null(), ...refused, 404: ErrorBody, 422: ValidationErrorBody } },
+      handler: async (request, reply) => {
+        await run.call(writes, callingApp(request), request.params.installation_id);
+        return reply.code(204).send(null);
+      },
+    });
+  }
 }
 
-export const apps: Area = { name: 'apps', routes: appRoutes };
+export const apps: Area = { name: 'apps', routes: appRoutes, admin: installationAdminRoutes };

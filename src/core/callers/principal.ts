@@ -8,7 +8,7 @@ import { findAppBy, findAppByClientId, installationGrantOn, type AppRow } from '
 import { findTokenByHash } from './token-store.ts';
 import type { AccessRule } from './access.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { accountSuspended, ApiError, badCredentials } from '../../platform/errors.ts';
+import { accountSuspended, ApiError, badCredentials, installationSuspended } from '../../platform/errors.ts';
 import { hashSecret, secretMatches, tokenKindOf, type TokenKind } from '../../platform/tokens.ts';
 import { isRowId, isStorableText } from '../../platform/schemas.ts';
 
@@ -119,6 +119,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
   };
   if (kind === 'installation') {
     if (row.installation_id === null || row.app_id === null || row.account_id === null || row.app_permissions === null) throw badCredentials();
+    if (row.installation_suspended_at !== null) throw installationSuspended();
     const accountId = row.account_id;
     const permissions = intersectPermissions(parsePermissions(row.installation_permissions), parsePermissions(row.app_permissions), own);
     return {

@@ -14,7 +14,7 @@ import * as issueNumbers from './0012_issue_numbers.ts';
 import * as jobGroups from './0013_job_groups.ts';
 import * as versions from './0014_versions.ts';
 import * as activityNames from './0015_activity_names.ts';
-import * as suspendedUsers from './0016_suspended_users.ts';
+import * as lifecycle from './0016_lifecycle.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -31,5 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0013_job_groups': jobGroups,
   '0014_versions': versions,
   '0015_activity_names': activityNames,
-  '0016_suspended_users': suspendedUsers,
+  '0016_lifecycle': lifecycle,
 };
