@@ -3,7 +3,9 @@
 // the app's JWT) and on the operator surface: its tokens stop at once (a suspended installation's
 // with 403, a deleted one's are gone: 401), no token is minted while suspended, nothing is
 // delivered for it while suspended, and the app receives `installation` `suspend`, `unsuspend` and
-// `deleted` without subscribing to anything.
+// `deleted` without subscribing to anything. And repository lifecycle events: a new repository is
+// `repository` `created`, a change of its archived flag `archived` / `unarchived`, for the apps
+// installed on it that subscribe to `repository` (nothing when the flag does not change).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { appJwt, type TestApp } from './helpers/credentials.ts';
@@ -13,7 +15,11 @@ import { Receiver } from './helpers/receiver.ts';
 const eventsOn = (receiver: Receiver, path: string) =>
   receiver.on(path).map((r) => `${r.headers['x-vendor-event']} ${r.json.action ?? ''}`.trim());
 
-describe('installation lifecycle', () => {
+/** `event action owner/name` of what a path got. */
+const namedOn = (receiver: Receiver, path: string) =>
+  receiver.on(path).map((r) => `${r.headers['x-vendor-event']} ${r.json.action ?? ''} ${r.json.repository?.full_name ?? ''}`.trim());
+
+describe('installation and repository lifecycle', () => {
   let server: TestServer;
   let receiver: Receiver;
   let bot: TestApp;
@@ -95,5 +101,35 @@ describe('installation lifecycle', () => {
     }
     assert.equal((await server.api('PUT', '/app/installations/999999/suspended', { token: jwt })).status, 404);
     assert.equal((await server.api('PUT', '/app/installations/abc/suspended', { token: jwt })).status, 422);
+  });
+
+  test('a new repository is a `repository created` event', async () => {
+    await server.admin('POST', '/apps', { slug: 'watcher', permissions: { metadata: 'read' }, events: ['repository'], webhook: { url: receiver.url('/watcher') } });
+    await server.admin('POST', '/apps', { slug: 'deaf', permissions: { metadata: 'read' }, events: [], webhook: { url: receiver.url('/deaf') } });
+    await server.admin('POST', '/apps/watcher/installations', { account: 'acme' });
+    await server.admin('POST', '/apps/deaf/installations', { account: 'acme' });
+    await server.admin('POST', '/repos', { owner: 'acme', name: 'gadgets' });
+    await server.drain();
+    assert.deepEqual(namedOn(receiver, '/watcher'), ['repository created acme/gadgets']);
+    assert.deepEqual(namedOn(receiver, '/deaf'), []);
+  });
+
+  test('archiving and unarchiving are `archived` and `unarchived` events, once each', async () => {
+    const archived = await server.admin('PATCH', '/repos/acme/gadgets', { archived: true });
+    assert.equal(archived.archived, true);
+    await server.admin('PATCH', '/repos/acme/gadgets', { archived: true });
+    await server.drain();
+    await server.admin('PATCH', '/repos/acme/gadgets', { archived: false, description: 'back' });
+    await server.admin('PATCH', '/repos/acme/gadgets', { description: 'no change of the flag' });
+    await server.drain();
+    assert.deepEqual(namedOn(receiver, '/watcher'), [
+      'repository created acme/gadgets',
+      'repository archived acme/gadgets',
+      'repository unarchived acme/gadgets',
+    ]);
+    const [, first] = receiver.on('/watcher');
+    assert.equal(first!.json.repository.archived, true);
+    assert.equal(first!.json.sender, undefined);
+    assert.deepEqual(namedOn(receiver, '/deaf'), []);
   });
 });

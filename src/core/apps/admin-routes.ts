@@ -5,28 +5,23 @@ import type { Api, Context } from '../../platform/context.ts';
 import { notFound } from '../../platform/errors.ts';
 import { RowId } from '../../platform/schemas.ts';
 import { findApp } from './store.ts';
-import { InstallationWrites } from './writes.ts';
+import { INSTALLATION_LIFECYCLE, InstallationWrites } from './writes.ts';
 
 const hidden = { hide: true, tags: ['admin'] } as const;
 const Params = Type.Object({ app_slug: Type.String(), installation_id: RowId('The installation id') });
 
 export function installationAdminRoutes(app: Api, ctx: Context): void {
   const writes = new InstallationWrites(ctx);
-  const routes = [
-    { method: 'PUT', url: '/_admin/apps/:app_slug/installations/:installation_id/suspended', summary: 'Suspend an installation', run: writes.suspend },
-    { method: 'DELETE', url: '/_admin/apps/:app_slug/installations/:installation_id/suspended', summary: 'Unsuspend an installation', run: writes.unsuspend },
-    { method: 'DELETE', url: '/_admin/apps/:app_slug/installations/:installation_id', summary: 'Delete an installation', run: writes.delete },
-  ] as const;
-  for (const { method, url, summary, run } of routes) {
+  for (const { method, path, summary, action } of INSTALLATION_LIFECYCLE) {
     app.route({
       method,
-      url,
+      url: `/_admin/apps/:app_slug/installations/:installation_id${path}`,
       config: { admin: true },
       schema: { ...hidden, summary, params: Params },
       handler: async (request, reply) => {
         const found = await findApp(ctx.db.kysely, request.params.app_slug);
         if (!found) throw notFound(`App not found: ${request.params.app_slug}`);
-        await run.call(writes, found, request.params.installation_id);
+        await writes[action](found, request.params.installation_id);
         return reply.code(204).send();
       },
     });

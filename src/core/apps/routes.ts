@@ -14,7 +14,7 @@ import { FullRepository } from '../repositories/representations.ts';
 import { App, Installation } from './representations.ts';
 import { AppService } from './service.ts';
 import { installationAdminRoutes } from './admin-routes.ts';
-import { InstallationWrites } from './writes.ts';
+import { INSTALLATION_LIFECYCLE, InstallationWrites } from './writes.ts';
 
 const jwt: AccessRule = { credentials: ['jwt'] };
 const installationToken: AccessRule = { credentials: ['installation'] };
@@ -156,19 +156,14 @@ export function appRoutes(app: Api, ctx: Context): void {
   // An installation's lifecycle, by its app (src/core/apps/writes.ts).
   const writes = new InstallationWrites(ctx);
   const InstallationParams = Type.Object({ installation_id: RowId('The installation id') });
-  const lifecycle = [
-    { method: 'PUT', path: '/app/installations/:installation_id/suspended', summary: 'Suspend an app installation', run: writes.suspend },
-    { method: 'DELETE', path: '/app/installations/:installation_id/suspended', summary: 'Unsuspend an app installation', run: writes.unsuspend },
-    { method: 'DELETE', path: '/app/installations/:installation_id', summary: 'Delete an installation for the authenticated app', run: writes.delete },
-  ] as const;
-  for (const { method, path, summary, run } of lifecycle) {
+  for (const { method, path, summary, action } of INSTALLATION_LIFECYCLE) {
     app.route({
       method,
-      url: path,
+      url: `/app/installations/:installation_id${path}`,
       config: { access: jwt },
       schema: { summary, tags, security, params: InstallationParams, response: { 204: Type.Null(), ...refused, 404: ErrorBody, 422: ValidationErrorBody } },
       handler: async (request, reply) => {
-        await run.call(writes, callingApp(request), request.params.installation_id);
+        await writes[action](callingApp(request), request.params.installation_id);
         return reply.code(204).send(null);
       },
     });

@@ -9,6 +9,13 @@ import { Service } from '../../platform/service.ts';
 import { recordInstallationActivity, type InstallationActivities } from './activities.ts';
 import { deleteInstallation, findInstallation, setInstallationSuspended, type AppRow, type InstallationRow } from './store.ts';
 
+/** The lifecycle operations, as the app's API and the operator surface both route them (after the installation's path). */
+export const INSTALLATION_LIFECYCLE = [
+  { method: 'PUT', path: '/suspended', action: 'suspend', summary: 'Suspend an app installation' },
+  { method: 'DELETE', path: '/suspended', action: 'unsuspend', summary: 'Unsuspend an app installation' },
+  { method: 'DELETE', path: '', action: 'delete', summary: 'Delete an installation for the authenticated app' },
+] as const;
+
 export class InstallationWrites extends Service {
   /** Suspends it; suspending a suspended installation changes nothing. */
   async suspend(app: AppRow, installationId: number): Promise<void> {
