@@ -238,7 +238,7 @@ export async function createServer(
   for (const area of [...CORE, ...AREAS]) area.routes?.(app, ctx);
   const admin = adminArea(AREAS);
   admin.admin?.(app, ctx);
-  for (const area of AREAS) area.admin?.(app, ctx);
+  for (const area of [...CORE, ...AREAS]) area.admin?.(app, ctx);
 
   if (config.jobs.worker) {
     registerDispatcher(ctx, AREAS);

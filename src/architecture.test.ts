@@ -126,3 +126,22 @@ test('every package src/ imports is a declared dependency', () => {
   const undeclared = [...imports().packages].filter(([name]) => !(name in manifest.dependencies)).map(([name, file]) => `${name} (${file})`);
   assert.deepEqual(undeclared, []);
 });
+
+// One typed event path: an activity is recorded through its home's map (`ActivityRecorder<M>`,
+// bound once: `const recordX: ActivityRecorder<XActivities> = recordActivity`), so its name and
+// payload are checked; raw events go through `recordRawEvent`. No area hook runs after a write
+// commits: what follows a change consumes its activity.
+test('activities are recorded through a typed map, and consumed, never hooked after commit', () => {
+  const untyped = sourceFiles('src')
+    .filter((file) => !file.startsWith('src/activity/'))
+    .filter((file) => /\brecordActivity\(/.test(readFileSync(join(root, file), 'utf8')));
+  assert.deepEqual(untyped, []);
+  const area = readFileSync(join(root, 'src/core/area.ts'), 'utf8');
+  assert.doesNotMatch(area, /onRepositoryCreated/);
+  // Consumers read `activity.payload` typed by its name, never the stored JSON.
+  const parsing = sourceFiles('src')
+    .filter((file) => !file.startsWith('src/activity/'))
+    .filter((file) => /JSON\.parse\((row|activity)\.payload\)/.test(readFileSync(join(root, file), 'utf8')));
+  // (app-webhooks/service.ts parses a delivery's stored request body, not an activity.)
+  assert.deepEqual(parsing, ['src/areas/app-webhooks/service.ts']);
+});

@@ -10,7 +10,7 @@ import { openDatabase, type Db, type Executor } from '../db/index.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { createQueue, drainAll, type Queue } from '../jobs/index.ts';
 import type { Context } from '../platform/context.ts';
-import { recordActivity, registerDispatcher, type ActivityConsumer, type ActivityRow } from './outbox.ts';
+import { recordActivity, registerDispatcher, type ActivityConsumer, type RawActivity } from './outbox.ts';
 
 const config: Config = { ...loadConfig({}), databasePoolSize: 4, jobs: { worker: true, leaseSeconds: 10, pollMilliseconds: 50 } };
 const silent = { info() {}, warn() {}, error() {} };
@@ -32,24 +32,24 @@ after(async () => {
 });
 
 /** A consumer that writes (name, row) in the dispatch's transaction; `failing` may throw first. */
-function consumer(name: string, failing?: (row: ActivityRow) => boolean): ActivityConsumer {
+function consumer(name: string, failing?: (row: RawActivity) => boolean): ActivityConsumer<RawActivity> {
   return {
     name,
-    async onActivity(_ctx: Context, trx: Executor, row: ActivityRow) {
+    async onActivity(_ctx: Context, trx: Executor, row: RawActivity) {
       await sql`insert into test_applied (consumer, outbox_id) values (${name}, ${row.id})`.execute(trx);
       if (failing?.(row)) throw new Error(`${name} fails on row ${row.id}`);
     },
   };
 }
 
-async function withDispatcher(consumers: ActivityConsumer[], run: (record: (n: number) => Promise<number[]>, queue: Queue) => Promise<void>) {
+async function withDispatcher(consumers: ActivityConsumer<RawActivity>[], run: (record: (n: number) => Promise<number[]>, queue: Queue) => Promise<void>) {
   const queue = createQueue(db, config, silent);
   const ctx = { db, queue, clock: { now: () => new Date() } } as unknown as Context;
   registerDispatcher(ctx, consumers);
   const record = async (n: number) => {
     const ids: number[] = [];
     // Each row in its own transaction, as writes record them.
-    for (let i = 0; i < n; i++) ids.push((await db.kysely.transaction().execute((trx) => recordActivity(ctx, trx, { event: 'push', payload: { i } }))).id);
+    for (let i = 0; i < n; i++) ids.push((await db.kysely.transaction().execute((trx) => recordActivity(ctx, trx, { name: 'push', payload: { i } }))).id);
     return ids;
   };
   try {

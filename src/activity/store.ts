@@ -1,11 +1,15 @@
 // SQL of the outbox: its rows and which consumer has applied which row.
 import type { Executor } from '../db/index.ts';
-import type { ActivityInput, ActivityRow } from './outbox.ts';
+import type { ActivityFacts, ActivityRow } from './outbox.ts';
 
-export async function insertActivity(trx: Executor, input: ActivityInput, now: string): Promise<ActivityRow> {
+/** A row to insert: its facts, its name (null for a raw event), event, action and payload. */
+export type NewActivity = ActivityFacts & { name: string | null; event: string; action: string | null; payload: object };
+
+export async function insertActivity(trx: Executor, input: NewActivity, now: string): Promise<ActivityRow> {
   return trx
     .insertInto('activity_outbox')
     .values({
+      name: input.name,
       event: input.event,
       action: input.action ?? null,
       repository_id: input.repository_id ?? null,
@@ -13,7 +17,7 @@ export async function insertActivity(trx: Executor, input: ActivityInput, now: s
       actor_id: input.actor_id ?? null,
       issue_id: input.issue_id ?? null,
       comment_id: input.comment_id ?? null,
-      payload: JSON.stringify(input.payload ?? {}),
+      payload: JSON.stringify(input.payload),
       created_at: now,
     })
     .returningAll()

@@ -7,6 +7,8 @@ import type { Generated } from 'kysely';
  */
 export interface ActivityOutboxTable {
   id: Generated<number>;
+  /** The typed activity's name (`event.action`, see outbox.ts); null for a raw event, whose payload is the operator's. */
+  name: string | null;
   /** Webhook event kind: `issues`, `issue_comment`, `pull_request`, or any raw event kind. */
   event: string;
   action: string | null;

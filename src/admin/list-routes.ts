@@ -27,7 +27,7 @@ export function adminListRoutes(app: Api, ctx: Context): void {
     schema: { ...hidden, querystring: Type.Object(PageQuery) },
   }, async (request, reply) => sendPage(request, reply, urls.web, async (page) => {
     const { rows, total } = await listAccounts(db, 'users', { limit: page.perPage, offset: page.offset });
-    return { total, items: rows.map((row) => userWithProfile(urls, row)) };
+    return { total, items: rows.map((row) => ({ ...userWithProfile(urls, row), suspended_at: row.suspended_at && isoSeconds(row.suspended_at), suspended_reason: row.suspended_reason })) };
   }));
 
   app.get('/_admin/orgs', {

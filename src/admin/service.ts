@@ -8,18 +8,20 @@ import { promisify } from 'node:util';
 import type { Executor } from '../db/index.ts';
 import type { RepositoryPermission } from '../db/schema.ts';
 import {
-  addEnterpriseMember, addOrgMembership, addTeamMember, findAccount, findAccountById, findEnterprise, findTeam, insertAccount,
+  addEnterpriseMember, addOrgMembership, addTeamMember, findAccountById, findEnterprise, findTeam, insertAccount,
   insertEnterprise, insertOrganization, insertTeam, lockAccount, removeFromOrganization, removeTeamMember, setOrgRole, teamMemberIds,
   type OrgRole, type UserRow,
 } from '../core/accounts/store.ts';
+import { requireAccount } from '../core/accounts/writes.ts';
 import type { Permissions } from '../core/apps/permissions.ts';
 import { uncoveredEvents } from '../core/apps/events.ts';
 import { deleteApp, findApp, findInstallation, insertApp, insertInstallation, updateApp, updateInstallationGrant, upsertAuthorization, type AppRow } from '../core/apps/store.ts';
 import type { AccessChange, Area } from '../core/area.ts';
 import { issueToken } from '../core/callers/token-store.ts';
 import type { RepositoryRow } from '../core/repositories/representations.ts';
+import { recordRepositoryActivity } from '../core/repositories/activities.ts';
 import {
-  deleteRepository, findRepository, findRepositoryById, insertRepository, removeCollaborator, removeCollaboratorOfOwner,
+  findRepository, findRepositoryById, insertRepository, removeCollaborator, removeCollaboratorOfOwner,
   removeTeamRepository, setCollaborator, setGitPath, setSubscription, setTeamRepository, updateRepository,
 } from '../core/repositories/store.ts';
 import type { Context } from '../platform/context.ts';
@@ -32,14 +34,6 @@ import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../platform/to
 const run = promisify(execFile);
 
 export const LOGIN_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
-
-async function requireAccount(db: Executor, login: string, type?: 'user' | 'org'): Promise<UserRow> {
-  const account = await findAccount(db, login);
-  if (!account || (type === 'org' && account.type !== 'Organization') || (type === 'user' && account.type === 'Organization')) {
-    throw notFound(`${type === 'org' ? 'Organization' : 'User'} not found: ${login}`);
-  }
-  return account;
-}
 
 async function requireUsers(db: Executor, logins: readonly string[] = []): Promise<UserRow[]> {
   const users: UserRow[] = [];
@@ -151,8 +145,12 @@ export class AdminService extends Service {
     const branch = input.default_branch ?? 'main';
     if (!isBranchName(branch)) throw invalidField('Repository', 'default_branch');
     const now = this.now();
-    const repository = await insertUnique('Repository', 'name', () =>
-      insertRepository(this.db, {
+    // The row, its git data and its activity in one transaction: a failure (or a crash) leaves
+    // nothing half-made, and what consumes `repository.created` (code security's default
+    // configuration) is sure to see it.
+    const repository = await this.db.transaction().execute(async (trx) => {
+      const row = await insertUnique('Repository', 'name', () =>
+        insertRepository(trx, {
           owner_id: owner.id,
           name: input.name,
           name_lower: input.name.toLowerCase(),
@@ -168,22 +166,21 @@ export class AdminService extends Service {
           updated_at: now,
           pushed_at: input.init_git ? now : null,
         }),
-    );
-    if (input.init_git) {
-      const gitPath = join('git', `${repository.id}.git`);
-      try {
-        await initBareRepository(join(this.ctx.config.dataDir, gitPath), input.name, branch);
-      } catch (error) {
-        // Nothing half-made stays: neither the row nor the directory.
-        await rm(join(this.ctx.config.dataDir, gitPath), { recursive: true, force: true });
-        await deleteRepository(this.db, repository.id);
-        this.ctx.log.error({ err: error, repository: repository.id }, 'could not create the git data');
-        throw new ApiError(500, 'Could not create the git data of the repository');
+      );
+      if (input.init_git) {
+        const gitPath = join('git', `${row.id}.git`);
+        try {
+          await initBareRepository(join(this.ctx.config.dataDir, gitPath), input.name, branch);
+        } catch (error) {
+          await rm(join(this.ctx.config.dataDir, gitPath), { recursive: true, force: true });
+          this.ctx.log.error({ err: error, repository: row.id }, 'could not create the git data');
+          throw new ApiError(500, 'Could not create the git data of the repository');
+        }
+        await setGitPath(trx, row.id, gitPath);
       }
-      await setGitPath(this.db, repository.id, gitPath);
-      repository.git_path = gitPath;
-    }
-    for (const area of this.areas) await area.onRepositoryCreated?.(this.ctx, repository);
+      await recordRepositoryActivity(this.ctx, trx, { name: 'repository.created', repository_id: row.id, payload: {} });
+      return row;
+    });
     const current = await findRepositoryById(this.db, repository.id);
     return { ...current!, owner };
   }
@@ -514,6 +511,9 @@ export class AdminService extends Service {
     const updated = await this.db.transaction().execute(async (trx) => {
       const row = await updateRepository(trx, repository.id, input, this.now());
       if (input.visibility !== undefined && input.visibility !== repository.visibility) await this.accessChanged(trx, { repositoryIds: [repository.id] });
+      if (input.archived !== undefined && input.archived !== Boolean(repository.archived)) {
+        await recordRepositoryActivity(this.ctx, trx, { name: input.archived ? 'repository.archived' : 'repository.unarchived', repository_id: repository.id, payload: {} });
+      }
       return row;
     });
     return { ...updated, owner: repository.owner };

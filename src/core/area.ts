@@ -1,24 +1,23 @@
 // What an area (or the operator surface, or a core resource) plugs into the server: its routes, its
-// operator routes, workers, seed keys, and what it does when a repository or an app is created or
-// when platform activity happens.
+// operator routes, workers, seed keys, and what it does when an app is created or when platform
+// activity happens (every change of the world is an activity: src/core/activities.ts).
 import type { ActivityConsumer } from '../activity/outbox.ts';
 import type { Executor } from '../db/index.ts';
+import type { Activity } from './activities.ts';
 import type { Api, Context } from '../platform/context.ts';
 import type { AppRow } from './apps/store.ts';
-import type { RepositoryRow } from './repositories/representations.ts';
 
 /**
  * One area of the API (or the activity core): its public routes, its operator routes under /_admin,
- * its background workers, the seed-file keys it loads, and what it does when a repository is created.
+ * its background workers, the seed-file keys it loads, and what it does with each activity (`onActivity`).
  */
-export interface Area extends ActivityConsumer {
+export interface Area extends ActivityConsumer<Activity> {
   name: string;
   routes?(app: Api, ctx: Context): void;
   admin?(app: Api, ctx: Context): void;
   workers?(ctx: Context): void;
   /** Seed-file keys this area loads, in order, after the core keys (users, orgs, repos, apps...). */
   seed?: Record<string, (ctx: Context, entries: unknown[]) => Promise<void>>;
-  onRepositoryCreated?(ctx: Context, repository: RepositoryRow): Promise<void>;
   /** An app was created on the operator surface; `input` is the whole create body (e.g. its `webhook`). */
   onAppCreated?(ctx: Context, app: AppRow, input: Record<string, unknown>): Promise<void>;
   /** Repository access changed (memberships, collaborators, team repositories, visibility), inside `trx`. */

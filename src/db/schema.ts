@@ -25,6 +25,9 @@ export interface UsersTable {
   site_admin: Bool;
   created_at: string;
   updated_at: string;
+  /** Set while the user is suspended: every credential of theirs is refused (403). */
+  suspended_at: string | null;
+  suspended_reason: string | null;
 }
 
 export interface EnterprisesTable {
@@ -161,6 +164,8 @@ export interface InstallationsTable {
   permissions: string;
   created_at: string;
   updated_at: string;
+  /** Set while suspended: its tokens are refused (403), none is minted, nothing is delivered for it. */
+  suspended_at: string | null;
 }
 
 export interface InstallationRepositoriesTable {

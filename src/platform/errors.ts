@@ -48,6 +48,12 @@ export const badRequest = (message: string) => new ApiError(400, message);
 export const requiresAuthentication = () => new ApiError(401, 'Requires authentication');
 export const badCredentials = () => new ApiError(401, 'Bad credentials');
 
+/** Any credential of a suspended user, as the platform answers it (docs/permissions.md). */
+export const accountSuspended = () => new ApiError(403, 'Sorry. Your account was suspended.');
+
+/** An installation token, or minting one, while its installation is suspended (docs/permissions.md). */
+export const installationSuspended = () => new ApiError(403, 'This installation has been suspended');
+
 /** The database is unavailable for now (down, restarting, the pool exhausted, the disk full): the client may retry. */
 export const serviceUnavailable = () =>
   new ApiError(503, 'Service Unavailable: the database cannot be reached right now; try again shortly.', { headers: { 'retry-after': '5' } });

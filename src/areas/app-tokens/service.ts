@@ -1,7 +1,7 @@
 // App token management: an app checks, resets and revokes the tokens its users hold, revokes a
 // user's grant, narrows a user token, and mints installation tokens (60 minutes).
 import { isoSeconds } from '../../platform/clock.ts';
-import { invalidField, notFound } from '../../platform/errors.ts';
+import { invalidField, notFound, installationSuspended } from '../../platform/errors.ts';
 import { intersectPermissions, parsePermissions, type Permissions } from '../../core/apps/permissions.ts';
 import { authorizationBody, type Authorization } from '../../core/apps/representations.ts';
 import { findInstallation, findInstallationOnAccount, type AppRow } from '../../core/apps/store.ts';
@@ -123,6 +123,7 @@ export class AppTokenService extends Service {
     const found = await findInstallation(this.db, app.id, installationId);
     if (!found) throw notFound();
     const { installation, account } = found;
+    if (installation.suspended_at !== null) throw installationSuspended();
     const repositories = await this.selectRepositories(installation, input.repositories, input.repository_ids, 'Installation');
     const permissions = narrowPermissions(intersectPermissions(grantOf(installation), grantOf(app)), input.permissions, 'Installation', 'installation');
     const expiresAt = new Date(this.ctx.clock.nowMs() + INSTALLATION_TOKEN_MINUTES * 60_000).toISOString();

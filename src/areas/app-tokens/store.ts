@@ -25,7 +25,7 @@ const appUserTokenQuery = reusableQuery('app_user_token', (db, hashedToken: stri
       'tokens.repository_selection', 'tokens.repository_ids', 'tokens.note', 'tokens.note_url', 'tokens.fingerprint',
       'tokens.expires_at', 'tokens.created_at', 'tokens.updated_at',
       'users.login', 'users.login_lower', 'users.type', 'users.name', 'users.email', 'users.site_admin',
-      'users.created_at as user_created_at', 'users.updated_at as user_updated_at',
+      'users.created_at as user_created_at', 'users.updated_at as user_updated_at', 'users.suspended_at', 'users.suspended_reason',
       'grant.id as grant_id', 'grant.app_id as grant_app_id', 'grant.user_id as grant_user_id', 'grant.scopes as grant_scopes',
       'grant.note as grant_note', 'grant.note_url as grant_note_url', 'grant.created_at as grant_created_at', 'grant.updated_at as grant_updated_at',
     ])
@@ -46,6 +46,7 @@ function appUserToken(row: Awaited<ReturnType<typeof appUserTokenQuery>>[number]
   const user = {
     id: row.user_id!, login: row.login, login_lower: row.login_lower, type: row.type, name: row.name, email: row.email,
     site_admin: row.site_admin, created_at: row.user_created_at, updated_at: row.user_updated_at,
+    suspended_at: row.suspended_at, suspended_reason: row.suspended_reason,
   };
   const authorization =
     row.grant_id === null

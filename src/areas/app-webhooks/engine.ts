@@ -4,10 +4,12 @@
 // runs again after its process died mid-request posts again (same guid, so receivers can tell) but
 // the attempt is recorded once. Throttling defers the job to the app's next slot; failures may be
 // retried automatically as new attempts of the same message.
+import { RETRIES } from '../../jobs/queue.ts';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ActivityRow } from '../../activity/outbox.ts';
+import type { Activity as OutboxActivity } from '../../core/activities.ts';
+import type { InstallationEvent } from '../../core/apps/activities.ts';
 import { coversEvent, deliveredWithoutSubscribing } from '../../core/apps/events.ts';
 import { intersectPermissions, parsePermissions } from '../../core/apps/permissions.ts';
 import type { Executor } from '../../db/index.ts';
@@ -36,12 +38,9 @@ const USER_AGENT = (() => {
 
 /** Enqueues the job of an attempt inside the transaction that created (or moved) it. */
 async function enqueue(ctx: Context, trx: Executor, job: DeliverJob, startAfterSeconds?: number): Promise<void> {
-  await ctx.queue.send(DELIVER_QUEUE, job, { transaction: trx, ...JOB_RETRIES, startAfterSeconds });
+  await ctx.queue.send(DELIVER_QUEUE, job, { transaction: trx, ...RETRIES, startAfterSeconds });
 }
 
-// A job that fails (the database, not the receiver: that outcome is recorded) runs again; a job
-// cut short by a dead process counts as a run too, so allow a few.
-const JOB_RETRIES = { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true };
 
 const subscribes = (events: string, event: string) => {
   const list: unknown = JSON.parse(events);
@@ -49,26 +48,26 @@ const subscribes = (events: string, event: string) => {
 };
 
 /** What fan-out needs of an activity: a row of the outbox, or a raw event about to be recorded. */
-type Activity = Pick<ActivityRow, 'event' | 'repository_id' | 'account_id'> & {
-  issue_id?: number | null;
-  /** The row's payload (JSON text) or the raw event's payload. */
-  payload?: string | Record<string, unknown>;
-};
+type Activity = Pick<OutboxActivity, 'event' | 'repository_id' | 'account_id'> & Partial<Pick<OutboxActivity, 'name' | 'payload'>>;
 
 /**
  * Whether the activity's subject is a pull request: issue activity says so in its facts
  * (`pull_request`, a boolean); a raw event in the platform's shape, by its `issue.pull_request`.
  */
 function onPullRequest(activity: Activity): boolean {
-  const facts = typeof activity.payload === 'string' ? (JSON.parse(activity.payload) as Record<string, unknown>) : (activity.payload ?? {});
-  if (activity.issue_id !== undefined && activity.issue_id !== null) return facts.pull_request === true;
-  const issue = facts.issue;
+  const facts = activity.payload ?? {};
+  if (activity.name) return 'pull_request' in facts && facts.pull_request === true;
+  const issue = 'issue' in facts ? facts.issue : undefined;
   if (issue !== null && typeof issue === 'object' && !Array.isArray(issue)) {
     const pull = (issue as Record<string, unknown>).pull_request;
     return pull !== undefined && pull !== null && pull !== false;
   }
   return false;
 }
+
+/** An event about one of an app's installations (a typed activity, never a raw event): for that app alone. */
+const isInstallationEvent = (activity: Activity): activity is Activity & { payload: InstallationEvent } =>
+  activity.name === 'installation.suspend' || activity.name === 'installation.unsuspend' || activity.name === 'installation.deleted';
 
 /**
  * The apps an activity is delivered to: installed over it (its repository, on the repository's
@@ -77,6 +76,11 @@ function onPullRequest(activity: Activity): boolean {
  * run on the set.
  */
 export async function targetsOf(trx: Executor, activity: Activity): Promise<store.Target[]> {
+  if (isInstallationEvent(activity)) {
+    const { installation } = activity.payload;
+    const target = await store.installationEventTarget(trx, installation.app_id, installation.id);
+    return target ? [target] : [];
+  }
   let targets: store.Target[];
   if (activity.repository_id !== null) targets = await store.deliveryTargets(trx, { repositoryId: activity.repository_id });
   else if (activity.account_id !== null) targets = await store.deliveryTargets(trx, { accountId: activity.account_id });
@@ -90,7 +94,7 @@ export async function targetsOf(trx: Executor, activity: Activity): Promise<stor
 }
 
 /** The outbox consumer: one message, one pending attempt and its job per target app. */
-export async function fanOut(ctx: Context, trx: Executor, activity: ActivityRow): Promise<number> {
+export async function fanOut(ctx: Context, trx: Executor, activity: OutboxActivity): Promise<number> {
   const targets = await targetsOf(trx, activity);
   if (targets.length === 0) return 0;
   const body = await eventBody(trx, { urls: ctx.urls, dataDir: ctx.config.dataDir }, activity);
@@ -110,7 +114,7 @@ export async function fanOut(ctx: Context, trx: Executor, activity: ActivityRow)
   })));
   const attempts = await store.insertAttempts(trx, messages.map((message) => ({ message_id: message.id, app_id: message.app_id, redelivery: false, retry_count: 0, created_at: now })));
   // Every app's job in one statement.
-  await ctx.queue.sendMany(DELIVER_QUEUE, attempts.map((deliveryId): DeliverJob => ({ deliveryId, generation: 0 })), { transaction: trx, ...JOB_RETRIES });
+  await ctx.queue.sendMany(DELIVER_QUEUE, attempts.map((deliveryId): DeliverJob => ({ deliveryId, generation: 0 })), { transaction: trx, ...RETRIES });
   return targets.length;
 }
 

@@ -11,7 +11,7 @@
 // who, which a receiver acts on with today's names and addresses; a full repository in every row
 // would be most of the outbox's size; and a repository deleted before the dispatch still means no
 // delivery.
-import type { ActivityRow } from '../../activity/outbox.ts';
+import type { Activity } from '../../core/activities.ts';
 import { loadCommentFacts, loadIssueFacts } from '../../core/issues/representations.ts';
 import { findAccountById, findOrganizationEnterprise, findTeamById, type UserRow } from '../../core/accounts/store.ts';
 import { findAppBy, findInstallation } from '../../core/apps/store.ts';
@@ -51,7 +51,7 @@ function asOfAction(subject: Body, action: string, facts: Body, isPullRequest: b
 }
 
 /** The subject of a row without a snapshot, from the tables; null when the issue is gone. */
-async function subjectNow(db: Executor, urls: Urls, row: ActivityRow, facts: Body): Promise<SubjectSnapshot | null> {
+async function subjectNow(db: Executor, urls: Urls, row: Activity, facts: Body): Promise<SubjectSnapshot | null> {
   const exists = await findIssueById(db, row.issue_id!);
   if (!exists) return null;
   const comment = row.comment_id === null
@@ -69,7 +69,7 @@ const idOf = (facts: Body, key: string): number | null => (typeof facts[key] ===
  * `number` and `pull_request` for `pull_request`, plus the person an action names (`assignee`,
  * `requested_reviewer`, `requested_team`), from the activity's facts (src/core/issues/writes.ts).
  */
-async function issueSubject(db: Executor, place: Place, row: ActivityRow, facts: Body, where: Where): Promise<Body | null> {
+async function issueSubject(db: Executor, place: Place, row: Activity, facts: Body, where: Where): Promise<Body | null> {
   const { urls } = place;
   const { owner } = where;
   const subject = (facts.snapshot as SubjectSnapshot | undefined) ?? (await subjectNow(db, urls, row, facts));
@@ -123,9 +123,9 @@ async function accountEnvelope(db: Executor, urls: Urls, accountId: number | nul
  * The event body shared by every app the activity is delivered to (each adds its `installation`).
  * Null when the activity's subject is gone (deleted before the dispatch ran).
  */
-export async function eventBody(db: Executor, place: Place, row: ActivityRow): Promise<Body | null> {
+export async function eventBody(db: Executor, place: Place, row: Activity): Promise<Body | null> {
   const { urls } = place;
-  const facts = JSON.parse(row.payload) as Body;
+  const facts: Body = row.payload;
   let where: Where | undefined;
   if (row.repository_id !== null) {
     const [found] = await repositoriesWithFacts(db, [row.repository_id]);

@@ -3,7 +3,7 @@
 // recorded by the operator.
 import { isIP } from 'node:net';
 import { Type, type Static } from 'typebox';
-import { recordActivity } from '../../activity/outbox.ts';
+import { recordRawEvent } from '../../activity/outbox.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { invalidField, notFound, validationFailed } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
@@ -263,7 +263,7 @@ export class AppWebhookService extends Service {
         actor_id: sender?.id ?? null,
         payload: input.payload ?? {},
       };
-      await recordActivity(this.ctx, trx, activity);
+      await recordRawEvent(this.ctx, trx, activity);
       return (await targetsOf(trx, activity)).length;
     });
   }

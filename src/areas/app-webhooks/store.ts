@@ -34,6 +34,23 @@ export interface Target {
  * to and is granted, in one statement (a repository that is gone has no targets). Subscription and
  * grant are checked by the caller, on the whole set.
  */
+/**
+ * The app's own target for an event about one of its installations (`installation`): every app gets
+ * those without subscribing, suspended or deleted as the installation may be. None when the app has
+ * no active webhook.
+ */
+export async function installationEventTarget(db: Executor, appId: number, installationId: number): Promise<Target | undefined> {
+  const row = await db
+    .selectFrom('apps')
+    .innerJoin('app_webhooks', 'app_webhooks.app_id', 'apps.id')
+    .select(['apps.id as app_id', 'apps.events', 'apps.permissions as app_permissions'])
+    .where('apps.id', '=', appId)
+    .where('app_webhooks.active', '=', 1)
+    .where('app_webhooks.url', 'is not', null)
+    .executeTakeFirst();
+  return row && { ...row, installation_id: installationId, installation_permissions: row.app_permissions };
+}
+
 export async function deliveryTargets(db: Executor, where: { repositoryId: number } | { accountId: number }): Promise<Target[]> {
   let query = db
     .selectFrom('installations')
@@ -44,7 +61,9 @@ export async function deliveryTargets(db: Executor, where: { repositoryId: numbe
       'installations.id as installation_id', 'installations.permissions as installation_permissions',
     ])
     .where('app_webhooks.active', '=', 1)
-    .where('app_webhooks.url', 'is not', null);
+    .where('app_webhooks.url', 'is not', null)
+    // Nothing is delivered for a suspended installation.
+    .where('installations.suspended_at', 'is', null);
   if ('repositoryId' in where) {
     const repositoryId = where.repositoryId;
     query = query

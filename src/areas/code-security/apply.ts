@@ -1,6 +1,7 @@
 // The background half of attach and update: each repository waiting on a configuration gets the
 // configuration's effective settings (free features only when no license covers a private or
 // internal repository), then its attachment turns `attached`, `enforced` or `failed`.
+import { RETRIES } from '../../jobs/queue.ts';
 import type { Executor } from '../../db/index.ts';
 import { assertRepositoryWritable } from '../../core/callers/access.ts';
 import type { Context } from '../../platform/context.ts';
@@ -18,7 +19,7 @@ export interface ApplyJob {
 
 /** Queues the apply job of a configuration, inside the caller's transaction so it exists exactly when the attachments do. */
 export async function queueApply(ctx: Context, trx: Executor, configurationId: number): Promise<void> {
-  await ctx.queue.send<ApplyJob>(APPLY_QUEUE, { configurationId }, { transaction: trx, retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
+  await ctx.queue.send<ApplyJob>(APPLY_QUEUE, { configurationId }, { transaction: trx, ...RETRIES });
 }
 
 const BATCH = 100;
@@ -32,7 +33,7 @@ export function registerApplyWorker(ctx: Context): void {
     const before = new Date(ctx.clock.nowMs() - STALE_SECONDS * 1000).toISOString();
     for (const configurationId of await store.staleConfigurationIds(ctx.db.kysely, before)) {
       // One resumed job per configuration at a time, however many processes run the sweep.
-      await ctx.queue.send<ApplyJob>(APPLY_QUEUE, { configurationId }, { singletonKey: `resume-${configurationId}`, retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
+      await ctx.queue.send<ApplyJob>(APPLY_QUEUE, { configurationId }, { singletonKey: `resume-${configurationId}`, ...RETRIES });
     }
   });
 }

@@ -10,5 +10,9 @@ export const codeSecurity: Area = {
   admin: codeSecurityAdminRoutes,
   workers: registerApplyWorker,
   seed: { licenses: seedLicenses },
-  onRepositoryCreated: (ctx, repository) => new CodeSecurityService(ctx).attachDefault(repository),
+  async onActivity(ctx, trx, activity) {
+    // In the dispatch that consumes the creation, exactly once: a crash after the repository
+    // committed leaves the activity's job, which attaches the configuration when it runs again.
+    if (activity.name === 'repository.created') await new CodeSecurityService(ctx).attachDefault(trx, activity.repository_id!);
+  },
 };

@@ -8,7 +8,7 @@ import { enterpriseOrganizationIds, findAccount, findAccountById, findEnterprise
 import { notAccessible, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository, callerRepositoryPermissions } from '../../core/callers/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
-import { findRepository } from '../../core/repositories/store.ts';
+import { findRepository, findRepositoryById } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import { decodeCursor, DEFAULT_PAGES, encodeCursor, pageParams } from '../../platform/pagination.ts';
 import type { Principal } from '../../core/callers/principal.ts';
@@ -416,22 +416,23 @@ export class CodeSecurityService extends Service {
    * A repository created in an organization gets the default configuration for its visibility:
    * the organization's own, otherwise its enterprise's.
    */
-  async attachDefault(repository: RepositoryRow): Promise<void> {
-    const owner = await findAccountById(this.db, repository.owner_id);
+  async attachDefault(trx: Executor, repositoryId: number): Promise<void> {
+    const repository = await findRepositoryById(trx, repositoryId);
+    if (!repository) return;
+    const owner = await findAccountById(trx, repository.owner_id);
     if (owner?.type !== 'Organization') return;
     const repositoryType: store.RepositoryType = repository.visibility === 'public' ? 'public' : 'private_and_internal';
-    const scope = { type: 'organization', org: { id: owner.id }, enterpriseId: await organizationEnterpriseId(this.db, owner.id) } as const;
-    const configurationId = (await this.effectiveDefaults(scope)).get(repositoryType);
+    const scope = { type: 'organization', org: { id: owner.id }, enterpriseId: await organizationEnterpriseId(trx, owner.id) } as const;
+    const configurationId = (await this.effectiveDefaults(scope, trx)).get(repositoryType);
     if (configurationId === undefined) return;
-    await this.db.transaction().execute(async (trx) => {
-      if (!(await store.lockConfiguration(trx, configurationId, this.postgres))) return;
-      await store.attachRepositories(trx, configurationId, [repository.id], 'attaching', this.now());
-      await queueApply(this.ctx, trx, configurationId);
-    });
+    if (!(await store.lockConfiguration(trx, configurationId, this.postgres))) return;
+    await store.attachRepositories(trx, configurationId, [repository.id], 'attaching', this.now());
+    await queueApply(this.ctx, trx, configurationId);
   }
 
   private async effectiveDefaults(
     scope: { type: 'organization'; org: { id: number }; enterpriseId: number | null } | (Scope & { type: 'enterprise' }),
+    db: Executor = this.db,
   ): Promise<Map<store.RepositoryType, number>> {
     const slots = new Map<store.RepositoryType, number>();
     const fill = (rows: { repository_type: string; configuration_id: number }[]) => {
@@ -441,11 +442,11 @@ export class CodeSecurityService extends Service {
       }
     };
     if (scope.type === 'enterprise') {
-      fill(await store.defaultsOf(this.db, 'enterprise', scope.enterprise.id));
+      fill(await store.defaultsOf(db, 'enterprise', scope.enterprise.id));
       return slots;
     }
-    fill(await store.defaultsOf(this.db, 'organization', scope.org.id));
-    if (scope.enterpriseId !== null) fill(await store.defaultsOf(this.db, 'enterprise', scope.enterpriseId));
+    fill(await store.defaultsOf(db, 'organization', scope.org.id));
+    if (scope.enterpriseId !== null) fill(await store.defaultsOf(db, 'enterprise', scope.enterpriseId));
     return slots;
   }
 

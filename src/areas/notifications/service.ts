@@ -16,8 +16,9 @@
 //   team review requests or watching).
 // - Opening, commenting and state changes reach subscribers and watchers; an assignment or a review
 //   request reaches only the assignee or the requested reviewers.
+import { RETRIES } from '../../jobs/queue.ts';
 import { createHash } from 'node:crypto';
-import type { ActivityRow } from '../../activity/outbox.ts';
+import type { Activity } from '../../core/activities.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AccessChange } from '../../core/area.ts';
 import { userRepositoryPermissions } from '../../core/callers/access.ts';
@@ -59,7 +60,6 @@ export const MARK_READ_QUEUE = 'notifications.mark-read';
 const MARK_READ_BATCH = { sqlite: 2_000, postgres: 10_000 } as const;
 export const MARK_READ_MESSAGE = "Unread notifications couldn't be marked in a single request. Notifications are being marked as read in the background.";
 
-const ISSUE_EVENTS = new Set(['issues', 'pull_request', 'issue_comment']);
 
 const rank = (reason: Reason) => {
   const index = PRECEDENCE.indexOf(reason);
@@ -71,17 +71,6 @@ const mostDirect = (reasons: readonly Reason[]) => [...reasons].sort((a, b) => r
 interface Claim {
   reason: Reason;
   direct: boolean;
-}
-
-interface ActivityPayload {
-  mentioned_user_ids?: number[];
-  mentioned_team_ids?: number[];
-  assignee_ids?: number[];
-  requested_reviewer_ids?: number[];
-  requested_team_ids?: number[];
-  assignee_id?: number;
-  requested_reviewer_id?: number;
-  requested_team_id?: number;
 }
 
 export interface ListOptions {
@@ -123,8 +112,6 @@ function storedTime(value: string, resource: string, field: string): string {
   return new Date(ms).toISOString();
 }
 
-const ids = (values: unknown): number[] => (Array.isArray(values) ? values.filter((v): v is number => Number.isInteger(v)) : []);
-
 export class NotificationService extends Service {
   /** Shared by every service of this server: the repositories' JSON is kept across requests. */
   private get pages(): ThreadPageWriter {
@@ -138,13 +125,12 @@ export class NotificationService extends Service {
 
   // --- Fan-out ------------------------------------------------------------------------------------
 
-  async onActivity(trx: Executor, row: ActivityRow): Promise<void> {
-    if (!ISSUE_EVENTS.has(row.event) || row.issue_id === null || row.actor_id === null) return;
+  async onActivity(trx: Executor, row: Activity): Promise<void> {
+    if (row.name === null || row.issue_id === null || row.actor_id === null) return;
     const issue = await findIssueById(trx, row.issue_id);
     if (!issue) return;
     const repository = await findRepositoryById(trx, issue.repository_id);
     if (!repository) return;
-    const payload = JSON.parse(row.payload) as ActivityPayload;
     const actorId = row.actor_id;
 
     const claims = new Map<number, Claim[]>();
@@ -154,36 +140,43 @@ export class NotificationService extends Service {
     /** What the actor's own participation is (it subscribes them), and whether the row reaches followers. */
     let actorReason: Reason | null = null;
     let followers = false;
-    const action = `${row.event === 'issue_comment' ? 'comment.' : ''}${row.action}`;
-    switch (action) {
-      case 'opened':
+    let mentions = { mentioned_user_ids: [] as number[], mentioned_team_ids: [] as number[] };
+    switch (row.name) {
+      case 'issues.opened':
+      case 'pull_request.opened':
         actorReason = 'author';
         followers = true;
-        claim(ids(payload.assignee_ids), 'assign', true);
-        claim(ids(payload.requested_reviewer_ids), 'review_requested', true);
-        claim(await store.teamMembers(trx, ids(payload.requested_team_ids)), 'review_requested', false);
+        mentions = row.payload;
+        claim(row.payload.assignee_ids, 'assign', true);
+        claim(row.payload.requested_reviewer_ids, 'review_requested', true);
+        claim(await store.teamMembers(trx, row.payload.requested_team_ids), 'review_requested', false);
         break;
-      case 'comment.created':
+      case 'issue_comment.created':
         actorReason = 'comment';
         followers = true;
+        mentions = row.payload;
         break;
-      case 'closed':
-      case 'reopened':
+      case 'issues.closed':
+      case 'issues.reopened':
+      case 'pull_request.closed':
+      case 'pull_request.reopened':
         actorReason = 'state_change';
         followers = true;
         break;
-      case 'assigned':
-        claim(ids([payload.assignee_id]), 'assign', true);
+      case 'issues.assigned':
+      case 'pull_request.assigned':
+        claim([row.payload.assignee_id], 'assign', true);
         break;
-      case 'review_requested':
-        claim(ids([payload.requested_reviewer_id]), 'review_requested', true);
-        claim(await store.teamMembers(trx, ids([payload.requested_team_id])), 'review_requested', false);
+      case 'issues.review_requested':
+      case 'pull_request.review_requested':
+        if ('requested_reviewer_id' in row.payload) claim([row.payload.requested_reviewer_id], 'review_requested', true);
+        else claim(await store.teamMembers(trx, [row.payload.requested_team_id]), 'review_requested', false);
         break;
       default:
         return;
     }
-    claim(await store.teamMembers(trx, ids(payload.mentioned_team_ids)), 'team_mention', false);
-    claim(ids(payload.mentioned_user_ids), 'mention', true);
+    claim(await store.teamMembers(trx, mentions.mentioned_team_ids), 'team_mention', false);
+    claim(mentions.mentioned_user_ids, 'mention', true);
 
     const now = this.now();
     const subjectId = await store.upsertSubject(trx, {
@@ -413,7 +406,7 @@ export class NotificationService extends Service {
     const hidden = await store.hiddenRepositoryIds(this.db, userId);
     if (await store.coversMoreThan(this.db, selection, hidden, threshold)) {
       const job: MarkReadJob = { ...selection, readAt };
-      await this.ctx.queue.send(MARK_READ_QUEUE, job, { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
+      await this.ctx.queue.send(MARK_READ_QUEUE, job, RETRIES);
       return 'queued';
     }
     await this.db.transaction().execute(async (trx) => {

@@ -1,5 +1,6 @@
 // The public reads of accounts: GET /user, /users/{username}, /users/{username}/orgs, /orgs/{org},
 // /orgs/{org}/teams/{team_slug}.
+import { accountAdminRoutes } from './admin-routes.ts';
 import { Type } from 'typebox';
 import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
 import type { UserPrincipal } from '../callers/principal.ts';
@@ -76,4 +77,4 @@ function accountRoutes(app: Api, ctx: Context): void {
   }, async (request) => service.team(request.principal, request.params.org, request.params.team_slug));
 }
 
-export const accounts: Area = { name: 'accounts', routes: accountRoutes };
+export const accounts: Area = { name: 'accounts', routes: accountRoutes, admin: accountAdminRoutes };

@@ -247,3 +247,8 @@ export async function memberOrganizationIds(db: Executor, userId: number, orgIds
     .execute();
   return new Set(rows.map((r) => r.org_id));
 }
+
+/** Sets or clears a user's suspension. */
+export async function setSuspended(db: Executor, userId: number, values: { suspended_at: string | null; suspended_reason: string | null; updated_at: string }): Promise<void> {
+  await db.updateTable('users').set(values).where('id', '=', userId).execute();
+}

@@ -65,7 +65,7 @@ export const Installation = Type.Object({
   created_at: Type.String(),
   updated_at: Type.String(),
   single_file_name: Type.Null(),
-  suspended_at: Type.Null(),
+  suspended_at: Type.Union([Type.String(), Type.Null()]),
   suspended_by: Type.Null(),
 });
 export type Installation = Static<typeof Installation>;
@@ -95,7 +95,7 @@ export function installationRepresentation(
     created_at: isoSeconds(installation.created_at),
     updated_at: isoSeconds(installation.updated_at),
     single_file_name: null,
-    suspended_at: null,
+    suspended_at: installation.suspended_at && isoSeconds(installation.suspended_at),
     suspended_by: null,
   };
 }

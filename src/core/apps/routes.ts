@@ -13,6 +13,8 @@ import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts
 import { FullRepository } from '../repositories/representations.ts';
 import { App, Installation } from './representations.ts';
 import { AppService } from './service.ts';
+import { installationAdminRoutes } from './admin-routes.ts';
+import { INSTALLATION_LIFECYCLE, InstallationWrites } from './writes.ts';
 
 const jwt: AccessRule = { credentials: ['jwt'] };
 const installationToken: AccessRule = { credentials: ['installation'] };
@@ -150,6 +152,22 @@ export function appRoutes(app: Api, ctx: Context): void {
     await service.revoke(callingInstallation(request));
     return reply.code(204).send(null);
   });
+
+  // An installation's lifecycle, by its app (src/core/apps/writes.ts).
+  const writes = new InstallationWrites(ctx);
+  const InstallationParams = Type.Object({ installation_id: RowId('The installation id') });
+  for (const { method, path, summary, action } of INSTALLATION_LIFECYCLE) {
+    app.route({
+      method,
+      url: `/app/installations/:installation_id${path}`,
+      config: { access: jwt },
+      schema: { summary, tags, security, params: InstallationParams, response: { 204: Type.Null(), ...refused, 404: ErrorBody, 422: ValidationErrorBody } },
+      handler: async (request, reply) => {
+        await writes[action](callingApp(request), request.params.installation_id);
+        return reply.code(204).send(null);
+      },
+    });
+  }
 }
 
-export const apps: Area = { name: 'apps', routes: appRoutes };
+export const apps: Area = { name: 'apps', routes: appRoutes, admin: installationAdminRoutes };

@@ -58,6 +58,8 @@ export async function installationGrantOn(db: Executor, appId: number, accountId
     .select(['id', 'repository_selection', 'permissions'])
     .where('app_id', '=', appId)
     .where('account_id', '=', accountId)
+    // A suspended installation grants its app's user tokens nothing.
+    .where('suspended_at', 'is', null)
     .executeTakeFirst();
 }
 
@@ -259,4 +261,24 @@ export async function listApps(db: Executor, page: { limit: number; offset: numb
     .execute();
   const count = await db.selectFrom('apps').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return { rows, total: Number(count.n) };
+}
+
+/**
+ * Sets (a time) or clears (null) an installation's suspension; whether it changed (two at once: one
+ * changes it, the other finds nothing to do).
+ */
+export async function setInstallationSuspended(db: Executor, installationId: number, suspendedAt: string | null, now: string): Promise<boolean> {
+  const changed = await db
+    .updateTable('installations')
+    .set({ suspended_at: suspendedAt, updated_at: now })
+    .where('id', '=', installationId)
+    .where('suspended_at', suspendedAt === null ? 'is not' : 'is', null)
+    .executeTakeFirst();
+  return Number(changed.numUpdatedRows) > 0;
+}
+
+/** Deletes an installation: its repositories and tokens go with it (the foreign keys cascade); whether it was there. */
+export async function deleteInstallation(db: Executor, installationId: number): Promise<boolean> {
+  const deleted = await db.deleteFrom('installations').where('id', '=', installationId).executeTakeFirst();
+  return Number(deleted.numDeletedRows) > 0;
 }

@@ -8,7 +8,7 @@ import { findAppBy, findAppByClientId, installationGrantOn, type AppRow } from '
 import { findTokenByHash } from './token-store.ts';
 import type { AccessRule } from './access.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { ApiError, badCredentials } from '../../platform/errors.ts';
+import { accountSuspended, ApiError, badCredentials, installationSuspended } from '../../platform/errors.ts';
 import { hashSecret, secretMatches, tokenKindOf, type TokenKind } from '../../platform/tokens.ts';
 import { isRowId, isStorableText } from '../../platform/schemas.ts';
 
@@ -119,6 +119,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
   };
   if (kind === 'installation') {
     if (row.installation_id === null || row.app_id === null || row.account_id === null || row.app_permissions === null) throw badCredentials();
+    if (row.installation_suspended_at !== null) throw installationSuspended();
     const accountId = row.account_id;
     const permissions = intersectPermissions(parsePermissions(row.installation_permissions), parsePermissions(row.app_permissions), own);
     return {
@@ -127,6 +128,8 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
     };
   }
   if (row.user_id === null || row.login === null) throw badCredentials();
+  // Checked before the token is resolved further: a suspended user's credentials stop at once.
+  if (row.suspended_at !== null) throw accountSuspended();
   const user: UserRow = {
     id: row.user_id,
     login: row.login,
@@ -137,6 +140,8 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
     site_admin: row.site_admin!,
     created_at: row.created_at!,
     updated_at: row.updated_at!,
+    suspended_at: null,
+    suspended_reason: null,
   };
   const resourceOwnerId = row.resource_owner_id;
   const base = { type: 'user' as const, kind, user, scopes: json<string[]>(row.scopes), appId: row.app_id, resourceOwnerId, ...facts };

@@ -79,9 +79,10 @@ const tokenByHashQuery = reusableQuery('token_by_hash', (db, hashedToken: string
       'tokens.id', 'tokens.kind', 'tokens.user_id', 'tokens.app_id', 'tokens.installation_id', 'tokens.scopes',
       'tokens.permissions', 'tokens.resource_owner_id', 'tokens.repository_selection', 'tokens.repository_ids',
       'tokens.expires_at', 'installations.account_id', 'installations.permissions as installation_permissions',
+      'installations.suspended_at as installation_suspended_at',
       'apps.permissions as app_permissions',
       'users.login', 'users.login_lower', 'users.type', 'users.name', 'users.email', 'users.site_admin',
-      'users.created_at', 'users.updated_at',
+      'users.created_at', 'users.updated_at', 'users.suspended_at', 'users.suspended_reason',
     ])
     .where('tokens.hashed_token', '=', hashedToken),
 );

@@ -2,24 +2,7 @@
 // change state (close, reopen, merge), assign, request reviews. Each write stores its change (the
 // issue tables and its timeline events) and its outbox rows in ONE transaction.
 //
-// Outbox rows (src/activity/outbox.ts), one per webhook event the platform would send, in the order
-// the platform sends them. `event` is `issues` for an issue and `pull_request` for a pull request,
-// except comments (`issue_comment` for both). Every row has `repository_id`, `issue_id` and
-// `actor_id` (the user who acted); `account_id` is null. `payload` (JSON) always has `number` and
-// `pull_request` (boolean), plus:
-//   opened                  mentioned_user_ids, mentioned_team_ids, assignee_ids,
-//                           requested_reviewer_ids, requested_team_ids (all integer arrays)
-//   closed / reopened       state (`closed` or `open`); pull requests also `merged` (boolean: a
-//                           merge is `pull_request` `closed` with merged true)
-//   assigned / unassigned   assignee_id
-//   review_requested /      requested_reviewer_id or requested_team_id (one per row)
-//   review_request_removed
-//   issue_comment created   `comment_id` set on the row; payload mentioned_user_ids, mentioned_team_ids
-// Mentions are those of the opened body or the comment body; ids are of existing users and teams,
-// whether or not they can read the repository (consumers decide who may see what).
-// Every row's payload also has `snapshot`: the subject as the write left it (src/core/issues/snapshot.ts),
-// rendered in the same transaction once all of the write's changes are applied, so the rows of one
-// write (a close and an assignment in one PATCH) show the same subject.
+// The outbox rows each write records, and their payloads: src/core/issues/activities.ts.
 import type { Executor } from '../../db/index.ts';
 import { assertRepositoryWritable } from '../callers/access.ts';
 import type { Context } from '../../platform/context.ts';
@@ -29,11 +12,15 @@ import { findRepository, repositoryForWrite } from '../repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { parseMentions } from '../../activity/mentions.ts';
-import { recordActivity, type ActivityInput } from '../../activity/outbox.ts';
+import { recordActivity, type ActivityRecorder } from '../../activity/outbox.ts';
+import type { IssueActions, IssueActivities, IssueActivityFacts } from './activities.ts';
 import { subjectSnapshot } from './snapshot.ts';
 import * as store from './store.ts';
 import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
 import * as accounts from '../accounts/store.ts';
+
+
+const recordIssueActivity: ActivityRecorder<IssueActivities> = recordActivity;
 
 export interface CreateIssueInput {
   author: string;
@@ -148,9 +135,8 @@ export class ActivityService {
       await store.insertEvents(trx, mentioned.userIds.map((id) => this.event(issue, author, 'mentioned', { user: id })));
       const facts = await store.loadCommentFacts(trx, comment.id);
       const snapshot = subjectSnapshot(this.ctx.urls, 'issue_comment', await store.loadIssueFacts(trx, issue.id), facts);
-      await recordActivity(this.ctx, trx, {
-        event: 'issue_comment',
-        action: 'created',
+      await recordIssueActivity(this.ctx, trx, {
+        name: 'issue_comment.created',
         repository_id: repository.id,
         actor_id: author.id,
         issue_id: issue.id,
@@ -216,7 +202,7 @@ export class ActivityService {
       ]);
       // Rows in the platform's order: the state change first, then assignments, then review requests.
       const facts = await store.loadIssueFacts(trx, issue.id);
-      const record = (action: string, payload: Record<string, unknown>) => this.record(trx, issue, actor, facts, action, payload);
+      const record = <A extends keyof IssueActions>(action: A, payload: Omit<IssueActions[A], keyof IssueActivityFacts>) => this.record(trx, issue, actor, facts, action, payload);
       if (transition) await record(transition.action, { state: transition.state, ...(isPullRequest ? { merged: transition.merged } : {}) });
       for (const id of assigned) await record('assigned', { assignee_id: id });
       for (const id of unassigned) await record('unassigned', { assignee_id: id });
@@ -238,8 +224,8 @@ export class ActivityService {
       if (merged) return null;
       if (issue.state === 'closed') throw invalidField('PullRequest', 'state', 'a closed pull request cannot be merged; reopen it first');
       return {
-        action: 'closed',
-        state: 'closed',
+        action: 'closed' as const,
+        state: 'closed' as const,
         merged: true,
         events: ['merged', 'closed'],
         values: (now: string) => ({ state: 'closed', state_reason: null, closed_at: now, merged_at: now }),
@@ -248,8 +234,8 @@ export class ActivityService {
     if (state === issue.state) return null;
     if (state === 'closed') {
       return {
-        action: 'closed',
-        state: 'closed',
+        action: 'closed' as const,
+        state: 'closed' as const,
         merged: false,
         events: ['closed'],
         values: (now: string) => ({ state: 'closed', state_reason: isPullRequest ? null : 'completed', closed_at: now }),
@@ -257,8 +243,8 @@ export class ActivityService {
     }
     if (merged) throw invalidField('PullRequest', 'state', 'a merged pull request cannot be reopened');
     return {
-      action: 'reopened',
-      state: 'open',
+      action: 'reopened' as const,
+      state: 'open' as const,
       merged: false,
       events: ['reopened'],
       values: () => ({ state: 'open', state_reason: isPullRequest ? null : 'reopened', closed_at: null }),
@@ -266,17 +252,11 @@ export class ActivityService {
   }
 
   /** Records an `issues` or `pull_request` row; `facts` are the subject once the write's changes are applied. */
-  private async record(trx: Executor, issue: IssueRow, actor: UserRow, facts: IssueFacts, action: string, payload: Record<string, unknown>): Promise<void> {
+  private async record<A extends keyof IssueActions>(trx: Executor, issue: IssueRow, actor: UserRow, facts: IssueFacts, action: A, payload: Omit<IssueActions[A], keyof IssueActivityFacts>): Promise<void> {
     const event = issue.is_pull_request ? 'pull_request' : 'issues';
-    const input: ActivityInput = {
-      event,
-      action,
-      repository_id: issue.repository_id,
-      actor_id: actor.id,
-      issue_id: issue.id,
-      payload: { number: issue.number, pull_request: Boolean(issue.is_pull_request), ...payload, snapshot: subjectSnapshot(this.ctx.urls, event, facts) },
-    };
-    await recordActivity(this.ctx, trx, input);
+    const full = { number: issue.number, pull_request: Boolean(issue.is_pull_request), ...payload, snapshot: subjectSnapshot(this.ctx.urls, event, facts) };
+    // TypeScript does not follow `A` through the name built from it; the callers' `A` ties action and payload.
+    await recordIssueActivity(this.ctx, trx, { name: `${event}.${action}`, repository_id: issue.repository_id, actor_id: actor.id, issue_id: issue.id, payload: full as IssueActivities[`${typeof event}.${A}`] });
   }
 
   private event(issue: IssueRow, actor: UserRow, event: string, subject: { user?: number; team?: number }) {

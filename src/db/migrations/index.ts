@@ -13,6 +13,8 @@ import * as repositoryAccess from './0011_repository_access.ts';
 import * as issueNumbers from './0012_issue_numbers.ts';
 import * as jobGroups from './0013_job_groups.ts';
 import * as versions from './0014_versions.ts';
+import * as activityNames from './0015_activity_names.ts';
+import * as lifecycle from './0016_lifecycle.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -28,4 +30,6 @@ export const migrations: Record<string, Migration> = {
   '0012_issue_numbers': issueNumbers,
   '0013_job_groups': jobGroups,
   '0014_versions': versions,
+  '0015_activity_names': activityNames,
+  '0016_lifecycle': lifecycle,
 };

@@ -1,0 +1,29 @@
+// The operator surface's installation lifecycle (spec/admin-api.md "Lifecycle"): as the app's own
+// PUT / DELETE /app/installations/{id}/suspended and DELETE /app/installations/{id}.
+import { Type } from 'typebox';
+import type { Api, Context } from '../../platform/context.ts';
+import { notFound } from '../../platform/errors.ts';
+import { RowId } from '../../platform/schemas.ts';
+import { findApp } from './store.ts';
+import { INSTALLATION_LIFECYCLE, InstallationWrites } from './writes.ts';
+
+const hidden = { hide: true, tags: ['admin'] } as const;
+const Params = Type.Object({ app_slug: Type.String(), installation_id: RowId('The installation id') });
+
+export function installationAdminRoutes(app: Api, ctx: Context): void {
+  const writes = new InstallationWrites(ctx);
+  for (const { method, path, summary, action } of INSTALLATION_LIFECYCLE) {
+    app.route({
+      method,
+      url: `/_admin/apps/:app_slug/installations/:installation_id${path}`,
+      config: { admin: true },
+      schema: { ...hidden, summary, params: Params },
+      handler: async (request, reply) => {
+        const found = await findApp(ctx.db.kysely, request.params.app_slug);
+        if (!found) throw notFound(`App not found: ${request.params.app_slug}`);
+        await writes[action](found, request.params.installation_id);
+        return reply.code(204).send();
+      },
+    });
+  }
+}
