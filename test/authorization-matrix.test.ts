@@ -192,6 +192,12 @@ const freshOrgConfiguration = async () => (await api('POST', ORG_CS, { name: `th
 const freshEnterpriseConfiguration = async () => (await api('POST', ENT_CS, { name: `throwaway ${++counter}` })).id as number;
 const freshIssueType = async () => (await api('POST', '/orgs/acme/issue-types', { name: `Throwaway ${++counter}`, is_enabled: true })).id as number;
 const freshAppUserToken = async (login: string) => appUserToken(server, matrixApp, login);
+/** A new installation of matrix-app, on a new user (for the operations that suspend or delete it). */
+async function freshInstallation(): Promise<number> {
+  const login = `holder${++counter}`;
+  await server.admin('POST', '/users', { login });
+  return install(server, matrixApp, login);
+}
 
 /** A new installation token of an installation (for operations that revoke the calling token). */
 const freshInstallationToken = async (caller: Column) =>
@@ -310,6 +316,23 @@ const MATRIX: Row[] = [
   row('GET /app/installations/{installation_id}', '', at(() => `/app/installations/${ids.matrixInstallation}`),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
   row('GET /app/installations/{installation_id}', '', at(() => `/app/installations/${ids.narrowInstallation}`),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     404,  401,    403,     403,     403], 'another app\'s installation'),
+  // Suspending, unsuspending and deleting an installation: the app's JWT only, on a new installation
+  // of matrix-app for each caller (the operation changes its target); another app's is a 404.
+  row('PUT /app/installations/{installation_id}/suspended', '', throwaway(async () => ({ path: `/app/installations/${await freshInstallation()}/suspended` })),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
+  row('PUT /app/installations/{installation_id}/suspended', '', at(() => `/app/installations/${ids.narrowInstallation}/suspended`),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     404,  401,    403,     403,     403], 'another app\'s installation'),
+  row('DELETE /app/installations/{installation_id}/suspended', '', throwaway(async () => {
+    const installation = await freshInstallation();
+    const suspended = await server.api('PUT', `/app/installations/${installation}/suspended`, { authorization: `Bearer ${await appJwt(server, matrixApp)}` });
+    assert.equal(suspended.status, 204);
+    return { path: `/app/installations/${installation}/suspended` };
+  }),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
+  row('DELETE /app/installations/{installation_id}', '', throwaway(async () => ({ path: `/app/installations/${await freshInstallation()}` })),
+    [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
+  row('DELETE /app/installations/{installation_id}', '', at(() => `/app/installations/${ids.narrowInstallation}`),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     404,  401,    403,     403,     403], 'another app\'s installation'),
   row('GET /repos/{owner}/{repo}/installation', '', at(() => '/repos/acme/secret/installation'),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
