@@ -35,7 +35,7 @@ import { apps } from './core/apps/routes.ts';
 import { callers } from './core/callers/routes.ts';
 import { repositories } from './core/repositories/routes.ts';
 import { installCors } from './platform/cors.ts';
-import { installConventions } from './platform/http.ts';
+import { installConventions, type ConventionOptions } from './platform/http.ts';
 import { installOperationIds } from './platform/openapi.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter, SWEEP_SECONDS } from './platform/rate-limit.ts';
@@ -91,7 +91,7 @@ export interface Server {
 
 export async function createServer(
   config: Config,
-  options: { logger?: boolean | object; logStream?: { write(line: string): void } } = {},
+  options: { logger?: boolean | object; logStream?: { write(line: string): void } } & ConventionOptions = {},
 ): Promise<Server> {
   const app = Fastify({
     logger: options.logger ?? {
@@ -194,7 +194,7 @@ export async function createServer(
   installOperationIds(app);
 
   installCors(app, config.corsOrigins);
-  installConventions(app, ctx);
+  installConventions(app, ctx, { compileSchemas: options.compileSchemas });
   installCallers(app, ctx);
   installFaults(app, ctx);
   installMetrics(app, ctx);

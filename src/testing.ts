@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from './app.ts';
 import { loadConfig } from './config.ts';
+import { copyMigratedTemplate } from './db/template.ts';
 
 export interface StartOptions {
   /** Load the demo data (users mona, hubot, octo; org acme; demo-app; fixed tokens). Default false. */
@@ -74,7 +75,10 @@ export async function startCodehost(options: StartOptions = {}): Promise<Codehos
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
     ...options.env,
   });
-  const server = await createServer(config);
+  // SQLite: a copy of a migrated template instead of running every migration (src/db/template.ts).
+  if (!config.databaseUrl) await copyMigratedTemplate(join(dataDir, 'codehost.db'));
+  // Compiled as requests need them: a test uses a few of the routes (docs/performance.md).
+  const server = await createServer(config, { compileSchemas: 'on first use' });
   let url: string;
   try {
     url = await server.listen();

@@ -2,7 +2,7 @@
 // seed; named snapshots saved, listed, restored in place while requests run, deleted; the test clock
 // within what the databases hold; all of it 404 in production mode.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
@@ -126,6 +126,33 @@ describe('reset and snapshots', () => {
     await server.admin('POST', '/reset', {});
     await server.admin('POST', '/snapshots/three-issues/restore', {});
     assert.equal((await server.api('GET', '/users/mona')).status, 200);
+  });
+
+  test('a restore copies back only the git data that changed since the snapshot was saved or restored', async () => {
+    const dataDir = server.server.ctx.config.dataDir;
+    const gitOf = (id: number) => join(dataDir, 'git', `${id}.git`);
+    await server.admin('POST', '/reset', { to: 'demo' });
+    const head = join(gitOf((await server.admin('GET', '/repos/acme/widgets')).id), 'HEAD');
+    const original = readFileSync(head, 'utf8');
+    // Unchanged: left as it is (the same file).
+    const inode = statSync(head).ino;
+    await server.admin('POST', '/reset', { to: 'demo' });
+    assert.equal(statSync(head).ino, inode);
+    // A file rewritten, a repository's git data added: both put back as the demo had them.
+    writeFileSync(head, 'ref: refs/heads/elsewhere\n');
+    const added = await server.admin('POST', '/repos', { owner: 'mona', name: 'added', init_git: true });
+    assert.equal(existsSync(gitOf(added.id)), true);
+    await server.admin('POST', '/reset', { to: 'demo' });
+    assert.equal(readFileSync(head, 'utf8'), original);
+    assert.equal(existsSync(gitOf(added.id)), false);
+    // A snapshot deleted and saved again under its name holds the new files.
+    await server.admin('POST', '/snapshots', { name: 'files' });
+    const second = await server.admin('POST', '/repos', { owner: 'mona', name: 'second', init_git: true });
+    await server.admin('DELETE', '/snapshots/files');
+    await server.admin('POST', '/snapshots', { name: 'files' });
+    await server.admin('POST', '/snapshots/files/restore', {});
+    assert.equal(existsSync(gitOf(second.id)), true);
+    await server.admin('DELETE', '/snapshots/files');
   });
 
   test('requests in flight during restores see the state before or after, never a mix, never a 5xx', async () => {

@@ -4,7 +4,7 @@
 // rules, rate-limit leases, cached apps, the request journal). A reset or restore runs alone behind
 // the gate (src/platform/gate.ts): requests and background jobs in flight finish first, new ones wait
 // and then see the new state, so none sees a mix. All of it answers 404 in production mode.
-import { cpSync, existsSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from 'typebox';
 import { parse } from 'yaml';
@@ -36,6 +36,26 @@ const DEMO_SNAPSHOT = '.demo';
 /** The data directory's folders that are state: bare git repositories, migration archives. */
 const FILE_STATE = ['git', 'migration-archives'];
 
+/**
+ * What a folder of file state holds, as its files' names, sizes, inodes and change times: equal
+ * fingerprints, the same files (a file written or replaced gets a new change time). `absent` when
+ * there is no folder.
+ */
+function fingerprint(dir: string): string {
+  if (!existsSync(dir)) return 'absent';
+  const parts: string[] = [];
+  const walk = (at: string, prefix: string) => {
+    for (const entry of readdirSync(at, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const path = join(at, entry.name);
+      const stat = lstatSync(path, { bigint: true });
+      parts.push(`${prefix}${entry.name} ${stat.mode} ${stat.size} ${stat.ino} ${stat.mtimeNs} ${stat.ctimeNs}`);
+      if (entry.isDirectory()) walk(path, `${prefix}${entry.name}/`);
+    }
+  };
+  walk(dir, '');
+  return parts.join('\n');
+}
+
 /** What a snapshot keeps of this process's memory. */
 interface MemoryState {
   clock_offset_ms: number;
@@ -51,6 +71,12 @@ export class TestSupport {
   readonly #tables: StateTables;
   readonly #dir: string;
   #demoSaved = false;
+  /**
+   * The file state folders known to hold what a snapshot holds: the snapshot's name and the folder's
+   * fingerprint then. A restore of that snapshot leaves a folder whose fingerprint is unchanged as
+   * it is instead of copying it again (the copy was most of a reset to the demo world).
+   */
+  readonly #filesAsSaved = new Map<string, { snapshot: string; fingerprint: string }>();
 
   constructor(ctx: Context, areas: readonly Area[]) {
     this.#ctx = ctx;
@@ -69,6 +95,7 @@ export class TestSupport {
       }
       await this.#tables.empty();
       for (const dir of FILE_STATE) rmSync(join(this.#ctx.config.dataDir, dir), { recursive: true, force: true });
+      this.#filesAsSaved.clear();
       this.#setMemory({ clock_offset_ms: 0, faults: [], journal: [] });
       if (to === 'seed') await loadSeed(this.#ctx, this.#areas, seed);
       if (to === 'demo') {
@@ -103,6 +130,8 @@ export class TestSupport {
     return gateOf(this.#ctx).exclusive(async () => {
       const dropped = await this.#tables.drop(name);
       rmSync(this.#filesOf(name), { recursive: true, force: true });
+      // A snapshot made later under the same name may hold other files.
+      for (const [dir, known] of this.#filesAsSaved) if (known.snapshot === name) this.#filesAsSaved.delete(dir);
       return dropped;
     });
   }
@@ -120,6 +149,7 @@ export class TestSupport {
     for (const dir of FILE_STATE) {
       const from = join(this.#ctx.config.dataDir, dir);
       if (existsSync(from)) cpSync(from, join(files, dir), { recursive: true });
+      this.#filesAsSaved.set(dir, { snapshot: name, fingerprint: fingerprint(from) });
     }
     const memory: MemoryState = {
       clock_offset_ms: this.#ctx.clock.offset,
@@ -136,8 +166,11 @@ export class TestSupport {
     const files = this.#filesOf(name);
     for (const dir of FILE_STATE) {
       const to = join(this.#ctx.config.dataDir, dir);
+      const known = this.#filesAsSaved.get(dir);
+      if (known?.snapshot === name && known.fingerprint === fingerprint(to)) continue;
       rmSync(to, { recursive: true, force: true });
       if (existsSync(join(files, dir))) cpSync(join(files, dir), to, { recursive: true });
+      this.#filesAsSaved.set(dir, { snapshot: name, fingerprint: fingerprint(to) });
     }
     this.#setMemory(JSON.parse(meta.state) as MemoryState);
     return true;

@@ -265,7 +265,12 @@ function postgresState(kysely: Kysely<any>): StateTables {
         const savedJobs = (await sql`SELECT 1 FROM pg_tables WHERE schemaname = ${schema} AND tablename = '_jobs'`.execute(connection)).rows.length > 0;
         await atomically(connection, [
           ...deleteAll(tables),
-          ...tables.filter((table) => saved.has(table)).map((table) => `INSERT INTO public.${quote(table)} SELECT * FROM ${quote(schema)}.${quote(table)}`),
+          // Each table emptied again just before its rows go in: a trigger on a table inserted
+          // earlier (a repository's insert makes its repository_versions row) has written to it.
+          ...tables.filter((table) => saved.has(table)).flatMap((table) => [
+            `DELETE FROM public.${quote(table)}`,
+            `INSERT INTO public.${quote(table)} SELECT * FROM ${quote(schema)}.${quote(table)}`,
+          ]),
           `SELECT setval(name::regclass, last_value, is_called) FROM ${quote(schema)}._sequences`,
           ...(jobs ? ['DELETE FROM pgboss.job'] : []),
           ...(jobs && savedJobs ? [`INSERT INTO pgboss.job (${jobs}) SELECT ${jobs} FROM ${quote(schema)}._jobs`] : []),

@@ -1,0 +1,92 @@
+// What makes the testing helper start quickly keeps its behaviour: on SQLite, a copy of the migrated
+// template (src/db/template.ts) is a fully migrated database; schemas compiled on first use still
+// refuse a bad request with the platform's status and body and still serialize answers by their
+// schema; a database whose migrations differ from the code's still goes through Kysely's Migrator.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { openDatabase } from '../src/db/index.ts';
+import { migrateToLatest } from '../src/db/migrate.ts';
+import { copyMigratedTemplate, templatePath } from '../src/db/template.ts';
+import { startCodehost, type Codehost } from '../src/testing.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+
+describe('the testing helper, started quickly', () => {
+  let codehost: Codehost;
+  let database: TestDatabase;
+  before(async () => {
+    database = await createTestDatabase();
+    codehost = await startCodehost({ databaseUrl: database.databaseUrl ?? undefined });
+  });
+  after(async () => {
+    await codehost.stop();
+    await database.drop();
+  });
+
+  test('schemas compiled on first use: a bad body is 422, a bad path id 404, an answer serialized by its schema', async () => {
+    const bad = await fetch(`${codehost.url}/_admin/users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${codehost.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ login: 5 }),
+    });
+    assert.equal(bad.status, 422);
+    const body = (await bad.json()) as any;
+    assert.equal(body.message, 'Validation Failed');
+    assert.equal(body.errors[0].field, 'login');
+    // The same route again, now compiled: the same answer.
+    const again = await fetch(`${codehost.url}/_admin/users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${codehost.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({}),
+    });
+    assert.equal(again.status, 422);
+    assert.equal(((await again.json()) as any).errors[0].code, 'missing_field');
+
+    await codehost.admin('POST', '/users', { login: 'mona' });
+    const user = await fetch(`${codehost.apiUrl}/users/mona`);
+    assert.equal(user.status, 200);
+    const json = (await user.json()) as any;
+    assert.equal(json.login, 'mona');
+    assert.equal(json.type, 'User');
+    const issue = await fetch(`${codehost.apiUrl}/repositories/0`);
+    assert.equal(issue.status, 404);
+    assert.equal(((await issue.json()) as any).message, 'Not Found');
+  });
+
+  test('ready: the database is migrated', async () => {
+    const ready = await fetch(`${codehost.url}/readyz`);
+    assert.equal(ready.status, 200, await ready.text());
+  });
+});
+
+describe('the migrated SQLite template', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'codehost-template-test-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('a copy has every migration applied: nothing left for the Migrator', async () => {
+    await copyMigratedTemplate(join(dir, 'copy.db'));
+    assert.ok(existsSync(templatePath()));
+    const db = openDatabase({ databaseUrl: null, sqlitePath: join(dir, 'copy.db') });
+    try {
+      assert.deepEqual(await migrateToLatest(db), []);
+      // No setting (no secret key) comes with the template.
+      assert.deepEqual((await sql`SELECT * FROM settings`.execute(db.kysely)).rows, []);
+    } finally {
+      await db.close();
+    }
+  });
+
+  test('a database that recorded a migration this code does not know is still refused by the Migrator', async () => {
+    await copyMigratedTemplate(join(dir, 'newer.db'));
+    const db = openDatabase({ databaseUrl: null, sqlitePath: join(dir, 'newer.db') });
+    try {
+      await sql`INSERT INTO kysely_migration (name, timestamp) VALUES ('9999_from_the_future', '2030-01-01T00:00:00Z')`.execute(db.kysely);
+      await assert.rejects(migrateToLatest(db), /corrupted migrations|9999_from_the_future/);
+    } finally {
+      await db.close();
+    }
+  });
+});
