@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  ApiError, DOCUMENTATION_URL, badCredentials, badRequest, conflict, forbidden, insertUnique, invalidField,
-  isUniqueViolation, notFound, requiresAuthentication, serviceUnavailable, validationFailed,
+  ApiError, DOCUMENTATION_URL, accountSuspended, badCredentials, badRequest, conflict, forbidden, insertUnique, invalidField,
+  installationSuspended, isUniqueViolation, notFound, requiresAuthentication, serviceUnavailable, validationFailed,
 } from './errors.ts';
 
 test('ApiError: status, message, options and a body in the platform\'s order', () => {
@@ -43,6 +43,8 @@ test('the named errors: status and message of each', () => {
     [badRequest('bad'), 400, 'bad'],
     [requiresAuthentication(), 401, 'Requires authentication'],
     [badCredentials(), 401, 'Bad credentials'],
+    [accountSuspended(), 403, 'Sorry. Your account was suspended.'],
+    [installationSuspended(), 403, 'This installation has been suspended'],
   ];
   for (const [error, status, message] of cases) {
     assert.ok(error instanceof ApiError);

@@ -96,9 +96,7 @@ test('readableBy: public to all; private to the owner, organization roles, colla
   assert.deepEqual(await readers('alicepub'), USERS);
   // The billing manager's role reads no private or internal repository.
   assert.deepEqual(await readers('priv'), ['owner', 'member', 'secman']);
-  // (Whether a billing manager reads an internal repository of its organization is the holes work's
-  // rule, issue 21: not pinned here.)
-  assert.deepEqual((await readers('int')).filter((login) => login !== 'billing'), ['owner', 'member', 'secman', 'entmember']);
+  assert.deepEqual(await readers('int'), ['owner', 'member', 'secman', 'entmember']);
   assert.deepEqual(await readers('mine'), ['alice']);
   // An organization without an enterprise: internal is its members' only.
   assert.deepEqual(await readers('lonerint'), []);
