@@ -157,6 +157,7 @@ test('repositoryPage: the filter (owner, visibility, affiliation, none)', async 
   assert.deepEqual((await names(of('member', false, true), all)).listed, ['Pub', 'priv', 'int']);
   assert.deepEqual((await names(of('member', true, true), all)).listed, ['Pub', 'priv', 'int']);
   assert.deepEqual((await names(of('member', true, false), all)).listed, []);
+  assert.deepEqual((await names(of('member', false, false), all)).listed, []);
   assert.deepEqual((await names(of('collab', true, true), all)).listed, ['shared']);
   assert.deepEqual((await names(of('teamer', false, true), all)).listed, ['teamed']);
   assert.deepEqual((await names(of('billing', true, true), all)).listed, []);
