@@ -46,6 +46,8 @@ test('If-Modified-Since: unchanged when Last-Modified is not after it', () => {
   assert.equal(decide({ 'if-modified-since': EARLIER }, { 'last-modified': DATE }), false);
   assert.equal(decide({ 'if-modified-since': DATE }, {}), false);
   assert.equal(decide({ 'if-modified-since': DATE }, { 'last-modified': Date.parse(DATE) }), false);
+  // Only a Last-Modified header that is text is compared (a number would parse as a year).
+  assert.equal(decide({ 'if-modified-since': DATE }, { 'last-modified': 2026 }), false);
   assert.equal(decide({ 'if-modified-since': 'not a date' }, { 'last-modified': DATE }), false);
   assert.equal(decide({}, { 'last-modified': DATE, etag: TAG }), false);
   assert.equal(decide({}, {}), false);

@@ -167,6 +167,8 @@ test('checkRule: anonymous, credential kinds, scopes, permission sets, privateOn
   ok(scoped, installation({ permissions: { members: 'write' } }));
   refused(scoped, installation({ permissions: {} }), 403, INTEGRATION);
   ok({ ...scoped, permissions: [] }, installation());
+  ok({ credentials: ['installation', 'fine_grained'] }, installation());
+  ok({ credentials: ['installation', 'fine_grained'] }, user('fine_grained'));
   // A classic token answers to scopes, not to the permission sets; an app JWT to neither.
   ok(scoped, user('classic', { scopes: ['write:org'], permissions: {} }));
   ok(scoped, app('jwt'));
@@ -233,6 +235,7 @@ test('parseAuthorization: bearer, token and basic forms; anything else unreadabl
   bad('Bearer a b');
   bad(' Bearer abc');
   bad('Digest abc');
+  bad(`Digest ${Buffer.from('user:secret').toString('base64')}`);
   bad(basic('no-colon'));
 });
 
