@@ -358,7 +358,7 @@ async function loadSnapshots() {
     const item = element('li');
     item.append(
       `${snapshot.name} (${snapshot.created_at}, ${snapshot.bytes} bytes) `,
-      button('Restore', () => act(`Restored ${snapshot.name}`, async () => {
+      button('Restore', () => act('', async () => {
         const { took_ms } = await admin('POST', `/snapshots/${encodeURIComponent(snapshot.name)}/restore`);
         await refreshAll();
         say(`Restored ${snapshot.name} in ${took_ms} ms`);
@@ -394,7 +394,13 @@ async function refreshAll() {
   await loadFaults();
   await loadClock();
   await loadSnapshots();
-  if (deliveriesApp) await loadDeliveries(deliveriesApp).catch(() => $('#deliveries-rows').replaceChildren());
+  // The app whose deliveries were shown may be gone after a reset or restore.
+  if (deliveriesApp && [...$('#deliveries-app').options].some((option) => option.value === deliveriesApp)) await loadDeliveries(deliveriesApp);
+  else {
+    deliveriesApp = null;
+    $('#deliveries-rows').replaceChildren();
+    $('#delivery').replaceChildren();
+  }
 }
 
 function signOut(message) {
