@@ -139,6 +139,7 @@ describe('the console in Chromium', { skip }, () => {
     });
     page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
     page.on('response', async (response) => {
+      if (response.status() >= 400) seen.push(`${response.status()} ${response.request().method()} ${response.url()}: ${await response.text().catch(() => '')}`);
       try {
         bodies.push({ method: response.request().method(), url: response.url(), body: (await response.body()).toString('utf8') });
       } catch {

@@ -218,6 +218,14 @@ function postgresState(kysely: Kysely<any>): StateTables {
     const row = rows[0];
     return row ? { name: row.name, createdAt: row.created_at, state: row.state, bytes: Number(row.bytes) } : null;
   };
+  /** The state tables with triggers of their own (not the foreign keys' internal ones). */
+  const triggeredTables = async (executor: Kysely<any>) =>
+    (await sql<{ name: string }>`
+      SELECT DISTINCT c.relname AS name FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'public' AND NOT t.tgisinternal ORDER BY 1`.execute(executor)).rows
+      .map((row) => row.name)
+      .filter((name) => !KEPT.has(name) && !name.startsWith('_'));
   /** Every row of the tables gone, children before the parents they refer to. */
   const deleteAll = (tables: string[]) => [...tables].reverse().map((table) => `DELETE FROM public.${quote(table)}`);
   const schemaExists = async (executor: Kysely<any>, schema: string) =>
@@ -263,9 +271,14 @@ function postgresState(kysely: Kysely<any>): StateTables {
         const saved = new Set(await tablesOf(connection, schema));
         const jobs = await jobColumns(connection);
         const savedJobs = (await sql`SELECT 1 FROM pg_tables WHERE schemaname = ${schema} AND tablename = '_jobs'`.execute(connection)).rows.length > 0;
+        // The rows go back as saved: the tables' own triggers (repository_versions, migration 0014)
+        // would add rows the snapshot already has, so they are off while the rows are copied.
+        const triggered = await triggeredTables(connection);
         await atomically(connection, [
           ...deleteAll(tables),
+          ...triggered.map((table) => `ALTER TABLE public.${quote(table)} DISABLE TRIGGER USER`),
           ...tables.filter((table) => saved.has(table)).map((table) => `INSERT INTO public.${quote(table)} SELECT * FROM ${quote(schema)}.${quote(table)}`),
+          ...triggered.map((table) => `ALTER TABLE public.${quote(table)} ENABLE TRIGGER USER`),
           `SELECT setval(name::regclass, last_value, is_called) FROM ${quote(schema)}._sequences`,
           ...(jobs ? ['DELETE FROM pgboss.job'] : []),
           ...(jobs && savedJobs ? [`INSERT INTO pgboss.job (${jobs}) SELECT ${jobs} FROM ${quote(schema)}._jobs`] : []),
