@@ -11,6 +11,7 @@ import { installFaults } from './admin/faults.ts';
 import { installJournal } from './admin/journal.ts';
 import { installGate } from './admin/test-support.ts';
 import { adminTokenInForce, type AdminTokenInForce } from './admin/token.ts';
+import { consoleRoutes } from './console/routes.ts';
 import { appWebhooks } from './areas/app-webhooks/index.ts';
 import { appTokens } from './areas/app-tokens/index.ts';
 import { assistantMetrics } from './areas/assistant-metrics/index.ts';
@@ -239,6 +240,7 @@ export async function createServer(
   const admin = adminArea(AREAS);
   admin.admin?.(app, ctx);
   for (const area of [...CORE, ...AREAS]) area.admin?.(app, ctx);
+  consoleRoutes(app, ctx);
 
   if (config.jobs.worker) {
     registerDispatcher(ctx, AREAS);

@@ -37,7 +37,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   main: ['app', 'admin', 'config', 'db', 'platform', 'core', 'jobs'],
   // src/testing.ts: the testing helper (codehost/testing) starts the server as main.ts does.
   testing: ['app', 'config'],
-  app: ['admin', 'areas', 'core', 'activity', 'platform', 'db', 'jobs', 'config'],
+  app: ['admin', 'areas', 'console', 'core', 'activity', 'platform', 'db', 'jobs', 'config'],
+  // src/console: static files and the routes that serve them (a page over the admin API).
+  console: ['platform'],
   admin: ['core', 'activity', 'platform', 'db', 'jobs', 'config'],
   areas: ['core', 'activity', 'platform', 'db', 'jobs', 'config'],
   core: ['activity', 'platform', 'db', 'jobs', 'config'],

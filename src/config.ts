@@ -106,6 +106,8 @@ export interface Config {
   assistantMetricsSunset: string;
   /** The request journal (GET /_admin/requests): on outside production mode unless turned off; entries kept in memory. */
   journal: { enabled: boolean; entries: number };
+  /** The console page at /_console (src/console): served outside production mode unless turned off. */
+  console: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -386,6 +388,7 @@ export function loadConfig(env: Env = process.env): Config {
       enabled: bool(env, 'CODEHOST_JOURNAL', serverMode !== 'production'),
       entries: int(env, 'CODEHOST_JOURNAL_ENTRIES', 1_000, 1, 100_000),
     },
+    console: bool(env, 'CODEHOST_CONSOLE', serverMode !== 'production'),
   };
 }
 

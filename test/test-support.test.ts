@@ -155,6 +155,22 @@ describe('reset and snapshots', () => {
     await server.admin('DELETE', '/snapshots/files');
   });
 
+  test('a repository made after a snapshot: the restore puts the saved rows back, the tables\' triggers not adding their own', async () => {
+    await server.admin('POST', '/reset', {});
+    await server.admin('POST', '/users', { login: 'octo' });
+    await server.admin('POST', '/repos', { owner: 'octo', name: 'tools' });
+    await server.admin('POST', '/snapshots', { name: 'one-repository' });
+    await server.admin('POST', '/repos', { owner: 'octo', name: 'later' });
+    const restored = await server.adminRaw('POST', '/snapshots/one-repository/restore', {});
+    assert.equal(restored.status, 200, restored.text);
+    assert.equal((await server.api('GET', '/repos/octo/tools')).status, 200);
+    assert.equal((await server.api('GET', '/repos/octo/later')).status, 404);
+    // The triggers are on again: a repository made now has its version row (its representation reads it).
+    await server.admin('POST', '/repos', { owner: 'octo', name: 'after' });
+    assert.equal((await server.api('GET', '/repos/octo/after')).status, 200);
+    await server.admin('DELETE', '/snapshots/one-repository');
+  });
+
   test('requests in flight during restores see the state before or after, never a mix, never a 5xx', async () => {
     await server.admin('POST', '/reset', {});
     await server.admin('POST', '/users', { login: 'alpha' });
