@@ -38,7 +38,7 @@ async function allPages(path: string): Promise<{ items: any[]; pages: number }> 
 }
 
 describe('admin lists', () => {
-  test('users: every user and bot (not organizations), as the user create answers, paged with Link', async () => {
+  test('users: every user and bot (not organizations), as the user create answers plus the suspension, paged with Link', async () => {
     const first = await server.adminRaw('GET', '/users?per_page=2');
     assert.equal(first.status, 200);
     assert.deepEqual(first.body.map((u: any) => u.login), ['mona', 'hubot']);
@@ -50,7 +50,8 @@ describe('admin lists', () => {
     assert.deepEqual(items.map((u) => u.login), ['mona', 'hubot', 'octo', 'lisa', 'bob', 'robot']);
     const created = await server.admin('POST', '/users', { login: 'newcomer', name: 'New' });
     const listed = (await allPages('/users?per_page=100')).items.find((u) => u.login === 'newcomer');
-    assert.deepEqual(listed, created);
+    // The list adds the operator's view of the account: whether (and why) it is suspended.
+    assert.deepEqual(listed, { ...created, suspended_at: null, suspended_reason: null });
   });
 
   test('orgs and repos in their create representations', async () => {
