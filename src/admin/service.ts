@@ -20,8 +20,10 @@ import type { AccessChange, Area } from '../core/area.ts';
 import { issueToken } from '../core/callers/token-store.ts';
 import type { RepositoryRow } from '../core/repositories/representations.ts';
 import { recordRepositoryActivity } from '../core/repositories/activities.ts';
+import { repositoriesWithFacts } from '../core/repositories/facts.ts';
+import { fullRepository } from '../core/repositories/representations.ts';
 import {
-  findRepository, findRepositoryById, insertRepository, removeCollaborator, removeCollaboratorOfOwner,
+  deleteRepository, findRepository, findRepositoryById, insertRepository, installationsCovering, removeCollaborator, removeCollaboratorOfOwner,
   removeTeamRepository, setCollaborator, setGitPath, setSubscription, setTeamRepository, updateRepository,
 } from '../core/repositories/store.ts';
 import type { Context } from '../platform/context.ts';
@@ -517,6 +519,28 @@ export class AdminService extends Service {
       return row;
     });
     return { ...updated, owner: repository.owner };
+  }
+
+  /**
+   * Deletes a repository and everything in it (its rows go by the foreign keys' cascades: issues,
+   * notification threads, subscriptions, collaborators, team grants, installation selections, code
+   * security attachments) in one transaction with its `repository.deleted` activity, whose payload
+   * is built while the row still exists; its git data goes once that has committed.
+   */
+  async deleteRepository(owner: string, name: string): Promise<void> {
+    const repository = await this.requireRepository(owner, name);
+    await this.db.transaction().execute(async (trx) => {
+      const [found] = await repositoriesWithFacts(trx, [repository.id]);
+      if (!found) throw notFound(`Repository not found: ${owner}/${name}`);
+      const payload = {
+        repository: fullRepository(this.ctx.urls, found.repository, found.owner, found.facts),
+        installation_ids: await installationsCovering(trx, repository),
+      };
+      await recordRepositoryActivity(this.ctx, trx, { name: 'repository.deleted', repository_id: repository.id, account_id: repository.owner_id, payload });
+      await this.accessChanged(trx, { repositoryIds: [repository.id] });
+      await deleteRepository(trx, repository.id);
+    });
+    if (repository.git_path) await rm(join(this.ctx.config.dataDir, repository.git_path), { recursive: true, force: true });
   }
 }
 

@@ -27,6 +27,22 @@ export async function deleteRepository(db: Executor, id: number): Promise<void> 
   await db.deleteFrom('repositories').where('id', '=', id).execute();
 }
 
+/** The installations on a repository's owner that cover it (all repositories, or it selected). */
+export async function installationsCovering(db: Executor, repository: { id: number; owner_id: number }): Promise<number[]> {
+  const rows = await db
+    .selectFrom('installations')
+    .select('installations.id')
+    .where('installations.account_id', '=', repository.owner_id)
+    .where((eb) => eb.or([
+      eb('installations.repository_selection', '=', 'all'),
+      eb.exists(eb.selectFrom('installation_repositories').select('installation_repositories.repository_id')
+        .whereRef('installation_repositories.installation_id', '=', 'installations.id')
+        .where('installation_repositories.repository_id', '=', repository.id)),
+    ]))
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 export async function setGitPath(db: Executor, id: number, gitPath: string): Promise<void> {
   await db.updateTable('repositories').set({ git_path: gitPath }).where('id', '=', id).execute();
 }
