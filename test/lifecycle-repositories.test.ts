@@ -74,3 +74,114 @@ describe('deleting a repository', () => {
     assert.equal((await server.adminRaw('DELETE', '/repos/nobody/widgets')).status, 404);
   });
 });
+
+// Renaming (`name`) and transferring (`owner`) on PATCH /_admin/repos/{owner}/{repo}: one transaction
+// with `repository` `renamed` / `transferred`; the old /repos/{owner}/{repo} answers as the platform
+// does (a read 301, a write 307, to /repositories/{id}); threads and payloads name the new place.
+describe('renaming and transferring a repository', () => {
+  let server: TestServer;
+  let receiver: Receiver;
+  let bob: string;
+  let id: number;
+
+  before(async () => {
+    receiver = await new Receiver().start();
+    server = await startServer();
+    await server.admin('POST', '/users', { login: 'alice' });
+    await server.admin('POST', '/users', { login: 'bob' });
+    await server.admin('POST', '/orgs', { login: 'acme', owners: ['alice'] });
+    await server.admin('POST', '/orgs', { login: 'other', owners: ['alice'] });
+    await server.admin('POST', '/orgs/acme/teams', { slug: 'core', members: ['bob'] });
+    id = (await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets', visibility: 'private' })).id;
+    await server.admin('POST', '/repos', { owner: 'other', name: 'taken' });
+    await server.admin('PUT', '/orgs/acme/teams/core/repos/acme/widgets', { permission: 'pull' });
+    await server.admin('POST', '/apps', { slug: 'watcher', permissions: { metadata: 'read' }, events: ['repository'], webhook: { url: receiver.url('/watcher') } });
+    await server.admin('POST', '/apps/watcher/installations', { account: 'acme' });
+    await server.admin('POST', '/apps/watcher/installations', { account: 'other' });
+    await server.admin('POST', '/repos/acme/widgets/issues', { author: 'alice', title: 'Follows', assignees: ['bob'] });
+    await server.drain();
+    bob = await classicToken(server, 'bob', ['repo', 'notifications']);
+  });
+  after(async () => {
+    await server.close();
+    await receiver.stop();
+  });
+
+  test('a rename: 200 at the new place; the old name redirects; threads and payloads name the new place', async () => {
+    const renamed = await server.admin('PATCH', '/repos/acme/widgets', { name: 'gizmos' });
+    assert.equal(renamed.full_name, 'acme/gizmos');
+    assert.equal(renamed.id, id);
+    assert.equal((await server.api('GET', '/repos/acme/gizmos', { token: bob })).status, 200);
+
+    const read = await server.api('GET', '/repos/acme/widgets', { token: bob });
+    assert.equal(read.status, 301, read.text);
+    const location = `${server.apiUrl}/repositories/${id}`;
+    assert.equal(read.headers.get('location'), location);
+    assert.deepEqual(Object.keys(read.body).sort(), ['documentation_url', 'message', 'url']);
+    assert.equal(read.body.message, 'Moved Permanently');
+    assert.equal(read.body.url, location);
+    const issue = await server.api('GET', '/repos/ACME/widgets/issues/1', { token: bob });
+    assert.equal(issue.status, 301, issue.text);
+    const write = await server.api('PUT', '/repos/acme/widgets/notifications', { token: bob, body: {} });
+    assert.equal(write.status, 307, write.text);
+    assert.equal(write.headers.get('location'), location);
+
+    const byId = await server.api('GET', `/repositories/${id}`, { token: bob });
+    assert.equal(byId.status, 200, byId.text);
+    assert.equal(byId.body.full_name, 'acme/gizmos');
+    // The caller's access rules hold there: a private repository is not there for a stranger.
+    assert.equal((await server.api('GET', `/repositories/${id}`)).status, 404);
+    assert.equal((await server.api('GET', '/repositories/999999', { token: bob })).status, 404);
+    assert.equal((await server.api('GET', '/repositories/abc', { token: bob })).status, 422);
+
+    const threads = (await server.api('GET', '/notifications?all=true', { token: bob })).body;
+    assert.equal(threads[0].repository.full_name, 'acme/gizmos');
+    assert.match(threads[0].subject.url, /\/repos\/acme\/gizmos\/issues\/1$/);
+
+    await server.drain();
+    const event = receiver.on('/watcher').find((r) => r.json.action === 'renamed')!;
+    assert.equal(event.headers['x-vendor-event'], 'repository');
+    assert.equal(event.json.repository.full_name, 'acme/gizmos');
+    assert.equal(event.json.changes.repository.name.from, 'widgets');
+  });
+
+  test('a new repository that takes the old name ends the redirect', async () => {
+    await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' });
+    const read = await server.api('GET', '/repos/acme/widgets', { token: bob });
+    assert.equal(read.status, 200);
+    assert.notEqual(read.body.id, id);
+    await server.admin('DELETE', '/repos/acme/widgets');
+    assert.equal((await server.api('GET', '/repos/acme/widgets', { token: bob })).status, 404);
+  });
+
+  test('a transfer: the new owner, the old organization\'s team grants go, the old name redirects', async () => {
+    await server.admin('PUT', '/repos/acme/gizmos/collaborators/bob', { permission: 'pull' });
+    const moved = await server.admin('PATCH', '/repos/acme/gizmos', { owner: 'other' });
+    assert.equal(moved.full_name, 'other/gizmos');
+    assert.equal(moved.owner.login, 'other');
+    const teams = await server.api('GET', '/repos/other/gizmos/teams', { token: bob });
+    assert.deepEqual(teams.body, []);
+    // Collaborators stay.
+    assert.equal((await server.api('GET', '/repos/other/gizmos', { token: bob })).status, 200);
+    for (const old of ['/repos/acme/gizmos', '/repos/acme/widgets']) {
+      const read = await server.api('GET', old, { token: bob });
+      assert.equal(read.status, old === '/repos/acme/widgets' ? 404 : 301, `${old}: ${read.text}`);
+    }
+    await server.drain();
+    const event = receiver.on('/watcher').find((r) => r.json.action === 'transferred')!;
+    assert.equal(event.json.repository.full_name, 'other/gizmos');
+    assert.equal(event.json.changes.owner.from.organization.login, 'acme');
+    assert.equal(event.json.organization.login, 'other');
+  });
+
+  test('an unknown destination is 404, a name taken there or a bad name 422', async () => {
+    assert.equal((await server.adminRaw('PATCH', '/repos/other/gizmos', { owner: 'nobody' })).status, 404);
+    const taken = await server.adminRaw('PATCH', '/repos/other/gizmos', { name: 'taken' });
+    assert.equal(taken.status, 422, taken.text);
+    assert.equal(taken.body.errors[0].code, 'already_exists');
+    assert.equal((await server.adminRaw('PATCH', '/repos/other/gizmos', { name: 'bad name' })).status, 422);
+    assert.equal((await server.adminRaw('PATCH', '/repos/other/gizmos', { name: 42 })).status, 422);
+    assert.equal((await server.adminRaw('PATCH', '/repos/other/gizmos', { owner: ['x'] })).status, 422);
+    assert.equal((await server.admin('GET', '/repos/other/gizmos')).id, id);
+  });
+});
