@@ -10,6 +10,14 @@ import { classicToken } from './helpers/credentials.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
+/** alice owns acme, whose team core has bob. */
+async function acmeWithCore(server: TestServer): Promise<void> {
+  await server.admin('POST', '/users', { login: 'alice' });
+  await server.admin('POST', '/users', { login: 'bob' });
+  await server.admin('POST', '/orgs', { login: 'acme', owners: ['alice'] });
+  await server.admin('POST', '/orgs/acme/teams', { slug: 'core', members: ['bob'] });
+}
+
 describe('deleting a repository', () => {
   let server: TestServer;
   let receiver: Receiver;
@@ -18,10 +26,7 @@ describe('deleting a repository', () => {
   before(async () => {
     receiver = await new Receiver().start();
     server = await startServer();
-    await server.admin('POST', '/users', { login: 'alice' });
-    await server.admin('POST', '/users', { login: 'bob' });
-    await server.admin('POST', '/orgs', { login: 'acme', owners: ['alice'] });
-    await server.admin('POST', '/orgs/acme/teams', { slug: 'core', members: ['bob'] });
+    await acmeWithCore(server);
     await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' });
     await server.admin('POST', '/repos', { owner: 'acme', name: 'gadgets' });
     await server.admin('PUT', '/repos/acme/widgets/collaborators/bob', { permission: 'push' });
@@ -87,11 +92,8 @@ describe('renaming and transferring a repository', () => {
   before(async () => {
     receiver = await new Receiver().start();
     server = await startServer();
-    await server.admin('POST', '/users', { login: 'alice' });
-    await server.admin('POST', '/users', { login: 'bob' });
-    await server.admin('POST', '/orgs', { login: 'acme', owners: ['alice'] });
+    await acmeWithCore(server);
     await server.admin('POST', '/orgs', { login: 'other', owners: ['alice'] });
-    await server.admin('POST', '/orgs/acme/teams', { slug: 'core', members: ['bob'] });
     id = (await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets', visibility: 'private' })).id;
     await server.admin('POST', '/repos', { owner: 'other', name: 'taken' });
     await server.admin('PUT', '/orgs/acme/teams/core/repos/acme/widgets', { permission: 'pull' });
