@@ -135,6 +135,7 @@ const DERIVED: Record<(typeof DERIVED_COLUMNS)[number], { like: WrittenColumn | 
  */
 const COLLABORATOR_CELLS: Record<string, Want> = {
   'GET /repos/{owner}/{repo} (private repository)': OK,
+  'GET /repositories/{repository_id} (private repository)': OK,
   'GET /repos/{owner}/{repo}/issues/{issue_number} (private repository)': OK,
   'GET /repos/{owner}/{repo}/issues/comments/{comment_id} (private repository)': OK,
   'GET /repos/{owner}/{repo}/pulls/{pull_number} (private repository)': OK,
@@ -366,6 +367,11 @@ const MATRIX: Row[] = [
   row('GET /repos/{owner}/{repo}', 'repo', at(() => '/repos/acme/inner'),
     [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'internal repository'),
   row('GET /repos/{owner}/{repo}', 'repo', at(() => '/repos/acme/open'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  // By id (where a renamed or transferred repository's old name redirects): the same answers.
+  row('GET /repositories/{repository_id}', 'repo', at(() => `/repositories/${ids.privateRepo}`),
+    [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repositories/{repository_id}', 'repo', at(() => `/repositories/${ids.publicRepo}`),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
   row('GET /repos/{owner}/{repo}/issues/{issue_number}', 'repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}`),
     [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),

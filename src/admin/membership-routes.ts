@@ -108,4 +108,12 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     const repository = await service.updateRepository(request.params.owner, request.params.repo, request.body);
     return representRepository(ctx.db.kysely, urls, repository, repository.owner);
   });
+
+  app.delete('/_admin/repos/:owner/:repo', {
+    config: admin,
+    schema: { ...hidden, summary: 'Delete a repository and everything in it', params: RepoParams },
+  }, async (request, reply) => {
+    await service.deleteRepository(request.params.owner, request.params.repo);
+    return reply.code(204).send();
+  });
 }

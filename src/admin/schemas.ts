@@ -112,6 +112,8 @@ export const RepoChangeBody = Type.Object({
   visibility: Type.Optional(Type.Union([Type.Literal('public'), Type.Literal('private'), Type.Literal('internal')])),
   description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   archived: Type.Optional(Type.Boolean()),
+  name: Type.Optional(Type.String({ maxLength: 100 })),
+  owner: Type.Optional(Type.String({ maxLength: 39 })),
 });
 
 /** A seed file's direct access: `repository` (owner/name), `login`, `permission`. */

@@ -20,8 +20,11 @@ import type { AccessChange, Area } from '../core/area.ts';
 import { issueToken } from '../core/callers/token-store.ts';
 import type { RepositoryRow } from '../core/repositories/representations.ts';
 import { recordRepositoryActivity } from '../core/repositories/activities.ts';
+import { repositoriesWithFacts } from '../core/repositories/facts.ts';
+import { fullRepository } from '../core/repositories/representations.ts';
+import { organizationSimple, simpleUser } from '../core/accounts/representations.ts';
 import {
-  findRepository, findRepositoryById, insertRepository, removeCollaborator, removeCollaboratorOfOwner,
+  deleteRepository, detachFromOwner, dropFormerName, findRepository, findRepositoryById, insertRepository, installationsCovering, moveRepository, removeCollaborator, removeCollaboratorOfOwner,
   removeTeamRepository, setCollaborator, setGitPath, setSubscription, setTeamRepository, updateRepository,
 } from '../core/repositories/store.ts';
 import type { Context } from '../platform/context.ts';
@@ -178,6 +181,8 @@ export class AdminService extends Service {
         }
         await setGitPath(trx, row.id, gitPath);
       }
+      // The name is this repository's now: no longer a former name redirecting elsewhere.
+      await dropFormerName(trx, owner.login, input.name);
       await recordRepositoryActivity(this.ctx, trx, { name: 'repository.created', repository_id: row.id, payload: {} });
       return row;
     });
@@ -502,21 +507,77 @@ export class AdminService extends Service {
     });
   }
 
-  /** Changes a repository's visibility, description or archived flag; what is not given stays. */
-  async updateRepository(owner: string, name: string, input: { visibility?: 'public' | 'private' | 'internal'; description?: string | null; archived?: boolean }) {
+  /**
+   * Changes a repository's visibility, description or archived flag, renames it (`name`) or transfers
+   * it (`owner`, a user or organization login); what is not given stays. A rename or transfer keeps
+   * the former name (the old /repos/{owner}/{repo} redirects to /repositories/{id}); a transfer takes
+   * away the old organization's team grants and its installations' selections of the repository
+   * (collaborators stay). All in one transaction with the activities.
+   */
+  async updateRepository(owner: string, name: string, input: {
+    visibility?: 'public' | 'private' | 'internal'; description?: string | null; archived?: boolean; name?: string; owner?: string;
+  }) {
     const repository = await this.requireRepository(owner, name);
-    if (input.visibility === 'internal' && repository.owner.type !== 'Organization') {
+    const destination = input.owner !== undefined ? await requireAccount(this.db, input.owner) : repository.owner;
+    const newName = input.name ?? repository.name;
+    if (!isRepositoryName(newName)) throw invalidField('Repository', 'name');
+    const transferred = destination.id !== repository.owner_id;
+    const renamed = newName !== repository.name;
+    if ((input.visibility ?? repository.visibility) === 'internal' && destination.type !== 'Organization') {
       throw invalidField('Repository', 'visibility', 'internal repositories belong to organizations');
     }
+    const taken = await findRepository(this.db, destination.login, newName);
+    if ((transferred || renamed) && taken && taken.id !== repository.id) {
+      throw validationFailed([{ resource: 'Repository', field: 'name', code: 'already_exists', message: `${destination.login}/${newName} already exists` }]);
+    }
     const updated = await this.db.transaction().execute(async (trx) => {
+      if (transferred || renamed) {
+        await insertUnique('Repository', 'name', () => moveRepository(trx, repository, { owner_id: destination.id, owner_login: destination.login, name: newName }, this.now()));
+      }
+      if (transferred) {
+        await detachFromOwner(trx, repository.id, repository.owner_id);
+        // Its new owner cannot be its collaborator.
+        await removeCollaborator(trx, repository.id, destination.id);
+      }
       const row = await updateRepository(trx, repository.id, input, this.now());
-      if (input.visibility !== undefined && input.visibility !== repository.visibility) await this.accessChanged(trx, { repositoryIds: [repository.id] });
+      if (transferred || (input.visibility !== undefined && input.visibility !== repository.visibility)) await this.accessChanged(trx, { repositoryIds: [repository.id] });
+      if (renamed) {
+        await recordRepositoryActivity(this.ctx, trx, { name: 'repository.renamed', repository_id: repository.id, payload: { changes: { repository: { name: { from: repository.name } } } } });
+      }
+      if (transferred) {
+        const from = repository.owner.type === 'Organization'
+          ? { organization: organizationSimple(this.ctx.urls, repository.owner) }
+          : { user: simpleUser(this.ctx.urls, repository.owner) };
+        await recordRepositoryActivity(this.ctx, trx, { name: 'repository.transferred', repository_id: repository.id, payload: { changes: { owner: { from } } } });
+      }
       if (input.archived !== undefined && input.archived !== Boolean(repository.archived)) {
         await recordRepositoryActivity(this.ctx, trx, { name: input.archived ? 'repository.archived' : 'repository.unarchived', repository_id: repository.id, payload: {} });
       }
       return row;
     });
-    return { ...updated, owner: repository.owner };
+    return { ...updated, owner: destination };
+  }
+
+  /**
+   * Deletes a repository and everything in it (its rows go by the foreign keys' cascades: issues,
+   * notification threads, subscriptions, collaborators, team grants, installation selections, code
+   * security attachments) in one transaction with its `repository.deleted` activity, whose payload
+   * is built while the row still exists; its git data goes once that has committed.
+   */
+  async deleteRepository(owner: string, name: string): Promise<void> {
+    const repository = await this.requireRepository(owner, name);
+    await this.db.transaction().execute(async (trx) => {
+      const [found] = await repositoriesWithFacts(trx, [repository.id]);
+      if (!found) throw notFound(`Repository not found: ${owner}/${name}`);
+      const payload = {
+        repository: fullRepository(this.ctx.urls, found.repository, found.owner, found.facts),
+        installation_ids: await installationsCovering(trx, repository),
+      };
+      await recordRepositoryActivity(this.ctx, trx, { name: 'repository.deleted', repository_id: repository.id, account_id: repository.owner_id, payload });
+      await this.accessChanged(trx, { repositoryIds: [repository.id] });
+      await deleteRepository(trx, repository.id);
+    });
+    if (repository.git_path) await rm(join(this.ctx.config.dataDir, repository.git_path), { recursive: true, force: true });
   }
 }
 

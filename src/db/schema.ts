@@ -102,6 +102,13 @@ export interface RepositoriesTable {
  * write its full representation is made of (its row, its owner's login/type/site_admin, its issues'
  * states, its watchers); migration 0014_versions.
  */
+/** A renamed or transferred repository's former names (lower case) → its id. */
+export interface RepositoryFormerNamesTable {
+  owner_login_lower: string;
+  name_lower: string;
+  repository_id: number;
+}
+
 export interface RepositoryVersionsTable {
   repository_id: number;
   version: number;
@@ -254,6 +261,7 @@ export interface CoreTables {
   team_members: TeamMembersTable;
   repositories: RepositoriesTable;
   repository_versions: RepositoryVersionsTable;
+  repository_former_names: RepositoryFormerNamesTable;
   repository_subscriptions: RepositorySubscriptionsTable;
   repository_collaborators: RepositoryCollaboratorsTable;
   team_repositories: TeamRepositoriesTable;

@@ -82,7 +82,11 @@ export async function targetsOf(trx: Executor, activity: Activity): Promise<stor
     return target ? [target] : [];
   }
   let targets: store.Target[];
-  if (activity.repository_id !== null) targets = await store.deliveryTargets(trx, { repositoryId: activity.repository_id });
+  // A deleted repository's selections went with it: the installations that covered it are in its payload.
+  if (activity.name === 'repository.deleted' && activity.account_id !== null) {
+    const covered = new Set((activity.payload as { installation_ids: number[] }).installation_ids);
+    targets = (await store.deliveryTargets(trx, { accountId: activity.account_id })).filter((target) => covered.has(target.installation_id));
+  } else if (activity.repository_id !== null) targets = await store.deliveryTargets(trx, { repositoryId: activity.repository_id });
   else if (activity.account_id !== null) targets = await store.deliveryTargets(trx, { accountId: activity.account_id });
   else return [];
   const unsubscribed = deliveredWithoutSubscribing(activity.event);

@@ -10,7 +10,7 @@
 // `requested_team`) are not kept in the row but rendered at dispatch, by id: they say where and
 // who, which a receiver acts on with today's names and addresses; a full repository in every row
 // would be most of the outbox's size; and a repository deleted before the dispatch still means no
-// delivery.
+// delivery — but for its own `repository.deleted`, whose row keeps the repository as it was.
 import type { Activity } from '../../core/activities.ts';
 import { loadCommentFacts, loadIssueFacts } from '../../core/issues/representations.ts';
 import { findAccountById, findOrganizationEnterprise, findTeamById, type UserRow } from '../../core/accounts/store.ts';
@@ -127,6 +127,12 @@ export async function eventBody(db: Executor, place: Place, row: Activity): Prom
   const { urls } = place;
   const facts: Body = row.payload;
   let where: Where | undefined;
+  // A deleted repository's row is gone: its payload kept the repository as it was.
+  if (row.name === 'repository.deleted') {
+    const envelope = await accountEnvelope(db, urls, row.account_id);
+    const sender = await user(db, row.actor_id);
+    return { action: row.action, repository: row.payload.repository, ...envelope, ...(sender ? { sender: simpleUser(urls, sender) } : {}) };
+  }
   if (row.repository_id !== null) {
     const [found] = await repositoriesWithFacts(db, [row.repository_id]);
     if (!found) return null;

@@ -7,7 +7,9 @@ import type { UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, sendPage } from '../../platform/pagination.ts';
-import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
+import { ErrorBody, RowId, ValidationErrorBody } from '../../platform/schemas.ts';
+import { DOCUMENTATION_URL } from '../../platform/errors.ts';
+import { findFormerName } from './store.ts';
 import { SimpleUser, Team } from '../accounts/representations.ts';
 import { FullRepository, RepositorySubscription } from './representations.ts';
 import { REPOSITORY_READ, RepositoryService } from './service.ts';
@@ -60,6 +62,33 @@ function repositoryRoutes(app: Api, ctx: Context): void {
       response: { 200: FullRepository, ...denied },
     },
   }, async (request) => service.get(request.principal, request.params.owner, request.params.repo));
+
+  app.get('/repositories/:repository_id', {
+    config: { access: repositoryRead(REPOSITORY_READ) },
+    schema: {
+      summary: 'Get a repository by its id (where a renamed or transferred repository\'s old name redirects)',
+      tags: ['repos'],
+      security,
+      params: Type.Object({ repository_id: RowId('The id of the repository') }),
+      response: { 200: FullRepository, ...denied },
+    },
+  }, async (request) => service.getById(request.principal, request.params.repository_id));
+
+  // The old name of a renamed or transferred repository: where /repos/{owner}/{repo}... would answer
+  // 404, it answers as the platform does, a read 301 and a write 307 to /repositories/{id}. Only
+  // 404s look (no cost on the answers that find their repository); a former name is never the name
+  // of a repository (it is dropped when one takes it).
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode !== 404 || !request.routeOptions.url?.includes('/repos/:owner/:repo')) return payload;
+    const { owner, repo } = request.params as { owner?: string; repo?: string };
+    if (owner === undefined || repo === undefined) return payload;
+    const id = await findFormerName(ctx.db.kysely, owner, repo);
+    if (id === undefined) return payload;
+    const read = request.method === 'GET' || request.method === 'HEAD';
+    const url = `${ctx.urls.api}/repositories/${id}`;
+    reply.code(read ? 301 : 307).header('location', url).type('application/json; charset=utf-8');
+    return JSON.stringify({ message: read ? 'Moved Permanently' : 'Temporary Redirect', url, documentation_url: DOCUMENTATION_URL });
+  });
 
   app.get('/repos/:owner/:repo/subscribers', {
     config: { access: repositoryRead([{ metadata: 'read' }]) },

@@ -11,13 +11,13 @@ import { actsForOrganization, callerRepositoryPermissions, hasPermissions, hasSc
 import type { Permissions } from '../apps/permissions.ts';
 import { installationGrantOn } from '../apps/store.ts';
 import { simpleUser, team, type SimpleUser } from '../accounts/representations.ts';
-import { findAccount, orgRoles, usersById, type UserRow } from '../accounts/store.ts';
+import { findAccount, findAccountById, orgRoles, usersById, type UserRow } from '../accounts/store.ts';
 import type { Principal, UserPrincipal } from '../callers/principal.ts';
 import { representRepository, repositoriesWithFacts } from './facts.ts';
 import { userRepositoriesPermissions, fullPermissionsOf } from './permissions.ts';
 import { fullRepository, repositorySubscription, type FullRepository, type RepositoryRow, type RepositorySubscription } from './representations.ts';
 import {
-  findRepository, findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
+  findRepository, findRepositoryById, findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
   type PrivateReach, type RepositoryListFilter, type RepositoryListOrder,
 } from './store.ts';
 
@@ -51,7 +51,17 @@ export class RepositoryService extends Service {
 
   /** GET /repos/{owner}/{repo}: the full repository, with what the calling user may do with it. */
   async get(principal: Principal, owner: string, name: string): Promise<FullRepository> {
-    const repository = await this.readable(principal, owner, name);
+    return this.represent(principal, await this.readable(principal, owner, name));
+  }
+
+  /** GET /repositories/{repository_id}: the same, by id (where a renamed or transferred repository's old name leads). */
+  async getById(principal: Principal, id: number): Promise<FullRepository> {
+    const row = await findRepositoryById(this.db, id);
+    const owner = row && await findAccountById(this.db, row.owner_id);
+    return this.represent(principal, await requireReadableRepository(this.db, principal, row && owner ? { ...row, owner } : undefined));
+  }
+
+  private async represent(principal: Principal, repository: ReadableRepository): Promise<FullRepository> {
     const permissions = principal.type === 'user' ? await callerRepositoryPermissions(this.db, principal, repository) : undefined;
     const showSecurity = (await this.readsSecurityConfiguration(principal, [repository], new Map(permissions ? [[repository.id, permissions]] : []))).has(repository.id);
     return representRepository(this.db, this.ctx.urls, repository, repository.owner, permissions, showSecurity);

@@ -27,6 +27,65 @@ export async function deleteRepository(db: Executor, id: number): Promise<void> 
   await db.deleteFrom('repositories').where('id', '=', id).execute();
 }
 
+// --- Former names: renamed and transferred repositories ---------------------------------------------
+
+/** The repository that was `owner/name` before a rename or transfer. */
+export async function findFormerName(db: Executor, owner: string, name: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('repository_former_names')
+    .select('repository_id')
+    .where('owner_login_lower', '=', owner.toLowerCase())
+    .where('name_lower', '=', name.replace(/\.git$/i, '').toLowerCase())
+    .executeTakeFirst();
+  return row?.repository_id;
+}
+
+/** A name taken by a repository is no longer a former name of another. */
+export async function dropFormerName(db: Executor, ownerLogin: string, name: string): Promise<void> {
+  await db.deleteFrom('repository_former_names').where('owner_login_lower', '=', ownerLogin.toLowerCase()).where('name_lower', '=', name.toLowerCase()).execute();
+}
+
+/** Moves a repository to `owner_id`/`name`, keeping its former name. */
+export async function moveRepository(db: Executor, repository: RepositoryRow & { owner: { login: string } }, to: { owner_id: number; owner_login: string; name: string }, now: string): Promise<void> {
+  await dropFormerName(db, to.owner_login, to.name);
+  await db
+    .insertInto('repository_former_names')
+    .values({ owner_login_lower: repository.owner.login.toLowerCase(), name_lower: repository.name_lower, repository_id: repository.id })
+    .onConflict((oc) => oc.columns(['owner_login_lower', 'name_lower']).doUpdateSet({ repository_id: repository.id }))
+    .execute();
+  await db
+    .updateTable('repositories')
+    .set({ owner_id: to.owner_id, name: to.name, name_lower: to.name.toLowerCase(), updated_at: now })
+    .where('id', '=', repository.id)
+    .execute();
+}
+
+/** What a transfer takes away: the old owner's team grants and its installations' selections of the repository. */
+export async function detachFromOwner(db: Executor, repositoryId: number, formerOwnerId: number): Promise<void> {
+  await db.deleteFrom('team_repositories').where('repository_id', '=', repositoryId).execute();
+  await db
+    .deleteFrom('installation_repositories')
+    .where('repository_id', '=', repositoryId)
+    .where('installation_id', 'in', (eb) => eb.selectFrom('installations').select('id').where('account_id', '=', formerOwnerId))
+    .execute();
+}
+
+/** The installations on a repository's owner that cover it (all repositories, or it selected). */
+export async function installationsCovering(db: Executor, repository: { id: number; owner_id: number }): Promise<number[]> {
+  const rows = await db
+    .selectFrom('installations')
+    .select('installations.id')
+    .where('installations.account_id', '=', repository.owner_id)
+    .where((eb) => eb.or([
+      eb('installations.repository_selection', '=', 'all'),
+      eb.exists(eb.selectFrom('installation_repositories').select('installation_repositories.repository_id')
+        .whereRef('installation_repositories.installation_id', '=', 'installations.id')
+        .where('installation_repositories.repository_id', '=', repository.id)),
+    ]))
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 export async function setGitPath(db: Executor, id: number, gitPath: string): Promise<void> {
   await db.updateTable('repositories').set({ git_path: gitPath }).where('id', '=', id).execute();
 }

@@ -15,6 +15,7 @@ import * as jobGroups from './0013_job_groups.ts';
 import * as versions from './0014_versions.ts';
 import * as activityNames from './0015_activity_names.ts';
 import * as lifecycle from './0016_lifecycle.ts';
+import * as formerNames from './0017_former_names.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0014_versions': versions,
   '0015_activity_names': activityNames,
   '0016_lifecycle': lifecycle,
+  '0017_former_names': formerNames,
 };

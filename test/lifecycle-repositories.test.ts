@@ -1,0 +1,189 @@
+// Deleting a repository on the operator surface (spec/admin-api.md "Lifecycle",
+// DELETE /_admin/repos/{owner}/{repo}): 204, and the repository and everything in it go in one
+// transaction — issues, the notification threads of it, subscriptions, collaborators, team grants,
+// installation selections, code security attachments and its git data — with a `repository`
+// `deleted` event for the apps installed on it that subscribe to `repository`, its payload the
+// repository as it was.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { classicToken } from './helpers/credentials.ts';
+import { Receiver } from './helpers/receiver.ts';
+import { startServer, type TestServer } from './helpers/server.ts';
+
+/** alice owns acme, whose team core has bob. */
+async function acmeWithCore(server: TestServer): Promise<void> {
+  await server.admin('POST', '/users', { login: 'alice' });
+  await server.admin('POST', '/users', { login: 'bob' });
+  await server.admin('POST', '/orgs', { login: 'acme', owners: ['alice'] });
+  await server.admin('POST', '/orgs/acme/teams', { slug: 'core', members: ['bob'] });
+}
+
+describe('deleting a repository', () => {
+  let server: TestServer;
+  let receiver: Receiver;
+  let bob: string;
+
+  before(async () => {
+    receiver = await new Receiver().start();
+    server = await startServer();
+    await acmeWithCore(server);
+    await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' });
+    await server.admin('POST', '/repos', { owner: 'acme', name: 'gadgets' });
+    await server.admin('PUT', '/repos/acme/widgets/collaborators/bob', { permission: 'push' });
+    await server.admin('PUT', '/orgs/acme/teams/core/repos/acme/widgets', { permission: 'pull' });
+    await server.admin('POST', '/apps', { slug: 'watcher', permissions: { metadata: 'read' }, events: ['repository'], webhook: { url: receiver.url('/watcher') } });
+    await server.admin('POST', '/apps', { slug: 'deaf', permissions: { metadata: 'read' }, events: [], webhook: { url: receiver.url('/deaf') } });
+    await server.admin('POST', '/apps/watcher/installations', { account: 'acme' });
+    await server.admin('POST', '/apps/deaf/installations', { account: 'acme' });
+    await server.admin('POST', '/repos/acme/widgets/issues', { author: 'alice', title: 'Doomed', assignees: ['bob'] });
+    await server.admin('POST', '/repos/acme/gadgets/issues', { author: 'alice', title: 'Kept', assignees: ['bob'] });
+    await server.drain();
+    bob = await classicToken(server, 'bob', ['repo', 'notifications']);
+  });
+  after(async () => {
+    await server.close();
+    await receiver.stop();
+  });
+
+  const threadRepos = async () =>
+    ((await server.api('GET', '/notifications?all=true', { token: bob })).body as { repository: { full_name: string } }[]).map((t) => t.repository.full_name).sort();
+
+  test('204: the repository, its issues and its threads go; other repositories stay', async () => {
+    assert.deepEqual(await threadRepos(), ['acme/gadgets', 'acme/widgets']);
+    const shown = await server.admin('GET', '/repos/acme/widgets');
+    const deleted = await server.adminRaw('DELETE', '/repos/acme/widgets');
+    assert.equal(deleted.status, 204, deleted.text);
+    assert.equal((await server.adminRaw('GET', '/repos/acme/widgets')).status, 404);
+    assert.equal((await server.api('GET', '/repos/acme/widgets', { token: bob })).status, 404);
+    assert.equal((await server.api('GET', '/repos/acme/widgets/issues/1', { token: bob })).status, 404);
+    assert.deepEqual(await threadRepos(), ['acme/gadgets']);
+    assert.equal((await server.api('GET', '/repos/acme/gadgets/issues/1', { token: bob })).status, 200);
+    // The name is free again: a new repository of that name is a new one, empty.
+    const again = await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' });
+    assert.notEqual(again.id, shown.id);
+    assert.equal((await server.api('GET', '/repos/acme/widgets/issues/1', { token: bob })).status, 404);
+  });
+
+  test('apps subscribed to `repository` receive `deleted` with the repository as it was', async () => {
+    await server.drain();
+    const deleted = receiver.on('/watcher').filter((r) => r.json.action === 'deleted');
+    assert.equal(deleted.length, 1);
+    assert.equal(deleted[0]!.headers['x-vendor-event'], 'repository');
+    assert.equal(deleted[0]!.json.repository.full_name, 'acme/widgets');
+    assert.equal(deleted[0]!.json.organization.login, 'acme');
+    assert.deepEqual(receiver.on('/deaf'), []);
+  });
+
+  test('an unknown repository or owner is 404', async () => {
+    assert.equal((await server.adminRaw('DELETE', '/repos/acme/nothing')).status, 404);
+    assert.equal((await server.adminRaw('DELETE', '/repos/nobody/widgets')).status, 404);
+  });
+});
+
+// Renaming (`name`) and transferring (`owner`) on PATCH /_admin/repos/{owner}/{repo}: one transaction
+// with `repository` `renamed` / `transferred`; the old /repos/{owner}/{repo} answers as the platform
+// does (a read 301, a write 307, to /repositories/{id}); threads and payloads name the new place.
+describe('renaming and transferring a repository', () => {
+  let server: TestServer;
+  let receiver: Receiver;
+  let bob: string;
+  let id: number;
+
+  before(async () => {
+    receiver = await new Receiver().start();
+    server = await startServer();
+    await acmeWithCore(server);
+    await server.admin('POST', '/orgs', { login: 'other', owners: ['alice'] });
+    id = (await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets', visibility: 'private' })).id;
+    await server.admin('POST', '/repos', { owner: 'other', name: 'taken' });
+    await server.admin('PUT', '/orgs/acme/teams/core/repos/acme/widgets', { permission: 'pull' });
+    await server.admin('POST', '/apps', { slug: 'watcher', permissions: { metadata: 'read' }, events: ['repository'], webhook: { url: receiver.url('/watcher') } });
+    await server.admin('POST', '/apps/watcher/installations', { account: 'acme' });
+    await server.admin('POST', '/apps/watcher/installations', { account: 'other' });
+    await server.admin('POST', '/repos/acme/widgets/issues', { author: 'alice', title: 'Follows', assignees: ['bob'] });
+    await server.drain();
+    bob = await classicToken(server, 'bob', ['repo', 'notifications']);
+  });
+  after(async () => {
+    await server.close();
+    await receiver.stop();
+  });
+
+  test('a rename: 200 at the new place; the old name redirects; threads and payloads name the new place', async () => {
+    const renamed = await server.admin('PATCH', '/repos/acme/widgets', { name: 'gizmos' });
+    assert.equal(renamed.full_name, 'acme/gizmos');
+    assert.equal(renamed.id, id);
+    assert.equal((await server.api('GET', '/repos/acme/gizmos', { token: bob })).status, 200);
+
+    const read = await server.api('GET', '/repos/acme/widgets', { token: bob });
+    assert.equal(read.status, 301, read.text);
+    const location = `${server.apiUrl}/repositories/${id}`;
+    assert.equal(read.headers.get('location'), location);
+    assert.deepEqual(Object.keys(read.body).sort(), ['documentation_url', 'message', 'url']);
+    assert.equal(read.body.message, 'Moved Permanently');
+    assert.equal(read.body.url, location);
+    const issue = await server.api('GET', '/repos/ACME/widgets/issues/1', { token: bob });
+    assert.equal(issue.status, 301, issue.text);
+    const write = await server.api('PUT', '/repos/acme/widgets/notifications', { token: bob, body: {} });
+    assert.equal(write.status, 307, write.text);
+    assert.equal(write.headers.get('location'), location);
+
+    const byId = await server.api('GET', `/repositories/${id}`, { token: bob });
+    assert.equal(byId.status, 200, byId.text);
+    assert.equal(byId.body.full_name, 'acme/gizmos');
+    // The caller's access rules hold there: a private repository is not there for a stranger.
+    assert.equal((await server.api('GET', `/repositories/${id}`)).status, 404);
+    assert.equal((await server.api('GET', '/repositories/999999', { token: bob })).status, 404);
+    assert.equal((await server.api('GET', '/repositories/abc', { token: bob })).status, 422);
+
+    const threads = (await server.api('GET', '/notifications?all=true', { token: bob })).body;
+    assert.equal(threads[0].repository.full_name, 'acme/gizmos');
+    assert.match(threads[0].subject.url, /\/repos\/acme\/gizmos\/issues\/1$/);
+
+    await server.drain();
+    const event = receiver.on('/watcher').find((r) => r.json.action === 'renamed')!;
+    assert.equal(event.headers['x-vendor-event'], 'repository');
+    assert.equal(event.json.repository.full_name, 'acme/gizmos');
+    assert.equal(event.json.changes.repository.name.from, 'widgets');
+  });
+
+  test('a new repository that takes the old name ends the redirect', async () => {
+    await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' });
+    const read = await server.api('GET', '/repos/acme/widgets', { token: bob });
+    assert.equal(read.status, 200);
+    assert.notEqual(read.body.id, id);
+    await server.admin('DELETE', '/repos/acme/widgets');
+    assert.equal((await server.api('GET', '/repos/acme/widgets', { token: bob })).status, 404);
+  });
+
+  test('a transfer: the new owner, the old organization\'s team grants go, the old name redirects', async () => {
+    await server.admin('PUT', '/repos/acme/gizmos/collaborators/bob', { permission: 'pull' });
+    const moved = await server.admin('PATCH', '/repos/acme/gizmos', { owner: 'other' });
+    assert.equal(moved.full_name, 'other/gizmos');
+    assert.equal(moved.owner.login, 'other');
+    const teams = await server.api('GET', '/repos/other/gizmos/teams', { token: bob });
+    assert.deepEqual(teams.body, []);
+    // Collaborators stay.
+    assert.equal((await server.api('GET', '/repos/other/gizmos', { token: bob })).status, 200);
+    for (const old of ['/repos/acme/gizmos', '/repos/acme/widgets']) {
+      const read = await server.api('GET', old, { token: bob });
+      assert.equal(read.status, old === '/repos/acme/widgets' ? 404 : 301, `${old}: ${read.text}`);
+    }
+    await server.drain();
+    const event = receiver.on('/watcher').find((r) => r.json.action === 'transferred')!;
+    assert.equal(event.json.repository.full_name, 'other/gizmos');
+    assert.equal(event.json.changes.owner.from.organization.login, 'acme');
+    assert.equal(event.json.organization.login, 'other');
+  });
+
+  test('an unknown destination is 404, a name taken there or a bad name 422', async () => {
+    assert.equal((await server.adminRaw('PATCH', '/repos/other/gizmos', { owner: 'nobody' })).status, 404);
+    const taken = await server.adminRaw('PATCH', '/repos/other/gizmos', { name: 'taken' });
+    assert.equal(taken.status, 422, taken.text);
+    assert.equal(taken.body.errors[0].code, 'already_exists');
+    assert.equal((await server.adminRaw('PATCH', '/repos/other/gizmos', { name: 'bad name' })).status, 422);
+    assert.equal((await server.adminRaw('PATCH', '/repos/other/gizmos', { name: 42 })).status, 422);
+    assert.equal((await server.adminRaw('PATCH', '/repos/other/gizmos', { owner: ['x'] })).status, 422);
+    assert.equal((await server.admin('GET', '/repos/other/gizmos')).id, id);
+  });
+});
