@@ -153,6 +153,17 @@ describe('webhook payloads validate against the platform schemas', () => {
     assert.equal(suspended!.json.organization, undefined);
   });
 
+  test("an installation's sender must be a user: 404 for an unknown login or an organization, 422 for a non-string", async () => {
+    const install = (sender: unknown) => server.adminRaw('POST', '/apps/inspector/installations', { account: 'octocat', sender });
+    for (const sender of ['nobody', 'acme']) {
+      const refused = await install(sender);
+      assert.equal(refused.status, 404, refused.text);
+      assert.equal(refused.body.message, `User not found: ${sender}`);
+    }
+    assert.equal((await install(42)).status, 422);
+    assert.equal((await server.adminRaw('POST', '/apps/inspector/installations', { account: 'octocat', sender: ['mona'] })).status, 422);
+  });
+
   test('pull requests carry head and base (git data, or the null object id without), merged_by, full teams; issues and comments their associations', () => {
     const pulls = receiver.on('/hook').filter((r) => r.headers['x-vendor-event'] === 'pull_request');
     const withGit = pulls.find((r) => r.json.repository.full_name === 'acme/widgets')!.json.pull_request;
