@@ -97,8 +97,9 @@ describe('webhook events follow permissions', () => {
 
     await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'Private plans', body: 'the private body' });
     await server.drain();
-    assert.deepEqual(eventsOn(receiver, '/reader'), ['issues opened']);
-    assert.equal(receiver.on('/reader')[0]!.json.issue.body, 'the private body');
+    // Installing is an `installation created` event, delivered without subscribing.
+    assert.deepEqual(eventsOn(receiver, '/reader'), ['installation created', 'issues opened']);
+    assert.equal(receiver.on('/reader')[1]!.json.issue.body, 'the private body');
 
     // The installation's grant is narrowed to metadata only.
     const narrowed = await server.adminRaw('PATCH', `/apps/issue-reader/installations/${installation.id}`, { permissions: { metadata: 'read' } });
@@ -108,9 +109,9 @@ describe('webhook events follow permissions', () => {
     await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'More plans', body: 'another private body' });
     assert.equal(await server.admin('POST', '/events', { event: 'issues', action: 'edited', repository: 'acme/secret', sender: 'mona' }).then((r) => r.deliveries), 0);
     await server.drain();
-    assert.deepEqual(eventsOn(receiver, '/reader'), ['issues opened'], 'no delivery after the grant was narrowed');
+    assert.deepEqual(eventsOn(receiver, '/reader'), ['installation created', 'issues opened'], 'no delivery after the grant was narrowed');
     const listed = await server.api('GET', '/app/hook/deliveries', { token: await appJwt(server, reader) });
-    assert.equal(listed.body.length, 1);
+    assert.equal(listed.body.length, 2);
 
     // Beyond what the app requests, unknown installations and other apps' installations.
     const beyond = await server.adminRaw('PATCH', `/apps/issue-reader/installations/${installation.id}`, { permissions: { issues: 'write' } });
@@ -125,7 +126,7 @@ describe('webhook events follow permissions', () => {
     await server.admin('PATCH', `/apps/issue-reader/installations/${installation.id}`, { permissions: { issues: 'read' } });
     await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'Back', body: 'visible again' });
     await server.drain();
-    assert.deepEqual(eventsOn(receiver, '/reader'), ['issues opened', 'issues opened']);
+    assert.deepEqual(eventsOn(receiver, '/reader'), ['installation created', 'issues opened', 'issues opened']);
   });
 
   test('issue_comment reaches an app with pull_requests only for comments on pull requests', async () => {
@@ -141,7 +142,7 @@ describe('webhook events follow permissions', () => {
     await server.admin('POST', `/repos/acme/widgets/issues/${issue.number}/comments`, { author: 'mona', body: 'on the issue' });
     await server.admin('POST', `/repos/acme/widgets/issues/${pull.number}/comments`, { author: 'mona', body: 'on the pull request' });
     await server.drain();
-    const got = receiver.received.filter((r) => r.path === '/pr');
+    const got = receiver.received.filter((r) => r.path === '/pr' && r.headers['x-vendor-event'] !== 'installation');
     assert.deepEqual(got.map((r) => [r.headers['x-vendor-event'], r.json.comment.body, r.json.issue.number]), [['issue_comment', 'on the pull request', pull.number]]);
 
     // Raw events: the payload's issue says whether the comment is on a pull request.
@@ -169,8 +170,9 @@ describe('webhook events follow permissions', () => {
     const issue = await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'Still private', body: 'nobody without issues sees this' });
     await server.admin('POST', `/repos/acme/secret/issues/${issue.number}/comments`, { author: 'mona', body: 'nor this' });
     await server.drain();
-    assert.deepEqual(eventsOn(receiver, '/legacy'), []);
-    assert.deepEqual(eventsOn(receiver, '/ungranted'), []);
-    assert.deepEqual(eventsOn(receiver, '/unrequested'), []);
+    // Only their installation's own event, which needs no permission.
+    assert.deepEqual(eventsOn(receiver, '/legacy'), ['installation created']);
+    assert.deepEqual(eventsOn(receiver, '/ungranted'), ['installation created']);
+    assert.deepEqual(eventsOn(receiver, '/unrequested'), ['installation created']);
   });
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { appJwt } from './helpers/credentials.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 /** A webhook receiver that always fails with a 500, counting what it got. */
@@ -27,8 +28,12 @@ async function withFailingApp(retryBaseSeconds: number): Promise<{ server: TestS
   const server = await startServer({ CODEHOST_WEBHOOK_RETRIES: '1', CODEHOST_WEBHOOK_RETRY_BASE_SECONDS: String(retryBaseSeconds) });
   await server.admin('POST', '/users', { login: 'mona' });
   await server.admin('POST', '/repos', { owner: 'mona', name: 'busy' });
-  await server.admin('POST', '/apps', { slug: 'flaky-hooks', permissions: { contents: 'read' }, events: ['push'], webhook: { url: receiver.url } });
+  // Installed before its webhook is set, so its `installation created` event is not delivered.
+  const app = await server.admin('POST', '/apps', { slug: 'flaky-hooks', permissions: { contents: 'read' }, events: ['push'] });
   await server.admin('POST', '/apps/flaky-hooks/installations', { account: 'mona' });
+  await server.drain();
+  const configured = await server.api('PATCH', '/app/hook/config', { token: await appJwt(server, app), body: { url: receiver.url } });
+  assert.equal(configured.status, 200, configured.text);
   return { server, receiver };
 }
 

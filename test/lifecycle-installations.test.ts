@@ -63,7 +63,7 @@ describe('installation and repository lifecycle', () => {
     // Activity while suspended is not delivered.
     await server.admin('POST', '/repos/acme/widgets/issues', { author: 'mona', title: 'while suspended' });
     await server.drain();
-    assert.deepEqual(eventsOn(receiver, '/bot'), ['installation suspend']);
+    assert.deepEqual(eventsOn(receiver, '/bot'), ['installation created', 'installation suspend']);
 
     assert.equal((await server.api('DELETE', `/app/installations/${installationId}/suspended`, { token: jwt })).status, 204);
     assert.equal((await server.api('GET', '/installation/repositories', { token })).status, 200);
@@ -71,7 +71,7 @@ describe('installation and repository lifecycle', () => {
     assert.equal((await server.api('GET', `/app/installations/${installationId}`, { token: jwt })).body.suspended_at, null);
     await server.admin('POST', '/repos/acme/widgets/issues', { author: 'mona', title: 'after' });
     await server.drain();
-    assert.deepEqual(eventsOn(receiver, '/bot'), ['installation suspend', 'installation unsuspend', 'issues opened']);
+    assert.deepEqual(eventsOn(receiver, '/bot'), ['installation created', 'installation suspend', 'installation unsuspend', 'issues opened']);
     const [suspend] = receiver.on('/bot');
     assert.equal(suspend!.json.installation.id, installationId);
   });
@@ -110,8 +110,8 @@ describe('installation and repository lifecycle', () => {
     await server.admin('POST', '/apps/deaf/installations', { account: 'acme' });
     await server.admin('POST', '/repos', { owner: 'acme', name: 'gadgets' });
     await server.drain();
-    assert.deepEqual(namedOn(receiver, '/watcher'), ['repository created acme/gadgets']);
-    assert.deepEqual(namedOn(receiver, '/deaf'), []);
+    assert.deepEqual(namedOn(receiver, '/watcher'), ['installation created', 'repository created acme/gadgets']);
+    assert.deepEqual(namedOn(receiver, '/deaf'), ['installation created']);
   });
 
   test('archiving and unarchiving are `archived` and `unarchived` events, once each', async () => {
@@ -123,13 +123,14 @@ describe('installation and repository lifecycle', () => {
     await server.admin('PATCH', '/repos/acme/gadgets', { description: 'no change of the flag' });
     await server.drain();
     assert.deepEqual(namedOn(receiver, '/watcher'), [
+      'installation created',
       'repository created acme/gadgets',
       'repository archived acme/gadgets',
       'repository unarchived acme/gadgets',
     ]);
-    const [, first] = receiver.on('/watcher');
+    const [, , first] = receiver.on('/watcher');
     assert.equal(first!.json.repository.archived, true);
     assert.equal(first!.json.sender, undefined);
-    assert.deepEqual(namedOn(receiver, '/deaf'), []);
+    assert.deepEqual(namedOn(receiver, '/deaf'), ['installation created']);
   });
 });

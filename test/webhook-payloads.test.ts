@@ -38,12 +38,11 @@ describe('webhook payloads validate against the platform schemas', () => {
       webhook: { url: receiver.url('/hook') },
     });
     installations = {
-      acme: (await server.admin('POST', '/apps/inspector/installations', { account: 'acme' })).id,
+      acme: (await server.admin('POST', '/apps/inspector/installations', { account: 'acme', sender: 'mona', repositories: ['widgets', 'bare'] })).id,
       mona: (await server.admin('POST', '/apps/inspector/installations', { account: 'mona' })).id,
     };
-    await server.admin('POST', '/apps/inspector/installations', { account: 'plain' });
+    await server.admin('POST', '/apps/inspector/installations', { account: 'plain', sender: 'mona' });
     await server.drain();
-    receiver.received.length = 0;
 
     // Issues: opened (with an assignee), unassigned, assigned, closed, reopened, a comment.
     const patch = (repo: string, number: number, body: object) => server.admin('PATCH', `/repos/${repo}/issues/${number}`, body);
@@ -81,6 +80,11 @@ describe('webhook payloads validate against the platform schemas', () => {
     await server.admin('POST', '/events', { event: 'installation', action: 'new_permissions_accepted', account: 'acme', sender: 'mona' });
     await server.admin('POST', '/events', { event: 'installation', action: 'suspend', account: 'mona', sender: 'mona' });
     await server.drain();
+    // The installation lifecycle's writes (the operator's routes) on a user's installation.
+    await server.admin('PUT', `/apps/inspector/installations/${installations.mona}/suspended`);
+    await server.admin('DELETE', `/apps/inspector/installations/${installations.mona}/suspended`);
+    await server.admin('DELETE', `/apps/inspector/installations/${installations.mona}`);
+    await server.drain();
   });
 
   after(async () => {
@@ -103,7 +107,7 @@ describe('webhook payloads validate against the platform schemas', () => {
     for (const [name, row] of [...table].sort()) lines.push(`${name} | ${row.delivered} | ${row.valid}`);
     t.diagnostic(lines.join('\n'));
     const expected = [
-      'installation/new_permissions_accepted', 'installation/suspend',
+      'installation/created', 'installation/deleted', 'installation/new_permissions_accepted', 'installation/suspend', 'installation/unsuspend',
       'issue_comment/created',
       'issues/assigned', 'issues/closed', 'issues/opened', 'issues/reopened', 'issues/unassigned',
       'pull_request/assigned', 'pull_request/closed', 'pull_request/opened', 'pull_request/reopened',
@@ -138,9 +142,26 @@ describe('webhook payloads validate against the platform schemas', () => {
     assert.equal(accepted!.json.installation.account.login, 'acme');
     assert.equal(accepted!.json.installation.app_slug, 'inspector');
     assert.equal(accepted!.json.organization.login, 'acme');
+    const created = receiver.on('/hook').find((r) => kind(r) === 'installation/created' && r.json.installation.id === installations.acme)!;
+    assert.deepEqual(created.json.repositories.map((r: any) => [r.full_name, r.private]), [['acme/widgets', false], ['acme/bare', true]]);
+    assert.equal(created.json.sender.login, 'mona');
+    const deleted = receiver.on('/hook').find((r) => kind(r) === 'installation/deleted')!;
+    assert.deepEqual([deleted.json.installation.id, deleted.json.installation.account.login, deleted.json.sender.login], [installations.mona, 'mona', 'mona']);
+    assert.ok(deleted.json.repositories.some((r: any) => r.full_name === 'mona/personal'));
     const [suspended] = receiver.on('/hook').filter((r) => kind(r) === 'installation/suspend');
     assert.equal(suspended!.json.installation.account.login, 'mona');
     assert.equal(suspended!.json.organization, undefined);
+  });
+
+  test("an installation's sender must be a user: 404 for an unknown login or an organization, 422 for a non-string", async () => {
+    const install = (sender: unknown) => server.adminRaw('POST', '/apps/inspector/installations', { account: 'octocat', sender });
+    for (const sender of ['nobody', 'acme']) {
+      const refused = await install(sender);
+      assert.equal(refused.status, 404, refused.text);
+      assert.equal(refused.body.message, `User not found: ${sender}`);
+    }
+    assert.equal((await install(42)).status, 422);
+    assert.equal((await server.adminRaw('POST', '/apps/inspector/installations', { account: 'octocat', sender: ['mona'] })).status, 422);
   });
 
   test('pull requests carry head and base (git data, or the null object id without), merged_by, full teams; issues and comments their associations', () => {

@@ -88,7 +88,13 @@ export const AppUpdateBody = Type.Object({
 /** PATCH /_admin/apps/{app_slug}/installations/{installation_id}: the installation's new grant. */
 export const InstallationUpdateBody = Type.Object({ permissions: PermissionsBody });
 
-export const InstallationBody = Type.Object({ account: Type.String(), repositories: Type.Optional(RepositoriesChoice), permissions: Type.Optional(PermissionsBody) });
+export const InstallationBody = Type.Object({
+  account: Type.String(),
+  repositories: Type.Optional(RepositoriesChoice),
+  permissions: Type.Optional(PermissionsBody),
+  /** Who installed it (the `installation` `created` event's sender): a user's login. */
+  sender: Type.Optional(Type.String()),
+});
 
 export const AuthorizationBody = Type.Object({
   login: Type.String(),

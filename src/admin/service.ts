@@ -15,6 +15,8 @@ import {
 import { requireAccount } from '../core/accounts/writes.ts';
 import type { Permissions } from '../core/apps/permissions.ts';
 import { uncoveredEvents } from '../core/apps/events.ts';
+import { recordInstallationActivity } from '../core/apps/activities.ts';
+import { installationRepositories } from '../core/apps/writes.ts';
 import { deleteApp, findApp, findInstallation, insertApp, insertInstallation, updateApp, updateInstallationGrant, upsertAuthorization, type AppRow } from '../core/apps/store.ts';
 import type { AccessChange, Area } from '../core/area.ts';
 import { issueToken } from '../core/callers/token-store.ts';
@@ -293,9 +295,11 @@ export class AdminService extends Service {
     return { app, clientSecret, privateKey };
   }
 
-  async createInstallation(appSlug: string, input: { account: string; repositories?: 'all' | string[]; permissions?: Permissions }) {
+  /** Installs an app; `sender` (who installed it) defaults to the account when it is a user. */
+  async createInstallation(appSlug: string, input: { account: string; repositories?: 'all' | string[]; permissions?: Permissions; sender?: string }) {
     const app = await this.requireApp(appSlug);
     const account = await requireAccount(this.db, input.account);
+    const sender = input.sender !== undefined ? await requireAccount(this.db, input.sender, 'user') : account.type === 'User' ? account : undefined;
     const repositoryIds: number[] = [];
     if (Array.isArray(input.repositories)) {
       for (const name of input.repositories) {
@@ -319,6 +323,12 @@ export class AdminService extends Service {
           updated_at: now,
         }, repositoryIds),
       );
+      await recordInstallationActivity(this.ctx, trx, {
+        name: 'installation.created',
+        account_id: account.id,
+        actor_id: sender?.id ?? null,
+        payload: { installation: { id: installation.id, app_id: app.id }, repositories: await installationRepositories(trx, installation, account) },
+      });
       return { installation, account, app };
     });
   }

@@ -67,7 +67,7 @@ function onPullRequest(activity: Activity): boolean {
 
 /** An event about one of an app's installations (a typed activity, never a raw event): for that app alone. */
 const isInstallationEvent = (activity: Activity): activity is Activity & { payload: InstallationEvent } =>
-  activity.name === 'installation.suspend' || activity.name === 'installation.unsuspend' || activity.name === 'installation.deleted';
+  activity.name === 'installation.created' || activity.name === 'installation.suspend' || activity.name === 'installation.unsuspend' || activity.name === 'installation.deleted';
 
 /**
  * The apps an activity is delivered to: installed over it (its repository, on the repository's
@@ -105,7 +105,8 @@ export async function fanOut(ctx: Context, trx: Executor, activity: OutboxActivi
   if (!body) return 0;
   const now = ctx.clock.now().toISOString();
   const installations: Record<string, unknown>[] = [];
-  for (const target of targets) installations.push(await installationBody(trx, ctx.urls, activity.event, target));
+  const recorded = isInstallationEvent(activity) ? activity.payload.installation : undefined;
+  for (const target of targets) installations.push(await installationBody(trx, ctx.urls, activity.event, target, recorded));
   const messages = await store.insertMessages(trx, targets.map((target, i) => ({
     app_id: target.app_id,
     guid: randomUUID(),

@@ -161,13 +161,15 @@ const WHOLE_INSTALLATION: readonly string[] = ['installation', 'installation_rep
 
 /**
  * The installation member of a payload: `{id, node_id}`, or in installation events the whole
- * installation as GET /app/installations/{installation_id} shows it.
+ * installation as GET /app/installations/{installation_id} shows it; once it is deleted, as its
+ * row `recorded` it (an `installation` `deleted` event).
  */
-export async function installationBody(db: Executor, urls: Urls, event: string, target: { app_id: number; installation_id: number }): Promise<Body> {
+export async function installationBody(db: Executor, urls: Urls, event: string, target: { app_id: number; installation_id: number }, recorded?: Body): Promise<Body> {
   if (WHOLE_INSTALLATION.includes(event)) {
     const app = await findAppBy(db, { id: target.app_id });
     const found = app && (await findInstallation(db, app.id, target.installation_id));
     if (app && found) return installationRepresentation(urls, app, found.installation, found.account);
+    if (recorded && 'account' in recorded) return recorded;
   }
   return { id: target.installation_id, node_id: nodeId('IntegrationInstallation', target.installation_id) };
 }

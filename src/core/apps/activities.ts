@@ -4,9 +4,19 @@
 // subscribing (src/areas/app-webhooks/engine.ts).
 import { recordActivity, type ActivityRecorder } from '../../activity/outbox.ts';
 
-export type InstallationEvent = { installation: { id: number; app_id: number } };
+/** A repository as installation events list it (the platform's `repositories` member). */
+export type InstallationRepository = { id: number; node_id: string; name: string; full_name: string; private: boolean };
+
+/**
+ * `repositories`: what the installation covered when the write committed (all of its account's, or
+ * its selected ones); absent on rows recorded before rows kept it. A deleted installation's row
+ * keeps its whole representation (`installation`), which the tables no longer have at dispatch.
+ */
+export type InstallationEvent = { installation: { id: number; app_id: number } & Record<string, unknown>; repositories?: InstallationRepository[] };
 
 export type InstallationActivities = {
+  /** Installing an app (POST /_admin/apps/{app_slug}/installations); the sender is who installed it. */
+  'installation.created': InstallationEvent;
   'installation.suspend': InstallationEvent;
   'installation.unsuspend': InstallationEvent;
   'installation.deleted': InstallationEvent;

@@ -6,8 +6,28 @@ import type { Executor } from '../../db/index.ts';
 import { notFound } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import { Service } from '../../platform/service.ts';
-import { recordInstallationActivity, type InstallationActivities } from './activities.ts';
-import { deleteInstallation, findInstallation, setInstallationSuspended, type AppRow, type InstallationRow } from './store.ts';
+import { nodeId } from '../../platform/urls.ts';
+import { installationRepresentation } from './representations.ts';
+import { recordInstallationActivity, type InstallationActivities, type InstallationRepository } from './activities.ts';
+import {
+  deleteInstallation, findInstallation, installationRepositoryPage, setInstallationSuspended,
+  type AccountFacts, type AppRow, type InstallationRow,
+} from './store.ts';
+
+/** The most repositories an installation event lists. */
+const EVENT_REPOSITORIES = 10_000;
+
+/** The repositories an installation covers now, as its events list them (`repositories`). */
+export async function installationRepositories(trx: Executor, installation: InstallationRow, account: Pick<AccountFacts, 'login'>): Promise<InstallationRepository[]> {
+  const { repositories } = await installationRepositoryPage(trx, { installationId: installation.id, accountId: installation.account_id, repositoryIds: null }, { offset: 0, limit: EVENT_REPOSITORIES });
+  return repositories.map((repository) => ({
+    id: repository.id,
+    node_id: nodeId('Repository', repository.id),
+    name: repository.name,
+    full_name: `${account.login}/${repository.name}`,
+    private: repository.visibility !== 'public',
+  }));
+}
 
 /** The lifecycle operations, as the app's API and the operator surface both route them (after the installation's path). */
 export const INSTALLATION_LIFECYCLE = [
@@ -45,12 +65,17 @@ export class InstallationWrites extends Service {
     await this.db.transaction().execute(async (trx) => {
       const found = isRowId(installationId) ? await findInstallation(trx, app.id, installationId) : undefined;
       if (!found) throw notFound();
+      // Listed before the change: a deleted installation's were those it covered.
+      const repositories = await installationRepositories(trx, found.installation, found.account);
+      const whole = installationRepresentation(this.ctx.urls, app, found.installation, found.account);
       const name = await apply(trx, found.installation);
       if (name === null) return;
       await recordInstallationActivity(this.ctx, trx, {
         name,
         account_id: found.installation.account_id,
-        payload: { installation: { id: found.installation.id, app_id: app.id } },
+        // The sender: the account when it is a user (these writes do not say who acted).
+        actor_id: found.account.type === 'User' ? found.account.id : null,
+        payload: { installation: name === 'installation.deleted' ? whole : { id: found.installation.id, app_id: app.id }, repositories },
       });
     });
   }
