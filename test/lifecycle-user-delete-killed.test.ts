@@ -67,8 +67,12 @@ test('a user deletion killed at any moment leaves the before or the after, never
   for (let round = 0; round < ROUNDS && remaining.length; round++) {
     const current = round === 0 ? url : await start();
     // Every remaining user's deletion at once; the process dies a random moment later.
-    const requests = remaining.map((login) => call(current, 'DELETE', `/users/${login}`).then((r) => r.status).catch(() => 'cut'));
-    await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 60));
+    let answered!: () => void;
+    const first = new Promise<void>((resolve) => (answered = resolve));
+    const requests = remaining.map((login) => call(current, 'DELETE', `/users/${login}`).then((r) => (answered(), r.status)).catch(() => 'cut'));
+    // Once the first deletion has committed, at a random moment among the others.
+    await first;
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 40));
     await kill(child!);
     await Promise.all(requests);
 
