@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { appUserToken, classicToken, createApp, fineGrainedToken, oauthToken } from './helpers/credentials.ts';
+import { classicToken, createApp, everyUserToken } from './helpers/credentials.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
@@ -31,12 +31,7 @@ before(async () => {
   await server.admin('POST', '/repos/acme/shared/issues/1/comments', { author: 'alice', body: 'A comment of hers' });
   await server.admin('POST', '/repos/acme/shared/issues', { author: 'bob', title: 'For alice', body: 'hey @alice' });
   const app = await createApp(server, 'helper', { metadata: 'read' });
-  tokens = {
-    classic: await classicToken(server, 'alice', ['repo']),
-    fine_grained: await fineGrainedToken(server, 'alice', 'alice', { metadata: 'read' }),
-    oauth: await oauthToken(server, app, 'alice', ['repo']),
-    app_user: await appUserToken(server, app, 'alice'),
-  };
+  tokens = await everyUserToken(server, app, 'alice');
   bob = await classicToken(server, 'bob', ['repo', 'notifications']);
   const migration = await server.api('POST', '/user/migrations', { token: tokens.classic, body: { repositories: ['mine'] } });
   assert.equal(migration.status, 201, migration.text);
