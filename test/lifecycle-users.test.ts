@@ -3,7 +3,7 @@
 // platform's answer for a suspended account, and works again once unsuspended.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { appUserToken, classicToken, createApp, fineGrainedToken, oauthToken } from './helpers/credentials.ts';
+import { classicToken, createApp, everyUserToken } from './helpers/credentials.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
@@ -15,12 +15,7 @@ before(async () => {
   await server.admin('POST', '/users', { login: 'bob' });
   await server.admin('POST', '/orgs', { login: 'acme', owners: ['bob'] });
   const app = await createApp(server, 'helper', { metadata: 'read' });
-  tokens = {
-    classic: await classicToken(server, 'alice', ['repo']),
-    fine_grained: await fineGrainedToken(server, 'alice', 'alice', { metadata: 'read' }),
-    oauth: await oauthToken(server, app, 'alice', ['repo']),
-    app_user: await appUserToken(server, app, 'alice'),
-  };
+  tokens = await everyUserToken(server, app, 'alice');
 });
 after(() => server.close());
 

@@ -3,10 +3,11 @@
 // receive `Activity`: switching on `name` narrows `payload`; raw events (POST /_admin/events) have
 // no name and the operator's payload.
 import type { ActivityOf, RawActivity } from '../activity/outbox.ts';
+import type { AccountActivities } from './accounts/activities.ts';
 import type { InstallationActivities } from './apps/activities.ts';
 import type { IssueActivities } from './issues/activities.ts';
 import type { RepositoryActivities } from './repositories/activities.ts';
 
-export type Activities = IssueActivities & RepositoryActivities & InstallationActivities;
+export type Activities = AccountActivities & IssueActivities & RepositoryActivities & InstallationActivities;
 
 export type Activity = ActivityOf<Activities> | RawActivity;

@@ -50,3 +50,13 @@ export async function installationToken(server: TestServer, app: TestApp, accoun
   if (minted.status !== 201) throw new Error(`installation token: ${minted.status} ${minted.text}`);
   return minted.body.token;
 }
+
+/** One token of every kind a user holds (classic, fine-grained, OAuth, app user), by kind. */
+export async function everyUserToken(server: TestServer, app: TestApp, login: string): Promise<Record<string, string>> {
+  return {
+    classic: await classicToken(server, login, ['repo']),
+    fine_grained: await fineGrainedToken(server, login, login, { metadata: 'read' }),
+    oauth: await oauthToken(server, app, login, ['repo']),
+    app_user: await appUserToken(server, app, login),
+  };
+}

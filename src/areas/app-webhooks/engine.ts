@@ -235,6 +235,20 @@ function batches(ctx: Context): Batches {
   return found;
 }
 
+/** What a delivery that was not posted records besides its time, status and URL. */
+const NOT_POSTED = { throttled_at: null, status_code: 0, duration: 0, request_headers: '{}', response_headers: null, response_body: null } as const;
+
+/**
+ * Why a queued delivery is dropped when its job runs: its installation was deleted or suspended
+ * since it was queued. The `installation` events themselves (`deleted`, `suspend`) are delivered.
+ */
+function droppedBecause(attempt: store.AttemptToSend): string | null {
+  if (attempt.installation_id === null || attempt.event === 'installation') return null;
+  if (attempt.installation_found === null) return 'dropped: installation deleted';
+  if (attempt.installation_suspended_at !== null) return 'dropped: installation suspended';
+  return null;
+}
+
 /**
  * The job: throttle, post, record once, maybe schedule a retry. The outcome is written before the
  * job returns, so before the queue counts the job done: a process that dies in between leaves a job
@@ -249,6 +263,15 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   if (!attempt.active || !url) {
     // The webhook was switched off or has no target any more: nothing to attempt.
     await store.deleteAttempt(db, attempt.id);
+    return;
+  }
+
+  const dropped = droppedBecause(attempt);
+  if (dropped) {
+    // Queued before its installation was suspended or deleted: recorded, never posted.
+    const pending: PendingOutcome = { id: attempt.id, outcome: { ...NOT_POSTED, delivered_at: ctx.clock.now().toISOString(), status: dropped, url } };
+    await batches(ctx).outcomes.add(pending);
+    if (pending.error !== undefined) throw pending.error;
     return;
   }
 

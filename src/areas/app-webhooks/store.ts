@@ -127,9 +127,11 @@ function selectAttemptsToSend(db: Executor, postgres: boolean, ids: unknown) {
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
     .innerJoin('app_webhooks as h', 'h.app_id', 'd.app_id')
+    // The message's installation as it is now: gone (deleted) or suspended drops the delivery.
+    .leftJoin('installations as i', 'i.id', 'm.installation_id')
     .select([
       'd.id', 'd.app_id', 'd.message_id', 'd.retry_count', 'd.generation', 'd.throttled_at', 'd.throttle_slot_at', 'd.delivered_at',
-      'm.guid', 'm.event', 'm.payload',
+      'm.guid', 'm.event', 'm.payload', 'm.installation_id', 'i.id as installation_found', 'i.suspended_at as installation_suspended_at',
       'h.id as hook_id', 'h.url', 'h.content_type', 'h.secret', 'h.insecure_ssl', 'h.active',
     ])
     // One statement text for any number of ids: an array on PostgreSQL, a JSON array on SQLite.

@@ -13,6 +13,9 @@ export const userMigrations: Area = {
   name: 'user-migrations',
   routes: (app, ctx) => userMigrationRoutes(app, ctx, new UserMigrationService(ctx)),
   admin: (app, ctx) => userMigrationAdminRoutes(app, new UserMigrationService(ctx)),
+  async onActivity(ctx, trx, activity) {
+    if (activity.name === 'user.deleted') await new UserMigrationService(ctx).sweepOrphanArchives(trx);
+  },
   workers(ctx) {
     const service = new UserMigrationService(ctx);
     ctx.queue.work<{ migrationId: number }>(EXPORT_QUEUE, ({ migrationId }) => service.exportMigration(migrationId), {
@@ -25,6 +28,7 @@ export const userMigrations: Area = {
     });
     ctx.periodic.every('user-migrations.sweep-unfinished', UNFINISHED_SWEEP_SECONDS, async () => {
       await service.sweepUnfinished();
+      await service.sweepOrphanArchives();
     });
   },
 };

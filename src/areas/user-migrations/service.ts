@@ -20,6 +20,7 @@ import { exportPlan } from './plan.ts';
 import { archiveStorage, type ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
+import type { Executor } from '../../db/index.ts';
 
 export const EXPORT_QUEUE = 'user-migrations.export';
 /** How many times an export job runs again after a failed or cut-short attempt. */
@@ -365,6 +366,22 @@ export class UserMigrationService extends Service {
     }
     if (removed) this.ctx.log.info({ removed }, 'removed unfinished migration archive files');
     return removed;
+  }
+
+  /**
+   * The sweep of archive folders whose migration is gone (its user was deleted): run when a user is
+   * deleted (the `user.deleted` activity, after the deletion committed) and with the unfinished sweep,
+   * which catches a folder left by a process that died in between (`db`: the dispatch's transaction,
+   * which holds SQLite's one connection). A folder is only written once its
+   * migration exists, so a folder without one is never a new export's.
+   */
+  async sweepOrphanArchives(db: Executor = this.db): Promise<number> {
+    const ids = (await this.storage.folders()).flatMap((folder) => (/^\d{1,9}\/$/.test(folder) ? [Number.parseInt(folder, 10)] : []));
+    const existing = await store.existingMigrations(db, ids);
+    const orphans = ids.filter((id) => !existing.has(id));
+    for (const id of orphans) await this.storage.clear(archiveFolder(id));
+    if (orphans.length) this.ctx.log.info({ removed: orphans.length }, 'removed the archives of deleted migrations');
+    return orphans.length;
   }
 
   /** The expiry sweep: archives older than the configured days are deleted; the migrations stay. */

@@ -34,6 +34,8 @@ export interface ArchiveStorage {
   remove(key: string): Promise<void>;
   /** Removes every object under a folder (`prefix` ends with `/`), finished or not. */
   clear(prefix: string): Promise<void>;
+  /** The folders at the top (each a migration's: `<id>/`). */
+  folders(): Promise<string[]>;
   /** The unfinished uploads last written to before `before`. */
   unfinished(before: Date): Promise<UnfinishedUpload[]>;
   /** Removes an unfinished upload (gone already is fine). */
@@ -98,6 +100,16 @@ export class DirectoryStorage implements ArchiveStorage {
   async clear(prefix: string): Promise<void> {
     if (!prefix.endsWith('/')) throw new Error(`not a folder: ${prefix}`);
     await rm(this.path(prefix), { recursive: true, force: true });
+  }
+
+  async folders(): Promise<string[]> {
+    try {
+      const entries = await readdir(this.root, { withFileTypes: true });
+      return entries.filter((entry) => entry.isDirectory()).map((entry) => `${entry.name}/`);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
   }
 
   async unfinished(before: Date): Promise<UnfinishedUpload[]> {

@@ -331,3 +331,10 @@ export async function commentsAfter(db: Executor, repositoryId: number, afterId:
 export async function eventsAfter(db: Executor, repositoryId: number, afterId: number, limit: number) {
   return db.selectFrom('issue_events').selectAll().where('repository_id', '=', repositoryId).where('id', '>', afterId).orderBy('id').limit(limit).execute();
 }
+
+/** Which of `ids` are still migrations (a deleted user's are gone). */
+export async function existingMigrations(db: Executor, ids: number[]): Promise<Set<number>> {
+  if (!ids.length) return new Set();
+  const rows = await db.selectFrom('user_migrations').select('id').where('id', 'in', ids).execute();
+  return new Set(rows.map((row) => row.id));
+}

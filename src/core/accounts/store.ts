@@ -252,3 +252,53 @@ export async function memberOrganizationIds(db: Executor, userId: number, orgIds
 export async function setSuspended(db: Executor, userId: number, values: { suspended_at: string | null; suspended_reason: string | null; updated_at: string }): Promise<void> {
   await db.updateTable('users').set(values).where('id', '=', userId).execute();
 }
+
+/** The organizations whose only owner is `userId` (deleting them would leave the organization without one). */
+export async function solelyOwnedOrganizations(db: Executor, userId: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('org_memberships as mine')
+    .innerJoin('users as org', 'org.id', 'mine.org_id')
+    .select('org.login')
+    .where('mine.user_id', '=', userId)
+    .where('mine.role', '=', 'owner')
+    .where((eb) => eb.not(eb.exists(
+      eb.selectFrom('org_memberships as other').select('other.user_id')
+        .whereRef('other.org_id', '=', 'mine.org_id')
+        .where('other.role', '=', 'owner')
+        .where('other.user_id', '!=', userId),
+    )))
+    .orderBy('org.login')
+    .execute();
+  return rows.map((row) => row.login);
+}
+
+/** The login shown, as on the platform, for what a deleted user wrote. */
+export const GHOST_LOGIN = 'ghost';
+
+/** The `ghost` account (made on first use): what deleted users wrote is theirs. */
+export async function ghostAccount(db: Executor, now: string): Promise<UserRow> {
+  await db
+    .insertInto('users')
+    .values({ login: GHOST_LOGIN, login_lower: GHOST_LOGIN, type: 'User', name: 'Deleted user', email: null, site_admin: 0, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('login_lower').doNothing())
+    .execute();
+  return (await findAccount(db, GHOST_LOGIN))!;
+}
+
+/** Deletes an account row; its repositories, memberships, tokens, threads and migrations go with it (foreign keys cascade). */
+export async function deleteAccount(db: Executor, accountId: number): Promise<void> {
+  await db.deleteFrom('users').where('id', '=', accountId).execute();
+}
+
+/** What `fromId` wrote (issues, comments, timeline events) becomes `toId`'s: a deleted user's writing is the ghost's. */
+export async function reassignAuthorship(db: Executor, fromId: number, toId: number): Promise<void> {
+  await db.updateTable('issues').set({ author_id: toId }).where('author_id', '=', fromId).execute();
+  await db.updateTable('issue_comments').set({ author_id: toId }).where('author_id', '=', fromId).execute();
+  await db.updateTable('issue_events').set({ actor_id: toId }).where('actor_id', '=', fromId).execute();
+}
+
+/** The git data folders (under the data directory) of the repositories the account owns. */
+export async function ownedGitPaths(db: Executor, ownerId: number): Promise<string[]> {
+  const rows = await db.selectFrom('repositories').select('git_path').where('owner_id', '=', ownerId).where('git_path', 'is not', null).execute();
+  return rows.map((row) => row.git_path!);
+}
