@@ -51,6 +51,9 @@ before(async () => {
     await server.admin('POST', `/apps/batch-${i}/installations`, { account: 'acme', repositories: ['widgets'] });
     apps.push({ app, path });
   }
+  // Installing sends each app its `installation` `created` event: delivered before the burst.
+  await server.drain();
+  received.length = 0;
 });
 
 after(async () => {
@@ -72,6 +75,7 @@ test('a burst fanned out to many apps: each delivery recorded once, with its own
     const jwt = await appJwt(server, app);
     const list = await server.api('GET', '/app/hook/deliveries?per_page=100', { token: jwt });
     assert.equal(list.status, 200, list.text);
+    list.body = list.body.filter((summary: { event: string }) => summary.event === 'push');
     assert.equal(list.body.length, events, `${path}: one record per event`);
     const [status, body] = ANSWERS[path]!;
     const seqs = new Set<number>();

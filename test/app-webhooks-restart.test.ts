@@ -80,13 +80,14 @@ async function admin(url: string, method: string, path: string, body: unknown = 
   return JSON.parse(text);
 }
 
-async function listDeliveries(url: string, app: { id: number; private_key: string }): Promise<any[]> {
+/** The app's deliveries of `event` (installing it sends an `installation` event too). */
+async function listDeliveries(url: string, app: { id: number; private_key: string }, event = 'push'): Promise<any[]> {
   const now = Math.floor(Date.now() / 1000);
   const key = await importPKCS8(createPrivateKey(app.private_key).export({ type: 'pkcs8', format: 'pem' }).toString(), 'RS256');
   const jwt = await new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setIssuer(String(app.id)).setIssuedAt(now - 30).setExpirationTime(now + 300).sign(key);
   const response = await fetch(`${url}/api/v3/app/hook/deliveries?per_page=100`, { headers: { authorization: `Bearer ${jwt}` } });
   assert.equal(response.status, 200);
-  return (await response.json()) as any[];
+  return ((await response.json()) as any[]).filter((delivery) => delivery.event === event);
 }
 
 function kill(process_: ChildProcess, signal: NodeJS.Signals): Promise<void> {
@@ -116,7 +117,12 @@ test('deliveries in flight and queued when the server is killed are each done on
   await admin(url, 'POST', '/users', { login: 'mona' });
   await admin(url, 'POST', '/repos', { owner: 'mona', name: 'durable' });
   const app = await admin(url, 'POST', '/apps', { slug: 'durable-app', permissions: { contents: 'read' }, events: ['push'], webhook: { url: `http://127.0.0.1:${receiverPort}/hook`, secret: SECRET } });
+  // Installing sends the app its `installation` `created` event: answered before the pushes go.
+  receiver.holding = false;
   await admin(url, 'POST', '/apps/durable-app/installations', { account: 'mona' });
+  await until('the installation event delivered', async () => ((await listDeliveries(url, app, 'installation')).length === 1 ? true : undefined));
+  receiver.holding = true;
+  receiver.guids.length = 0;
   for (let i = 0; i < EVENTS; i++) {
     assert.deepEqual(await admin(url, 'POST', '/events', { event: 'push', repository: 'mona/durable', sender: 'mona', payload: { seq: i } }), { deliveries: 1 });
   }
