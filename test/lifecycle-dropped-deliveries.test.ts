@@ -67,6 +67,9 @@ describe('deliveries queued for a suspended or deleted installation', () => {
     await server.admin('POST', '/apps', { slug: 'bot', permissions: { metadata: 'read', issues: 'write' }, events: ['issues'], webhook: { url } });
     installationId = (await server.admin('POST', '/apps/bot/installations', { account: 'acme' })).id;
     await server.drain();
+    // Installing sent the app its `installation` `created`: delivered before the tests count.
+    assert.deepEqual(receiver.received.map((r) => `${r.event} ${r.action}`), ['installation created']);
+    receiver.received = [];
   });
   after(async () => {
     receiver.release();
