@@ -126,7 +126,8 @@ describe('the console in Chromium', { skip }, () => {
     assert.equal((await server.api('GET', '/user', { token })).status, 200);
     await server.admin('POST', '/repos/octo/tools/issues', { author: 'octo', title: 'Wobbly widgets' });
     await server.drain();
-    assert.equal(receiver.on('/hook').length, 1, 'the issue was delivered');
+    // Installing sent the app its `installation` `created`, then the issue was delivered.
+    assert.deepEqual(receiver.on('/hook').map((r) => r.headers['x-vendor-event']), ['installation', 'issues'], 'the issue was delivered');
 
     const page = await browser.newPage();
     const seen: string[] = [];
@@ -209,16 +210,19 @@ describe('the console in Chromium', { skip }, () => {
       // Deliveries: the issue's delivery opened (payload, signature, the receiver's answer), then redelivered.
       await page.selectOption('#deliveries-app', 'hooks');
       await page.click('#deliveries-form button[type="submit"]');
-      await until('the delivery', async () => (await page.locator('#deliveries-rows tr').count()) === 1, seen);
-      await page.locator('#deliveries-rows').getByRole('button', { name: /Open delivery/ }).click();
+      const issueRows = page.locator('#deliveries-rows tr', { hasText: 'issues.opened' });
+      await until('the delivery', async () => (await issueRows.count()) === 1, seen);
+      const issueRow = issueRows.first();
+      await issueRow.getByRole('button', { name: /Open delivery/ }).click();
       await until('the opened delivery', async () => (await text('#delivery')).includes('Wobbly widgets'), seen);
       const delivery = await text('#delivery');
       assert.match(delivery, /x-hub-signature-256[\s\S]*sha256=[0-9a-f]{64}/i);
       assert.match(delivery, /Receiver answered\s*200/);
       assert.ok(delivery.includes(receiver.url('/hook')));
-      await page.locator('#deliveries-rows').getByRole('button', { name: /Redeliver delivery/ }).click();
-      await until('the redelivery', async () => receiver.on('/hook').length === 2 && (await page.locator('#deliveries-rows tr').count()) === 2, seen, 30_000);
-      assert.equal(receiver.on('/hook')[1]!.headers['x-vendor-delivery'] ?? receiver.on('/hook')[1]!.headers['x-github-delivery'], receiver.on('/hook')[0]!.headers['x-vendor-delivery'] ?? receiver.on('/hook')[0]!.headers['x-github-delivery'], 'the same guid');
+      await issueRow.getByRole('button', { name: /Redeliver delivery/ }).click();
+      const issuePosts = () => receiver.on('/hook').filter((r) => r.headers['x-vendor-event'] === 'issues');
+      await until('the redelivery', async () => issuePosts().length === 2 && (await issueRows.count()) === 2, seen, 30_000);
+      assert.equal(issuePosts()[1]!.headers['x-vendor-delivery'], issuePosts()[0]!.headers['x-vendor-delivery'], 'the same guid');
       assert.match(await text('#deliveries-rows'), /yes/);
 
       // Notifications: a thread for octo, read back through the API with octo's token.
