@@ -35,6 +35,13 @@ const NOT_SERVED: readonly RegExp[] = [
   /^\/orgs\/[^/]+\/teams\/[^/]+\/repos$/,
 ];
 
+/**
+ * Served, but not to the reader's GET: an installation object (the `installation` events carry it
+ * whole) names where its app mints tokens (POST with the app's JWT) and what an installation token
+ * reaches (GET with that token); test/app-api.test.ts follows both with their credentials.
+ */
+const OTHER_CREDENTIAL: readonly RegExp[] = [/^\/app\/installations\/\d+\/access_tokens$/, /^\/installation\/repositories$/];
+
 let server: TestServer;
 let receiver: Server;
 const deliveries: { event: string; body: any }[] = [];
@@ -112,7 +119,7 @@ async function walk(name: string, document: unknown): Promise<{ followed: Set<st
       continue;
     }
     const route = url.slice(api.length);
-    if (NOT_SERVED.some((pattern) => pattern.test(route))) continue;
+    if (NOT_SERVED.some((pattern) => pattern.test(route)) || OTHER_CREDENTIAL.some((pattern) => pattern.test(route))) continue;
     if (followed.has(url)) continue;
     followed.add(url);
     const response = await fetch(url, { headers: { authorization: `Bearer ${reader}`, accept: 'application/vnd.vendor+json' } });
