@@ -10,6 +10,7 @@ import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ErrorBody, RowId, ValidationErrorBody } from '../../platform/schemas.ts';
 import { DOCUMENTATION_URL } from '../../platform/errors.ts';
 import { findFormerName } from './store.ts';
+import { isRepositoryName } from './names.ts';
 import { SimpleUser, Team } from '../accounts/representations.ts';
 import { FullRepository, RepositorySubscription } from './representations.ts';
 import { REPOSITORY_READ, RepositoryService } from './service.ts';
@@ -81,8 +82,10 @@ function repositoryRoutes(app: Api, ctx: Context): void {
   app.addHook('onSend', async (request, reply, payload) => {
     if (reply.statusCode !== 404 || !request.routeOptions.url?.includes('/repos/:owner/:repo')) return payload;
     const { owner, repo } = request.params as { owner?: string; repo?: string };
-    if (owner === undefined || repo === undefined) return payload;
-    const id = await findFormerName(ctx.db.kysely, owner, repo);
+    // Only names a repository could have had (a NUL byte or another stray character never reaches
+    // the database); a lookup that fails leaves the 404 as it is.
+    if (owner === undefined || repo === undefined || !/^[A-Za-z0-9-]{1,39}$/.test(owner) || !isRepositoryName(repo)) return payload;
+    const id = await findFormerName(ctx.db.kysely, owner, repo).catch(() => undefined);
     if (id === undefined) return payload;
     const read = request.method === 'GET' || request.method === 'HEAD';
     const url = `${ctx.urls.api}/repositories/${id}`;
