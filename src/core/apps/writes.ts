@@ -75,7 +75,8 @@ export class InstallationWrites extends Service {
         account_id: found.installation.account_id,
         // The sender: the account when it is a user (these writes do not say who acted).
         actor_id: found.account.type === 'User' ? found.account.id : null,
-        payload: { installation: name === 'installation.deleted' ? whole : { id: found.installation.id, app_id: app.id }, repositories },
+        // The whole installation as it was: a dispatch that finds the row gone (deleted since) sends this.
+        payload: { installation: whole, repositories },
       });
     });
   }
