@@ -1,5 +1,5 @@
-// docs/testing.md, run as written: the node:test example with `codehost/testing`, the warnings
-// example, the CLI lines against a running server, and the pytest fixture for PyGithub; and the
+// docs/testing.md, run as written: the node:test example with `codehost/testing`, the vitest
+// example (examples/vitest, run by `vitest run` with its own config), the warnings example, the CLI lines against a running server, and the pytest fixture for PyGithub; and the
 // helper's webhook deliveries with a loopback receiver.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -35,6 +35,22 @@ describe('docs/testing.md', () => {
     const stdout = await runModule(example('node-test'));
     assert.match(stdout, /pass 3\n/);
     assert.match(stdout, /fail 0\n/);
+  });
+
+  test('the vitest example is examples/vitest/issues.vitest.js; `vitest run` with its config runs it alone, and it passes', async () => {
+    const file = 'examples/vitest/issues.vitest.js';
+    assert.equal(example('vitest'), readFileSync(join(ROOT, file), 'utf8'), `docs/testing.md shows ${file} as it is`);
+    const { stdout } = await run(join(ROOT, 'node_modules/.bin/node'), ['node_modules/vitest/vitest.mjs', 'run', '--config', 'examples/vitest/vitest.config.js', '--reporter=json'], {
+      cwd: ROOT,
+      timeout: 240_000,
+      env: { PATH: process.env.PATH, DATABASE_URL: '', NO_COLOR: '1' },
+    });
+    const report = JSON.parse(stdout.slice(stdout.indexOf('{')));
+    // The example only: none of the repository's node:test files.
+    assert.deepEqual(report.testResults.map((result: { name: string }) => result.name), [join(ROOT, file)]);
+    assert.equal(report.numPassedTests, 2);
+    assert.equal(report.numFailedTests, 0);
+    assert.equal(report.success, true);
   });
 
   test('the warnings example', async () => {
