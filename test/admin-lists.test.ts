@@ -1,4 +1,4 @@
-// The operator's lists: users, orgs, repos, apps and tokens, paginated with `Link`, in the create
+// The operator's lists: users, orgs, an org's teams, repos, apps, an app's installations and tokens, paginated with `Link`, in the create
 // answers' representations, never with a secret (token values, hashes, client secrets, private keys).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +16,9 @@ before(async () => {
   await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' });
   await server.admin('POST', '/repos', { owner: 'mona', name: 'dotfiles', visibility: 'private' });
   await server.admin('POST', '/apps', { slug: 'ci-bot', owner: 'acme', permissions: { issues: 'read' }, events: ['issues'] });
+  await server.admin('POST', '/orgs/acme/teams', { slug: 'reviewers', name: 'Reviewers', members: ['mona'] });
+  await server.admin('POST', '/orgs/acme/teams', { slug: 'ops' });
+  await server.admin('POST', '/apps', { slug: 'deployer', permissions: { contents: 'read' } });
   tokenValue = (await server.admin('POST', '/tokens', { login: 'mona', kind: 'classic', scopes: ['repo'] })).token;
   await server.admin('POST', '/tokens', { login: 'mona', kind: 'fine_grained', permissions: { issues: 'write' }, expires_at: '2099-01-01T00:00:00Z' });
   await server.admin('POST', '/tokens', { login: 'hubot', kind: 'classic', scopes: [] });
@@ -67,7 +70,7 @@ describe('admin lists', () => {
   });
 
   test('apps: without client secret or private key', async () => {
-    const apps = await server.admin('GET', '/apps');
+    const apps = (await server.admin('GET', '/apps')).filter((a: any) => a.slug === 'ci-bot');
     assert.equal(apps.length, 1);
     const [listed] = apps;
     assert.deepEqual(
@@ -77,6 +80,32 @@ describe('admin lists', () => {
     assert.equal(typeof listed.id, 'number');
     assert.equal(typeof listed.client_id, 'string');
     assert.equal('client_secret' in listed || 'private_key' in listed, false);
+  });
+
+  test("teams: an organization's, oldest first, as the team create answers; 404 for an unknown org or a user", async () => {
+    const created = await server.admin('POST', '/orgs/globex/teams', { slug: 'sales', name: 'Sales' });
+    assert.deepEqual(await server.admin('GET', '/orgs/globex/teams'), [created]);
+    const first = await server.adminRaw('GET', '/orgs/acme/teams?per_page=1');
+    assert.deepEqual(first.body.map((t: any) => [t.slug, t.name]), [['reviewers', 'Reviewers']]);
+    assert.match(first.headers.get('link')!, new RegExp(`<${server.server.ctx.urls.web}/_admin/orgs/acme/teams\\?per_page=1&page=2>; rel="next"`));
+    assert.deepEqual((await allPages('/orgs/acme/teams?per_page=1')).items.map((t) => t.slug), ['reviewers', 'ops']);
+    assert.equal((await server.adminRaw('GET', '/orgs/nowhere/teams')).status, 404);
+    assert.equal((await server.adminRaw('GET', '/orgs/mona/teams')).status, 404);
+  });
+
+  test("installations: an app's, oldest first, as the installation create answers plus the suspension; 404 for an unknown app", async () => {
+    const onAcme = await server.admin('POST', '/apps/deployer/installations', { account: 'acme', repositories: 'all' });
+    const onMona = await server.admin('POST', '/apps/deployer/installations', { account: 'mona', repositories: ['dotfiles'] });
+    await server.admin('PUT', `/apps/deployer/installations/${onMona.id}/suspended`);
+    const listed = await server.admin('GET', '/apps/deployer/installations');
+    assert.deepEqual(listed[0], { ...onAcme, suspended_at: null });
+    assert.equal(listed[1].id, onMona.id);
+    assert.equal(listed[1].account.login, 'mona');
+    assert.equal(listed[1].repository_selection, 'selected');
+    assert.match(listed[1].suspended_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.deepEqual((await allPages('/apps/deployer/installations?per_page=1')).items.map((i) => i.id), [onAcme.id, onMona.id]);
+    assert.deepEqual(await server.admin('GET', '/apps/ci-bot/installations'), []);
+    assert.equal((await server.adminRaw('GET', '/apps/nothing/installations')).status, 404);
   });
 
   test('tokens: by owner, never the secret or its hash', async () => {
@@ -99,7 +128,7 @@ describe('admin lists', () => {
   });
 
   test('bad paging is a 422; the lists need the admin token', async () => {
-    for (const path of ['/users', '/orgs', '/repos', '/apps', '/tokens']) {
+    for (const path of ['/users', '/orgs', '/orgs/acme/teams', '/repos', '/apps', '/apps/deployer/installations', '/tokens']) {
       for (const query of ['per_page=0', 'per_page=abc', 'page=0', 'page=1.5']) {
         const response = await server.adminRaw('GET', `${path}?${query}`);
         assert.equal(response.status, 422, `${path}?${query}`);

@@ -1,4 +1,5 @@
-// The admin API's lists (spec/admin-api.md): what exists, page by page, in the representations the
+// The admin API's lists (spec/admin-api.md): what exists (users, orgs, an org's teams, repos, apps, an
+// app's installations, tokens), page by page, in the representations the
 // admin create answers use, without the secrets those answers show once (client secrets, private
 // keys, token values and hashes). `per_page` (default 30, at most 100) and `page`, with `Link`
 // (under the server's root, CODEHOST_WEB_URL, where /_admin lives).
@@ -7,13 +8,15 @@ import { isoSeconds } from '../platform/clock.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { notFound } from '../platform/errors.ts';
 import { PageQuery, sendPage } from '../platform/pagination.ts';
-import { findAccount, listAccounts } from '../core/accounts/store.ts';
-import { organization, userWithProfile } from '../core/accounts/representations.ts';
-import { listApps } from '../core/apps/store.ts';
+import { findAccount, listAccounts, listTeams } from '../core/accounts/store.ts';
+import { requireAccount } from '../core/accounts/writes.ts';
+import { organization, team, userWithProfile } from '../core/accounts/representations.ts';
+import { findApp, listApps, listInstallations } from '../core/apps/store.ts';
 import { repositoryIdPage } from '../core/repositories/store.ts';
 import { repositoriesWithFacts } from '../core/repositories/facts.ts';
 import { fullRepository } from '../core/repositories/representations.ts';
 import { listTokens } from '../core/callers/token-store.ts';
+import { installationAnswer } from './routes.ts';
 
 const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
@@ -65,6 +68,32 @@ export function adminListRoutes(app: Api, ctx: Context): void {
       created_at: isoSeconds(row.created_at),
     })) };
   }));
+
+  app.get('/_admin/orgs/:org/teams', {
+    config: admin,
+    schema: { ...hidden, params: Type.Object({ org: Type.String() }), querystring: Type.Object(PageQuery) },
+  }, async (request, reply) => {
+    const org = await requireAccount(db, request.params.org, 'org');
+    return sendPage(request, reply, urls.web, async (page) => {
+      const { rows, total } = await listTeams(db, org.id, { limit: page.perPage, offset: page.offset });
+      return { total, items: rows.map((row) => team(urls, org, row)) };
+    });
+  });
+
+  app.get('/_admin/apps/:app_slug/installations', {
+    config: admin,
+    schema: { ...hidden, params: Type.Object({ app_slug: Type.String() }), querystring: Type.Object(PageQuery) },
+  }, async (request, reply) => {
+    const found = await findApp(db, request.params.app_slug);
+    if (!found) throw notFound(`App not found: ${request.params.app_slug}`);
+    return sendPage(request, reply, urls.web, async (page) => {
+      const { total, installations } = await listInstallations(db, found.id, { limit: page.perPage, offset: page.offset });
+      return { total, items: installations.map(({ installation, account }) => ({
+        ...installationAnswer(urls, installation, account),
+        suspended_at: installation.suspended_at && isoSeconds(installation.suspended_at),
+      })) };
+    });
+  });
 
   app.get('/_admin/tokens', {
     config: admin,

@@ -31,7 +31,8 @@ function appAnswer(app: AppRow) {
   };
 }
 
-function installationAnswer(urls: Urls, installation: { id: number; repository_selection: string; permissions: string; app_id: number }, account: UserRow) {
+/** An installation as the admin API answers its create (and lists it, src/admin/list-routes.ts). */
+export function installationAnswer(urls: Urls, installation: { id: number; repository_selection: string; permissions: string; app_id: number }, account: Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>) {
   return {
     id: installation.id,
     account: simpleUser(urls, account),

@@ -302,3 +302,12 @@ export async function ownedGitPaths(db: Executor, ownerId: number): Promise<stri
   const rows = await db.selectFrom('repositories').select('git_path').where('owner_id', '=', ownerId).where('git_path', 'is not', null).execute();
   return rows.map((row) => row.git_path!);
 }
+
+/** One page of an organization's teams, oldest first, with the total. */
+export async function listTeams(db: Executor, orgId: number, page: { limit: number; offset: number }): Promise<{ rows: TeamRow[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    db.selectFrom('teams').selectAll().where('org_id', '=', orgId).orderBy('id').limit(page.limit).offset(page.offset).execute(),
+    db.selectFrom('teams').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
