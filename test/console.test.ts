@@ -1,7 +1,8 @@
 // The console at /_console (admin-api.md "Test support", docs/testing.md): the page, its module and
 // its style sheet with a Content-Security-Policy that allows no inline script or style; 404 in
 // production mode unless CODEHOST_CONSOLE=1; and in Chromium (playwright-core), signed in with the
-// admin token and used panel by panel, keyboard first: the world and its create forms, the journal
+// admin token and used panel by panel, keyboard first: the world (users, orgs, teams, repos, apps,
+// installations, tokens) and its create forms, the journal
 // (live, filtered, an entry opened), a delivery opened and redelivered to a loopback receiver, a
 // notification, a fault added and cleared, the clock moved, a snapshot saved and restored, a reset.
 // No console error, no request leaving loopback, and no token, secret or key the test made in the
@@ -182,13 +183,32 @@ describe('the console in Chromium', { skip }, () => {
       assert.match(await text('#created'), /shown this once/);
       await create('users', { login: 'hubot', name: 'Hubot' });
       await create('orgs', { login: 'acme', owners: 'octo', members: 'hubot' });
-      await create('teams', { org: 'acme', slug: 'core', members: 'hubot' });
+      await create('teams', { org: 'acme', slug: 'core', name: 'Core team', members: 'hubot' });
       await create('repos', { owner: 'acme', name: 'widgets', visibility: 'private' });
-      await create('installations', { app: 'hooks', account: 'acme' });
       await until('the new rows', async () => {
         const world = await text('#world-lists');
         return world.includes('hubot') && world.includes('acme/widgets') && world.includes('from the console');
       }, seen);
+      // The installation made with the keyboard only: its fields and its button reached with Tab.
+      await page.focus('form[data-create="installations"] [name="app"]');
+      await page.keyboard.type('hooks');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('acme');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('widgets');
+      await page.keyboard.press('Tab');
+      assert.equal(await page.locator(':focus').textContent(), 'Install app');
+      await page.keyboard.press('Enter');
+      await until('the installations create answer', async () => (await text('#created')).includes('Created (installations)'), seen);
+      // The teams (per organization) and installations (per app) lists.
+      const listRows = async (title: string) =>
+        (await page.locator('#world-lists table', { has: page.locator('caption', { hasText: new RegExp(`^${title} \\(`) }) }).locator('tbody tr').allTextContents());
+      await until('the team and installation listed', async () => (await listRows('Installations')).length === 2, seen);
+      assert.deepEqual(await listRows('Teams'), ['acmecoreCore team']);
+      const installations = await listRows('Installations');
+      assert.match(installations[0]!, /^hooks\d+octoallno$/);
+      assert.match(installations[1]!, /^hooks\d+acmeselectedno$/);
+      assert.match(await text('#world-lists'), /Teams \(1\)[\s\S]*Installations \(2\)/);
 
       // The journal: live (an API call made now appears), filtered, an entry opened.
       assert.equal((await server.api('GET', '/repos/octo/tools', { token })).status, 200);

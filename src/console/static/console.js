@@ -99,30 +99,45 @@ function onSubmit(selector, handler) {
 // ---------------------------------------------------------------------------------------------------
 // The world: the admin lists and create routes.
 
+// A list with `per` is read for each item of that list (an org's teams, an app's installations).
 const LISTS = {
   users: { title: 'Users', columns: ['login', 'name', 'type'], cells: (u) => [u.login, u.name, u.type] },
   orgs: { title: 'Organizations', columns: ['login', 'name'], cells: (o) => [o.login, o.name] },
+  teams: {
+    title: 'Teams', per: 'orgs', path: (org) => `/orgs/${encodeURIComponent(org.login)}/teams`,
+    columns: ['organization', 'slug', 'name'], cells: (t, org) => [org.login, t.slug, t.name],
+  },
   repos: { title: 'Repositories', columns: ['full name', 'visibility', 'description'], cells: (r) => [r.full_name, r.visibility, r.description] },
   apps: { title: 'Apps', columns: ['slug', 'name', 'owner', 'events'], cells: (a) => [a.slug, a.name, a.owner, a.events.join(', ')] },
+  installations: {
+    title: 'Installations', per: 'apps', path: (app) => `/apps/${encodeURIComponent(app.slug)}/installations`,
+    columns: ['app', 'id', 'account', 'repositories', 'suspended'],
+    cells: (i, app) => [app.slug, i.id, i.account.login, i.repository_selection, i.suspended_at ?? 'no'],
+  },
   tokens: { title: 'Tokens', columns: ['id', 'kind', 'login', 'app', 'note', 'ends with', 'expires'], cells: (t) => [t.id, t.kind, t.login, t.app, t.note, t.token_last_eight, t.expires_at] },
 };
 
 async function refreshWorld() {
   const container = $('#world-lists');
   const tables = [];
+  const loaded = {};
   for (const [name, list] of Object.entries(LISTS)) {
-    const items = await admin('GET', `/${name}?per_page=100`);
+    // [item, parent] pairs; a list read per parent reads the first 100 of each.
+    const items = list.per
+      ? (await Promise.all(loaded[list.per].map(async (parent) => (await admin('GET', `${list.path(parent)}?per_page=100`)).map((item) => [item, parent])))).flat()
+      : (await admin('GET', `/${name}?per_page=100`)).map((item) => [item]);
+    loaded[name] = items.map(([item]) => item);
     const table = element('table');
-    table.append(element('caption', `${list.title} (${items.length}${items.length === 100 ? ', the first 100' : ''})`));
+    table.append(element('caption', `${list.title} (${items.length}${!list.per && items.length === 100 ? ', the first 100' : ''})`));
     const head = element('tr');
     for (const column of list.columns) head.append(element('th', column, { scope: 'col' }));
     table.append(element('thead'));
     table.tHead.append(head);
     const bodyRows = element('tbody');
-    for (const item of items) bodyRows.append(row(list.cells(item)));
+    for (const [item, parent] of items) bodyRows.append(row(list.cells(item, parent)));
     table.append(bodyRows);
     tables.push(table);
-    if (name === 'apps') fillAppChoice(items);
+    if (name === 'apps') fillAppChoice(loaded.apps);
   }
   container.replaceChildren(...tables);
 }
@@ -140,7 +155,10 @@ const CREATES = {
   teams: ({ org, ...b }) => [`/orgs/${encodeURIComponent(org)}/teams`, b],
   repos: (b) => ['/repos', b],
   apps: ({ webhook_url, webhook_secret, ...b }) => ['/apps', webhook_url || webhook_secret ? { ...b, webhook: { url: webhook_url, secret: webhook_secret } } : b],
-  installations: ({ app, ...b }) => [`/apps/${encodeURIComponent(app)}/installations`, b],
+  installations: ({ app, repositories, ...b }) => [
+    `/apps/${encodeURIComponent(app)}/installations`,
+    repositories === undefined ? b : { ...b, repositories: repositories.length === 1 && repositories[0] === 'all' ? 'all' : repositories },
+  ],
   tokens: (b) => ['/tokens', b],
 };
 
