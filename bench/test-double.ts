@@ -3,7 +3,6 @@
 // outbox rows, notification threads). Each figure is the median of several runs, as the server
 // itself reports it (`took_ms`) or, for the start, as the caller sees it.
 import { startCodehost } from '../src/testing.ts';
-import { createTestDatabase } from '../test/helpers/database.ts';
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -21,19 +20,19 @@ export default async function testDouble(options: { env?: Record<string, string>
   // BENCH_HELPER_STARTS: how many starts the median is of (5).
   const startRuns = Number(process.env.BENCH_HELPER_STARTS ?? 5);
   const starts: number[] = [];
+  // On PostgreSQL each start makes its own database on the server (a copy of the migrated template
+  // database, made by the first start) and stop drops it.
+  const databaseUrl = postgres ? options.env!.DATABASE_URL : undefined;
   for (let i = 0; i < startRuns; i++) {
-    const database = await createTestDatabase();
     const started = performance.now();
-    const codehost = await startCodehost({ databaseUrl: database.databaseUrl ?? undefined });
+    const codehost = await startCodehost({ databaseUrl });
     await codehost.admin('GET', '/clock');
     starts.push(performance.now() - started);
     await codehost.stop();
-    await database.drop();
   }
   note(`helper start ms (median of ${startRuns})`, Math.round(median(starts)));
 
-  const database = await createTestDatabase();
-  const codehost = await startCodehost({ databaseUrl: database.databaseUrl ?? undefined });
+  const codehost = await startCodehost({ databaseUrl });
   try {
     const took = async (path: string, body: object) => (await codehost.admin('POST', path, body)).took_ms as number;
     note('first reset to demo ms (loads demo.yaml)', await took('/reset', { to: 'demo' }));
@@ -57,7 +56,6 @@ export default async function testDouble(options: { env?: Record<string, string>
     note('restore 1,000-issue snapshot ms (median of 10)', median(restores));
   } finally {
     await codehost.stop();
-    await database.drop();
   }
   return results;
 }

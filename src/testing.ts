@@ -1,6 +1,6 @@
 // The testing helper, exported as `codehost/testing` (package.json): `startCodehost()` starts the
 // server in the test's own process, on a free loopback port, with a fresh embedded database in a
-// temporary directory (or a PostgreSQL database you name), the test clock and test mode on; and the
+// temporary directory (or a new database on a PostgreSQL server you name), the test clock and test mode on; and the
 // admin calls a test needs, named. docs/testing.md.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from './app.ts';
 import { loadConfig } from './config.ts';
-import { copyMigratedTemplate } from './db/template.ts';
+import { copyMigratedTemplate, createFromTemplateDatabase, type FreshDatabase } from './db/template.ts';
 
 export interface StartOptions {
   /** Load the demo data (users mona, hubot, octo; org acme; demo-app; fixed tokens). Default false. */
@@ -17,7 +17,11 @@ export interface StartOptions {
   seed?: string | object;
   /** More settings (CODEHOST_* names), e.g. CODEHOST_RATE_LIMIT. */
   env?: Record<string, string>;
-  /** A PostgreSQL connection string; unset: embedded SQLite in the temporary directory. */
+  /**
+   * A PostgreSQL server, as a connection string to a database on it: each start makes a database of
+   * its own there (a copy of a migrated template database) and stop drops it. Unset: embedded SQLite
+   * in the temporary directory.
+   */
   databaseUrl?: string;
   /** Log lines to stderr at this level (default: none). */
   logLevel?: string;
@@ -40,6 +44,8 @@ export interface Codehost {
   /** The public API's base: give it to your client as its base URL. */
   apiUrl: string;
   adminToken: string;
+  /** PostgreSQL: the database this start made on the server (stop drops it); SQLite: null. */
+  databaseUrl: string | null;
   /** Calls the admin API; throws with the answer's body unless it is 2xx. */
   admin<T = any>(method: string, path: string, body?: unknown): Promise<T>;
   /** Back to empty (default), the demo data or a seed. */
@@ -62,7 +68,7 @@ const seedText = (seed: string | object) => (typeof seed === 'string' ? seed : J
 export async function startCodehost(options: StartOptions = {}): Promise<Codehost> {
   const dataDir = mkdtempSync(join(tmpdir(), 'codehost-testing-'));
   const adminToken = `testing-${randomBytes(16).toString('hex')}`;
-  const config = loadConfig({
+  const configFor = (databaseUrl: string | undefined) => loadConfig({
     CODEHOST_HOST: '127.0.0.1',
     CODEHOST_PORT: '0',
     CODEHOST_DATA_DIR: dataDir,
@@ -72,21 +78,39 @@ export async function startCodehost(options: StartOptions = {}): Promise<Codehos
     CODEHOST_TEST_MODE: '1',
     CODEHOST_LOG_LEVEL: options.logLevel ?? 'silent',
     CODEHOST_JOB_POLL_MS: '20',
-    ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...options.env,
   });
-  // SQLite: a copy of a migrated template instead of running every migration (src/db/template.ts).
-  if (!config.databaseUrl) await copyMigratedTemplate(join(dataDir, 'codehost.db'));
   // Compiled as requests need them: a test uses a few of the routes (docs/performance.md).
-  const server = await createServer(config, { compileSchemas: 'on first use' });
+  const start = (databaseUrl: string | undefined) => createServer(configFor(databaseUrl), { compileSchemas: 'on first use' });
+  // A fresh database, copied from a migrated template instead of running every migration
+  // (src/db/template.ts): a file in the data directory, or a new database on the PostgreSQL server.
+  let fresh: FreshDatabase | undefined;
+  let server: Awaited<ReturnType<typeof createServer>> | undefined;
   let url: string;
   try {
+    if (options.databaseUrl) {
+      fresh = await createFromTemplateDatabase(options.databaseUrl, async (templateUrl) => {
+        // What a server's first start writes there: the migrations, the job queue's schema and queues.
+        const making = await start(templateUrl);
+        try {
+          await making.listen();
+        } finally {
+          await making.close();
+        }
+      });
+    } else {
+      await copyMigratedTemplate(join(dataDir, 'codehost.db'));
+    }
+    server = await start(fresh?.databaseUrl);
     url = await server.listen();
   } catch (error) {
-    await server.close();
+    await server?.close();
+    await fresh?.drop();
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
+  const running = server;
 
   const admin = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${url}/_admin${path}`, {
@@ -104,6 +128,7 @@ export async function startCodehost(options: StartOptions = {}): Promise<Codehos
     url,
     apiUrl: `${url}/api/v3`,
     adminToken,
+    databaseUrl: fresh?.databaseUrl ?? null,
     admin,
     async reset(to = 'empty') {
       await admin('POST', '/reset', typeof to === 'string' ? { to } : { to: 'seed', seed: seedText(to.seed) });
@@ -129,7 +154,8 @@ export async function startCodehost(options: StartOptions = {}): Promise<Codehos
       await admin('POST', '/jobs/drain', { timeout_seconds: 60 });
     },
     async stop() {
-      await server.close();
+      await running.close();
+      await fresh?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

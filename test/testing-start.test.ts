@@ -2,6 +2,8 @@
 // template (src/db/template.ts) is a fully migrated database; schemas compiled on first use still
 // refuse a bad request with the platform's status and body and still serialize answers by their
 // schema; a database whose migrations differ from the code's still goes through Kysely's Migrator.
+// On PostgreSQL each start makes a database of its own on the server it is given, a copy of a
+// migrated template database, and stop drops it.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +12,8 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/index.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { copyMigratedTemplate, templatePath } from '../src/db/template.ts';
+import pg from 'pg';
+import { copyMigratedTemplate, migrationsHash, templatePath } from '../src/db/template.ts';
 import { startCodehost, type Codehost } from '../src/testing.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 
@@ -87,6 +90,60 @@ describe('the migrated SQLite template', () => {
       await assert.rejects(migrateToLatest(db), /corrupted migrations|9999_from_the_future/);
     } finally {
       await db.close();
+    }
+  });
+});
+
+describe('the testing helper on PostgreSQL', { skip: !process.env.DATABASE_URL && 'PostgreSQL only (DATABASE_URL)' }, () => {
+  const serverUrl = process.env.DATABASE_URL!;
+  const databases = async () => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      return new Set((await client.query<{ datname: string }>('SELECT datname FROM pg_database')).rows.map((row) => row.datname));
+    } finally {
+      await client.end();
+    }
+  };
+
+  test('each start gets a fresh database of its own, copied from the migrated template; stop drops it', async () => {
+    const [one, two] = await Promise.all([startCodehost({ databaseUrl: serverUrl }), startCodehost({ databaseUrl: serverUrl })]);
+    const names = [one, two].map((codehost) => new URL(codehost.databaseUrl!).pathname.slice(1));
+    try {
+      assert.notEqual(names[0], names[1]);
+      const present = await databases();
+      for (const name of names) assert.ok(present.has(name), name);
+      assert.ok(present.has(`codehost_template_${migrationsHash()}`));
+      await one.admin('POST', '/users', { login: 'mona' });
+      assert.equal((await fetch(`${one.apiUrl}/users/mona`)).status, 200);
+      assert.equal((await fetch(`${two.apiUrl}/users/mona`)).status, 404);
+      // Migrated, with the job queue: a demo reset loads, and its activity is delivered.
+      await two.reset('demo');
+      await two.drain();
+      assert.equal((await fetch(`${two.apiUrl}/repos/acme/widgets`)).status, 200);
+      // The copy's secret key is its own: none came with the template.
+      const keys = await Promise.all([one, two].map(async (codehost) => {
+        const own = new pg.Client({ connectionString: codehost.databaseUrl! });
+        await own.connect();
+        try {
+          return (await own.query("SELECT value FROM settings WHERE key = 'secret_key'")).rows[0]?.value;
+        } finally {
+          await own.end();
+        }
+      }));
+      assert.equal(keys.length, 2);
+      assert.ok(keys[0] && keys[1] && keys[0] !== keys[1]);
+    } finally {
+      await Promise.all([one.stop(), two.stop()]);
+    }
+    const after = await databases();
+    for (const name of names) assert.ok(!after.has(name), `${name} dropped`);
+    // A new start is empty again.
+    const three = await startCodehost({ databaseUrl: serverUrl });
+    try {
+      assert.equal((await fetch(`${three.apiUrl}/users/mona`)).status, 404);
+    } finally {
+      await three.stop();
     }
   });
 });

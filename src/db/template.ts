@@ -1,13 +1,15 @@
-// A migrated, empty SQLite database to start from: the testing helper (src/testing.ts) copies it
-// into its fresh data directory instead of running every migration on each start (docs/performance.md,
-// "The helper's start"). The template lives in the system's temporary directory, named by a hash
-// of the migrations' source files: a changed or added migration makes a new one. It holds the
-// tables only (no setting, no secret: the secret key is made by the server that starts on a copy).
+// A migrated, empty database to start from: the testing helper (src/testing.ts) copies it instead of
+// running every migration on each start (docs/performance.md, "The helper's start"). On SQLite a
+// file in the system's temporary directory, copied into the helper's data directory; on PostgreSQL a
+// database on the server (`codehost_template_<hash>`), copied by CREATE DATABASE … TEMPLATE. Each is
+// named by a hash of the migrations' source files: a changed or added migration makes a new one. It
+// holds no setting and no secret: the secret key is made by the server that starts on a copy.
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { openDatabase } from './index.ts';
 import { migrateToLatest } from './migrate.ts';
 
@@ -45,4 +47,74 @@ export async function copyMigratedTemplate(target: string): Promise<void> {
     renameSync(partial, template);
   }
   copyFileSync(template, target, constants.COPYFILE_FICLONE);
+}
+
+/** A fresh PostgreSQL database made for one testing helper start, and how to drop it. */
+export interface FreshDatabase {
+  databaseUrl: string;
+  drop(): Promise<void>;
+}
+
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** `serverUrl` naming another database on the same server. */
+function databaseOn(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Runs `action` with a connection to `serverUrl`'s database, closed afterwards. */
+async function withClient<T>(serverUrl: string, action: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    return await action(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * PostgreSQL: a new database on the server `serverUrl` names (connected to as given, for CREATE and
+ * DROP DATABASE only), a copy (`CREATE DATABASE … TEMPLATE`) of `codehost_template_<hash of the
+ * migrations>`. The template is made on first use: a database `prepare` brings to what a started
+ * server leaves (the migrations, the job queue's schema and queues), without its settings (the
+ * secret key is the copy's own). One process makes it at a time (an advisory lock), under another
+ * name, renamed into place when it is whole; so no copy is made of a half-made template.
+ */
+export async function createFromTemplateDatabase(serverUrl: string, prepare: (databaseUrl: string) => Promise<void>): Promise<FreshDatabase> {
+  const template = `codehost_template_${migrationsHash()}`;
+  const name = `codehost_testing_${randomBytes(8).toString('hex')}`;
+  await withClient(serverUrl, async (client) => {
+    const exists = async () => (await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [template])).rowCount === 1;
+    if (!(await exists())) {
+      await client.query("SELECT pg_advisory_lock(hashtext('codehost_template'))");
+      try {
+        if (!(await exists())) {
+          const partial = `${template}_partial_${randomBytes(4).toString('hex')}`;
+          await client.query(`CREATE DATABASE ${quote(partial)}`);
+          try {
+            await prepare(databaseOn(serverUrl, partial));
+            await withClient(databaseOn(serverUrl, partial), (made) => made.query('DELETE FROM settings'));
+            // A connection the stopped server's pools have not closed yet would block the rename.
+            await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [partial]);
+            await client.query(`ALTER DATABASE ${quote(partial)} RENAME TO ${quote(template)}`);
+          } catch (error) {
+            await client.query(`DROP DATABASE IF EXISTS ${quote(partial)} WITH (FORCE)`);
+            throw error;
+          }
+        }
+      } finally {
+        await client.query("SELECT pg_advisory_unlock(hashtext('codehost_template'))");
+      }
+    }
+    await client.query(`CREATE DATABASE ${quote(name)} TEMPLATE ${quote(template)}`);
+  });
+  return {
+    databaseUrl: databaseOn(serverUrl, name),
+    drop: () => withClient(serverUrl, async (client) => {
+      await client.query(`DROP DATABASE IF EXISTS ${quote(name)} WITH (FORCE)`);
+    }),
+  };
 }
