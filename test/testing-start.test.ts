@@ -15,19 +15,13 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import pg from 'pg';
 import { copyMigratedTemplate, migrationsHash, templatePath } from '../src/db/template.ts';
 import { startCodehost, type Codehost } from '../src/testing.ts';
-import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 
 describe('the testing helper, started quickly', () => {
   let codehost: Codehost;
-  let database: TestDatabase;
   before(async () => {
-    database = await createTestDatabase();
-    codehost = await startCodehost({ databaseUrl: database.databaseUrl ?? undefined });
+    codehost = await startCodehost({ databaseUrl: process.env.DATABASE_URL || undefined });
   });
-  after(async () => {
-    await codehost.stop();
-    await database.drop();
-  });
+  after(() => codehost.stop());
 
   test('schemas compiled on first use: a bad body is 422, a bad path id 404, an answer serialized by its schema', async () => {
     const bad = await fetch(`${codehost.url}/_admin/users`, {
