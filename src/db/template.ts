@@ -80,8 +80,9 @@ async function withClient<T>(serverUrl: string, action: (client: pg.Client) => P
  * DROP DATABASE only), a copy (`CREATE DATABASE … TEMPLATE`) of `codehost_template_<hash of the
  * migrations>`. The template is made on first use: a database `prepare` brings to what a started
  * server leaves (the migrations, the job queue's schema and queues), without its settings (the
- * secret key is the copy's own). One process makes it at a time (an advisory lock), under another
- * name, renamed into place when it is whole; so no copy is made of a half-made template.
+ * secret key is the copy's own). One process makes it at a time (an advisory lock, among those
+ * connected to the same database), under another name, renamed into place when it is whole; so no
+ * copy is made of a half-made template.
  */
 export async function createFromTemplateDatabase(serverUrl: string, prepare: (databaseUrl: string) => Promise<void>): Promise<FreshDatabase> {
   const template = `codehost_template_${migrationsHash()}`;
@@ -102,7 +103,9 @@ export async function createFromTemplateDatabase(serverUrl: string, prepare: (da
             await client.query(`ALTER DATABASE ${quote(partial)} RENAME TO ${quote(template)}`);
           } catch (error) {
             await client.query(`DROP DATABASE IF EXISTS ${quote(partial)} WITH (FORCE)`);
-            throw error;
+            // Advisory locks are per database: a process connected to another database of the
+            // server may have made the template meanwhile, and that one serves.
+            if (!(await exists())) throw error;
           }
         }
       } finally {
