@@ -195,12 +195,16 @@ export async function removeFromOrganization(db: Executor, orgId: number, userId
     .execute();
 }
 
-export async function addTeamMember(db: Executor, teamId: number, userId: number): Promise<void> {
-  await db.insertInto('team_members').values({ team_id: teamId, user_id: userId }).onConflict((oc) => oc.doNothing()).execute();
+/** Whether the user was added (false: already a member). */
+export async function addTeamMember(db: Executor, teamId: number, userId: number): Promise<boolean> {
+  const added = await db.insertInto('team_members').values({ team_id: teamId, user_id: userId }).onConflict((oc) => oc.doNothing()).returning('user_id').executeTakeFirst();
+  return added !== undefined;
 }
 
-export async function removeTeamMember(db: Executor, teamId: number, userId: number): Promise<void> {
-  await db.deleteFrom('team_members').where('team_id', '=', teamId).where('user_id', '=', userId).execute();
+/** Whether the user was a member. */
+export async function removeTeamMember(db: Executor, teamId: number, userId: number): Promise<boolean> {
+  const removed = await db.deleteFrom('team_members').where('team_id', '=', teamId).where('user_id', '=', userId).returning('user_id').executeTakeFirst();
+  return removed !== undefined;
 }
 
 export async function teamMemberIds(db: Executor, teamId: number): Promise<number[]> {
