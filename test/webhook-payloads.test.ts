@@ -111,6 +111,11 @@ describe('webhook payloads validate against the platform schemas', () => {
     await server.admin('PUT', '/orgs/plain/teams/crew/repos/plain/tools', { permission: 'pull' });
     await server.admin('DELETE', '/orgs/plain/members/hubot');
     await server.drain();
+    // An installation's selected repositories changed (PATCH /_admin/apps/{app_slug}/installations/{id}).
+    await server.admin('PATCH', `/apps/inspector/installations/${installations.acme}`, { repositories: ['widgets'], sender: 'mona' });
+    await server.drain();
+    await server.admin('PATCH', `/apps/inspector/installations/${installations.acme}`, { repositories: ['widgets', 'bare'] });
+    await server.drain();
     // An organization's installation lifecycle: the sender is the organization (no user acted).
     await server.admin('PUT', `/apps/inspector/installations/${installations.plain}/suspended`);
     await server.admin('DELETE', `/apps/inspector/installations/${installations.plain}/suspended`);
@@ -138,6 +143,7 @@ describe('webhook payloads validate against the platform schemas', () => {
     t.diagnostic(lines.join('\n'));
     const expected = [
       'installation/created', 'installation/deleted', 'installation/new_permissions_accepted', 'installation/suspend', 'installation/unsuspend',
+      'installation_repositories/added', 'installation_repositories/removed',
       'issue_comment/created',
       'issues/assigned', 'issues/closed', 'issues/opened', 'issues/reopened', 'issues/unassigned',
       'member/added', 'member/edited', 'member/removed',
@@ -260,6 +266,12 @@ describe('webhook payloads validate against the platform schemas', () => {
     assert.equal(one('membership/removed').member.login, 'hubot');
     const teamAdd = one('team_add');
     assert.deepEqual([teamAdd.team.slug, teamAdd.repository.full_name], ['crew', 'plain/tools']);
+
+    const removed = one('installation_repositories/removed');
+    assert.deepEqual([removed.repository_selection, removed.repositories_removed.map((r: any) => r.full_name), removed.repositories_added, removed.sender.login], ['selected', ['acme/bare'], [], 'mona']);
+    assert.deepEqual([removed.installation.id, removed.installation.account.login], [installations.acme, 'acme']);
+    const restored = one('installation_repositories/added');
+    assert.deepEqual([restored.repositories_added.map((r: any) => [r.full_name, r.private]), restored.repositories_removed, restored.sender.login], [[['acme/bare', true]], [], 'acme']);
 
     const suspended = receiver.on('/hook').find((r) => kind(r) === 'installation/suspend' && r.json.installation.id === installations.plain)!;
     assert.deepEqual([suspended.json.sender.login, suspended.json.sender.type, suspended.json.organization.login], ['plain', 'Organization', 'plain']);

@@ -17,7 +17,9 @@ import type { Permissions } from '../core/apps/permissions.ts';
 import { uncoveredEvents } from '../core/apps/events.ts';
 import { recordInstallationActivity } from '../core/apps/activities.ts';
 import { installationRepositories } from '../core/apps/writes.ts';
-import { deleteApp, findApp, findInstallation, insertApp, insertInstallation, updateApp, updateInstallationGrant, upsertAuthorization, type AppRow } from '../core/apps/store.ts';
+import {
+  deleteApp, findApp, findInstallation, insertApp, insertInstallation, setInstallationRepositories, updateApp, updateInstallationGrant, upsertAuthorization, type AppRow,
+} from '../core/apps/store.ts';
 import type { AccessChange, Area } from '../core/area.ts';
 import { issueToken } from '../core/callers/token-store.ts';
 import type { RepositoryRow } from '../core/repositories/representations.ts';
@@ -306,14 +308,7 @@ export class AdminService extends Service {
     const app = await this.requireApp(appSlug);
     const account = await requireAccount(this.db, input.account);
     const sender = input.sender !== undefined ? await requireAccount(this.db, input.sender, 'user') : account.type === 'User' ? account : undefined;
-    const repositoryIds: number[] = [];
-    if (Array.isArray(input.repositories)) {
-      for (const name of input.repositories) {
-        const repository = await findRepository(this.db, account.login, name.includes('/') ? name.split('/')[1]! : name);
-        if (!repository) throw notFound(`Repository not found: ${name}`);
-        repositoryIds.push(repository.id);
-      }
-    }
+    const repositoryIds = Array.isArray(input.repositories) ? await this.accountRepositoryIds(account, input.repositories) : [];
     const appPermissions = JSON.parse(app.permissions) as Permissions;
     const permissions = input.permissions ?? appPermissions;
     checkGrant(appPermissions, permissions);
@@ -354,17 +349,58 @@ export class AdminService extends Service {
   }
 
   /**
-   * Changes an installation's grant (replaced by `permissions`, within what the app requests). A
-   * narrowed grant takes effect at once: tokens and webhook deliveries follow the current grant.
+   * Changes an installation's grant (replaced by `permissions`, within what the app requests) and/or
+   * what it covers (`repositories`: `all`, or its account's repositories by name). A narrowed grant
+   * takes effect at once: tokens and webhook deliveries follow the current grant. Repositories that
+   * came or went are `installation_repositories` `added` / `removed`, in the same transaction.
    */
-  async updateInstallation(appSlug: string, installationId: number, input: { permissions: Permissions }) {
+  async updateInstallation(appSlug: string, installationId: number, input: { permissions?: Permissions; repositories?: 'all' | string[]; sender?: string }) {
     const app = await this.requireApp(appSlug);
     const found = isRowId(installationId) ? await findInstallation(this.db, app.id, installationId) : undefined;
     if (!found) throw notFound(`Installation not found: ${installationId}`);
-    checkGrant(JSON.parse(app.permissions) as Permissions, input.permissions);
-    const installation = await updateInstallationGrant(this.db, found.installation.id, JSON.stringify(input.permissions), this.now());
-    const account = (await findAccountById(this.db, installation.account_id))!;
+    if (input.permissions === undefined && input.repositories === undefined) throw invalidField('Installation', 'permissions', 'permissions or repositories is required');
+    if (input.permissions) checkGrant(JSON.parse(app.permissions) as Permissions, input.permissions);
+    const account = (await findAccountById(this.db, found.installation.account_id))!;
+    const sender = input.sender !== undefined ? await requireAccount(this.db, input.sender, 'user') : undefined;
+    const selection = Array.isArray(input.repositories) ? await this.accountRepositoryIds(account, input.repositories) : input.repositories;
+    const installation = await this.db.transaction().execute(async (trx) => {
+      let row = found.installation;
+      if (input.permissions) row = await updateInstallationGrant(trx, row.id, JSON.stringify(input.permissions), this.now());
+      if (selection === undefined) return row;
+      const before = await installationRepositories(trx, row, account);
+      row = await setInstallationRepositories(trx, row.id, selection, this.now());
+      const after = await installationRepositories(trx, row, account);
+      const added = after.filter((repository) => !before.some((r) => r.id === repository.id));
+      const removed = before.filter((repository) => !after.some((r) => r.id === repository.id));
+      for (const [action, changed] of [['added', added], ['removed', removed]] as const) {
+        if (changed.length === 0) continue;
+        await recordInstallationActivity(this.ctx, trx, {
+          name: `installation_repositories.${action}`,
+          account_id: account.id,
+          actor_id: sender?.id ?? null,
+          payload: {
+            installation: { id: row.id, app_id: app.id },
+            repository_selection: row.repository_selection as 'all' | 'selected',
+            repositories_added: action === 'added' ? changed : [],
+            repositories_removed: action === 'removed' ? changed : [],
+            requester: null,
+          },
+        });
+      }
+      return row;
+    });
     return { installation, account, app };
+  }
+
+  /** The ids of an account's repositories named `name` or `owner/name` (404 for one it does not have). */
+  private async accountRepositoryIds(account: Pick<UserRow, 'login'>, names: readonly string[]): Promise<number[]> {
+    const ids: number[] = [];
+    for (const name of names) {
+      const repository = await findRepository(this.db, account.login, name.includes('/') ? name.split('/')[1]! : name);
+      if (!repository) throw notFound(`Repository not found: ${name}`);
+      ids.push(repository.id);
+    }
+    return ids;
   }
 
   /**

@@ -66,8 +66,9 @@ function onPullRequest(activity: Activity): boolean {
 }
 
 /** An event about one of an app's installations (a typed activity, never a raw event): for that app alone. */
-const isInstallationEvent = (activity: Activity): activity is Activity & { payload: InstallationEvent } =>
-  activity.name === 'installation.created' || activity.name === 'installation.suspend' || activity.name === 'installation.unsuspend' || activity.name === 'installation.deleted';
+const isInstallationEvent = (activity: Activity): activity is Activity & { payload: Pick<InstallationEvent, 'installation'> } =>
+  activity.name === 'installation.created' || activity.name === 'installation.suspend' || activity.name === 'installation.unsuspend' || activity.name === 'installation.deleted'
+  || activity.name === 'installation_repositories.added' || activity.name === 'installation_repositories.removed';
 
 /**
  * The apps an activity is delivered to: installed over it (its repository, on the repository's

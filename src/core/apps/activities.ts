@@ -14,7 +14,22 @@ export type InstallationRepository = { id: number; node_id: string; name: string
  */
 export type InstallationEvent = { installation: { id: number; app_id: number } & Record<string, unknown>; repositories?: InstallationRepository[] };
 
+/**
+ * An installation's repositories changed (PATCH /_admin/apps/{app_slug}/installations/{id}
+ * `repositories`): the platform's `installation_repositories` body, `requester` null (no one asked
+ * the account's owner for it); `added` and `removed` are two activities when a change does both.
+ */
+export type InstallationRepositoriesEvent = {
+  installation: { id: number; app_id: number };
+  repository_selection: 'all' | 'selected';
+  repositories_added: InstallationRepository[];
+  repositories_removed: InstallationRepository[];
+  requester: null;
+};
+
 export type InstallationActivities = {
+  'installation_repositories.added': InstallationRepositoriesEvent;
+  'installation_repositories.removed': InstallationRepositoriesEvent;
   /** Installing an app (POST /_admin/apps/{app_slug}/installations); the sender is who installed it. */
   'installation.created': InstallationEvent;
   'installation.suspend': InstallationEvent;
