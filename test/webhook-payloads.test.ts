@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { startServer, type TestServer } from './helpers/server.ts';
 import { Receiver, type Received } from './helpers/receiver.ts';
 import { webhookSchemas } from './helpers/webhook-schemas.ts';
+import { appJwt } from './helpers/credentials.ts';
 
 const schemas = webhookSchemas();
 const kind = (r: Received) => `${r.headers['x-vendor-event']}${r.json.action ? `/${r.json.action}` : ''}`;
@@ -276,4 +277,28 @@ describe('webhook payloads validate against the platform schemas', () => {
     const suspended = receiver.on('/hook').find((r) => kind(r) === 'installation/suspend' && r.json.installation.id === installations.plain)!;
     assert.deepEqual([suspended.json.sender.login, suspended.json.sender.type, suspended.json.organization.login], ['plain', 'Organization', 'plain']);
   });
+
+  test("ping: when an app's webhook URL is first set and each time it changes, to the new URL, valid against the schema", async () => {
+    const app = await server.admin('POST', '/apps', { slug: 'pinger', permissions: { metadata: 'read' }, events: ['repository'] });
+    const config = async (body: object) => {
+      const answer = await server.api('PATCH', '/app/hook/config', { token: await appJwt(server, app), body });
+      assert.equal(answer.status, 200, answer.text);
+      await server.drain();
+    };
+    await config({ url: receiver.url('/pinged') });
+    await config({ url: receiver.url('/pinged'), content_type: 'form' });
+    await config({ content_type: 'json' });
+    await config({ url: receiver.url('/pinged-again') });
+    const pings = [...receiver.on('/pinged'), ...receiver.on('/pinged-again')];
+    assert.deepEqual(pings.map((r) => [r.path, r.headers['x-vendor-event']]), [['/pinged', 'ping'], ['/pinged-again', 'ping']]);
+    for (const ping of pings) {
+      assert.deepEqual(schemas.errors('ping', undefined, ping.json), []);
+      assert.equal(typeof ping.json.zen, 'string');
+      assert.equal(ping.json.hook_id, Number(ping.headers['x-vendor-hook-id']));
+      assert.deepEqual([ping.json.hook.type, ping.json.hook.app_id, ping.json.hook.events, ping.json.hook.active], ['App', app.id, ['repository'], true]);
+      assert.equal(ping.json.installation, undefined);
+    }
+    assert.equal(pings[1]!.json.hook.config.url, receiver.url('/pinged-again'));
+  });
 });
+

@@ -28,6 +28,8 @@ import { fullRepository, type RepositoryOwner } from '../../core/repositories/re
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { enterpriseRepresentation, organizationSimple, simpleUser, team } from '../../core/accounts/representations.ts';
 import { pullRequestBranches } from '../../core/issues/representations.ts';
+import { isoSeconds } from '../../platform/clock.ts';
+import { findHook } from './store.ts';
 
 type Body = Record<string, unknown>;
 
@@ -148,6 +150,35 @@ async function accountEnvelope(db: Executor, urls: Urls, accountId: number | nul
   };
 }
 
+/** The platform's `zen` lines; a ping carries one. */
+const ZEN = ['Design for failure.', 'Keep it logically awesome.', 'Speak like a human.', 'Favor focus over features.', 'Practicality beats purity.', 'Encourage flow.'];
+
+/**
+ * `ping`: the app's webhook as the platform shows an app's hook (`type` App, `app_id`), its
+ * `hook_id` and a `zen` line; null when the app or its URL is gone since.
+ */
+async function pingBody(db: Executor, urls: Urls, facts: { app_id: number; hook_id: number }): Promise<Body | null> {
+  const app = await findAppBy(db, { id: facts.app_id });
+  const hook = app && (await findHook(db, app.id));
+  if (!app || !hook?.url) return null;
+  return {
+    zen: ZEN[hook.id % ZEN.length],
+    hook_id: hook.id,
+    hook: {
+      type: 'App',
+      id: hook.id,
+      name: 'web',
+      active: hook.active === 1,
+      events: JSON.parse(app.events) as string[],
+      config: { content_type: hook.content_type, insecure_ssl: hook.insecure_ssl, url: hook.url },
+      updated_at: isoSeconds(hook.updated_at),
+      created_at: isoSeconds(hook.created_at),
+      app_id: app.id,
+      deliveries_url: `${urls.api}/app/hook/deliveries`,
+    },
+  };
+}
+
 /**
  * The event body shared by every app the activity is delivered to (each adds its `installation`).
  * Null when the activity's subject is gone (deleted before the dispatch ran).
@@ -156,6 +187,7 @@ export async function eventBody(db: Executor, place: Place, row: Activity): Prom
   const { urls } = place;
   const facts: Body = row.payload;
   let where: Where | undefined;
+  if (row.name === 'ping') return pingBody(db, urls, row.payload);
   // A deleted repository's row is gone: its payload kept the repository as it was.
   if (row.name === 'repository.deleted') {
     const envelope = await accountEnvelope(db, urls, row.account_id);

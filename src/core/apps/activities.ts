@@ -37,4 +37,14 @@ export type InstallationActivities = {
   'installation.deleted': InstallationEvent;
 };
 
+/**
+ * An app's own webhook (its URL first set, or changed: PATCH /app/hook/config): the platform's
+ * `ping`, to that app alone, with no installation; the hook is rendered when it is delivered.
+ */
+export type AppActivities = {
+  ping: { app_id: number; hook_id: number };
+};
+
+export const recordAppActivity: ActivityRecorder<AppActivities> = recordActivity;
+
 export const recordInstallationActivity: ActivityRecorder<InstallationActivities> = recordActivity;
