@@ -192,8 +192,8 @@ describe('webhook events follow permissions', () => {
     await server.admin('PUT', '/orgs/acme/members/newcomer', {});
     await server.admin('POST', '/orgs/acme/teams', { slug: 'people-team' });
     await server.admin('PUT', '/orgs/acme/teams/people-team/members/newcomer');
-    await server.admin('DELETE', '/orgs/acme/teams/people-team/members/newcomer');
     await server.admin('PUT', '/orgs/acme/teams/people-team/repos/acme/widgets', { permission: 'pull' });
+    // Leaving the organization leaves its teams: `membership` `removed` too.
     await server.admin('DELETE', '/orgs/acme/members/newcomer');
     // `repository` needs only metadata, which every installation holds: both get it.
     await server.admin('PATCH', '/repos/acme/widgets', { description: 'described' });

@@ -505,9 +505,12 @@ export class AdminService extends Service {
     const user = await requireAccount(this.db, login, 'user');
     await this.db.transaction().execute(async (trx) => {
       const roles = await orgRoles(trx, org.id, user.id);
-      await removeFromOrganization(trx, org.id, user.id);
+      const teamIds = await removeFromOrganization(trx, org.id, user.id);
       const repositoryIds = await removeCollaboratorOfOwner(trx, org.id, user.id);
       await this.accessChanged(trx, { userIds: [user.id] });
+      for (const teamId of teamIds) {
+        await recordAccountActivity(this.ctx, trx, { name: 'membership.removed', account_id: org.id, payload: { member_id: user.id, team_id: teamId } });
+      }
       for (const repositoryId of repositoryIds) {
         await recordMemberActivity(this.ctx, trx, { name: 'member.removed', repository_id: repositoryId, payload: { member_id: user.id } });
       }

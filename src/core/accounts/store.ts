@@ -185,14 +185,16 @@ export async function setOrgRole(db: Executor, orgId: number, userId: number, ro
   return orgRoles(db, orgId, userId);
 }
 
-/** Takes a user out of an organization: every role, and every team of the organization. */
-export async function removeFromOrganization(db: Executor, orgId: number, userId: number): Promise<void> {
+/** Takes a user out of an organization: every role, and every team of the organization; returns those teams' ids. */
+export async function removeFromOrganization(db: Executor, orgId: number, userId: number): Promise<number[]> {
   await db.deleteFrom('org_memberships').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
-  await db
+  const teams = await db
     .deleteFrom('team_members')
     .where('user_id', '=', userId)
     .where('team_id', 'in', (eb) => eb.selectFrom('teams').select('id').where('org_id', '=', orgId))
+    .returning('team_id')
     .execute();
+  return teams.map((row) => row.team_id);
 }
 
 /** Whether the user was added (false: already a member). */
