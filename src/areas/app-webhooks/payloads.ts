@@ -185,9 +185,9 @@ async function pingBody(db: Executor, urls: Urls, facts: { app_id: number; hook_
  */
 export async function eventBody(db: Executor, place: Place, row: Activity): Promise<Body | null> {
   const { urls } = place;
+  if (row.name === 'ping') return pingBody(db, urls, row.payload);
   const facts: Body = row.payload;
   let where: Where | undefined;
-  if (row.name === 'ping') return pingBody(db, urls, row.payload);
   // A deleted repository's row is gone: its payload kept the repository as it was.
   if (row.name === 'repository.deleted') {
     const envelope = await accountEnvelope(db, urls, row.account_id);
