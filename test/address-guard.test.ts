@@ -134,7 +134,8 @@ describe('private targets allowed (a loopback server, the default)', () => {
       const url = `http://${host}:${target.port}${path}`;
       assert.equal((await patchUrl(server, app, url)).status, 200, url);
       assert.deepEqual(await deliverPush(server, app), ['OK', 200], url);
-      assert.deepEqual(target.paths.filter((p) => p === path), [path], url);
+      // The new URL's ping, then the push.
+      assert.deepEqual(target.paths.filter((p) => p === path), [path, path], url);
     }
   });
 

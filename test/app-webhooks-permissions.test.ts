@@ -175,4 +175,35 @@ describe('webhook events follow permissions', () => {
     assert.deepEqual(eventsOn(receiver, '/ungranted'), ['installation created']);
     assert.deepEqual(eventsOn(receiver, '/unrequested'), ['installation created']);
   });
+
+  test('member, membership, organization, team and team_add need members: an installation not granted it receives none of them', async () => {
+    const events = ['member', 'membership', 'organization', 'team', 'team_add', 'repository'];
+    await server.admin('POST', '/users', { login: 'newcomer' });
+    await server.admin('POST', '/apps', { slug: 'people', permissions: { members: 'read', metadata: 'read' }, events, webhook: { url: receiver.url('/people') } });
+    await server.admin('POST', '/apps/people/installations', { account: 'acme' });
+    await server.admin('POST', '/apps', { slug: 'no-people', permissions: { members: 'read', metadata: 'read' }, events, webhook: { url: receiver.url('/no-people') } });
+    await server.admin('POST', '/apps/no-people/installations', { account: 'acme', permissions: { metadata: 'read' } });
+    // Without members an app cannot even subscribe to them.
+    assertNamesEvent(await server.adminRaw('POST', '/apps', { slug: 'nosy-people', permissions: { metadata: 'read' }, events: ['member'] }), 'member');
+
+    await server.admin('PUT', '/repos/acme/widgets/collaborators/newcomer', { permission: 'pull' });
+    await server.admin('PUT', '/repos/acme/widgets/collaborators/newcomer', { permission: 'push' });
+    await server.admin('DELETE', '/repos/acme/widgets/collaborators/newcomer');
+    await server.admin('PUT', '/orgs/acme/members/newcomer', {});
+    await server.admin('POST', '/orgs/acme/teams', { slug: 'people-team' });
+    await server.admin('PUT', '/orgs/acme/teams/people-team/members/newcomer');
+    await server.admin('PUT', '/orgs/acme/teams/people-team/repos/acme/widgets', { permission: 'pull' });
+    // Leaving the organization leaves its teams: `membership` `removed` too.
+    await server.admin('DELETE', '/orgs/acme/members/newcomer');
+    // `repository` needs only metadata, which every installation holds: both get it.
+    await server.admin('PATCH', '/repos/acme/widgets', { description: 'described' });
+    await server.drain();
+
+    assert.deepEqual(eventsOn(receiver, '/people').sort(), [
+      'installation created', 'member added', 'member edited', 'member removed', 'membership added', 'membership removed',
+      'organization member_added', 'organization member_removed', 'repository edited', 'team created', 'team_add',
+    ]);
+    assert.deepEqual(eventsOn(receiver, '/no-people').sort(), ['installation created', 'repository edited']);
+  });
 });
+

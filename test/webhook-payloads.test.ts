@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { startServer, type TestServer } from './helpers/server.ts';
 import { Receiver, type Received } from './helpers/receiver.ts';
 import { webhookSchemas } from './helpers/webhook-schemas.ts';
+import { appJwt } from './helpers/credentials.ts';
 
 const schemas = webhookSchemas();
 const kind = (r: Received) => `${r.headers['x-vendor-event']}${r.json.action ? `/${r.json.action}` : ''}`;
@@ -17,7 +18,7 @@ const kind = (r: Received) => `${r.headers['x-vendor-event']}${r.json.action ? `
 describe('webhook payloads validate against the platform schemas', () => {
   let server: TestServer;
   let receiver: Receiver;
-  let installations: { acme: number; mona: number };
+  let installations: { acme: number; mona: number; plain?: number };
 
   before(async () => {
     receiver = await new Receiver().start();
@@ -34,14 +35,15 @@ describe('webhook payloads validate against the platform schemas', () => {
     await server.admin('POST', '/apps', {
       slug: 'inspector',
       permissions: { issues: 'write', pull_requests: 'write', administration: 'read', members: 'read', metadata: 'read' },
-      events: ['issues', 'issue_comment', 'pull_request', 'security_and_analysis'],
+      events: ['issues', 'issue_comment', 'pull_request', 'security_and_analysis', 'repository', 'member', 'membership', 'organization', 'team', 'team_add'],
       webhook: { url: receiver.url('/hook') },
     });
     installations = {
       acme: (await server.admin('POST', '/apps/inspector/installations', { account: 'acme', sender: 'mona', repositories: ['widgets', 'bare'] })).id,
       mona: (await server.admin('POST', '/apps/inspector/installations', { account: 'mona' })).id,
     };
-    await server.admin('POST', '/apps/inspector/installations', { account: 'plain', sender: 'mona' });
+    installations.plain = (await server.admin('POST', '/apps/inspector/installations', { account: 'plain', sender: 'mona' })).id;
+    await server.admin('POST', '/apps/inspector/installations', { account: 'hubot' });
     await server.drain();
 
     // Issues: opened (with an assignee), unassigned, assigned, closed, reopened, a comment.
@@ -85,6 +87,40 @@ describe('webhook payloads validate against the platform schemas', () => {
     await server.admin('DELETE', `/apps/inspector/installations/${installations.mona}/suspended`);
     await server.admin('DELETE', `/apps/inspector/installations/${installations.mona}`);
     await server.drain();
+
+    // Repository writes on plain, whose installation covers all its repositories; the transfer goes
+    // to hubot, whose installation covers all of theirs, and the deletion there.
+    await server.admin('POST', '/repos', { owner: 'plain', name: 'fresh' });
+    await server.admin('PATCH', '/repos/plain/fresh', { description: 'now described' });
+    await server.admin('PATCH', '/repos/plain/fresh', { visibility: 'private' });
+    await server.admin('PATCH', '/repos/plain/fresh', { visibility: 'public' });
+    await server.admin('PATCH', '/repos/plain/fresh', { archived: true });
+    await server.admin('PATCH', '/repos/plain/fresh', { archived: false });
+    await server.admin('PATCH', '/repos/plain/fresh', { name: 'renamed' });
+    await server.drain();
+    await server.admin('PATCH', '/repos/plain/renamed', { owner: 'hubot' });
+    await server.drain();
+    await server.admin('DELETE', '/repos/hubot/renamed');
+    // Collaborators (member), organization members (organization), teams (team, membership, team_add).
+    await server.admin('PUT', '/repos/plain/tools/collaborators/octocat', { permission: 'pull' });
+    await server.admin('PUT', '/repos/plain/tools/collaborators/octocat', { permission: 'push' });
+    await server.admin('DELETE', '/repos/plain/tools/collaborators/octocat');
+    await server.admin('PUT', '/orgs/plain/members/hubot', {});
+    await server.admin('POST', '/orgs/plain/teams', { slug: 'crew', name: 'Crew' });
+    await server.admin('PUT', '/orgs/plain/teams/crew/members/hubot');
+    await server.admin('DELETE', '/orgs/plain/teams/crew/members/hubot');
+    await server.admin('PUT', '/orgs/plain/teams/crew/repos/plain/tools', { permission: 'pull' });
+    await server.admin('DELETE', '/orgs/plain/members/hubot');
+    await server.drain();
+    // An installation's selected repositories changed (PATCH /_admin/apps/{app_slug}/installations/{id}).
+    await server.admin('PATCH', `/apps/inspector/installations/${installations.acme}`, { repositories: ['widgets'], sender: 'mona' });
+    await server.drain();
+    await server.admin('PATCH', `/apps/inspector/installations/${installations.acme}`, { repositories: ['widgets', 'bare'] });
+    await server.drain();
+    // An organization's installation lifecycle: the sender is the organization (no user acted).
+    await server.admin('PUT', `/apps/inspector/installations/${installations.plain}/suspended`);
+    await server.admin('DELETE', `/apps/inspector/installations/${installations.plain}/suspended`);
+    await server.drain();
   });
 
   after(async () => {
@@ -108,11 +144,18 @@ describe('webhook payloads validate against the platform schemas', () => {
     t.diagnostic(lines.join('\n'));
     const expected = [
       'installation/created', 'installation/deleted', 'installation/new_permissions_accepted', 'installation/suspend', 'installation/unsuspend',
+      'installation_repositories/added', 'installation_repositories/removed',
       'issue_comment/created',
       'issues/assigned', 'issues/closed', 'issues/opened', 'issues/reopened', 'issues/unassigned',
+      'member/added', 'member/edited', 'member/removed',
+      'membership/added', 'membership/removed',
+      'organization/member_added', 'organization/member_removed',
       'pull_request/assigned', 'pull_request/closed', 'pull_request/opened', 'pull_request/reopened',
       'pull_request/review_request_removed', 'pull_request/review_requested', 'pull_request/unassigned',
+      'repository/archived', 'repository/created', 'repository/deleted', 'repository/edited', 'repository/privatized',
+      'repository/publicized', 'repository/renamed', 'repository/transferred', 'repository/unarchived',
       'security_and_analysis',
+      'team/created', 'team_add',
     ];
     assert.deepEqual([...table.keys()].sort(), expected);
     const failures = [...table].filter(([, row]) => row.valid !== row.delivered).map(([name, row]) => `${name}: ${[...new Set(row.errors)].join('; ')}`);
@@ -187,4 +230,75 @@ describe('webhook payloads validate against the platform schemas', () => {
     const personal = receiver.on('/hook').find((r) => r.json.repository?.full_name === 'mona/personal')!;
     assert.equal(personal.json.issue.author_association, 'OWNER');
   });
+
+  test('repository, member, organization, membership and team events: their subjects and senders', () => {
+    const one = (name: string) => {
+      const found = receiver.on('/hook').filter((r) => kind(r) === name);
+      assert.equal(found.length, 1, name);
+      return found[0]!.json;
+    };
+    assert.equal(one('repository/created').repository.full_name, 'plain/fresh');
+    assert.deepEqual(one('repository/edited').changes, { description: { from: null } });
+    assert.equal(one('repository/edited').repository.description, 'now described');
+    assert.equal(one('repository/privatized').repository.private, true);
+    assert.equal(one('repository/publicized').repository.private, false);
+    assert.equal(one('repository/archived').repository.archived, true);
+    assert.deepEqual(one('repository/renamed').changes, { repository: { name: { from: 'fresh' } } });
+    assert.equal(one('repository/transferred').repository.full_name, 'hubot/renamed');
+    assert.equal(one('repository/deleted').repository.full_name, 'hubot/renamed');
+    // No user acted on these writes: the sender is the account they are about.
+    assert.deepEqual([one('repository/created').sender.login, one('repository/created').sender.type], ['plain', 'Organization']);
+    assert.equal(one('repository/deleted').sender.login, 'hubot');
+
+    const added = one('member/added');
+    assert.deepEqual([added.member.login, added.repository.full_name, added.changes], ['octocat', 'plain/tools', { permission: { to: 'read' }, role_name: { to: 'read' } }]);
+    assert.deepEqual(one('member/edited').changes, { old_permission: { from: 'read' }, permission: { from: 'read', to: 'write' } });
+    assert.equal(one('member/removed').member.login, 'octocat');
+
+    const joined = one('organization/member_added');
+    assert.deepEqual([joined.membership.user.login, joined.membership.role, joined.membership.state, joined.organization.login], ['hubot', 'member', 'active', 'plain']);
+    assert.equal(joined.repository, undefined);
+    assert.equal(one('organization/member_removed').membership.user.login, 'hubot');
+
+    const team = one('team/created');
+    assert.deepEqual([team.team.slug, team.team.name, team.organization.login], ['crew', 'Crew', 'plain']);
+    const membership = one('membership/added');
+    assert.deepEqual([membership.scope, membership.member.login, membership.team.slug], ['team', 'hubot', 'crew']);
+    assert.equal(one('membership/removed').member.login, 'hubot');
+    const teamAdd = one('team_add');
+    assert.deepEqual([teamAdd.team.slug, teamAdd.repository.full_name], ['crew', 'plain/tools']);
+
+    const removed = one('installation_repositories/removed');
+    assert.deepEqual([removed.repository_selection, removed.repositories_removed.map((r: any) => r.full_name), removed.repositories_added, removed.sender.login], ['selected', ['acme/bare'], [], 'mona']);
+    assert.deepEqual([removed.installation.id, removed.installation.account.login], [installations.acme, 'acme']);
+    const restored = one('installation_repositories/added');
+    assert.deepEqual([restored.repositories_added.map((r: any) => [r.full_name, r.private]), restored.repositories_removed, restored.sender.login], [[['acme/bare', true]], [], 'acme']);
+
+    const suspended = receiver.on('/hook').find((r) => kind(r) === 'installation/suspend' && r.json.installation.id === installations.plain)!;
+    assert.deepEqual([suspended.json.sender.login, suspended.json.sender.type, suspended.json.organization.login], ['plain', 'Organization', 'plain']);
+  });
+
+  test("ping: when an app's webhook URL is first set and each time it changes, to the new URL, valid against the schema", async () => {
+    const app = await server.admin('POST', '/apps', { slug: 'pinger', permissions: { metadata: 'read' }, events: ['repository'] });
+    const config = async (body: object) => {
+      const answer = await server.api('PATCH', '/app/hook/config', { token: await appJwt(server, app), body });
+      assert.equal(answer.status, 200, answer.text);
+      await server.drain();
+    };
+    await config({ url: receiver.url('/pinged') });
+    await config({ url: receiver.url('/pinged'), content_type: 'form' });
+    await config({ content_type: 'json' });
+    await config({ url: receiver.url('/pinged-again') });
+    const pings = [...receiver.on('/pinged'), ...receiver.on('/pinged-again')];
+    assert.deepEqual(pings.map((r) => [r.path, r.headers['x-vendor-event']]), [['/pinged', 'ping'], ['/pinged-again', 'ping']]);
+    for (const ping of pings) {
+      assert.deepEqual(schemas.errors('ping', undefined, ping.json), []);
+      assert.equal(typeof ping.json.zen, 'string');
+      assert.equal(ping.json.hook_id, Number(ping.headers['x-vendor-hook-id']));
+      assert.deepEqual([ping.json.hook.type, ping.json.hook.app_id, ping.json.hook.events, ping.json.hook.active], ['App', app.id, ['repository'], true]);
+      assert.equal(ping.json.installation, undefined);
+    }
+    assert.equal(pings[1]!.json.hook.config.url, receiver.url('/pinged-again'));
+  });
 });
+

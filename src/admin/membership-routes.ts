@@ -3,7 +3,7 @@
 // description and archived flag. Answers in the platform's shapes; removals are 204.
 import { Type } from 'typebox';
 import type { Api, Context } from '../platform/context.ts';
-import { organization, simpleUser } from '../core/accounts/representations.ts';
+import { organization, orgMembership, simpleUser } from '../core/accounts/representations.ts';
 import { representRepository } from '../core/repositories/facts.ts';
 import { fullPermissionsOf, permissionNames, permissionsOf } from '../core/repositories/permissions.ts';
 import { OrgMembershipBody, RepoChangeBody, RepositoryAccessBody } from './schemas.ts';
@@ -26,15 +26,8 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     schema: { ...hidden, summary: 'Add a member to an organization or change their role', params: MemberParams, body: OrgMembershipBody },
   }, async (request) => {
     const { org, user, roles } = await service.setOrgMembership(request.params.org, request.params.login, request.body.role ?? 'member');
-    const role = roles.has('owner') ? 'admin' : roles.has('billing_manager') && !roles.has('member') ? 'billing_manager' : 'member';
-    return {
-      url: `${urls.api}/orgs/${org.login}/memberships/${user.login}`,
-      state: 'active',
-      role,
-      organization_url: `${urls.api}/orgs/${org.login}`,
-      organization: organization(urls, org),
-      user: simpleUser(urls, user),
-    };
+    const { user: member, ...membership } = orgMembership(urls, org, user, roles);
+    return { ...membership, organization: organization(urls, org), user: member };
   });
 
   app.delete('/_admin/orgs/:org/members/:login', {

@@ -85,8 +85,16 @@ export const AppUpdateBody = Type.Object({
   events: Type.Optional(Type.Array(Type.String())),
 });
 
-/** PATCH /_admin/apps/{app_slug}/installations/{installation_id}: the installation's new grant. */
-export const InstallationUpdateBody = Type.Object({ permissions: PermissionsBody });
+/**
+ * PATCH /_admin/apps/{app_slug}/installations/{installation_id}: the installation's new grant, and/or
+ * the repositories it covers (`all`, or names of its account's); at least one. `sender`: who changed
+ * the repositories (the `installation_repositories` event's sender), a user's login.
+ */
+export const InstallationUpdateBody = Type.Object({
+  permissions: Type.Optional(PermissionsBody),
+  repositories: Type.Optional(RepositoriesChoice),
+  sender: Type.Optional(Type.String()),
+});
 
 export const InstallationBody = Type.Object({
   account: Type.String(),

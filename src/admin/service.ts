@@ -9,7 +9,7 @@ import type { Executor } from '../db/index.ts';
 import type { RepositoryPermission } from '../db/schema.ts';
 import {
   addEnterpriseMember, addOrgMembership, addTeamMember, findAccountById, findEnterprise, findTeam, insertAccount,
-  insertEnterprise, insertOrganization, insertTeam, lockAccount, removeFromOrganization, removeTeamMember, setOrgRole, teamMemberIds,
+  insertEnterprise, insertOrganization, insertTeam, lockAccount, MEMBER_ROLES, orgRoles, removeFromOrganization, removeTeamMember, setOrgRole, teamMemberIds,
   type OrgRole, type UserRow,
 } from '../core/accounts/store.ts';
 import { requireAccount } from '../core/accounts/writes.ts';
@@ -17,17 +17,21 @@ import type { Permissions } from '../core/apps/permissions.ts';
 import { uncoveredEvents } from '../core/apps/events.ts';
 import { recordInstallationActivity } from '../core/apps/activities.ts';
 import { installationRepositories } from '../core/apps/writes.ts';
-import { deleteApp, findApp, findInstallation, insertApp, insertInstallation, updateApp, updateInstallationGrant, upsertAuthorization, type AppRow } from '../core/apps/store.ts';
+import {
+  deleteApp, findApp, findInstallation, insertApp, insertInstallation, setInstallationRepositories, updateApp, updateInstallationGrant, upsertAuthorization, type AppRow,
+} from '../core/apps/store.ts';
 import type { AccessChange, Area } from '../core/area.ts';
 import { issueToken } from '../core/callers/token-store.ts';
 import type { RepositoryRow } from '../core/repositories/representations.ts';
-import { recordRepositoryActivity } from '../core/repositories/activities.ts';
+import { recordMemberActivity, recordRepositoryActivity } from '../core/repositories/activities.ts';
+import { recordAccountActivity } from '../core/accounts/activities.ts';
+import { permissionNames } from '../core/repositories/permissions.ts';
 import { repositoriesWithFacts } from '../core/repositories/facts.ts';
 import { fullRepository } from '../core/repositories/representations.ts';
-import { organizationSimple, simpleUser } from '../core/accounts/representations.ts';
+import { organizationSimple, orgMembership, simpleUser } from '../core/accounts/representations.ts';
 import {
-  deleteRepository, detachFromOwner, dropFormerName, findRepository, findRepositoryById, insertRepository, installationsCovering, moveRepository, removeCollaborator, removeCollaboratorOfOwner,
-  removeTeamRepository, setCollaborator, setGitPath, setSubscription, setTeamRepository, updateRepository,
+  collaboratorPermission, deleteRepository, detachFromOwner, dropFormerName, findRepository, findRepositoryById, insertRepository, installationsCovering, moveRepository, removeCollaborator,
+  removeCollaboratorOfOwner, removeTeamRepository, setCollaborator, setGitPath, setSubscription, setTeamRepository, teamHasRepository, updateRepository,
 } from '../core/repositories/store.ts';
 import type { Context } from '../platform/context.ts';
 import { ApiError, insertUnique, invalidField, notFound, validationFailed } from '../platform/errors.ts';
@@ -126,7 +130,11 @@ export class AdminService extends Service {
         insertTeam(trx, { org_id: org.id, slug, name: input.name ?? input.slug, created_at: now, updated_at: now }),
       );
       for (const member of members) await addTeamMember(trx, team.id, member.id);
-      for (const repository of repositories) await setTeamRepository(trx, team.id, repository.id, repository.permission);
+      await recordAccountActivity(this.ctx, trx, { name: 'team.created', account_id: org.id, payload: { team_id: team.id } });
+      for (const repository of repositories) {
+        await setTeamRepository(trx, team.id, repository.id, repository.permission);
+        await recordMemberActivity(this.ctx, trx, { name: 'team_add', repository_id: repository.id, payload: { team_id: team.id } });
+      }
       if (repositories.length && members.length) await this.accessChanged(trx, { userIds: members.map((m) => m.id) });
       return { team, org };
     });
@@ -185,7 +193,7 @@ export class AdminService extends Service {
       }
       // The name is this repository's now: no longer a former name redirecting elsewhere.
       await dropFormerName(trx, owner.login, input.name);
-      await recordRepositoryActivity(this.ctx, trx, { name: 'repository.created', repository_id: row.id, payload: {} });
+      await recordRepositoryActivity(this.ctx, trx, { name: 'repository.created', repository_id: row.id, payload: { repository: await this.asLeft(trx, row.id) } });
       return row;
     });
     const current = await findRepositoryById(this.db, repository.id);
@@ -300,14 +308,7 @@ export class AdminService extends Service {
     const app = await this.requireApp(appSlug);
     const account = await requireAccount(this.db, input.account);
     const sender = input.sender !== undefined ? await requireAccount(this.db, input.sender, 'user') : account.type === 'User' ? account : undefined;
-    const repositoryIds: number[] = [];
-    if (Array.isArray(input.repositories)) {
-      for (const name of input.repositories) {
-        const repository = await findRepository(this.db, account.login, name.includes('/') ? name.split('/')[1]! : name);
-        if (!repository) throw notFound(`Repository not found: ${name}`);
-        repositoryIds.push(repository.id);
-      }
-    }
+    const repositoryIds = Array.isArray(input.repositories) ? await this.accountRepositoryIds(account, input.repositories) : [];
     const appPermissions = JSON.parse(app.permissions) as Permissions;
     const permissions = input.permissions ?? appPermissions;
     checkGrant(appPermissions, permissions);
@@ -348,17 +349,58 @@ export class AdminService extends Service {
   }
 
   /**
-   * Changes an installation's grant (replaced by `permissions`, within what the app requests). A
-   * narrowed grant takes effect at once: tokens and webhook deliveries follow the current grant.
+   * Changes an installation's grant (replaced by `permissions`, within what the app requests) and/or
+   * what it covers (`repositories`: `all`, or its account's repositories by name). A narrowed grant
+   * takes effect at once: tokens and webhook deliveries follow the current grant. Repositories that
+   * came or went are `installation_repositories` `added` / `removed`, in the same transaction.
    */
-  async updateInstallation(appSlug: string, installationId: number, input: { permissions: Permissions }) {
+  async updateInstallation(appSlug: string, installationId: number, input: { permissions?: Permissions; repositories?: 'all' | string[]; sender?: string }) {
     const app = await this.requireApp(appSlug);
     const found = isRowId(installationId) ? await findInstallation(this.db, app.id, installationId) : undefined;
     if (!found) throw notFound(`Installation not found: ${installationId}`);
-    checkGrant(JSON.parse(app.permissions) as Permissions, input.permissions);
-    const installation = await updateInstallationGrant(this.db, found.installation.id, JSON.stringify(input.permissions), this.now());
-    const account = (await findAccountById(this.db, installation.account_id))!;
+    if (input.permissions === undefined && input.repositories === undefined) throw invalidField('Installation', 'permissions', 'permissions or repositories is required');
+    if (input.permissions) checkGrant(JSON.parse(app.permissions) as Permissions, input.permissions);
+    const account = (await findAccountById(this.db, found.installation.account_id))!;
+    const sender = input.sender !== undefined ? await requireAccount(this.db, input.sender, 'user') : undefined;
+    const selection = Array.isArray(input.repositories) ? await this.accountRepositoryIds(account, input.repositories) : input.repositories;
+    const installation = await this.db.transaction().execute(async (trx) => {
+      let row = found.installation;
+      if (input.permissions) row = await updateInstallationGrant(trx, row.id, JSON.stringify(input.permissions), this.now());
+      if (selection === undefined) return row;
+      const before = await installationRepositories(trx, row, account);
+      row = await setInstallationRepositories(trx, row.id, selection, this.now());
+      const after = await installationRepositories(trx, row, account);
+      const added = after.filter((repository) => !before.some((r) => r.id === repository.id));
+      const removed = before.filter((repository) => !after.some((r) => r.id === repository.id));
+      for (const [action, changed] of [['added', added], ['removed', removed]] as const) {
+        if (changed.length === 0) continue;
+        await recordInstallationActivity(this.ctx, trx, {
+          name: `installation_repositories.${action}`,
+          account_id: account.id,
+          actor_id: sender?.id ?? null,
+          payload: {
+            installation: { id: row.id, app_id: app.id },
+            repository_selection: row.repository_selection as 'all' | 'selected',
+            repositories_added: action === 'added' ? changed : [],
+            repositories_removed: action === 'removed' ? changed : [],
+            requester: null,
+          },
+        });
+      }
+      return row;
+    });
     return { installation, account, app };
+  }
+
+  /** The ids of an account's repositories named `name` or `owner/name` (404 for one it does not have). */
+  private async accountRepositoryIds(account: Pick<UserRow, 'login'>, names: readonly string[]): Promise<number[]> {
+    const ids: number[] = [];
+    for (const name of names) {
+      const repository = await findRepository(this.db, account.login, name.includes('/') ? name.split('/')[1]! : name);
+      if (!repository) throw notFound(`Repository not found: ${name}`);
+      ids.push(repository.id);
+    }
+    return ids;
   }
 
   /**
@@ -413,6 +455,13 @@ export class AdminService extends Service {
     for (const area of this.areas) await area.onAccessChanged?.(this.ctx, trx, change);
   }
 
+  /** A repository as `repository` events show it, read inside the write's transaction. */
+  private async asLeft(trx: Executor, repositoryId: number): Promise<ReturnType<typeof fullRepository>> {
+    const [found] = await repositoriesWithFacts(trx, [repositoryId]);
+    if (!found) throw notFound('Repository not found');
+    return fullRepository(this.ctx.urls, found.repository, found.owner, found.facts);
+  }
+
   private async requireRepository(owner: string, name: string): Promise<RepositoryRow & { owner: UserRow }> {
     const repository = await findRepository(this.db, owner, name);
     if (!repository) throw notFound(`Repository not found: ${owner}/${name}`);
@@ -439,8 +488,13 @@ export class AdminService extends Service {
       // `owner` replaces `member` and the reverse (a delete, then an insert): two changes at once
       // would leave both.
       await lockAccount(trx, org.id, this.ctx.db.dialect === 'postgres');
+      const before = await orgRoles(trx, org.id, user.id);
       const roles = await setOrgRole(trx, org.id, user.id, role);
       await this.accessChanged(trx, { userIds: [user.id] });
+      // A new member, not a changed role: the platform's `organization` `member_added`.
+      if (!isMember(before) && isMember(roles)) {
+        await recordAccountActivity(this.ctx, trx, { name: 'organization.member_added', account_id: org.id, payload: { membership: orgMembership(this.ctx.urls, org, user, roles) } });
+      }
       return { org, user, roles };
     });
   }
@@ -450,9 +504,19 @@ export class AdminService extends Service {
     const org = await requireAccount(this.db, orgLogin, 'org');
     const user = await requireAccount(this.db, login, 'user');
     await this.db.transaction().execute(async (trx) => {
-      await removeFromOrganization(trx, org.id, user.id);
-      await removeCollaboratorOfOwner(trx, org.id, user.id);
+      const roles = await orgRoles(trx, org.id, user.id);
+      const teamIds = await removeFromOrganization(trx, org.id, user.id);
+      const repositoryIds = await removeCollaboratorOfOwner(trx, org.id, user.id);
       await this.accessChanged(trx, { userIds: [user.id] });
+      for (const teamId of teamIds) {
+        await recordAccountActivity(this.ctx, trx, { name: 'membership.removed', account_id: org.id, payload: { member_id: user.id, team_id: teamId } });
+      }
+      for (const repositoryId of repositoryIds) {
+        await recordMemberActivity(this.ctx, trx, { name: 'member.removed', repository_id: repositoryId, payload: { member_id: user.id } });
+      }
+      if (roles.size > 0) {
+        await recordAccountActivity(this.ctx, trx, { name: 'organization.member_removed', account_id: org.id, payload: { membership: orgMembership(this.ctx.urls, org, user, roles) } });
+      }
     });
   }
 
@@ -460,17 +524,21 @@ export class AdminService extends Service {
     const { org, team } = await this.requireTeam(orgLogin, slug);
     const user = await requireAccount(this.db, login, 'user');
     await this.db.transaction().execute(async (trx) => {
-      await addTeamMember(trx, team.id, user.id);
+      if (await addTeamMember(trx, team.id, user.id)) {
+        await recordAccountActivity(this.ctx, trx, { name: 'membership.added', account_id: org.id, payload: { member_id: user.id, team_id: team.id } });
+      }
       await this.accessChanged(trx, { userIds: [user.id] });
     });
     return { org, team, user };
   }
 
   async removeTeamMembership(orgLogin: string, slug: string, login: string): Promise<void> {
-    const { team } = await this.requireTeam(orgLogin, slug);
+    const { org, team } = await this.requireTeam(orgLogin, slug);
     const user = await requireAccount(this.db, login, 'user');
     await this.db.transaction().execute(async (trx) => {
-      await removeTeamMember(trx, team.id, user.id);
+      if (await removeTeamMember(trx, team.id, user.id)) {
+        await recordAccountActivity(this.ctx, trx, { name: 'membership.removed', account_id: org.id, payload: { member_id: user.id, team_id: team.id } });
+      }
       await this.accessChanged(trx, { userIds: [user.id] });
     });
   }
@@ -481,8 +549,10 @@ export class AdminService extends Service {
     const repository = await this.requireRepository(owner, name);
     if (repository.owner_id !== org.id) throw invalidField('Team', 'repository', `${owner}/${name} does not belong to ${org.login}`);
     await this.db.transaction().execute(async (trx) => {
+      const added = !(await teamHasRepository(trx, team.id, repository.id));
       await setTeamRepository(trx, team.id, repository.id, permission);
       await this.accessChanged(trx, { userIds: await teamMemberIds(trx, team.id) });
+      if (added) await recordMemberActivity(this.ctx, trx, { name: 'team_add', repository_id: repository.id, payload: { team_id: team.id } });
     });
     return { repository, permission };
   }
@@ -502,8 +572,20 @@ export class AdminService extends Service {
     const user = await requireAccount(this.db, login, 'user');
     if (user.id === repository.owner_id) throw invalidField('Repository', 'collaborator', 'the owner of a repository cannot be its collaborator');
     await this.db.transaction().execute(async (trx) => {
+      const before = await collaboratorPermission(trx, repository.id, user.id);
       await setCollaborator(trx, repository.id, user.id, permission, this.now());
       await this.accessChanged(trx, { userIds: [user.id] });
+      const to = permissionNames(permission);
+      if (before === undefined) {
+        await recordMemberActivity(this.ctx, trx, {
+          name: 'member.added', repository_id: repository.id, payload: { member_id: user.id, changes: { permission: { to: to.permission }, role_name: { to: to.role_name } } },
+        });
+      } else if (before !== permission) {
+        const from = permissionNames(before).permission;
+        await recordMemberActivity(this.ctx, trx, {
+          name: 'member.edited', repository_id: repository.id, payload: { member_id: user.id, changes: { old_permission: { from }, permission: { from, to: to.permission } } },
+        });
+      }
     });
     return { repository, user, permission };
   }
@@ -512,7 +594,9 @@ export class AdminService extends Service {
     const repository = await this.requireRepository(owner, name);
     const user = await requireAccount(this.db, login, 'user');
     await this.db.transaction().execute(async (trx) => {
-      await removeCollaborator(trx, repository.id, user.id);
+      if (await removeCollaborator(trx, repository.id, user.id)) {
+        await recordMemberActivity(this.ctx, trx, { name: 'member.removed', repository_id: repository.id, payload: { member_id: user.id } });
+      }
       await this.accessChanged(trx, { userIds: [user.id] });
     });
   }
@@ -551,17 +635,26 @@ export class AdminService extends Service {
       }
       const row = await updateRepository(trx, repository.id, input, this.now());
       if (transferred || (input.visibility !== undefined && input.visibility !== repository.visibility)) await this.accessChanged(trx, { repositoryIds: [repository.id] });
+      // Every event of the write shows the repository after all of it.
+      const asLeft = { repository: await this.asLeft(trx, repository.id) };
       if (renamed) {
-        await recordRepositoryActivity(this.ctx, trx, { name: 'repository.renamed', repository_id: repository.id, payload: { changes: { repository: { name: { from: repository.name } } } } });
+        await recordRepositoryActivity(this.ctx, trx, { name: 'repository.renamed', repository_id: repository.id, payload: { ...asLeft, changes: { repository: { name: { from: repository.name } } } } });
       }
       if (transferred) {
         const from = repository.owner.type === 'Organization'
           ? { organization: organizationSimple(this.ctx.urls, repository.owner) }
           : { user: simpleUser(this.ctx.urls, repository.owner) };
-        await recordRepositoryActivity(this.ctx, trx, { name: 'repository.transferred', repository_id: repository.id, payload: { changes: { owner: { from } } } });
+        await recordRepositoryActivity(this.ctx, trx, { name: 'repository.transferred', repository_id: repository.id, payload: { ...asLeft, changes: { owner: { from } } } });
       }
       if (input.archived !== undefined && input.archived !== Boolean(repository.archived)) {
-        await recordRepositoryActivity(this.ctx, trx, { name: input.archived ? 'repository.archived' : 'repository.unarchived', repository_id: repository.id, payload: {} });
+        await recordRepositoryActivity(this.ctx, trx, { name: input.archived ? 'repository.archived' : 'repository.unarchived', repository_id: repository.id, payload: asLeft });
+      }
+      if (input.description !== undefined && input.description !== repository.description) {
+        await recordRepositoryActivity(this.ctx, trx, { name: 'repository.edited', repository_id: repository.id, payload: { ...asLeft, changes: { description: { from: repository.description } } } });
+      }
+      // Public or not is what the platform announces; private and internal are both not public.
+      if (input.visibility !== undefined && (input.visibility === 'public') !== (repository.visibility === 'public')) {
+        await recordRepositoryActivity(this.ctx, trx, { name: input.visibility === 'public' ? 'repository.publicized' : 'repository.privatized', repository_id: repository.id, payload: asLeft });
       }
       return row;
     });
@@ -577,12 +670,7 @@ export class AdminService extends Service {
   async deleteRepository(owner: string, name: string): Promise<void> {
     const repository = await this.requireRepository(owner, name);
     await this.db.transaction().execute(async (trx) => {
-      const [found] = await repositoriesWithFacts(trx, [repository.id]);
-      if (!found) throw notFound(`Repository not found: ${owner}/${name}`);
-      const payload = {
-        repository: fullRepository(this.ctx.urls, found.repository, found.owner, found.facts),
-        installation_ids: await installationsCovering(trx, repository),
-      };
+      const payload = { repository: await this.asLeft(trx, repository.id), installation_ids: await installationsCovering(trx, repository) };
       await recordRepositoryActivity(this.ctx, trx, { name: 'repository.deleted', repository_id: repository.id, account_id: repository.owner_id, payload });
       await this.accessChanged(trx, { repositoryIds: [repository.id] });
       await deleteRepository(trx, repository.id);
@@ -590,6 +678,9 @@ export class AdminService extends Service {
     if (repository.git_path) await rm(join(this.ctx.config.dataDir, repository.git_path), { recursive: true, force: true });
   }
 }
+
+/** Whether these organization roles make the user a member (owner, member, security manager). */
+const isMember = (roles: ReadonlySet<OrgRole>) => MEMBER_ROLES.some((role) => roles.has(role));
 
 /** An app subscribes only to events its permissions cover: a 422 naming each one that is not. */
 function checkEvents(permissions: Permissions, events: readonly string[]): void {

@@ -4,10 +4,10 @@
 // no name and the operator's payload.
 import type { ActivityOf, RawActivity } from '../activity/outbox.ts';
 import type { AccountActivities } from './accounts/activities.ts';
-import type { InstallationActivities } from './apps/activities.ts';
+import type { AppActivities, InstallationActivities } from './apps/activities.ts';
 import type { IssueActivities } from './issues/activities.ts';
-import type { RepositoryActivities } from './repositories/activities.ts';
+import type { MemberActivities, RepositoryActivities } from './repositories/activities.ts';
 
-export type Activities = AccountActivities & IssueActivities & RepositoryActivities & InstallationActivities;
+export type Activities = AccountActivities & IssueActivities & RepositoryActivities & MemberActivities & InstallationActivities & AppActivities;
 
 export type Activity = ActivityOf<Activities> | RawActivity;

@@ -66,8 +66,9 @@ function onPullRequest(activity: Activity): boolean {
 }
 
 /** An event about one of an app's installations (a typed activity, never a raw event): for that app alone. */
-const isInstallationEvent = (activity: Activity): activity is Activity & { payload: InstallationEvent } =>
-  activity.name === 'installation.created' || activity.name === 'installation.suspend' || activity.name === 'installation.unsuspend' || activity.name === 'installation.deleted';
+const isInstallationEvent = (activity: Activity): activity is Activity & { payload: Pick<InstallationEvent, 'installation'> } =>
+  activity.name === 'installation.created' || activity.name === 'installation.suspend' || activity.name === 'installation.unsuspend' || activity.name === 'installation.deleted'
+  || activity.name === 'installation_repositories.added' || activity.name === 'installation_repositories.removed';
 
 /**
  * The apps an activity is delivered to: installed over it (its repository, on the repository's
@@ -81,11 +82,16 @@ export async function targetsOf(trx: Executor, activity: Activity): Promise<stor
     const target = await store.installationEventTarget(trx, installation.app_id, installation.id);
     return target ? [target] : [];
   }
+  // An app's own webhook: through no installation.
+  if (activity.name === 'ping') {
+    const target = await store.installationEventTarget(trx, (activity.payload as { app_id: number }).app_id, null);
+    return target ? [target] : [];
+  }
   let targets: store.Target[];
   // A deleted repository's selections went with it: the installations that covered it are in its payload.
   if (activity.name === 'repository.deleted' && activity.account_id !== null) {
     const covered = new Set((activity.payload as { installation_ids: number[] }).installation_ids);
-    targets = (await store.deliveryTargets(trx, { accountId: activity.account_id })).filter((target) => covered.has(target.installation_id));
+    targets = (await store.deliveryTargets(trx, { accountId: activity.account_id })).filter((target) => covered.has(target.installation_id!));
   } else if (activity.repository_id !== null) targets = await store.deliveryTargets(trx, { repositoryId: activity.repository_id });
   else if (activity.account_id !== null) targets = await store.deliveryTargets(trx, { accountId: activity.account_id });
   else return [];
@@ -104,9 +110,11 @@ export async function fanOut(ctx: Context, trx: Executor, activity: OutboxActivi
   const body = await eventBody(trx, { urls: ctx.urls, dataDir: ctx.config.dataDir }, activity);
   if (!body) return 0;
   const now = ctx.clock.now().toISOString();
-  const installations: Record<string, unknown>[] = [];
+  const installations: ({ installation: Record<string, unknown> } | null)[] = [];
   const recorded = isInstallationEvent(activity) ? activity.payload.installation : undefined;
-  for (const target of targets) installations.push(await installationBody(trx, ctx.urls, activity.event, target, recorded));
+  for (const { app_id, installation_id } of targets) {
+    installations.push(installation_id === null ? null : { installation: await installationBody(trx, ctx.urls, activity.event, { app_id, installation_id }, recorded) });
+  }
   const messages = await store.insertMessages(trx, targets.map((target, i) => ({
     app_id: target.app_id,
     guid: randomUUID(),
@@ -114,7 +122,7 @@ export async function fanOut(ctx: Context, trx: Executor, activity: OutboxActivi
     action: activity.action,
     installation_id: target.installation_id,
     repository_id: activity.repository_id,
-    payload: JSON.stringify({ ...body, installation: installations[i] }),
+    payload: JSON.stringify({ ...body, ...installations[i] }),
     created_at: now,
   })));
   const attempts = await store.insertAttempts(trx, messages.map((message) => ({ message_id: message.id, app_id: message.app_id, redelivery: false, retry_count: 0, created_at: now })));

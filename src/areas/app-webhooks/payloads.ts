@@ -10,7 +10,9 @@
 // `requested_team`) are not kept in the row but rendered at dispatch, by id: they say where and
 // who, which a receiver acts on with today's names and addresses; a full repository in every row
 // would be most of the outbox's size; and a repository deleted before the dispatch still means no
-// delivery — but for its own `repository.deleted`, whose row keeps the repository as it was.
+// delivery — but for its own `repository.deleted`, whose row keeps the repository as it was. The
+// `repository` events, whose subject the repository is, keep it as the write left it (as issue
+// activity keeps its issue): a `privatized` delivered after a later publicizing still shows it private.
 import type { Activity } from '../../core/activities.ts';
 import { loadCommentFacts, loadIssueFacts } from '../../core/issues/representations.ts';
 import { findAccountById, findOrganizationEnterprise, findTeamById, type UserRow } from '../../core/accounts/store.ts';
@@ -26,6 +28,8 @@ import { fullRepository, type RepositoryOwner } from '../../core/repositories/re
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { enterpriseRepresentation, organizationSimple, simpleUser, team } from '../../core/accounts/representations.ts';
 import { pullRequestBranches } from '../../core/issues/representations.ts';
+import { isoSeconds } from '../../platform/clock.ts';
+import { findHook } from './store.ts';
 
 type Body = Record<string, unknown>;
 
@@ -94,6 +98,33 @@ async function issueSubject(db: Executor, place: Place, row: Activity, facts: Bo
   return out;
 }
 
+/**
+ * The subject of a typed activity that names who or which team by id (src/core/repositories and
+ * src/core/accounts activities): `member` (`member`, its `changes`), `membership` (`scope`,
+ * `member`, `team`), `team` and `team_add` (`team`); null when who it names is gone. Any other
+ * activity's payload is its subject (`changes`, `membership`, the installation's `repositories`).
+ */
+async function namedSubject(db: Executor, urls: Urls, row: Activity & { name: string }): Promise<Body | null> {
+  const facts: Body = row.payload;
+  const memberId = idOf(facts, 'member_id');
+  const teamId = idOf(facts, 'team_id');
+  if (memberId === null && teamId === null) return facts;
+  const { member_id: _member, team_id: _team, ...rest } = facts;
+  const out: Body = row.event === 'membership' ? { scope: 'team', ...rest } : { ...rest };
+  if (memberId !== null) {
+    const member = await user(db, memberId);
+    if (!member) return null;
+    out.member = simpleUser(urls, member);
+  }
+  if (teamId !== null) {
+    const found = await findTeamById(db, teamId);
+    const org = found && (await findAccountById(db, found.org_id));
+    if (!found || !org) return null;
+    out.team = team(urls, org, found);
+  }
+  return out;
+}
+
 /** Where payloads are rendered: the addresses they show and the data directory (git data). */
 export interface Place {
   urls: Urls;
@@ -119,18 +150,48 @@ async function accountEnvelope(db: Executor, urls: Urls, accountId: number | nul
   };
 }
 
+/** The platform's `zen` lines; a ping carries one. */
+const ZEN = ['Design for failure.', 'Keep it logically awesome.', 'Speak like a human.', 'Favor focus over features.', 'Practicality beats purity.', 'Encourage flow.'];
+
+/**
+ * `ping`: the app's webhook as the platform shows an app's hook (`type` App, `app_id`), its
+ * `hook_id` and a `zen` line; null when the app or its URL is gone since.
+ */
+async function pingBody(db: Executor, urls: Urls, facts: { app_id: number; hook_id: number }): Promise<Body | null> {
+  const app = await findAppBy(db, { id: facts.app_id });
+  const hook = app && (await findHook(db, app.id));
+  if (!app || !hook?.url) return null;
+  return {
+    zen: ZEN[hook.id % ZEN.length],
+    hook_id: hook.id,
+    hook: {
+      type: 'App',
+      id: hook.id,
+      name: 'web',
+      active: hook.active === 1,
+      events: JSON.parse(app.events) as string[],
+      config: { content_type: hook.content_type, insecure_ssl: hook.insecure_ssl, url: hook.url },
+      updated_at: isoSeconds(hook.updated_at),
+      created_at: isoSeconds(hook.created_at),
+      app_id: app.id,
+      deliveries_url: `${urls.api}/app/hook/deliveries`,
+    },
+  };
+}
+
 /**
  * The event body shared by every app the activity is delivered to (each adds its `installation`).
  * Null when the activity's subject is gone (deleted before the dispatch ran).
  */
 export async function eventBody(db: Executor, place: Place, row: Activity): Promise<Body | null> {
   const { urls } = place;
+  if (row.name === 'ping') return pingBody(db, urls, row.payload);
   const facts: Body = row.payload;
   let where: Where | undefined;
   // A deleted repository's row is gone: its payload kept the repository as it was.
   if (row.name === 'repository.deleted') {
     const envelope = await accountEnvelope(db, urls, row.account_id);
-    const sender = await user(db, row.actor_id);
+    const sender = await user(db, row.actor_id ?? row.account_id);
     return { action: row.action, repository: row.payload.repository, ...envelope, ...(sender ? { sender: simpleUser(urls, sender) } : {}) };
   }
   if (row.repository_id !== null) {
@@ -138,19 +199,25 @@ export async function eventBody(db: Executor, place: Place, row: Activity): Prom
     if (!found) return null;
     where = { row: found.repository, owner: found.owner, repository: fullRepository(urls, found.repository, found.owner, found.facts) };
   }
-  // Issue activity has its subject; anything else is a raw event whose facts are its payload.
-  const subject = row.issue_id !== null && where ? await issueSubject(db, place, row, facts, where) : facts;
+  // Issue activity has its subject; other typed activity names its own; a raw event's is its payload.
+  const subject = row.issue_id !== null && where
+    ? await issueSubject(db, place, row, facts, where)
+    : row.name !== null ? await namedSubject(db, urls, row) : facts;
   if (!subject) return null;
-  const sender = await user(db, row.actor_id);
+  // A typed activity no user acted on (the operator's writes say no actor) is sent by the account it
+  // is about: the repository's owner, or the event's account (a user, or an organization).
+  const sender = await user(db, row.actor_id ?? (row.name === null ? null : where ? where.owner.id : row.account_id));
   // A user's repository has neither: no need to look.
   const envelope = where?.owner.type === 'User' ? {} : await accountEnvelope(db, urls, where ? where.owner.id : row.account_id);
   // The platform's fields win over a raw payload's members of the same name; `action` stays first.
   const action = row.action !== null ? { action: row.action } : {};
+  // A `repository` event kept its subject as the write left it; other events show it as it is now.
+  const repository = row.name !== null && row.event === 'repository' && 'repository' in facts ? facts.repository : where?.repository;
   return {
     ...action,
     ...subject,
     ...action,
-    ...(where ? { repository: where.repository } : {}),
+    ...(repository ? { repository } : {}),
     ...envelope,
     ...(sender ? { sender: simpleUser(urls, sender) } : {}),
   };

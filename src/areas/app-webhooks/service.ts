@@ -4,6 +4,7 @@
 import { isIP } from 'node:net';
 import { Type, type Static } from 'typebox';
 import { recordRawEvent } from '../../activity/outbox.ts';
+import { recordAppActivity } from '../../core/apps/activities.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { invalidField, notFound, validationFailed } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
@@ -184,7 +185,15 @@ export class AppWebhookService extends Service {
   async updateConfig(app: AppRow, input: HookInput): Promise<HookConfig> {
     // `active` belongs to the operator surface; the public API changes the four fields it documents.
     const changes = this.validate({ url: input.url, content_type: input.content_type, secret: input.secret, insecure_ssl: input.insecure_ssl });
-    const hook = await store.updateHook(this.db, app.id, { ...changes, updated_at: this.now() });
+    const hook = await this.db.transaction().execute(async (trx) => {
+      const before = await store.findHook(trx, app.id);
+      const after = before && (await store.updateHook(trx, app.id, { ...changes, updated_at: this.now() }));
+      // A URL first set or changed is pinged, as the platform does; in this transaction, so it is sent exactly when the change commits.
+      if (after?.url && after.url !== before!.url) {
+        await recordAppActivity(this.ctx, trx, { name: 'ping', payload: { app_id: app.id, hook_id: after.id } });
+      }
+      return after;
+    });
     if (!hook) throw notFound();
     return hookConfigBody(hook);
   }

@@ -22,7 +22,8 @@ export async function updateHook(db: Executor, appId: number, changes: Updateabl
 export interface Target {
   app_id: number;
   events: string;
-  installation_id: number;
+  /** Null for the app's own `ping`, which goes through no installation. */
+  installation_id: number | null;
   /** What the app requests and what the installation was granted (JSON): the grant is both. */
   app_permissions: string;
   installation_permissions: string;
@@ -36,10 +37,10 @@ export interface Target {
  */
 /**
  * The app's own target for an event about one of its installations (`installation`): every app gets
- * those without subscribing, suspended or deleted as the installation may be. None when the app has
- * no active webhook.
+ * those without subscribing, suspended or deleted as the installation may be; or, with no
+ * installation, for its webhook's own `ping`. None when the app has no active webhook.
  */
-export async function installationEventTarget(db: Executor, appId: number, installationId: number): Promise<Target | undefined> {
+export async function installationEventTarget(db: Executor, appId: number, installationId: number | null): Promise<Target | undefined> {
   const row = await db
     .selectFrom('apps')
     .innerJoin('app_webhooks', 'app_webhooks.app_id', 'apps.id')

@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
-import type { EnterpriseRow, UserRow } from './store.ts';
+import type { EnterpriseRow, OrgRole, UserRow } from './store.ts';
 
 // --- User ----------------------------------------------------------------------------------------
 
@@ -327,3 +327,18 @@ export const TeamProfile = Type.Object({
   organization: OrganizationProfile,
 });
 
+/**
+ * A user's membership of an organization, as GET /orgs/{org}/memberships/{username} and the
+ * `organization` webhook events show it (without the `organization` the former adds): an owner is
+ * `admin`, a billing manager who is not a member `billing_manager`, anyone else `member`.
+ */
+export function orgMembership(urls: Urls, org: Pick<UserRow, 'login'>, user: Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>, roles: ReadonlySet<OrgRole>) {
+  const role = roles.has('owner') ? 'admin' as const : roles.has('billing_manager') && !roles.has('member') ? 'billing_manager' as const : 'member' as const;
+  return {
+    url: `${urls.api}/orgs/${org.login}/memberships/${user.login}`,
+    state: 'active' as const,
+    role,
+    organization_url: `${urls.api}/orgs/${org.login}`,
+    user: simpleUser(urls, user),
+  };
+}

@@ -185,22 +185,28 @@ export async function setOrgRole(db: Executor, orgId: number, userId: number, ro
   return orgRoles(db, orgId, userId);
 }
 
-/** Takes a user out of an organization: every role, and every team of the organization. */
-export async function removeFromOrganization(db: Executor, orgId: number, userId: number): Promise<void> {
+/** Takes a user out of an organization: every role, and every team of the organization; returns those teams' ids. */
+export async function removeFromOrganization(db: Executor, orgId: number, userId: number): Promise<number[]> {
   await db.deleteFrom('org_memberships').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
-  await db
+  const teams = await db
     .deleteFrom('team_members')
     .where('user_id', '=', userId)
     .where('team_id', 'in', (eb) => eb.selectFrom('teams').select('id').where('org_id', '=', orgId))
+    .returning('team_id')
     .execute();
+  return teams.map((row) => row.team_id);
 }
 
-export async function addTeamMember(db: Executor, teamId: number, userId: number): Promise<void> {
-  await db.insertInto('team_members').values({ team_id: teamId, user_id: userId }).onConflict((oc) => oc.doNothing()).execute();
+/** Whether the user was added (false: already a member). */
+export async function addTeamMember(db: Executor, teamId: number, userId: number): Promise<boolean> {
+  const added = await db.insertInto('team_members').values({ team_id: teamId, user_id: userId }).onConflict((oc) => oc.doNothing()).returning('user_id').executeTakeFirst();
+  return added !== undefined;
 }
 
-export async function removeTeamMember(db: Executor, teamId: number, userId: number): Promise<void> {
-  await db.deleteFrom('team_members').where('team_id', '=', teamId).where('user_id', '=', userId).execute();
+/** Whether the user was a member. */
+export async function removeTeamMember(db: Executor, teamId: number, userId: number): Promise<boolean> {
+  const removed = await db.deleteFrom('team_members').where('team_id', '=', teamId).where('user_id', '=', userId).returning('user_id').executeTakeFirst();
+  return removed !== undefined;
 }
 
 export async function teamMemberIds(db: Executor, teamId: number): Promise<number[]> {

@@ -14,12 +14,37 @@ export type InstallationRepository = { id: number; node_id: string; name: string
  */
 export type InstallationEvent = { installation: { id: number; app_id: number } & Record<string, unknown>; repositories?: InstallationRepository[] };
 
+/**
+ * An installation's repositories changed (PATCH /_admin/apps/{app_slug}/installations/{id}
+ * `repositories`): the platform's `installation_repositories` body, `requester` null (no one asked
+ * the account's owner for it); `added` and `removed` are two activities when a change does both.
+ */
+export type InstallationRepositoriesEvent = {
+  installation: { id: number; app_id: number };
+  repository_selection: 'all' | 'selected';
+  repositories_added: InstallationRepository[];
+  repositories_removed: InstallationRepository[];
+  requester: null;
+};
+
 export type InstallationActivities = {
+  'installation_repositories.added': InstallationRepositoriesEvent;
+  'installation_repositories.removed': InstallationRepositoriesEvent;
   /** Installing an app (POST /_admin/apps/{app_slug}/installations); the sender is who installed it. */
   'installation.created': InstallationEvent;
   'installation.suspend': InstallationEvent;
   'installation.unsuspend': InstallationEvent;
   'installation.deleted': InstallationEvent;
 };
+
+/**
+ * An app's own webhook (its URL first set, or changed: PATCH /app/hook/config): the platform's
+ * `ping`, to that app alone, with no installation; the hook is rendered when it is delivered.
+ */
+export type AppActivities = {
+  ping: { app_id: number; hook_id: number };
+};
+
+export const recordAppActivity: ActivityRecorder<AppActivities> = recordActivity;
 
 export const recordInstallationActivity: ActivityRecorder<InstallationActivities> = recordActivity;

@@ -106,6 +106,15 @@ export async function insertInstallation(trx: Executor, values: Insertable<Insta
   return installation;
 }
 
+/** Replaces what an installation covers: all of its account's repositories, or these. */
+export async function setInstallationRepositories(trx: Executor, id: number, selection: 'all' | readonly number[], now: string): Promise<InstallationRow> {
+  await trx.deleteFrom('installation_repositories').where('installation_id', '=', id).execute();
+  if (selection !== 'all' && selection.length) {
+    await trx.insertInto('installation_repositories').values(selection.map((repositoryId) => ({ installation_id: id, repository_id: repositoryId }))).execute();
+  }
+  return trx.updateTable('installations').set({ repository_selection: selection === 'all' ? 'all' : 'selected', updated_at: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
 export async function updateInstallationGrant(db: Executor, id: number, permissions: string, now: string): Promise<InstallationRow> {
   return db.updateTable('installations').set({ permissions, updated_at: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }

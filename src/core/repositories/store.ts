@@ -295,8 +295,16 @@ export async function setCollaborator(db: Executor, repositoryId: number, userId
     .executeTakeFirstOrThrow();
 }
 
-export async function removeCollaborator(db: Executor, repositoryId: number, userId: number): Promise<void> {
-  await db.deleteFrom('repository_collaborators').where('repository_id', '=', repositoryId).where('user_id', '=', userId).execute();
+/** A user's direct permission on a repository, if they are its collaborator. */
+export async function collaboratorPermission(db: Executor, repositoryId: number, userId: number): Promise<RepositoryPermission | undefined> {
+  const row = await db.selectFrom('repository_collaborators').select('permission').where('repository_id', '=', repositoryId).where('user_id', '=', userId).executeTakeFirst();
+  return row?.permission as RepositoryPermission | undefined;
+}
+
+/** Whether the user was a collaborator. */
+export async function removeCollaborator(db: Executor, repositoryId: number, userId: number): Promise<boolean> {
+  const removed = await db.deleteFrom('repository_collaborators').where('repository_id', '=', repositoryId).where('user_id', '=', userId).returning('user_id').executeTakeFirst();
+  return removed !== undefined;
 }
 
 /** Removes a user's direct access to every repository of an owner; returns those repositories. */
@@ -308,6 +316,12 @@ export async function removeCollaboratorOfOwner(db: Executor, ownerId: number, u
     .returning('repository_id')
     .execute();
   return rows.map((r) => r.repository_id);
+}
+
+/** Whether the team has the repository (with any permission). */
+export async function teamHasRepository(db: Executor, teamId: number, repositoryId: number): Promise<boolean> {
+  const row = await db.selectFrom('team_repositories').select('team_id').where('team_id', '=', teamId).where('repository_id', '=', repositoryId).executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function setTeamRepository(db: Executor, teamId: number, repositoryId: number, permission: RepositoryPermission): Promise<void> {
