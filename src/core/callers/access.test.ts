@@ -208,10 +208,13 @@ test('reachesAccount and permittedOn: the token\'s account and its permissions t
   assert.equal(await permittedOn(ANONYMOUS, 8), true);
 });
 
-test('assertRepositoryWritable: a repository locked by a migration is a 403', () => {
-  assertRepositoryWritable({ locked_by_migration_id: null });
-  assert.throws(() => assertRepositoryWritable({ locked_by_migration_id: 4 }), (error) => is403(error, 'Repository is locked for migration'));
-  assert.throws(() => assertRepositoryWritable({ locked_by_migration_id: 0 }), (error) => is403(error, 'Repository is locked for migration'));
+test('assertRepositoryWritable: an archived repository, or one locked by a migration, is a 403', () => {
+  assertRepositoryWritable({ archived: 0, locked_by_migration_id: null });
+  assert.throws(() => assertRepositoryWritable({ archived: 0, locked_by_migration_id: 4 }), (error) => is403(error, 'Repository is locked for migration'));
+  assert.throws(() => assertRepositoryWritable({ archived: 0, locked_by_migration_id: 0 }), (error) => is403(error, 'Repository is locked for migration'));
+  assert.throws(() => assertRepositoryWritable({ archived: 1, locked_by_migration_id: null }), (error) => is403(error, 'Repository was archived so is read-only.'));
+  // Archived first: unarchiving is what the operator must do before any unlock helps.
+  assert.throws(() => assertRepositoryWritable({ archived: 1, locked_by_migration_id: 4 }), (error) => is403(error, 'Repository was archived so is read-only.'));
 });
 
 test('parseAuthorization: bearer, token and basic forms; anything else unreadable is Bad credentials', () => {

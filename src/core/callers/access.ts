@@ -220,8 +220,12 @@ export async function canReadRepository(db: Executor, principal: Principal, repo
   return reachesRepository(db, principal, repository);
 }
 
-/** A repository locked by a user migration refuses writes until it is unlocked. */
-export function assertRepositoryWritable(repository: Pick<RepositoryRow, 'locked_by_migration_id'>): void {
+/**
+ * An archived repository is read-only until it is unarchived, and one locked by a user migration
+ * refuses writes until it is unlocked: both answer the platform's 403.
+ */
+export function assertRepositoryWritable(repository: Pick<RepositoryRow, 'archived' | 'locked_by_migration_id'>): void {
+  if (repository.archived) throw forbidden('Repository was archived so is read-only.');
   if (repository.locked_by_migration_id !== null) throw forbidden('Repository is locked for migration');
 }
 
