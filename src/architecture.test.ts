@@ -148,3 +148,17 @@ test('activities are recorded through a typed map, and consumed, never hooked af
   // (app-webhooks/service.ts parses a delivery's stored request body, not an activity.)
   assert.deepEqual(parsing, ['src/areas/app-webhooks/service.ts']);
 });
+
+// Jobs are typed objects defined once (`defineJob`, src/jobs/job.ts): outside src/jobs nothing sends
+// or works a queue directly (so by a name), and the retry options are written only in the definitions' home.
+test('jobs are sent and worked only through their definitions', () => {
+  const byName = sourceFiles('src')
+    .filter((file) => !file.startsWith('src/jobs/'))
+    .filter((file) => /\bqueue\.(send|sendMany|work)\s*(<[^>]*>)?\(/.test(readFileSync(join(root, file), 'utf8')));
+  assert.deepEqual(byName, []);
+  const retries = sourceFiles('src')
+    .filter((file) => !file.startsWith('src/jobs/'))
+    .filter((file) => /\bretry(Limit|DelaySeconds|Backoff)\b/.test(readFileSync(join(root, file), 'utf8')));
+  // (user-migrations' export keeps a retry limit of its own, in its definition.)
+  assert.deepEqual(retries, ['src/areas/user-migrations/service.ts']);
+});

@@ -12,7 +12,7 @@
 // transaction fails, each row goes again to each consumer in a transaction of its own, so one
 // consumer's failure (or one row's) does not hold back the others': what succeeds commits with its
 // marker, only the jobs of what failed fail and run again.
-import { RETRIES } from '../jobs/queue.ts';
+import { defineJob } from '../jobs/job.ts';
 import type { Selectable } from 'kysely';
 import type { Executor } from '../db/index.ts';
 import { WriteBatcher } from '../jobs/batch.ts';
@@ -51,7 +51,6 @@ export type RawActivity = Omit<ActivityRow, 'name' | 'payload'> & { name: null; 
 /** Records one activity of map `M` inside the caller's transaction: each home binds it to its map. */
 export type ActivityRecorder<M> = <K extends keyof M & string>(ctx: Context, trx: Executor, input: ActivityInput<M, K>) => Promise<ActivityRow>;
 
-export const DISPATCH_QUEUE = 'activity.dispatch';
 
 /** Records one typed activity inside the caller's transaction `trx`; bind it to a map with `ActivityRecorder<M>`. */
 export const recordActivity = (ctx: Context, trx: Executor, input: ActivityFacts & { name: string; payload: object }): Promise<ActivityRow> => {
@@ -67,7 +66,7 @@ export function recordRawEvent(ctx: Context, trx: Executor, input: RawActivityIn
 
 async function insert(ctx: Context, trx: Executor, row: store.NewActivity): Promise<ActivityRow> {
   const inserted = await store.insertActivity(trx, row, ctx.clock.now().toISOString());
-  await ctx.queue.send(DISPATCH_QUEUE, { outboxId: inserted.id }, { transaction: trx, singletonKey: `outbox-${inserted.id}`, ...RETRIES });
+  await DISPATCH.send(ctx.queue, { outboxId: inserted.id }, { transaction: trx, singletonKey: `outbox-${inserted.id}` });
   return inserted;
 }
 
@@ -95,15 +94,32 @@ interface Dispatch {
   error?: unknown;
 }
 
+/** The dispatch jobs running at once in this process: their rows go to the consumers together. */
+class Dispatcher {
+  readonly #dispatches: WriteBatcher<Dispatch>;
+
+  constructor(dispatchTogether: (batch: Dispatch[]) => Promise<void>) {
+    this.#dispatches = new WriteBatcher<Dispatch>(dispatchTogether, DISPATCH_CONCURRENCY);
+  }
+
+  async dispatch(outboxId: number): Promise<void> {
+    const dispatch: Dispatch = { outboxId };
+    await this.#dispatches.add(dispatch);
+    if (dispatch.error !== undefined) throw dispatch.error;
+  }
+}
+
+/** One outbox row to every consumer; sent in the writer's transaction, once per row. */
+const DISPATCH = defineJob<{ outboxId: number }, Dispatcher>({
+  name: 'activity.dispatch',
+  handle: (dispatcher, { outboxId }) => dispatcher.dispatch(outboxId),
+  options: () => ({ concurrency: DISPATCH_CONCURRENCY }),
+});
+
 /** Registers the dispatcher worker: each outbox row goes to every area that consumes activity. */
 export function registerDispatcher<A>(ctx: Context, areas: readonly ActivityConsumer<A>[]): void {
   const consumers = areas.filter((area) => area.onActivity);
-  const dispatches = new WriteBatcher<Dispatch>((batch) => dispatchTogether(ctx, consumers, batch), DISPATCH_CONCURRENCY);
-  ctx.queue.work<{ outboxId: number }>(DISPATCH_QUEUE, async ({ outboxId }) => {
-    const dispatch: Dispatch = { outboxId };
-    await dispatches.add(dispatch);
-    if (dispatch.error !== undefined) throw dispatch.error;
-  }, { concurrency: DISPATCH_CONCURRENCY });
+  DISPATCH.work(ctx.queue, new Dispatcher((batch) => dispatchTogether(ctx, consumers, batch)));
 }
 
 /** Every row of the batch to every consumer in one transaction; on failure, one by one. */

@@ -1,14 +1,8 @@
 // Background work behind one interface: pg-boss on PostgreSQL, a durable table polled in-process on
 // SQLite. Webhook deliveries, exports, attach and bulk mark-as-read survive restarts: a job that was
-// running when its process died runs again once its lease (or heartbeat) runs out.
+// running when its process died runs again once its lease (or heartbeat) runs out. Areas define
+// their jobs with `defineJob` (job.ts) and reach the queue only through those definitions.
 import type { Executor } from '../db/index.ts';
-
-/**
- * The retries of a job that fails for a reason of its own (the database, not a receiver: outcomes
- * are recorded): a job cut short by a dead process counts as a run too, so a few, with backoff.
- * Every queue that needs no other policy sends with these.
- */
-export const RETRIES = { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true } as const satisfies SendOptions;
 
 export interface SendOptions {
   /** A second job with the same queue and key is not created while the first exists. */

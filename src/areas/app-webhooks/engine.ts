@@ -4,7 +4,7 @@
 // runs again after its process died mid-request posts again (same guid, so receivers can tell) but
 // the attempt is recorded once. Throttling defers the job to the app's next slot; failures may be
 // retried automatically as new attempts of the same message.
-import { RETRIES } from '../../jobs/queue.ts';
+import { defineJob } from '../../jobs/job.ts';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,7 +20,6 @@ import { eventBody, installationBody } from './payloads.ts';
 import { postWebhook, type WebhookResult } from './sender.ts';
 import * as store from './store.ts';
 
-export const DELIVER_QUEUE = 'webhooks.deliver';
 
 /** A throttled attempt whose slot is this close waits in its worker; a later one goes back to the queue. */
 const SLEEP_LIMIT_MS = 200;
@@ -30,6 +29,13 @@ interface DeliverJob {
   generation: number;
 }
 
+/** Posts one attempt of a delivery and records its outcome. */
+export const DELIVER = defineJob<DeliverJob, Context>({
+  name: 'webhooks.deliver',
+  handle: (ctx, job) => deliver(ctx, job),
+  options: (ctx) => ({ concurrency: ctx.config.webhooks.concurrency }),
+});
+
 /** `Vendor-Hookshot/<short id>`: the short id names this codehost release. */
 const USER_AGENT = (() => {
   const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -38,7 +44,7 @@ const USER_AGENT = (() => {
 
 /** Enqueues the job of an attempt inside the transaction that created (or moved) it. */
 async function enqueue(ctx: Context, trx: Executor, job: DeliverJob, startAfterSeconds?: number): Promise<void> {
-  await ctx.queue.send(DELIVER_QUEUE, job, { transaction: trx, ...RETRIES, startAfterSeconds });
+  await DELIVER.send(ctx.queue, job, { transaction: trx, startAfterSeconds });
 }
 
 
@@ -127,7 +133,7 @@ export async function fanOut(ctx: Context, trx: Executor, activity: OutboxActivi
   })));
   const attempts = await store.insertAttempts(trx, messages.map((message) => ({ message_id: message.id, app_id: message.app_id, redelivery: false, retry_count: 0, created_at: now })));
   // Every app's job in one statement.
-  await ctx.queue.sendMany(DELIVER_QUEUE, attempts.map((deliveryId): DeliverJob => ({ deliveryId, generation: 0 })), { transaction: trx, ...RETRIES });
+  await DELIVER.sendMany(ctx.queue, attempts.map((deliveryId): DeliverJob => ({ deliveryId, generation: 0 })), { transaction: trx });
   return targets.length;
 }
 
@@ -262,7 +268,7 @@ function droppedBecause(attempt: store.AttemptToSend): string | null {
  * job returns, so before the queue counts the job done: a process that dies in between leaves a job
  * that runs again and finds the attempt recorded.
  */
-export async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
+async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   const db = ctx.db.kysely;
   const attempt = await batches(ctx).attempts.load(job.deliveryId);
   // Gone (retention, app deleted), already recorded, or a stale duplicate of a job that was moved on.

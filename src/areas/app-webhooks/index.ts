@@ -1,7 +1,7 @@
 // App webhooks: the configuration and deliveries API (app JWT), the delivery engine fed by the
 // activity outbox, raw events on the operator surface, and the retention sweep.
 import type { Area } from '../../core/area.ts';
-import { deliver, DELIVER_QUEUE, fanOut } from './engine.ts';
+import { DELIVER, fanOut } from './engine.ts';
 import { appWebhookAdminRoutes, appWebhookRoutes } from './routes.ts';
 import { AppWebhookService } from './service.ts';
 import { deleteExpired } from './store.ts';
@@ -14,7 +14,7 @@ export const appWebhooks: Area = {
   routes: appWebhookRoutes,
   admin: appWebhookAdminRoutes,
   workers(ctx) {
-    ctx.queue.work(DELIVER_QUEUE, (job: { deliveryId: number; generation: number }) => deliver(ctx, job), { concurrency: ctx.config.webhooks.concurrency });
+    DELIVER.work(ctx.queue, ctx);
     ctx.periodic.every('webhook-deliveries-retention', SWEEP_SECONDS, async () => {
       const cutoff = new Date(ctx.clock.nowMs() - ctx.config.webhooks.retentionDays * 86_400_000).toISOString();
       await deleteExpired(ctx.db.kysely, cutoff);

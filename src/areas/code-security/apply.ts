@@ -1,7 +1,7 @@
 // The background half of attach and update: each repository waiting on a configuration gets the
 // configuration's effective settings (free features only when no license covers a private or
 // internal repository), then its attachment turns `attached`, `enforced` or `failed`.
-import { RETRIES } from '../../jobs/queue.ts';
+import { defineJob } from '../../jobs/job.ts';
 import type { Executor } from '../../db/index.ts';
 import { assertRepositoryWritable } from '../../core/callers/access.ts';
 import type { Context } from '../../platform/context.ts';
@@ -11,15 +11,20 @@ import { organizationEnterpriseId } from '../../core/accounts/store.ts';
 import { findRepositoryById } from '../../core/repositories/store.ts';
 import * as store from './store.ts';
 
-export const APPLY_QUEUE = 'code-security.apply';
-
-export interface ApplyJob {
+interface ApplyJob {
   configurationId: number;
 }
 
+/** Applies a configuration to the repositories waiting on it. */
+const APPLY = defineJob<ApplyJob, Context>({
+  name: 'code-security.apply',
+  handle: (ctx, { configurationId }) => applyConfiguration(ctx, configurationId),
+  options: () => ({ concurrency: 2 }),
+});
+
 /** Queues the apply job of a configuration, inside the caller's transaction so it exists exactly when the attachments do. */
 export async function queueApply(ctx: Context, trx: Executor, configurationId: number): Promise<void> {
-  await ctx.queue.send<ApplyJob>(APPLY_QUEUE, { configurationId }, { transaction: trx, ...RETRIES });
+  await APPLY.send(ctx.queue, { configurationId }, { transaction: trx });
 }
 
 const BATCH = 100;
@@ -28,12 +33,12 @@ const BATCH = 100;
 const STALE_SECONDS = 300;
 
 export function registerApplyWorker(ctx: Context): void {
-  ctx.queue.work<ApplyJob>(APPLY_QUEUE, ({ configurationId }) => applyConfiguration(ctx, configurationId), { concurrency: 2 });
+  APPLY.work(ctx.queue, ctx);
   ctx.periodic.every('code-security.resume', 60, async () => {
     const before = new Date(ctx.clock.nowMs() - STALE_SECONDS * 1000).toISOString();
     for (const configurationId of await store.staleConfigurationIds(ctx.db.kysely, before)) {
       // One resumed job per configuration at a time, however many processes run the sweep.
-      await ctx.queue.send<ApplyJob>(APPLY_QUEUE, { configurationId }, { singletonKey: `resume-${configurationId}`, ...RETRIES });
+      await APPLY.send(ctx.queue, { configurationId }, { singletonKey: `resume-${configurationId}` });
     }
   });
 }

@@ -1,6 +1,6 @@
 import type { Area } from '../../core/area.ts';
 import { notificationAdminRoutes, notificationRoutes } from './routes.ts';
-import { MARK_READ_QUEUE, NotificationService, type MarkReadJob } from './service.ts';
+import { MARK_READ, NotificationService } from './service.ts';
 
 /** Notification threads fed by platform activity, and the notifications API. */
 export const notifications: Area = {
@@ -8,8 +8,7 @@ export const notifications: Area = {
   routes: notificationRoutes,
   admin: notificationAdminRoutes,
   workers(ctx) {
-    const service = new NotificationService(ctx);
-    ctx.queue.work<MarkReadJob>(MARK_READ_QUEUE, (job) => service.runMarkRead(job));
+    MARK_READ.work(ctx.queue, new NotificationService(ctx));
   },
   onActivity: (ctx, trx, row) => new NotificationService(ctx).onActivity(trx, row),
   onAccessChanged: (ctx, trx, change) => new NotificationService(ctx).onAccessChanged(trx, change),

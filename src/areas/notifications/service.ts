@@ -16,7 +16,7 @@
 //   team review requests or watching).
 // - Opening, commenting and state changes reach subscribers and watchers; an assignment or a review
 //   request reaches only the assignee or the requested reviewers.
-import { RETRIES } from '../../jobs/queue.ts';
+import { defineJob } from '../../jobs/job.ts';
 import { createHash } from 'node:crypto';
 import type { Activity } from '../../core/activities.ts';
 import type { Executor } from '../../db/index.ts';
@@ -50,7 +50,6 @@ export const PARTICIPATING: readonly Reason[] = ['assign', 'author', 'comment', 
 /** Participation that creates a thread subscription. */
 const SUBSCRIBING = new Set<Reason>(['author', 'comment', 'mention', 'assign', 'review_requested', 'state_change']);
 
-export const MARK_READ_QUEUE = 'notifications.mark-read';
 /**
  * Threads marked per transaction by the background job, unless CODEHOST_NOTIFICATIONS_MARK_READ_BATCH
  * says otherwise. SQLite runs a batch synchronously on this process's event loop, so its batches
@@ -94,13 +93,19 @@ export interface ListValidator {
   versions: ReadonlyMap<number, number | null>;
 }
 
-export interface MarkReadJob {
+interface MarkReadJob {
   userId: number;
   repositoryId: number | null;
   until: string;
   readAt: string;
   read: boolean;
 }
+
+/** Marks a user's threads read (or unread) in the background, in batches: the 202 of mark as read. */
+export const MARK_READ = defineJob<MarkReadJob, NotificationService>({
+  name: 'notifications.mark-read',
+  handle: (service, job) => service.runMarkRead(job),
+});
 
 /**
  * A timestamp the schema accepted as date-time, as stored text. The format also admits what Date
@@ -406,7 +411,7 @@ export class NotificationService extends Service {
     const hidden = await store.hiddenRepositoryIds(this.db, userId);
     if (await store.coversMoreThan(this.db, selection, hidden, threshold)) {
       const job: MarkReadJob = { ...selection, readAt };
-      await this.ctx.queue.send(MARK_READ_QUEUE, job, RETRIES);
+      await MARK_READ.send(this.ctx.queue, job);
       return 'queued';
     }
     await this.db.transaction().execute(async (trx) => {

@@ -20,11 +20,25 @@ import { exportPlan } from './plan.ts';
 import { archiveStorage, type ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
+import { defineJob } from '../../jobs/job.ts';
 import type { Executor } from '../../db/index.ts';
 
-export const EXPORT_QUEUE = 'user-migrations.export';
 /** How many times an export job runs again after a failed or cut-short attempt. */
 const EXPORT_RETRY_LIMIT = 3;
+/** Exports of one user running at once (across processes): the others wait while other users' run. */
+const EXPORTS_RUNNING_PER_USER = 1;
+
+/** Exports a migration's archive; a migration whose attempts all failed is settled `failed`. */
+export const EXPORT = defineJob<{ migrationId: number }, UserMigrationService>({
+  name: 'user-migrations.export',
+  retry: { retryLimit: EXPORT_RETRY_LIMIT },
+  handle: (service, { migrationId }) => service.exportMigration(migrationId),
+  options: (service) => ({
+    concurrency: 2,
+    groupConcurrency: EXPORTS_RUNNING_PER_USER,
+    exhausted: ({ migrationId }) => service.exportExhausted(migrationId),
+  }),
+});
 /**
  * An unfinished archive file this old, not of a run exporting now, is a leftover of a dead process:
  * the sweep removes it. A live export writes to its file all the time, so its age stays near zero.
@@ -242,12 +256,7 @@ export class UserMigrationService extends Service {
       }
       // Grouped by owner: the workers run one export per user at a time, so one user's queue of
       // exports does not hold up another user's.
-      await this.ctx.queue.send(EXPORT_QUEUE, { migrationId: row.id }, {
-        transaction: trx,
-        singletonKey: `migration-${row.id}`,
-        retryLimit: EXPORT_RETRY_LIMIT,
-        group: `user-${user.id}`,
-      });
+      await EXPORT.send(this.ctx.queue, { migrationId: row.id }, { transaction: trx, singletonKey: `migration-${row.id}`, group: `user-${user.id}` });
       return row;
     });
     return this.body(user, row, input.exclude ?? []);
