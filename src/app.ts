@@ -171,6 +171,7 @@ export async function createServer(
     rateLimiter: new RateLimiter(db.kysely, clock, { block: config.rateLimit.block, cacheMs: config.lookupCacheMs }),
     log: app.log,
     periodic: new Periodic(app.log),
+    perServer: new Map(),
   };
   // First of the request hooks: a reset or snapshot restore waits for requests and jobs in flight.
   installGate(app, ctx);

@@ -162,3 +162,20 @@ test('jobs are sent and worked only through their definitions', () => {
   // (user-migrations' export keeps a retry limit of its own, in its definition.)
   assert.deepEqual(retries, ['src/areas/user-migrations/service.ts']);
 });
+
+// A service or cache of a server lives once per server (`perServer`, src/platform/per-server.ts),
+// reached through its context: no module-level map keyed by the context, its URLs or its database.
+// The module-level maps left are constant tables and memos of pure values, named here.
+test('no module-level maps but constant tables and pure memos: per-server state is `perServer`', () => {
+  const allowed = new Set([
+    'src/platform/tokens.ts KIND_BY_PREFIX', // constant: token kind by prefix
+    'src/core/callers/access.ts IMPLIED_SCOPES', // constant: scopes implied by a scope
+    'src/core/callers/access.ts accepted', // the accepted-permissions header of a route's (static) rule
+    'src/core/callers/access.ts callerPermissions', // per request: keyed by the request's principal
+    'src/core/callers/principal.ts publicKeys', // an app's parsed public key, by its PEM text
+    'src/db/prepared.ts preparedNames', // the prepared statement name of a query's SQL text
+  ]);
+  const found = sourceFiles('src').flatMap((file) =>
+    [...readFileSync(join(root, file), 'utf8').matchAll(/^(?:export )?(?:const|let) (\w+)(?::[^=]+)? = new (?:Weak)?Map\b/gm)].map((match) => `${file} ${match[1]}`));
+  assert.deepEqual(found.filter((entry) => !allowed.has(entry)), []);
+});

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { findAppBy } from '../core/apps/store.ts';
 import type { Api, Context } from '../platform/context.ts';
+import { perServer } from '../platform/per-server.ts';
 import { invalidField, notFound } from '../platform/errors.ts';
 import { glob } from '../platform/faults.ts';
 import { DEFAULT_API_VERSION } from '../platform/http.ts';
@@ -232,12 +233,11 @@ export class Journal {
   }
 }
 
-const journals = new WeakMap<Context, Journal>();
+const journals = perServer((ctx) => new Journal(ctx.config.journal.entries));
 
+/** The request journal of this server. */
 export function journalOf(ctx: Context): Journal {
-  let journal = journals.get(ctx);
-  if (!journal) journals.set(ctx, (journal = new Journal(ctx.config.journal.entries)));
-  return journal;
+  return journals.of(ctx);
 }
 
 const UNJOURNALED = /^\/(?:healthz|readyz|metrics|openapi\.json|docs|_console|_admin\/requests)(?:[/?]|$)/;

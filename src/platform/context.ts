@@ -1,4 +1,5 @@
-// What every area's routes and services are given: configuration, database, clock, queue, URLs.
+// What every area's routes and services are given: configuration, database, clock, queue, URLs,
+// and the server's own services and caches.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
@@ -10,6 +11,7 @@ import type { Clock } from './clock.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { Urls } from './urls.ts';
 import type { Secrets } from './secrets.ts';
+import type { PerServerState } from './per-server.ts';
 
 export interface Context {
   config: Config;
@@ -21,6 +23,8 @@ export interface Context {
   rateLimiter: RateLimiter;
   log: FastifyBaseLogger;
   periodic: Periodic;
+  /** This server's services and caches, each made on first use (see per-server.ts). */
+  perServer: PerServerState;
 }
 
 export type Api = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;

@@ -4,6 +4,7 @@
 // and deliveries of the process it was created in. The admin routes and the request hook are in
 // src/admin/faults.ts; the webhook engine asks `takeDeliveryFault` before each post.
 import type { Context } from './context.ts';
+import { perServer } from './per-server.ts';
 
 export const REQUEST_EFFECTS = ['status', 'primary_rate_limit', 'secondary_rate_limit', 'delay', 'drop'] as const;
 export const DELIVERY_EFFECTS = ['webhook_timeout', 'webhook_duplicate'] as const;
@@ -137,19 +138,18 @@ export class FaultStore {
   }
 }
 
-const stores = new WeakMap<Context, FaultStore>();
+/** The fault rules of a server. */
+const faults = perServer(() => new FaultStore());
 
 /** The fault rules of this server. */
 export function faultsOf(ctx: Context): FaultStore {
-  let store = stores.get(ctx);
-  if (!store) stores.set(ctx, (store = new FaultStore()));
-  return store;
+  return faults.of(ctx);
 }
 
 /** The delivery fault for the next post to this app, if test mode is on and a rule says so. */
 export function takeDeliveryFault(ctx: Context, appId: number): DeliveryEffect | null {
   if (!ctx.config.testMode) return null;
-  const store = stores.get(ctx);
-  if (!store || store.empty) return null;
+  const store = faults.of(ctx);
+  if (store.empty) return null;
   return (store.takeForDelivery(ctx.clock.nowMs(), appId)?.effect as DeliveryEffect | undefined) ?? null;
 }

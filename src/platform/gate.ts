@@ -2,6 +2,7 @@
 // shared while it runs; a reset or a snapshot restore holds it alone, so a request sees the state
 // before the swap or after it, never a mix. Only installed outside production mode.
 import type { Context } from './context.ts';
+import { perServer } from './per-server.ts';
 
 export class Gate {
   private active = 0;
@@ -52,11 +53,9 @@ export class Gate {
   }
 }
 
-const gates = new WeakMap<Context, Gate>();
+const gates = perServer(() => new Gate());
 
-/** The gate of this server (one per context). */
+/** The gate of this server. */
 export function gateOf(ctx: Context): Gate {
-  let gate = gates.get(ctx);
-  if (!gate) gates.set(ctx, (gate = new Gate()));
-  return gate;
+  return gates.of(ctx);
 }

@@ -14,6 +14,7 @@ import { coversEvent, deliveredWithoutSubscribing } from '../../core/apps/events
 import { intersectPermissions, parsePermissions } from '../../core/apps/permissions.ts';
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
+import { perServer } from '../../platform/per-server.ts';
 import { takeDeliveryFault } from '../../platform/faults.ts';
 import { BatchLoader, WriteBatcher } from '../../jobs/batch.ts';
 import { eventBody, installationBody } from './payloads.ts';
@@ -156,13 +157,15 @@ export async function newAttempt(
 const isFailure = (statusCode: number) => statusCode < 200 || statusCode >= 400;
 
 /**
- * Webhook secrets, unsealed, by their sealed form: every delivery of a busy app would otherwise
- * decrypt the same secret again. A changed secret is a new sealed form; the oldest entries go first.
+ * Webhook secrets, unsealed, by their sealed form, per server (its key unseals them): every delivery
+ * of a busy app would otherwise decrypt the same secret again. A changed secret is a new sealed form;
+ * the oldest entries go first.
  */
-const unsealed = new Map<string, string>();
+const unsealedSecrets = perServer(() => new Map<string, string>());
 const UNSEALED_MAX = 1000;
 
 function unseal(ctx: Context, sealed: string): string {
+  const unsealed = unsealedSecrets.of(ctx);
   let secret = unsealed.get(sealed);
   if (secret === undefined) {
     secret = ctx.secrets.decrypt(sealed);
@@ -223,31 +226,25 @@ interface PendingOutcome {
   error?: unknown;
 }
 
-const batchesByContext = new WeakMap<Context, Batches>();
-
-function batches(ctx: Context): Batches {
-  let found = batchesByContext.get(ctx);
-  if (!found) {
-    const postgres = ctx.db.dialect === 'postgres';
-    found = {
-      attempts: new BatchLoader(async (ids) => new Map((await store.attemptsToSend(ctx.db.kysely, ids, postgres)).map((row) => [row.id, row]))),
-      outcomes: new WriteBatcher(async (outcomes) => {
-        try {
-          await store.completeAttempts(ctx.db.kysely, outcomes, postgres);
-        } catch (err) {
-          if (outcomes.length === 1) throw err;
-          // One row the database refuses must not fail the batch's other jobs (each would post its
-          // delivery again): written one by one, only the ones that fail fail their jobs.
-          for (const pending of outcomes) {
-            await store.completeAttempt(ctx.db.kysely, pending.id, pending.outcome).catch((error: unknown) => (pending.error = error));
-          }
+/** The attempts to send and the outcomes to write of this server's delivery jobs, batched. */
+const batches = perServer((ctx): Batches => {
+  const postgres = ctx.db.dialect === 'postgres';
+  return {
+    attempts: new BatchLoader(async (ids) => new Map((await store.attemptsToSend(ctx.db.kysely, ids, postgres)).map((row) => [row.id, row]))),
+    outcomes: new WriteBatcher(async (outcomes) => {
+      try {
+        await store.completeAttempts(ctx.db.kysely, outcomes, postgres);
+      } catch (err) {
+        if (outcomes.length === 1) throw err;
+        // One row the database refuses must not fail the batch's other jobs (each would post its
+        // delivery again): written one by one, only the ones that fail fail their jobs.
+        for (const pending of outcomes) {
+          await store.completeAttempt(ctx.db.kysely, pending.id, pending.outcome).catch((error: unknown) => (pending.error = error));
         }
-      }),
-    };
-    batchesByContext.set(ctx, found);
-  }
-  return found;
-}
+      }
+    }),
+  };
+});
 
 /** What a delivery that was not posted records besides its time, status and URL. */
 const NOT_POSTED = { throttled_at: null, status_code: 0, duration: 0, request_headers: '{}', response_headers: null, response_body: null } as const;
@@ -270,7 +267,7 @@ function droppedBecause(attempt: store.AttemptToSend): string | null {
  */
 async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   const db = ctx.db.kysely;
-  const attempt = await batches(ctx).attempts.load(job.deliveryId);
+  const attempt = await batches.of(ctx).attempts.load(job.deliveryId);
   // Gone (retention, app deleted), already recorded, or a stale duplicate of a job that was moved on.
   if (!attempt || attempt.delivered_at !== null || attempt.generation !== job.generation) return;
   const url = attempt.url;
@@ -284,7 +281,7 @@ async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   if (dropped) {
     // Queued before its installation was suspended or deleted: recorded, never posted.
     const pending: PendingOutcome = { id: attempt.id, outcome: { ...NOT_POSTED, delivered_at: ctx.clock.now().toISOString(), status: dropped, url } };
-    await batches(ctx).outcomes.add(pending);
+    await batches.of(ctx).outcomes.add(pending);
     if (pending.error !== undefined) throw pending.error;
     return;
   }
@@ -349,7 +346,7 @@ async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   const { retries, retryBaseSeconds } = ctx.config.webhooks;
   if (!isFailure(result.statusCode) || attempt.retry_count >= retries) {
     const pending: PendingOutcome = { id: attempt.id, outcome };
-    await batches(ctx).outcomes.add(pending);
+    await batches.of(ctx).outcomes.add(pending);
     if (pending.error !== undefined) throw pending.error;
     return;
   }

@@ -6,6 +6,8 @@ import { isoSeconds } from '../../platform/clock.ts';
 import type { RepositoryWithFacts } from '../../core/repositories/facts.ts';
 import { FullRepository, fullRepository } from '../../core/repositories/representations.ts';
 import { type Urls } from '../../platform/urls.ts';
+import type { Context } from '../../platform/context.ts';
+import { perServer } from '../../platform/per-server.ts';
 import type { ThreadWithSubject } from './store.ts';
 
 export const NotificationThread = Type.Object({
@@ -96,14 +98,12 @@ const EMPTY = Buffer.from(`[]`);
 const serializeRepository = fastJson(FullRepository as object) as (value: FullRepository) => string;
 const serializeFields = fastJson(ThreadFields as object) as (value: ThreadFields) => string;
 
-/** One writer (and so one cache of repository JSON) per server's URLs. */
-const writers = new WeakMap<Urls, ThreadPageWriter>();
+/** One writer (and so one cache of repository JSON) per server. */
+const writers = perServer((ctx) => new ThreadPageWriter(ctx.urls));
 
-/** The page writer of a server, made on first use. */
-export function threadPageWriter(urls: Urls): ThreadPageWriter {
-  let writer = writers.get(urls);
-  if (!writer) writers.set(urls, (writer = new ThreadPageWriter(urls)));
-  return writer;
+/** The page writer of this server, made on first use. */
+export function threadPageWriter(ctx: Context): ThreadPageWriter {
+  return writers.of(ctx);
 }
 
 /**

@@ -120,7 +120,7 @@ function storedTime(value: string, resource: string, field: string): string {
 export class NotificationService extends Service {
   /** Shared by every service of this server: the repositories' JSON is kept across requests. */
   private get pages(): ThreadPageWriter {
-    return threadPageWriter(this.ctx.urls);
+    return threadPageWriter(this.ctx);
   }
 
   /** PostgreSQL runs transactions side by side, so marking as read locks the rows it chose. */

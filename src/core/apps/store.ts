@@ -3,6 +3,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { AppAuthorizationsTable, AppsTable, InstallationsTable } from '../../db/schema.ts';
+import { perServer } from '../../platform/per-server.ts';
 import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 
@@ -26,30 +27,42 @@ export async function findAppBy(db: Executor, key: { id: number } | { clientId: 
 }
 
 /**
- * Apps by client id as Basic credentials present them on every app token request, kept per database
- * for `maxAgeMs`. A write through this module in this process empties the cache at once (a
- * generation count: a read that overlapped a write is not kept); a change another process makes is
- * seen within `maxAgeMs`. Unknown client ids are not kept (an app created elsewhere works at once).
+ * Bumped by every app write through this module in this process: a cached app read before it is
+ * stale (a read that overlapped a write is not kept either).
  */
-const byClientId = new WeakMap<Executor, Map<string, { app: AppRow; at: number; generation: number }>>();
 let generation = 0;
 const MAX_CACHED_APPS = 10_000;
 
-export async function findAppByClientId(db: Executor, clientId: string, maxAgeMs: number): Promise<AppRow | undefined> {
-  if (maxAgeMs <= 0) return findAppBy(db, { clientId });
-  let cache = byClientId.get(db);
-  if (!cache) byClientId.set(db, (cache = new Map()));
-  const cached = cache.get(clientId);
-  if (cached && cached.generation === generation && performance.now() - cached.at < maxAgeMs) return cached.app;
-  const [seen, at] = [generation, performance.now()];
-  const app = await findAppBy(db, { clientId });
-  if (app && seen === generation) {
-    cache.delete(clientId);
-    cache.set(clientId, { app, at, generation: seen });
-    if (cache.size > MAX_CACHED_APPS) cache.delete(cache.keys().next().value!);
+/**
+ * Apps by client id as Basic credentials present them on every app token request, one cache per
+ * server (`appsByClientId.of(ctx)`), each entry kept for `maxAgeMs`. A write through this module in
+ * this process empties it at once; a change another process makes is seen within `maxAgeMs`. Unknown
+ * client ids are not kept (an app created elsewhere works at once).
+ */
+export class AppsByClientId {
+  readonly #apps = new Map<string, { app: AppRow; at: number; generation: number }>();
+  readonly #maxAgeMs: number;
+
+  constructor(maxAgeMs: number) {
+    this.#maxAgeMs = maxAgeMs;
   }
-  return app;
+
+  async find(db: Executor, clientId: string): Promise<AppRow | undefined> {
+    if (this.#maxAgeMs <= 0) return findAppBy(db, { clientId });
+    const cached = this.#apps.get(clientId);
+    if (cached && cached.generation === generation && performance.now() - cached.at < this.#maxAgeMs) return cached.app;
+    const [seen, at] = [generation, performance.now()];
+    const app = await findAppBy(db, { clientId });
+    if (app && seen === generation) {
+      this.#apps.delete(clientId);
+      this.#apps.set(clientId, { app, at, generation: seen });
+      if (this.#apps.size > MAX_CACHED_APPS) this.#apps.delete(this.#apps.keys().next().value!);
+    }
+    return app;
+  }
 }
+
+export const appsByClientId = perServer((ctx) => new AppsByClientId(ctx.config.lookupCacheMs));
 
 /** An app's installation on an account: its id, repository selection and granted permissions. */
 export async function installationGrantOn(db: Executor, appId: number, accountId: number) {
