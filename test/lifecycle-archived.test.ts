@@ -2,8 +2,8 @@
 // platform: every write of its contents — a new issue or pull request, a comment, a state,
 // assignee or reviewer change, on the operator surface as through the platform — is refused with
 // 403 `Repository was archived so is read-only.` and records no activity; attaching a code security
-// configuration leaves it `failed` with its settings unchanged. Reads keep working; unarchiving
-// restores the writes.
+// configuration leaves it `failed` with its settings unchanged. Reads, and a user's own state on it
+// (watching, marking read), keep working; unarchiving restores the writes.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { classicToken } from './helpers/credentials.ts';
@@ -66,6 +66,11 @@ describe('an archived repository', () => {
     assert.equal((await server.api('GET', '/repos/acme/widgets/issue-types', { token: alice })).status, 200);
     assert.equal((await server.api('GET', '/repos/acme/widgets/notifications?all=true', { token: alice })).status, 200);
     assert.equal((await server.api('GET', '/repos/acme/widgets/code-security-configuration', { token: alice })).status, 204);
+  });
+
+  test('a user\'s own state on it still changes: watching it, marking its notifications read', async () => {
+    assert.equal((await server.admin('PUT', '/repos/acme/widgets/subscription', { login: 'alice', subscribed: true })).subscribed, true);
+    assert.equal((await server.api('PUT', '/repos/acme/widgets/notifications', { token: alice, body: {} })).status, 205);
   });
 
   test('attaching a code security configuration fails it and keeps its settings; the others attach', async () => {
