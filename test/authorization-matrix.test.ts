@@ -157,8 +157,8 @@ const credentials = {} as Record<Column, string | null>;
 const ids = {
   privateRepo: 0, publicRepo: 0, orgConfiguration: 0, enterpriseConfiguration: 0, issueType: 0,
   thread: '', migration: 0, decoyMigration: 0, delivery: 0, matrixInstallation: 0, narrowInstallation: 0,
-  /** An issue, a pull request and a comment in the private repository (secret) and the public one (open). */
-  secret: { issue: 0, pull: 0, comment: 0 }, open: { issue: 0, pull: 0, comment: 0 },
+  /** An issue, a pull request and a comment in the private repository (secret), the public one (open) and the archived one (vault, private). */
+  secret: { issue: 0, pull: 0, comment: 0 }, open: { issue: 0, pull: 0, comment: 0 }, vault: { issue: 0, pull: 0, comment: 0 },
 };
 /** The operations the server serves (its OpenAPI document). */
 let served: Set<string>;
@@ -385,6 +385,12 @@ const MATRIX: Row[] = [
     [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
   row('GET /repos/{owner}/{repo}/pulls/{pull_number}', 'repo', at(() => `/repos/acme/open/pulls/${ids.open.pull}`),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  // An archived repository (acme/vault, private) is read-only: its reads answer as any private repository's.
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('GET /repos/{owner}/{repo}', 'repo', at(() => '/repos/acme/vault'),
+    [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository, archived'),
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}', 'repo', at(() => `/repos/acme/vault/issues/${ids.vault.issue}`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository, archived'),
 
   // Code security, enterprise: classic and OAuth tokens of an enterprise owner; enterprise members 403, others 404.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
@@ -625,6 +631,7 @@ before(async () => {
   ids.publicRepo = (await server.admin('POST', '/repos', { owner: 'acme', name: 'open' })).id;
   await server.admin('POST', '/repos', { owner: 'globex', name: 'plans', visibility: 'private' });
   await server.admin('POST', '/repos', { owner: 'acme', name: 'inner', visibility: 'internal' });
+  await server.admin('POST', '/repos', { owner: 'acme', name: 'vault', visibility: 'private' });
   await server.admin('PUT', '/repos/acme/secret/collaborators/carl', { permission: 'pull' });
   await server.admin('POST', '/orgs/acme/teams', { slug: 'auditors' });
   await server.admin('PUT', '/orgs/acme/teams/auditors/members/tina', {});
@@ -689,12 +696,13 @@ before(async () => {
     login: 'ana', repository: 'acme/secret', reason: 'mention',
     subject: { type: 'Issue', title: 'A thread', url: `${server.apiUrl}/repos/acme/secret/issues/1` },
   })).id;
-  for (const repository of ['secret', 'open'] as const) {
+  for (const repository of ['secret', 'open', 'vault'] as const) {
     const issue = await server.admin('POST', `/repos/acme/${repository}/issues`, { author: 'ana', title: 'An issue' });
     const pull = await server.admin('POST', `/repos/acme/${repository}/issues`, { author: 'ana', title: 'A pull request', pull_request: true });
     const comment = await server.admin('POST', `/repos/acme/${repository}/issues/${issue.number}/comments`, { author: 'ana', body: 'A comment' });
     ids[repository] = { issue: issue.number, pull: pull.number, comment: comment.id };
   }
+  await server.admin('PATCH', '/repos/acme/vault', { archived: true });
   ids.migration = await exportedMigration('blog', false);
   ids.decoyMigration = await exportedMigration('blog', false);
   await server.admin('POST', '/events', { event: 'issues', action: 'opened', repository: 'acme/secret', sender: 'ana', payload: {} });

@@ -1,7 +1,8 @@
 // Every URL a client is given resolves: activity made on the operator surface (an organization, a
 // team, a private repository, an issue and a pull request with a comment and mentions, an app with a
 // webhook, a user migration), then every `*url` field of a notification thread, a webhook payload and
-// a migration is followed with the reader's token and must answer 200. Templated fields (`{`) are
+// a migration is followed with the reader's token and must answer 200 (acme/secret archived since:
+// an archived repository is read-only, and its URLs still resolve). Templated fields (`{`) are
 // not addresses; web addresses (html_url, avatar_url, clone_url, diff_url...) are the web host's.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -83,6 +84,8 @@ before(async () => {
   // state, a 404 (as on the platform) for a caller who does not watch it.
   for (const repository of ['acme/secret', 'mona/mine']) await server.admin('PUT', `/repos/${repository}/subscription`, { login: 'mona', subscribed: true });
   await server.drain();
+  // An archived repository is read-only, not gone: every URL naming it still resolves.
+  assert.equal((await server.admin('PATCH', '/repos/acme/secret', { archived: true })).archived, true);
 
   reader = await classicToken(server, 'mona', ['repo', 'notifications', 'read:org', 'user']);
   const started = await server.api('POST', '/user/migrations', { token: reader, body: { repositories: ['mine'] } });
