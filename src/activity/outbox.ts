@@ -51,7 +51,6 @@ export type RawActivity = Omit<ActivityRow, 'name' | 'payload'> & { name: null; 
 /** Records one activity of map `M` inside the caller's transaction: each home binds it to its map. */
 export type ActivityRecorder<M> = <K extends keyof M & string>(ctx: Context, trx: Executor, input: ActivityInput<M, K>) => Promise<ActivityRow>;
 
-
 /** Records one typed activity inside the caller's transaction `trx`; bind it to a map with `ActivityRecorder<M>`. */
 export const recordActivity = (ctx: Context, trx: Executor, input: ActivityFacts & { name: string; payload: object }): Promise<ActivityRow> => {
   const dot = input.name.indexOf('.');

@@ -21,7 +21,6 @@ import { eventBody, installationBody } from './payloads.ts';
 import { postWebhook, type WebhookResult } from './sender.ts';
 import * as store from './store.ts';
 
-
 /** A throttled attempt whose slot is this close waits in its worker; a later one goes back to the queue. */
 const SLEEP_LIMIT_MS = 200;
 
@@ -33,7 +32,7 @@ interface DeliverJob {
 /** Posts one attempt of a delivery and records its outcome. */
 export const DELIVER = defineJob<DeliverJob, Context>({
   name: 'webhooks.deliver',
-  handle: (ctx, job) => deliver(ctx, job),
+  handle: deliver,
   options: (ctx) => ({ concurrency: ctx.config.webhooks.concurrency }),
 });
 
