@@ -168,29 +168,39 @@ export interface ListedRepository {
 export interface ListValidator {
   repositories: ListedRepository[];
   inbox: { version: number; modifiedAt: string; repositoriesDigest: string | null } | null;
+  /** The thread asked for (`threadId`), if it is the user's (null: it is not, or none was asked for). */
+  thread: { repositoryId: number; updatedAt: string; lastReadAt: string | null } | null;
 }
 
 /**
  * What a list needs before its page, in one statement: each repository of the user's threads (the
  * walk: one index probe per repository) with its version and whether the user can read it now, and
  * the user's inbox (version, Last-Modified, and the digest of the repositories it was last decided
- * from). A conditional GET is answered from this alone.
+ * from). A conditional GET is answered from this alone. With `threadId`, the same statement also
+ * reads that thread of the user by primary key (one thread's GETs are decided from it too).
  */
-export async function listValidator(db: Executor, userId: number): Promise<ListValidator> {
-  const { rows } = await sql<{ repository_id: number | null; version: number | string | null; readable: number | null; modified_at: string | null; digest: string | null }>`${walkRepositories(userId)}
-    select walk.repository_id, v.version, case when ${readableBy(userId, 'walk.repository_id')} then 1 else 0 end as readable, null as modified_at, null as digest
+export async function listValidator(db: Executor, userId: number, threadId?: number): Promise<ListValidator> {
+  const thread = threadId === undefined
+    ? sql``
+    : sql`union all
+    select t.repository_id, null, null, t.updated_at, t.last_read_at, 't' from notification_threads t where t.id = ${threadId} and t.user_id = ${userId}`;
+  const { rows } = await sql<{ repository_id: number | null; version: number | string | null; readable: number | null; modified_at: string | null; digest: string | null; kind: string }>`${walkRepositories(userId)}
+    select walk.repository_id, v.version, case when ${readableBy(userId, 'walk.repository_id')} then 1 else 0 end as readable, null as modified_at, null as digest, 'r' as kind
     from walk left join repository_versions v on v.repository_id = walk.repository_id
     where walk.repository_id is not null
     union all
-    select null, i.version, null, i.modified_at, i.repositories_digest from notification_inboxes i where i.user_id = ${userId}`.execute(db);
+    select null, i.version, null, i.modified_at, i.repositories_digest, 'i' from notification_inboxes i where i.user_id = ${userId}
+    ${thread}`.execute(db);
   const repositories: ListedRepository[] = [];
   let inbox: ListValidator['inbox'] = null;
+  let found: ListValidator['thread'] = null;
   for (const row of rows) {
-    if (row.repository_id === null) inbox = { version: Number(row.version), modifiedAt: row.modified_at!, repositoriesDigest: row.digest };
+    if (row.kind === 'i') inbox = { version: Number(row.version), modifiedAt: row.modified_at!, repositoriesDigest: row.digest };
+    else if (row.kind === 't') found = { repositoryId: Number(row.repository_id), updatedAt: row.modified_at!, lastReadAt: row.digest };
     else repositories.push({ id: Number(row.repository_id), version: row.version === null ? null : Number(row.version), readable: Number(row.readable) === 1 });
   }
   repositories.sort((a, b) => a.id - b.id);
-  return { repositories, inbox };
+  return { repositories, inbox, thread: found };
 }
 
 /**
