@@ -118,8 +118,8 @@ export class NotificationService extends Service {
     return threadPageWriter(this.ctx.urls);
   }
 
-  /** PostgreSQL runs transactions side by side, so marking as read locks the rows it chose. */
-  private get locksRows(): boolean {
+  /** Marking as read names its threads in one array parameter on PostgreSQL (`store.markThreads`). */
+  private get onPostgres(): boolean {
     return this.ctx.db.dialect === 'postgres';
   }
 
@@ -437,7 +437,7 @@ export class NotificationService extends Service {
     await this.db.transaction().execute(async (trx) => {
       // Again inside the transaction: what the user cannot read as the marking happens stays as it is.
       const current = await store.hiddenRepositoryIds(trx, userId);
-      if ((await store.markThreads(trx, selection, current, readAt, threshold, this.locksRows)).changed > 0) await store.touchInboxes(trx, [userId], now);
+      if ((await store.markThreads(trx, selection, current, readAt, threshold, this.onPostgres)).changed > 0) await store.touchInboxes(trx, [userId], now);
     });
     return 'done';
   }
@@ -453,14 +453,14 @@ export class NotificationService extends Service {
     let after: store.MarkPosition | null = null;
     for (;;) {
       await new Promise((resolve) => setImmediate(resolve));
-      const marked: { changed: number; last: store.MarkPosition | null } = await this.db.transaction().execute(async (trx) => {
+      const marked: { chosen: number; last: store.MarkPosition | null } = await this.db.transaction().execute(async (trx) => {
         // Access may have changed since the job was queued: the hidden repositories as of now.
         const hidden = await store.hiddenRepositoryIds(trx, job.userId);
-        const result = await store.markThreads(trx, job, hidden, job.readAt, batch, this.locksRows, after);
+        const result = await store.markThreads(trx, job, hidden, job.readAt, batch, this.onPostgres, after);
         if (result.changed > 0) await store.touchInboxes(trx, [job.userId], this.now());
         return result;
       });
-      if (marked.changed < batch) return;
+      if (marked.chosen < batch) return;
       after = marked.last;
     }
   }
