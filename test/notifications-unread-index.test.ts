@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql, type KyselyPlugin } from 'kysely';
+import pg from 'pg';
 import * as store from '../src/areas/notifications/store.ts';
 import { createTestDatabase, engine, type TestDatabase } from './helpers/database.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
@@ -98,4 +99,32 @@ test('marking read takes threads out of the partial index; marking unread puts t
   await server.drain();
   assert.equal(await count(), 4000 / 2);
   assert.equal((await server.api('GET', '/notifications?per_page=50', { token })).body.length, 50);
+});
+
+test('PostgreSQL: a thread that new activity reaches while a batch marks it stays unread (the update re-checks it)', { skip: engine !== 'postgres' && 'SQLite serializes the transactions' }, async () => {
+  const until = '2030-01-01T00:00:00.000Z';
+  const thread = await db().selectFrom('notification_threads').select(['id', 'last_read_at']).where('user_id', '=', userId).where(sql<boolean>`unread = 1`).orderBy('id').executeTakeFirstOrThrow();
+  const activity = new pg.Client({ connectionString: database.databaseUrl! });
+  await activity.connect();
+  try {
+    // New activity, after `until`, holds the row while the marking chooses it and waits on it.
+    await activity.query('begin');
+    await activity.query(`update notification_threads set updated_at = '2031-01-01T00:00:00.000Z', unread = 1 where id = $1`, [thread.id]);
+    const marking = db().transaction().execute((trx) => store.markThreads(trx, { userId, repositoryId: null, until, read: true }, [], until, 100_000, true));
+    let waiting = false;
+    for (let i = 0; i < 100 && !waiting; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const { rows } = await activity.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+      waiting = rows[0].n > 0;
+    }
+    assert.ok(waiting, 'the marking waits on the row');
+    await activity.query('commit');
+    const result = await marking;
+    assert.equal(result.changed, result.chosen - 1);
+  } finally {
+    await activity.end();
+  }
+  const after = await db().selectFrom('notification_threads').select(['unread', 'last_read_at']).where('id', '=', thread.id).executeTakeFirstOrThrow();
+  assert.equal(Number(after.unread), 1);
+  assert.equal(after.last_read_at, thread.last_read_at);
 });
