@@ -6,12 +6,13 @@
 //    the background) and the time until the list is empty.
 // 3. The list's requests/s against a bare node:http server answering the same bytes.
 // 4. Polls that change nothing (304): If-Modified-Since, If-None-Match, and the repository's list.
+// 5. One thread, GET /notifications/threads/{id}: the server's CPU per 200 and per 304.
 // Threads, subjects and users are bulk-inserted with SQL (SQLite through node:sqlite on the server's
 // file, or PostgreSQL on a database made for the run); repositories and tokens through the admin API.
 //
 //   node_modules/.bin/node bench/notifications.ts [--user-threads 1000] [--total 1000000] [--unread 100000] [--seconds 10]
 //   DATABASE_URL=postgres://... node_modules/.bin/node bench/notifications.ts --postgres
-//   ... --only polls,mark-read     some parts: latency (1), mark-read (2), list (3), polls (4)
+//   ... --only polls,mark-read     some parts: latency (1), mark-read (2), list (3), polls (4), thread (5)
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
@@ -34,7 +35,7 @@ export interface Options {
   parts?: readonly Part[];
 }
 
-const PARTS = ['latency', 'mark-read', 'list', 'polls'] as const;
+const PARTS = ['latency', 'mark-read', 'list', 'polls', 'thread'] as const;
 type Part = (typeof PARTS)[number];
 
 const REPOSITORIES = 10;
@@ -319,6 +320,27 @@ export default async function notifications(options: Options = {}): Promise<Reco
         }
         const after = await capture(url, { headers: pollHeaders });
         if (after.status !== 304) throw new Error(`${name}: answered ${after.status} after the load (nothing changed)`);
+      }
+    }
+
+    // 5. One thread: CPU of the server per request, a 200 and the 304s (decided before the thread is read).
+    if (runs('thread')) {
+      const [thread] = JSON.parse((await capture(`${server.apiUrl}/notifications?per_page=1`, { headers })).body) as { id: string }[];
+      const threadUrl = `${server.apiUrl}/notifications/threads/${thread!.id}`;
+      const seen = await capture(threadUrl, { headers });
+      const cases = [
+        ['thread 200', headers, 200],
+        ['thread 304 If-None-Match', { ...headers, 'if-none-match': seen.headers.etag! }, 304],
+        ['thread 304 If-Modified-Since', { ...headers, 'if-modified-since': seen.headers['last-modified']! }, 304],
+      ] as const;
+      for (const [name, caseHeaders, expected] of cases) {
+        if ((await capture(threadUrl, { headers: caseHeaders })).status !== expected) throw new Error(`${name}: not a ${expected}`);
+        const before = cpuSeconds([server.pid]);
+        const result = await load({ url: threadUrl, headers: caseHeaders, seconds, connections: options.connections });
+        Object.assign(results, {
+          [`${name} req/s`]: Math.round(result.requestsPerSecond),
+          [`${name} CPU ms per request, codehost process`]: Number((((cpuSeconds([server.pid]) - before) * 1000) / (result.requestsPerSecond * seconds)).toFixed(3)),
+        });
       }
     }
 
