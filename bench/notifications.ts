@@ -6,11 +6,13 @@
 //    the background) and the time until the list is empty.
 // 3. The list's requests/s against a bare node:http server answering the same bytes.
 // 4. Polls that change nothing (304): If-Modified-Since, If-None-Match, and the repository's list.
+// 5. One thread, GET /notifications/threads/{id}: the server's CPU per 200 and per 304.
 // Threads, subjects and users are bulk-inserted with SQL (SQLite through node:sqlite on the server's
 // file, or PostgreSQL on a database made for the run); repositories and tokens through the admin API.
 //
 //   node_modules/.bin/node bench/notifications.ts [--user-threads 1000] [--total 1000000] [--unread 100000] [--seconds 10]
 //   DATABASE_URL=postgres://... node_modules/.bin/node bench/notifications.ts --postgres
+//   ... --only polls,mark-read     some parts: latency (1), mark-read (2), list (3), polls (4), thread (5)
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
@@ -29,7 +31,12 @@ export interface Options {
   totalThreads?: number;
   /** Unread threads of the user who marks everything read (default 100,000). */
   unreadThreads?: number;
+  /** The parts to run (default all). */
+  parts?: readonly Part[];
 }
+
+const PARTS = ['latency', 'mark-read', 'list', 'polls', 'thread'] as const;
+type Part = (typeof PARTS)[number];
 
 const REPOSITORIES = 10;
 const MARK_READ_ROUNDS = 3;
@@ -178,6 +185,7 @@ export default async function notifications(options: Options = {}): Promise<Reco
   const postgresBase = options.env?.DATABASE_URL;
   const scratch = postgresBase ? await scratchDatabase(postgresBase) : null;
   const postgres = scratch !== null;
+  const runs = (part: Part) => !options.parts || options.parts.includes(part);
 
   let server: ServerProcess | undefined;
   let bulk: Bulk | undefined;
@@ -214,102 +222,130 @@ export default async function notifications(options: Options = {}): Promise<Reco
     await bulk.settle();
     const listUrl = `${server.apiUrl}/notifications?per_page=50`;
     const headers = { authorization: `Bearer ${mona}`, accept: 'application/vnd.vendor+json' };
-    const alone = await latency(listUrl, headers);
+    if (runs('latency')) {
+      const alone = await latency(listUrl, headers);
 
-    // 1b. The same threads among `totalThreads`: the others' users, then every thread again, subject by
-    // subject, so the measured user's rows lie spread through the table as they would after months of use.
-    const built = await timed(async () => {
-      await bulk!.series(users - 1, (s, now) => `
-        INSERT INTO users (login, login_lower, type, name, email, site_admin, created_at, updated_at)
-        SELECT 'bench-' || i, 'bench-' || i, 'User', NULL, NULL, 0, ${now}, ${now} FROM ${s}`);
-      await bulk!.exec('DELETE FROM notification_threads');
-      await bulk!.exec(threads(`SELECT id FROM users WHERE login_lower LIKE 'bench-%' OR id = ${monaId}`, 's.id, u.id'));
-      await bulk!.settle();
-    });
-    const rows = await bulk.scalar('SELECT count(*) FROM notification_threads');
-    const crowded = await latency(listUrl, headers);
-    Object.assign(results, {
-      'threads in the database': rows,
-      [`list p50 ms, ${userThreads} threads alone`]: alone.p50,
-      [`list p50 ms, among ${rows}`]: crowded.p50,
-      'list p50 ratio crowded/alone (goal <= 1.3)': ratio(crowded.p50, alone.p50),
-      [`list p95 ms, ${userThreads} threads alone`]: alone.p95,
-      [`list p95 ms, among ${rows}`]: crowded.p95,
-      'bulk load seconds': Number((built / 1000).toFixed(1)),
-    });
+      // 1b. The same threads among `totalThreads`: the others' users, then every thread again, subject by
+      // subject, so the measured user's rows lie spread through the table as they would after months of use.
+      const built = await timed(async () => {
+        await bulk!.series(users - 1, (s, now) => `
+          INSERT INTO users (login, login_lower, type, name, email, site_admin, created_at, updated_at)
+          SELECT 'bench-' || i, 'bench-' || i, 'User', NULL, NULL, 0, ${now}, ${now} FROM ${s}`);
+        await bulk!.exec('DELETE FROM notification_threads');
+        await bulk!.exec(threads(`SELECT id FROM users WHERE login_lower LIKE 'bench-%' OR id = ${monaId}`, 's.id, u.id'));
+        await bulk!.settle();
+      });
+      const rows = await bulk.scalar('SELECT count(*) FROM notification_threads');
+      const crowded = await latency(listUrl, headers);
+      Object.assign(results, {
+        'threads in the database': rows,
+        [`list p50 ms, ${userThreads} threads alone`]: alone.p50,
+        [`list p50 ms, among ${rows}`]: crowded.p50,
+        'list p50 ratio crowded/alone (goal <= 1.3)': ratio(crowded.p50, alone.p50),
+        [`list p95 ms, ${userThreads} threads alone`]: alone.p95,
+        [`list p95 ms, among ${rows}`]: crowded.p95,
+        'bulk load seconds': Number((built / 1000).toFixed(1)),
+      });
+    }
 
     // 3. Requests/s of the list against a bare server answering the same bytes.
-    const sample = await capture(listUrl, { headers });
-    if (sample.status !== 200) throw new Error(`list answered ${sample.status}`);
-    const baseline = await startBaseline(sample);
-    try {
-      await load({ url: baseline.url, headers, seconds: 1 });
-      await load({ url: listUrl, headers, seconds: 2, connections: options.connections });
-      // CPU of the server and of its database backends (PostgreSQL on this host) over the rounds; the
-      // bare rounds leave both idle, so the difference is the list's.
-      const backends = await bulk.backends();
-      const cpuBefore = [cpuSeconds([server.pid]), cpuSeconds(backends)];
-      const { bare, real } = await compareLoads(
-        { url: baseline.url, headers, seconds, connections: options.connections },
-        { url: listUrl, headers, seconds, connections: options.connections },
-      );
-      const served = real.requestsPerSecond * seconds;
-      const cpuPerRequest = (pids: number[], before: number) => Number((((cpuSeconds(pids) - before) * 1000) / served).toFixed(3));
-      const serverCpuMs = cpuPerRequest([server.pid], cpuBefore[0]!);
-      const databaseCpuMs = cpuPerRequest(backends, cpuBefore[1]!);
-      if (real.non2xx || real.errors) throw new Error(`codehost answered ${real.non2xx} non-2xx and ${real.errors} errors`);
-      Object.assign(results, {
-        'list req/s (codehost)': Math.round(real.requestsPerSecond),
-        'list req/s (bare node:http, same bytes)': Math.round(bare.requestsPerSecond),
-        'list req/s ratio codehost/bare': ratio(real.requestsPerSecond, bare.requestsPerSecond),
-        'list p99 ms under load (worst of 3 rounds)': real.latencyP99Ms,
-        'list response bytes': Buffer.byteLength(sample.body),
-        'list CPU ms per request, codehost process': serverCpuMs,
-        ...(postgres ? { 'list CPU ms per request, PostgreSQL backends': databaseCpuMs } : {}),
-      });
-    } finally {
-      await baseline.stop();
+    if (runs('list')) {
+      const sample = await capture(listUrl, { headers });
+      if (sample.status !== 200) throw new Error(`list answered ${sample.status}`);
+      const baseline = await startBaseline(sample);
+      try {
+        await load({ url: baseline.url, headers, seconds: 1 });
+        await load({ url: listUrl, headers, seconds: 2, connections: options.connections });
+        // CPU of the server and of its database backends (PostgreSQL on this host) over the rounds; the
+        // bare rounds leave both idle, so the difference is the list's.
+        const backends = await bulk.backends();
+        const cpuBefore = [cpuSeconds([server.pid]), cpuSeconds(backends)];
+        const { bare, real } = await compareLoads(
+          { url: baseline.url, headers, seconds, connections: options.connections },
+          { url: listUrl, headers, seconds, connections: options.connections },
+        );
+        const served = real.requestsPerSecond * seconds;
+        const cpuPerRequest = (pids: number[], before: number) => Number((((cpuSeconds(pids) - before) * 1000) / served).toFixed(3));
+        const serverCpuMs = cpuPerRequest([server.pid], cpuBefore[0]!);
+        const databaseCpuMs = cpuPerRequest(backends, cpuBefore[1]!);
+        if (real.non2xx || real.errors) throw new Error(`codehost answered ${real.non2xx} non-2xx and ${real.errors} errors`);
+        Object.assign(results, {
+          'list req/s (codehost)': Math.round(real.requestsPerSecond),
+          'list req/s (bare node:http, same bytes)': Math.round(bare.requestsPerSecond),
+          'list req/s ratio codehost/bare': ratio(real.requestsPerSecond, bare.requestsPerSecond),
+          'list p99 ms under load (worst of 3 rounds)': real.latencyP99Ms,
+          'list response bytes': Buffer.byteLength(sample.body),
+          'list CPU ms per request, codehost process': serverCpuMs,
+          ...(postgres ? { 'list CPU ms per request, PostgreSQL backends': databaseCpuMs } : {}),
+        });
+      } finally {
+        await baseline.stop();
+      }
     }
 
     // 4. Polls (issue 22): the list with If-Modified-Since and with If-None-Match, and the repository's
     // list with If-None-Match, each answered 304, against a bare server answering the same 304.
-    const first = await capture(listUrl, { headers });
-    const repositoryUrl = `${server.apiUrl}/repos/acme/repo-0/notifications`;
-    const repositoryFirst = await capture(repositoryUrl, { headers });
-    const polls = [
-      ['poll If-Modified-Since', listUrl, { 'if-modified-since': first.headers['last-modified']! }],
-      ['poll If-None-Match', listUrl, { 'if-none-match': first.headers.etag! }],
-      ['repository poll If-None-Match', repositoryUrl, { 'if-none-match': repositoryFirst.headers.etag! }],
-    ] as const;
-    for (const [name, url, condition] of polls) {
-      const pollHeaders = { ...headers, ...condition };
-      const polled = await capture(url, { headers: pollHeaders });
-      if (polled.status !== 304) throw new Error(`${name} answered ${polled.status}`);
-      const bare = await startBaseline(polled);
-      try {
-        const backends = await bulk.backends();
-        const cpuBefore = [cpuSeconds([server.pid]), cpuSeconds(backends)];
-        const compared = await compareLoads(
-          { url: bare.url, headers: pollHeaders, seconds, connections: options.connections },
-          { url, headers: pollHeaders, seconds, connections: options.connections },
-        );
-        // Every answer is a 304 (autocannon counts them as non-2xx): anything else is a failure.
-        if (compared.real.errors) throw new Error(`${name}: ${compared.real.errors} errors`);
-        const served = compared.real.requestsPerSecond * seconds;
-        Object.assign(results, {
-          [`${name} req/s (codehost)`]: Math.round(compared.real.requestsPerSecond),
-          [`${name} req/s ratio codehost/bare`]: compared.ratio,
-          [`${name} CPU ms per request, codehost process`]: Number((((cpuSeconds([server.pid]) - cpuBefore[0]!) * 1000) / served).toFixed(3)),
-          ...(postgres ? { [`${name} CPU ms per request, PostgreSQL backends`]: Number((((cpuSeconds(backends) - cpuBefore[1]!) * 1000) / served).toFixed(3)) } : {}),
-        });
-      } finally {
-        await bare.stop();
+    if (runs('polls')) {
+      const first = await capture(listUrl, { headers });
+      const repositoryUrl = `${server.apiUrl}/repos/acme/repo-0/notifications`;
+      const repositoryFirst = await capture(repositoryUrl, { headers });
+      const polls = [
+        ['poll If-Modified-Since', listUrl, { 'if-modified-since': first.headers['last-modified']! }],
+        ['poll If-None-Match', listUrl, { 'if-none-match': first.headers.etag! }],
+        ['repository poll If-None-Match', repositoryUrl, { 'if-none-match': repositoryFirst.headers.etag! }],
+      ] as const;
+      for (const [name, url, condition] of polls) {
+        const pollHeaders = { ...headers, ...condition };
+        const polled = await capture(url, { headers: pollHeaders });
+        if (polled.status !== 304) throw new Error(`${name} answered ${polled.status}`);
+        const bare = await startBaseline(polled);
+        try {
+          const backends = await bulk.backends();
+          const cpuBefore = [cpuSeconds([server.pid]), cpuSeconds(backends)];
+          const compared = await compareLoads(
+            { url: bare.url, headers: pollHeaders, seconds, connections: options.connections },
+            { url, headers: pollHeaders, seconds, connections: options.connections },
+          );
+          // Every answer is a 304 (autocannon counts them as non-2xx): anything else is a failure.
+          if (compared.real.errors) throw new Error(`${name}: ${compared.real.errors} errors`);
+          const served = compared.real.requestsPerSecond * seconds;
+          Object.assign(results, {
+            [`${name} req/s (codehost)`]: Math.round(compared.real.requestsPerSecond),
+            [`${name} req/s ratio codehost/bare`]: compared.ratio,
+            [`${name} CPU ms per request, codehost process`]: Number((((cpuSeconds([server.pid]) - cpuBefore[0]!) * 1000) / served).toFixed(3)),
+            ...(postgres ? { [`${name} CPU ms per request, PostgreSQL backends`]: Number((((cpuSeconds(backends) - cpuBefore[1]!) * 1000) / served).toFixed(3)) } : {}),
+          });
+        } finally {
+          await bare.stop();
+        }
+        const after = await capture(url, { headers: pollHeaders });
+        if (after.status !== 304) throw new Error(`${name}: answered ${after.status} after the load (nothing changed)`);
       }
-      const after = await capture(url, { headers: pollHeaders });
-      if (after.status !== 304) throw new Error(`${name}: answered ${after.status} after the load (nothing changed)`);
+    }
+
+    // 5. One thread: CPU of the server per request, a 200 and the 304s (decided before the thread is read).
+    if (runs('thread')) {
+      const [thread] = JSON.parse((await capture(`${server.apiUrl}/notifications?per_page=1`, { headers })).body) as { id: string }[];
+      const threadUrl = `${server.apiUrl}/notifications/threads/${thread!.id}`;
+      const seen = await capture(threadUrl, { headers });
+      const cases = [
+        ['thread 200', headers, 200],
+        ['thread 304 If-None-Match', { ...headers, 'if-none-match': seen.headers.etag! }, 304],
+        ['thread 304 If-Modified-Since', { ...headers, 'if-modified-since': seen.headers['last-modified']! }, 304],
+      ] as const;
+      for (const [name, caseHeaders, expected] of cases) {
+        if ((await capture(threadUrl, { headers: caseHeaders })).status !== expected) throw new Error(`${name}: not a ${expected}`);
+        const before = cpuSeconds([server.pid]);
+        const result = await load({ url: threadUrl, headers: caseHeaders, seconds, connections: options.connections });
+        Object.assign(results, {
+          [`${name} req/s`]: Math.round(result.requestsPerSecond),
+          [`${name} CPU ms per request, codehost process`]: Number((((cpuSeconds([server.pid]) - before) * 1000) / (result.requestsPerSecond * seconds)).toFixed(3)),
+        });
+      }
     }
 
     // 2. Mark 100,000 unread threads as read.
+    if (!runs('mark-read')) return results;
     await bulk.series(unreadThreads, (s, now) => `
       INSERT INTO notification_subjects (repository_id, issue_id, subject_key, type, title, url, created_at, updated_at)
       SELECT ${firstRepository} + (i % ${REPOSITORIES}), NULL, 'reader:' || i, 'Release', 'Release ' || i, 'https://example.com/reader/' || i, ${now}, ${now} FROM ${s}`);
@@ -372,6 +408,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       seconds: { type: 'string' },
       connections: { type: 'string' },
       postgres: { type: 'boolean' },
+      only: { type: 'string' },
     },
   });
   const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
@@ -382,6 +419,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     userThreads: number(values['user-threads']),
     totalThreads: number(values.total),
     unreadThreads: number(values.unread),
+    parts: values.only?.split(',').map((part) => {
+      if (!(PARTS as readonly string[]).includes(part)) throw new Error(`--only: one of ${PARTS.join(', ')}`);
+      return part as Part;
+    }),
     env: values.postgres ? { DATABASE_URL: process.env.DATABASE_URL! } : {},
   }));
 }

@@ -75,6 +75,22 @@ export function notificationRoutes(app: Api, ctx: Context): void {
     return repository!;
   };
 
+  /**
+   * A thread's GETs: the validators (ETag, Last-Modified) from one statement, and a 304 when the
+   * client's copy is current, before the thread is loaded. A thread the user cannot see is not
+   * decided here (its read answers 404). True: answered (304).
+   */
+  const notModified = async (request: FastifyRequest<{ Params: { thread_id: number } }>, reply: FastifyReply, route: 'thread' | 'subscription') => {
+    const validator = await service.threadValidator(userId(request), request.params.thread_id, route);
+    if (!validator) return false;
+    polling(reply, validator.modifiedAt);
+    reply.header('etag', validator.etag);
+    if (!unchanged(request, reply)) return false;
+    await answerNotModified(ctx, request, reply);
+    reply.send();
+    return true;
+  };
+
   const list = async (
     request: FastifyRequest<{ Querystring: { all?: boolean; participating?: boolean; since?: string; before?: string; page?: number; per_page?: number } }>,
     reply: FastifyReply,
@@ -137,9 +153,8 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       response: { 200: NotificationThread, 304: NotModified, ...errors, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    const { thread, modifiedAt } = await service.thread(userId(request), request.params.thread_id);
-    polling(reply, modifiedAt);
-    return thread;
+    if (await notModified(request, reply, 'thread')) return reply;
+    return service.thread(userId(request), request.params.thread_id);
   });
 
   app.patch('/notifications/threads/:thread_id', {
@@ -179,7 +194,10 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       params: ThreadParams,
       response: { 200: ThreadSubscription, 304: NotModified, ...errors, 422: ValidationErrorBody },
     },
-  }, async (request) => service.subscription(userId(request), request.params.thread_id));
+  }, async (request, reply) => {
+    if (await notModified(request, reply, 'subscription')) return reply;
+    return service.subscription(userId(request), request.params.thread_id);
+  });
 
   app.put('/notifications/threads/:thread_id/subscription', {
     config,

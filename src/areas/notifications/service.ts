@@ -123,8 +123,8 @@ export class NotificationService extends Service {
     return threadPageWriter(this.ctx);
   }
 
-  /** PostgreSQL runs transactions side by side, so marking as read locks the rows it chose. */
-  private get locksRows(): boolean {
+  /** Marking as read names its threads in one array parameter on PostgreSQL (`store.markThreads`). */
+  private get onPostgres(): boolean {
     return this.ctx.db.dialect === 'postgres';
   }
 
@@ -267,7 +267,9 @@ export class NotificationService extends Service {
 
     await store.upsertThreads(trx, threads);
     await store.saveSubscriptions(trx, subscriptionChanges);
-    await store.touchInboxes(trx, threads.map((t) => t.user_id), now);
+    // A subscription is part of what the user's notifications show (the subscription GET), the
+    // actor's own included, whose participation changes it without a thread.
+    await store.touchInboxes(trx, [...threads.map((t) => t.user_id), ...subscriptionChanges.map((s) => s.user_id)], now);
   }
 
   /**
@@ -341,7 +343,32 @@ export class NotificationService extends Service {
    * If-Modified-Since poll sees a rename, a new count or lost access too).
    */
   async listValidator(userId: number, key: string): Promise<ListValidator> {
-    const { repositories, inbox } = await store.listValidator(this.db, userId);
+    return this.decide(userId, await store.listValidator(this.db, userId), key);
+  }
+
+  /**
+   * What one thread's GET (`route`: the thread, or its subscription) is decided from, in the same
+   * one statement as a list's (which also reads the thread by primary key), without loading or
+   * rendering it. Everything either answer shows moves the inbox version (the thread's own fields,
+   * its thread subscription) or changes the repositories' digest (its repository's version, which
+   * repository watching moves too, and whether the user can read it): so the tag, a hash of these,
+   * the thread and the route, changes whenever the answer would, and Last-Modified moves with them.
+   * Null when the thread is not the user's or its repository is not readable: not decided here,
+   * the route's read answers (404).
+   */
+  async threadValidator(userId: number, threadId: number, route: 'thread' | 'subscription'): Promise<{ etag: string; modifiedAt: string | null } | null> {
+    if (!isRowId(threadId)) return null;
+    const read = await store.listValidator(this.db, userId, threadId);
+    const thread = read.thread;
+    if (!thread || !read.repositories.some((r) => r.id === thread.repositoryId && r.readable)) return null;
+    const { etag, modifiedAt } = await this.decide(userId, read, `${route}:${threadId}`);
+    // The inbox moved when the thread was last written; the thread's own times are a floor all the same.
+    const latest = [modifiedAt, thread.updatedAt, thread.lastReadAt].filter((t): t is string => t !== null).sort().at(-1) ?? null;
+    return { etag, modifiedAt: latest };
+  }
+
+  private async decide(userId: number, read: store.ListValidator, key: string): Promise<ListValidator> {
+    const { repositories, inbox } = read;
     const digest = createHash('sha1').update(repositories.map((r) => `${r.id}:${r.version}:${r.readable ? 1 : 0}`).join(',')).digest('base64');
     let current = inbox ? { version: inbox.version, modifiedAt: inbox.modifiedAt as string | null } : { version: 0, modifiedAt: null };
     if (inbox ? inbox.repositoriesDigest !== digest : repositories.length > 0) {
@@ -390,10 +417,8 @@ export class NotificationService extends Service {
     return { body: this.pages.write(rows, repositories).body, returned: rows.length, total };
   }
 
-  async thread(userId: number, threadId: number): Promise<{ thread: NotificationThread; modifiedAt: string }> {
-    const row = await this.requireThread(userId, threadId);
-    const modifiedAt = row.last_read_at && row.last_read_at > row.updated_at ? row.last_read_at : row.updated_at;
-    return { thread: (await this.represent([row]))[0]!, modifiedAt };
+  async thread(userId: number, threadId: number): Promise<NotificationThread> {
+    return (await this.represent([await this.requireThread(userId, threadId)]))[0]!;
   }
 
   /**
@@ -417,7 +442,7 @@ export class NotificationService extends Service {
     await this.db.transaction().execute(async (trx) => {
       // Again inside the transaction: what the user cannot read as the marking happens stays as it is.
       const current = await store.hiddenRepositoryIds(trx, userId);
-      if ((await store.markThreads(trx, selection, current, readAt, threshold, this.locksRows)).changed > 0) await store.touchInboxes(trx, [userId], now);
+      if ((await store.markThreads(trx, selection, current, readAt, threshold, this.onPostgres)).changed > 0) await store.touchInboxes(trx, [userId], now);
     });
     return 'done';
   }
@@ -433,14 +458,14 @@ export class NotificationService extends Service {
     let after: store.MarkPosition | null = null;
     for (;;) {
       await new Promise((resolve) => setImmediate(resolve));
-      const marked: { changed: number; last: store.MarkPosition | null } = await this.db.transaction().execute(async (trx) => {
+      const marked: { chosen: number; last: store.MarkPosition | null } = await this.db.transaction().execute(async (trx) => {
         // Access may have changed since the job was queued: the hidden repositories as of now.
         const hidden = await store.hiddenRepositoryIds(trx, job.userId);
-        const result = await store.markThreads(trx, job, hidden, job.readAt, batch, this.locksRows, after);
+        const result = await store.markThreads(trx, job, hidden, job.readAt, batch, this.onPostgres, after);
         if (result.changed > 0) await store.touchInboxes(trx, [job.userId], this.now());
         return result;
       });
-      if (marked.changed < batch) return;
+      if (marked.chosen < batch) return;
       after = marked.last;
     }
   }

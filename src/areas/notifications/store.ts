@@ -130,6 +130,12 @@ export async function usersWithThreadsIn(db: Executor, repositoryIds: readonly n
   return rows.map((r) => r.user_id);
 }
 
+/**
+ * Unread, as the partial index `notification_threads_unread_by_user` (migration 0018) is defined:
+ * with a literal, not a parameter, or neither database would use it.
+ */
+const unread = (column: string) => sql<SqlBool>`${sql.ref(column)} = 1`;
+
 /** Past this many hidden repositories, queries test access thread by thread instead of by a list. */
 const HIDDEN_LIST_MAX = 100;
 
@@ -168,29 +174,39 @@ export interface ListedRepository {
 export interface ListValidator {
   repositories: ListedRepository[];
   inbox: { version: number; modifiedAt: string; repositoriesDigest: string | null } | null;
+  /** The thread asked for (`threadId`), if it is the user's (null: it is not, or none was asked for). */
+  thread: { repositoryId: number; updatedAt: string; lastReadAt: string | null } | null;
 }
 
 /**
  * What a list needs before its page, in one statement: each repository of the user's threads (the
  * walk: one index probe per repository) with its version and whether the user can read it now, and
  * the user's inbox (version, Last-Modified, and the digest of the repositories it was last decided
- * from). A conditional GET is answered from this alone.
+ * from). A conditional GET is answered from this alone. With `threadId`, the same statement also
+ * reads that thread of the user by primary key (one thread's GETs are decided from it too).
  */
-export async function listValidator(db: Executor, userId: number): Promise<ListValidator> {
-  const { rows } = await sql<{ repository_id: number | null; version: number | string | null; readable: number | null; modified_at: string | null; digest: string | null }>`${walkRepositories(userId)}
-    select walk.repository_id, v.version, case when ${readableBy(userId, 'walk.repository_id')} then 1 else 0 end as readable, null as modified_at, null as digest
+export async function listValidator(db: Executor, userId: number, threadId?: number): Promise<ListValidator> {
+  const thread = threadId === undefined
+    ? sql``
+    : sql`union all
+    select t.repository_id, null, null, t.updated_at, t.last_read_at, 't' from notification_threads t where t.id = ${threadId} and t.user_id = ${userId}`;
+  const { rows } = await sql<{ repository_id: number | null; version: number | string | null; readable: number | null; modified_at: string | null; digest: string | null; kind: string }>`${walkRepositories(userId)}
+    select walk.repository_id, v.version, case when ${readableBy(userId, 'walk.repository_id')} then 1 else 0 end as readable, null as modified_at, null as digest, 'r' as kind
     from walk left join repository_versions v on v.repository_id = walk.repository_id
     where walk.repository_id is not null
     union all
-    select null, i.version, null, i.modified_at, i.repositories_digest from notification_inboxes i where i.user_id = ${userId}`.execute(db);
+    select null, i.version, null, i.modified_at, i.repositories_digest, 'i' from notification_inboxes i where i.user_id = ${userId}
+    ${thread}`.execute(db);
   const repositories: ListedRepository[] = [];
   let inbox: ListValidator['inbox'] = null;
+  let found: ListValidator['thread'] = null;
   for (const row of rows) {
-    if (row.repository_id === null) inbox = { version: Number(row.version), modifiedAt: row.modified_at!, repositoriesDigest: row.digest };
+    if (row.kind === 'i') inbox = { version: Number(row.version), modifiedAt: row.modified_at!, repositoriesDigest: row.digest };
+    else if (row.kind === 't') found = { repositoryId: Number(row.repository_id), updatedAt: row.modified_at!, lastReadAt: row.digest };
     else repositories.push({ id: Number(row.repository_id), version: row.version === null ? null : Number(row.version), readable: Number(row.readable) === 1 });
   }
   repositories.sort((a, b) => a.id - b.id);
-  return { repositories, inbox };
+  return { repositories, inbox, thread: found };
 }
 
 /**
@@ -244,8 +260,10 @@ function filtered(db: Executor, filter: ThreadFilter) {
   const readable = readableOnly(filter.userId, filter.hidden, 't.repository_id');
   if (readable) query = query.where(readable);
   if (filter.repositoryId !== undefined) query = query.where('t.repository_id', '=', filter.repositoryId);
-  // Unread implies not done, so the unread list is one range of the (user_id, unread, updated_at) index.
-  query = filter.all ? query.where('t.done', '=', 0) : query.where('t.unread', '=', 1);
+  // Unread implies not done, so the unread list is one range of the partial index of unread threads
+  // (user_id, updated_at, id) where unread = 1; its predicate is written as a literal, which both
+  // databases need to use it.
+  query = filter.all ? query.where('t.done', '=', 0) : query.where(unread('t.unread'));
   if (filter.reasons) query = query.where('t.reason', 'in', filter.reasons);
   if (filter.since) query = query.where('t.updated_at', '>=', filter.since);
   if (filter.before) query = query.where('t.updated_at', '<', filter.before);
@@ -313,12 +331,16 @@ export interface MarkSelection {
   read: boolean;
 }
 
+/**
+ * The covered threads. Marking read walks the partial index of the user's unread threads, from
+ * which each marked thread drops out (no entry moves); marking unread walks (user_id, done, ...).
+ */
 function marked(db: Executor, selection: MarkSelection, hidden: readonly number[]) {
   let query = db
     .selectFrom('notification_threads')
     .select('id')
     .where('user_id', '=', selection.userId)
-    .where('unread', '=', selection.read ? 1 : 0)
+    .where(selection.read ? unread('unread') : sql<SqlBool>`unread = 0`)
     .where('updated_at', '<=', selection.until);
   const readable = readableOnly(selection.userId, hidden, 'notification_threads.repository_id');
   if (readable) query = query.where(readable);
@@ -341,15 +363,18 @@ export interface MarkPosition {
 
 /**
  * Marks up to `limit` covered threads, the first in (updated_at, id) order after `after` (if any);
- * returns how many changed and the position of the last. A marking in batches passes each batch's
- * position to the next, so each batch starts where the last ended: on PostgreSQL the rows marked
- * before leave dead entries in the (user_id, unread, updated_at, id) index until vacuum, and a
- * batch that started from the beginning of the range stepped over all of them (quadratic in the
- * inbox: 1,000,000 threads were not done in 120 s). The ids are chosen first and the update goes by
- * primary key alone (with the selection repeated in the update, PostgreSQL hash-joined the whole
- * table and SQLite skip-scanned every user's index range). `lock` (PostgreSQL) locks the chosen
- * rows, which re-checks them against activity committed meanwhile: a thread that new activity
- * reached after `until` is left unread. On SQLite the transaction alone serializes it.
+ * returns how many were chosen, how many changed and the position of the last chosen. A marking in
+ * batches passes each batch's position to the next, so each batch starts where the last ended: on
+ * PostgreSQL the rows marked before leave dead entries in the index of unread threads until vacuum,
+ * and a batch that started from the beginning of the range stepped over all of them (quadratic in
+ * the inbox: 1,000,000 threads were not done in 120 s). The ids are chosen first (from the index
+ * alone) and the update goes by primary key (with the selection as a subquery of the update,
+ * PostgreSQL hash-joined the whole table and SQLite skip-scanned every user's index range), with
+ * the row's own conditions repeated: PostgreSQL re-checks them on a row that a concurrent
+ * transaction changed since the choice, so a thread that new activity reached after `until` is left
+ * unread without locking the chosen rows first (a lock is a write of each row, as many as the
+ * update's). On SQLite the transaction alone serializes it. On PostgreSQL the ids go in one array
+ * parameter (10,000 parameters cost more to send and plan than the update itself).
  */
 export async function markThreads(
   db: Executor,
@@ -357,18 +382,22 @@ export async function markThreads(
   hidden: readonly number[],
   readAt: string,
   limit: number,
-  lock: boolean,
+  postgres: boolean,
   after: MarkPosition | null = null,
-): Promise<{ changed: number; last: MarkPosition | null }> {
+): Promise<{ chosen: number; changed: number; last: MarkPosition | null }> {
   let chosen = marked(db, selection, hidden).select('updated_at').orderBy('updated_at').orderBy('id').limit(limit);
   if (after) chosen = chosen.where(sql<SqlBool>`(updated_at, id) > (${after.updated_at}, ${after.id})`);
-  const rows = await (lock ? chosen.forUpdate() : chosen).execute();
-  if (!rows.length) return { changed: 0, last: null };
-  await db
+  const rows = await chosen.execute();
+  if (!rows.length) return { chosen: 0, changed: 0, last: null };
+  const ids = rows.map((r) => r.id);
+  let update = db
     .updateTable('notification_threads')
     .set(selection.read ? { unread: 0, last_read_at: readAt } : { unread: 1 })
-    .where('id', 'in', rows.map((r) => r.id))
-    .execute();
+    .where(postgres ? sql<SqlBool>`id = any(${ids}::int4[])` : sql<SqlBool>`id in (${sql.join(ids)})`)
+    .where(selection.read ? unread('unread') : sql<SqlBool>`unread = 0`)
+    .where('updated_at', '<=', selection.until);
+  if (!selection.read) update = update.where('done', '=', 0);
+  const result = await update.executeTakeFirst();
   const last = rows[rows.length - 1]!;
-  return { changed: rows.length, last: { updated_at: last.updated_at, id: last.id } };
+  return { chosen: rows.length, changed: Number(result.numUpdatedRows), last: { updated_at: last.updated_at, id: last.id } };
 }

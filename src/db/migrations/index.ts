@@ -16,6 +16,7 @@ import * as versions from './0014_versions.ts';
 import * as activityNames from './0015_activity_names.ts';
 import * as lifecycle from './0016_lifecycle.ts';
 import * as formerNames from './0017_former_names.ts';
+import * as unreadThreads from './0018_unread_threads.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0015_activity_names': activityNames,
   '0016_lifecycle': lifecycle,
   '0017_former_names': formerNames,
+  '0018_unread_threads': unreadThreads,
 };
