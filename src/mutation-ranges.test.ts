@@ -1,0 +1,64 @@
+// The line ranges that stryker.config.json mutates, checked against the code: each range is named here
+// by the declarations it starts and ends with, so a rebase that moves the lines fails this test (with
+// the ranges to write) instead of leaving Stryker to mutate whatever lines now sit there.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+const root = join(import.meta.dirname, '..');
+
+/** What `mutate` holds, in its order: a whole file, or the declarations from `first` through `last`. */
+const TARGETS: readonly (string | { file: string; first: string; last: string })[] = [
+  'src/platform/tokens.ts',
+  { file: 'src/core/repositories/permissions.ts', first: 'const NONE', last: 'export function permissionNames' },
+  'src/platform/errors.ts',
+  { file: 'src/platform/http.ts', first: 'export function unchanged', last: 'export function unchanged' },
+  'src/platform/rate-limit.ts',
+  { file: 'src/core/callers/access.ts', first: 'const IMPLIED_SCOPES', last: 'export async function requirePermittedOn' },
+  { file: 'src/core/callers/access.ts', first: 'export function assertRepositoryWritable', last: 'export function assertRepositoryWritable' },
+  'src/core/callers/app.ts',
+  { file: 'src/core/callers/principal.ts', first: 'export function parseAuthorization', last: 'export function isFailedLogin' },
+  { file: 'src/core/repositories/store.ts', first: 'const MEMBER_ROLES', last: 'export async function readersOf' },
+  { file: 'src/core/repositories/store.ts', first: 'const TRUE', last: 'export async function repositoryPage' },
+];
+
+/** The line (1-based) that starts with `declaration`; there must be exactly one. */
+function lineOf(lines: readonly string[], file: string, declaration: string): number {
+  const found = lines.flatMap((line, i) => (line.startsWith(declaration) && /^[^\w$]/.test(line.slice(declaration.length)) ? [i + 1] : []));
+  assert.equal(found.length, 1, `${file}: one line starts with ${JSON.stringify(declaration)}`);
+  return found[0]!;
+}
+
+/** The last line of the top-level declaration that starts at `start`: its closing `}`, or its line ending in `;` at the margin. */
+function endOf(lines: readonly string[], start: number): number {
+  for (let n = start; n <= lines.length; n++) {
+    const line = lines[n - 1]!;
+    if (line === '}' || (!/^\s/.test(line) && line.endsWith(';'))) return n;
+  }
+  throw new Error(`no end after line ${start}`);
+}
+
+test('stryker.config.json mutates the declarations it is meant to (line ranges follow the code)', () => {
+  const config = JSON.parse(readFileSync(join(root, 'stryker.config.json'), 'utf8')) as { mutate: string[] };
+  const expected = TARGETS.map((target) => {
+    if (typeof target === 'string') {
+      readFileSync(join(root, target));
+      return target;
+    }
+    const lines = readFileSync(join(root, target.file), 'utf8').split('\n');
+    const first = lineOf(lines, target.file, target.first);
+    const last = endOf(lines, lineOf(lines, target.file, target.last));
+    assert.ok(first <= last, `${target.file}: ${target.first} comes before the end of ${target.last}`);
+    return `${target.file}:${first}-${last}`;
+  });
+  assert.deepEqual(config.mutate, expected);
+});
+
+test('every test file Stryker runs exists and is a unit test beside the code', () => {
+  const config = JSON.parse(readFileSync(join(root, 'stryker.config.json'), 'utf8')) as { tap: { testFiles: string[] } };
+  for (const file of config.tap.testFiles) {
+    assert.match(file, /^src\/.+\.test\.ts$/);
+    readFileSync(join(root, file));
+  }
+});
