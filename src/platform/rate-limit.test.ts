@@ -39,6 +39,9 @@ test('clientAddress: the request\'s address in its normal form, else the socket\
   assert.equal(longest.length, 45);
   assert.equal(address(longest, '10.0.0.2'), 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff');
   assert.equal(address('0000:0000:0000:0000:0000:ffff:c000:0207'), '192.0.2.7');
+  // Only a whole ::ffff:a:b is IPv4-mapped: not one with a group before it, nor one with a group after.
+  assert.equal(address('1::ffff:c000:207'), '1::ffff:c000:207');
+  assert.equal(address('0:0:0:0:ffff:1:2:3'), '::ffff:1:2:3');
   assert.equal(address(undefined, undefined), '0.0.0.0');
   assert.equal(address('junk', 'junk'), '0.0.0.0');
 });

@@ -176,6 +176,107 @@ test('guardLogin: the failure that goes over the limit is refused; errors that a
   await assert.rejects(other.guardLogin(address, 1, right, is401), refused);
 });
 
+test('hit: a lease that comes back beyond the limit is never re-leased; one that ends at the limit is', async () => {
+  const clock = new StillClock();
+  const one = new RateLimiter(db.kysely, clock, { block: 2, cacheMs: 0 });
+  const two = new RateLimiter(db.kysely, clock, { block: 2, cacheMs: 0 });
+  const reader = new RateLimiter(db.kysely, clock);
+  const key = freshUser();
+  // limit 101: leases of 2. `two` uses 1..98; `one` leases 99..100; `two` then leases 101..102.
+  for (let i = 1; i <= 98; i++) await two.hit(key, 101);
+  assert.deepEqual([(await one.hit(key, 101)).used, (await one.hit(key, 101)).used], [99, 100]);
+  assert.equal((await two.hit(key, 101)).used, 101);
+  // `one`'s lease ended at the limit (its next number, 101, is not beyond it): it leases again, and
+  // gets 103, not the 101 that `two` holds. That lease is beyond the limit: `one` counts on in memory.
+  assert.deepEqual([(await one.hit(key, 101)).used, (await one.hit(key, 101)).used, (await one.hit(key, 101)).used], [103, 104, 105]);
+  for (let i = 0; i < 5; i++) await one.hit(key, 101);
+  assert.equal((await one.hit(key, 101)).used, 111);
+  // The database saw no lease after 103..104.
+  assert.equal((await reader.peek(key, 101)).used, 104);
+});
+
+test('refund: a request given back while the next lease is taken counts again in it; never into a new window', async () => {
+  const clock = new StillClock();
+  const limiter = new RateLimiter(db.kysely, clock);
+  const key = freshUser();
+  assert.equal((await limiter.hit(key, 10)).used, 1);
+  // The second request waits for its lease (limit 10: one number a lease) while the first is given back.
+  const second = limiter.hit(key, 10);
+  await limiter.refund(key);
+  assert.equal((await second).used, 1);
+  assert.equal((await limiter.hit(key, 10)).used, 2);
+  // A refund not yet counted again is not carried into the next window.
+  await limiter.refund(key);
+  assert.equal((await limiter.peek(key, 10)).used, 1);
+  clock.ms += 3600_000;
+  assert.deepEqual([(await limiter.hit(key, 10)).used, (await limiter.hit(key, 10)).used], [1, 2]);
+});
+
+test('sweep: keeps the leases of windows still running', async () => {
+  const clock = new StillClock();
+  const limiter = new RateLimiter(db.kysely, clock, { block: 10, cacheMs: 0 });
+  const key = freshUser();
+  assert.equal((await limiter.hit(key, 1000)).used, 1);
+  clock.ms += 3599_000;
+  await limiter.sweep();
+  assert.equal((await limiter.hit(key, 1000)).used, 2);
+});
+
+test('forget: what the process holds in memory goes; the next reads come from the database', async () => {
+  const clock = new StillClock();
+  const limiter = new RateLimiter(db.kysely, clock, { block: 10, cacheMs: 60_000 });
+  const other = new RateLimiter(db.kysely, clock);
+  const key = freshUser();
+  await limiter.hit(key, 1000);
+  assert.equal((await limiter.peek(key, 1000)).used, 1);
+  limiter.forget();
+  assert.equal((await limiter.peek(key, 1000)).used, 10);
+  const address = '192.0.2.30';
+  assert.equal(await limiter.guardLogin(address, 1, right, is401), 'ok');
+  await assert.rejects(other.guardLogin(address, 1, wrong, is401), is401);
+  assert.equal(await limiter.guardLogin(address, 1, right, is401), 'ok');
+  limiter.forget();
+  await assert.rejects(limiter.guardLogin(address, 1, right, is401), refused);
+});
+
+/** Waits until the process has run `ms` (performance.now() counts from its start). */
+async function processAge(ms: number): Promise<number> {
+  const age = performance.now();
+  if (age < ms) await new Promise((resolve) => setTimeout(resolve, ms - age));
+  return Math.floor(performance.now());
+}
+
+test('guardLogin: another process\'s failures are read at most once per cacheMs; with 0, every time', async () => {
+  const clock = new StillClock();
+  // A cache time of the process's age (at least a second): the time since a read decides, not a sum
+  // of the two readings (which is past it).
+  const cached = new RateLimiter(db.kysely, clock, { block: 1, cacheMs: await processAge(1000) });
+  const uncached = new RateLimiter(db.kysely, clock);
+  const other = new RateLimiter(db.kysely, clock);
+  const address = '192.0.2.31';
+  assert.equal(await cached.guardLogin(address, 2, right, is401), 'ok');
+  assert.equal(await uncached.guardLogin(address, 2, right, is401), 'ok');
+  for (let i = 0; i < 2; i++) await assert.rejects(other.guardLogin(address, 2, wrong, is401), is401);
+  await assert.rejects(uncached.guardLogin(address, 2, right, is401), refused);
+  // `cached` read 0 a moment ago and trusts it.
+  assert.equal(await cached.guardLogin(address, 2, right, is401), 'ok');
+});
+
+test('guardLogin: a remembered count is of its window; a failure in the next window starts it again', async () => {
+  const clock = new StillClock();
+  const limiter = new RateLimiter(db.kysely, clock, { block: 1, cacheMs: 60_000 });
+  const address = '192.0.2.32';
+  for (let i = 0; i < 2; i++) await assert.rejects(limiter.guardLogin(address, 2, wrong, is401), is401);
+  await assert.rejects(limiter.guardLogin(address, 2, right, is401), refused);
+  // Exactly an hour after the window's first failure it has run out.
+  clock.ms += 3600_000;
+  assert.equal(await limiter.guardLogin(address, 2, right, is401), 'ok');
+  await assert.rejects(limiter.guardLogin(address, 2, wrong, is401), is401);
+  assert.equal(await limiter.guardLogin(address, 2, right, is401), 'ok');
+  await assert.rejects(limiter.guardLogin(address, 2, wrong, is401), is401);
+  await assert.rejects(limiter.guardLogin(address, 2, right, is401), refused);
+});
+
 test('sweep: removes the windows that have run out', async () => {
   const clock = new StillClock();
   clock.ms += 86_400_000;
@@ -204,7 +305,10 @@ test('sweep: removes the windows that have run out', async () => {
 
 test('keys: only ids and addresses', async () => {
   const limiter = new RateLimiter(db.kysely, new StillClock());
-  for (const key of ['user:0', 'user:01', 'user:x', 'user:', 'user:12345678901234567', 'team:1', 'ip:', 'ip:x', 'ip:1', 'ip:example.com', 'failed-login:999.1.1.1', `ip:${'1'.repeat(46)}`, ' user:1', 'user:1 ']) {
+  // The longest address text (45 characters) followed by one more: the whole rest of the key must be an address.
+  const longest = 'ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255';
+  const crafted = ['xip:10.0.0.1', 'user:1ip:10.0.0.1', `ip:${longest}x`, `failed-login:${longest}0`];
+  for (const key of ['user:0', 'user:01', 'user:x', 'user:', 'user:12345678901234567', 'team:1', 'ip:', 'ip:x', 'ip:1', 'ip:example.com', 'failed-login:999.1.1.1', `ip:${'1'.repeat(46)}`, ' user:1', 'user:1 ', ...crafted]) {
     await assert.rejects(limiter.hit(key as RateLimitKey, 10), /not a rate-limit key/, key);
     await assert.rejects(limiter.peek(key as RateLimitKey, 10), /not a rate-limit key/, key);
     await assert.rejects(limiter.refund(key), /not a rate-limit key/, key);
@@ -214,6 +318,8 @@ test('keys: only ids and addresses', async () => {
   }
   await assert.rejects(limiter.guardLogin('not an address', 3, right, is401), /not a rate-limit key/);
   await limiter.refund('user:1');
+  // The message quotes at most 80 characters of a refused key.
+  await assert.rejects(limiter.hit(`user:${'9'.repeat(100)}` as RateLimitKey, 10), { message: `not a rate-limit key: "user:${'9'.repeat(75)}"` });
 });
 
 test('rateLimitHeaders: the five headers', () => {
