@@ -21,6 +21,7 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/core/callers/principal.ts', first: 'export function parseAuthorization', last: 'export function isFailedLogin' },
   { file: 'src/core/repositories/store.ts', first: 'const MEMBER_ROLES', last: 'export async function readersOf' },
   { file: 'src/core/repositories/store.ts', first: 'const TRUE', last: 'export async function repositoryPage' },
+  { file: 'src/areas/app-webhooks/engine.ts', first: 'export function buildRequest', last: 'export function buildRequest' },
 ];
 
 /** The line (1-based) that starts with `declaration`; there must be exactly one. */

@@ -163,8 +163,12 @@ const isFailure = (statusCode: number) => statusCode < 200 || statusCode >= 400;
 const unsealedSecrets = perServer(() => new Map<string, string>());
 const UNSEALED_MAX = 1000;
 
-function unseal(ctx: Context, sealed: string): string {
-  const unsealed = unsealedSecrets.of(ctx);
+/** What of a server's context signing needs: its key, and where its caches live. */
+type SigningContext = Pick<Context, 'secrets' | 'perServer'>;
+
+function unseal(ctx: SigningContext, sealed: string): string {
+  // `of` reads only the context's `perServer` (the cache is made from nothing of it).
+  const unsealed = unsealedSecrets.of(ctx as Context);
   let secret = unsealed.get(sealed);
   if (secret === undefined) {
     secret = ctx.secrets.decrypt(sealed);
@@ -181,8 +185,11 @@ class UnreadableSecret extends Error {
   }
 }
 
+/** What of an attempt its request is made of. */
+export type AttemptRequestFacts = Pick<store.AttemptToSend, 'content_type' | 'payload' | 'guid' | 'event' | 'hook_id' | 'app_id' | 'secret' | 'insecure_ssl'>;
+
 /** The request of an attempt: the spec's headers, both signatures of the exact body bytes when there is a secret. */
-function buildRequest(ctx: Context, attempt: store.AttemptToSend, url: string) {
+export function buildRequest(ctx: SigningContext, attempt: AttemptRequestFacts, url: string) {
   const form = attempt.content_type === 'form';
   const body = Buffer.from(form ? `payload=${encodeURIComponent(attempt.payload)}` : attempt.payload);
   const headers: Record<string, string> = {
