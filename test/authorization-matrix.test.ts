@@ -155,10 +155,10 @@ let server: TestServer;
 let receiver: HttpServer;
 const credentials = {} as Record<Column, string | null>;
 const ids = {
-  privateRepo: 0, publicRepo: 0, orgConfiguration: 0, enterpriseConfiguration: 0, issueType: 0,
+  privateRepo: 0, publicRepo: 0, internalRepo: 0, orgConfiguration: 0, enterpriseConfiguration: 0, issueType: 0,
   thread: '', migration: 0, decoyMigration: 0, delivery: 0, matrixInstallation: 0, narrowInstallation: 0,
-  /** An issue, a pull request and a comment in the private repository (secret), the public one (open) and the archived one (vault, private). */
-  secret: { issue: 0, pull: 0, comment: 0 }, open: { issue: 0, pull: 0, comment: 0 }, vault: { issue: 0, pull: 0, comment: 0 },
+  /** An issue, a pull request and a comment in the private repository (secret), the public one (open), the archived one (vault, private) and the internal one (inner). */
+  secret: { issue: 0, pull: 0, comment: 0 }, open: { issue: 0, pull: 0, comment: 0 }, vault: { issue: 0, pull: 0, comment: 0 }, inner: { issue: 0, pull: 0, comment: 0 },
 };
 /** The operations the server serves (its OpenAPI document). */
 let served: Set<string>;
@@ -371,18 +371,26 @@ const MATRIX: Row[] = [
   // By id (where a renamed or transferred repository's old name redirects): the same answers.
   row('GET /repositories/{repository_id}', 'repo', at(() => `/repositories/${ids.privateRepo}`),
     [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repositories/{repository_id}', 'repo', at(() => `/repositories/${ids.internalRepo}`),
+    [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'internal repository'),
   row('GET /repositories/{repository_id}', 'repo', at(() => `/repositories/${ids.publicRepo}`),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
   row('GET /repos/{owner}/{repo}/issues/{issue_number}', 'repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}`),
     [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}', 'repo', at(() => `/repos/acme/inner/issues/${ids.inner.issue}`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'internal repository'),
   row('GET /repos/{owner}/{repo}/issues/{issue_number}', 'repo', at(() => `/repos/acme/open/issues/${ids.open.issue}`),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
   row('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', 'repo', at(() => `/repos/acme/secret/issues/comments/${ids.secret.comment}`),
     [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', 'repo', at(() => `/repos/acme/inner/issues/comments/${ids.inner.comment}`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'internal repository'),
   row('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', 'repo', at(() => `/repos/acme/open/issues/comments/${ids.open.comment}`),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
   row('GET /repos/{owner}/{repo}/pulls/{pull_number}', 'repo', at(() => `/repos/acme/secret/pulls/${ids.secret.pull}`),
     [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/pulls/{pull_number}', 'repo', at(() => `/repos/acme/inner/pulls/${ids.inner.pull}`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'internal repository'),
   row('GET /repos/{owner}/{repo}/pulls/{pull_number}', 'repo', at(() => `/repos/acme/open/pulls/${ids.open.pull}`),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
   // An archived repository (acme/vault, private) is read-only: its reads answer as any private repository's.
@@ -548,6 +556,8 @@ const MATRIX: Row[] = [
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
   row('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}/comments`),
     [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', at(() => `/repos/acme/inner/issues/${ids.inner.issue}/comments`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'internal repository'),
   row('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', 'repo', at(() => `/repos/acme/open/issues/${ids.open.issue}/comments`),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
   row('GET /repos/{owner}/{repo}/issues/{issue_number}/events', 'repo', listed(() => `/repos/acme/secret/issues/${ids.secret.issue}/events`),
@@ -630,7 +640,7 @@ before(async () => {
   ids.privateRepo = (await server.admin('POST', '/repos', { owner: 'acme', name: 'secret', visibility: 'private' })).id;
   ids.publicRepo = (await server.admin('POST', '/repos', { owner: 'acme', name: 'open' })).id;
   await server.admin('POST', '/repos', { owner: 'globex', name: 'plans', visibility: 'private' });
-  await server.admin('POST', '/repos', { owner: 'acme', name: 'inner', visibility: 'internal' });
+  ids.internalRepo = (await server.admin('POST', '/repos', { owner: 'acme', name: 'inner', visibility: 'internal' })).id;
   await server.admin('POST', '/repos', { owner: 'acme', name: 'vault', visibility: 'private' });
   await server.admin('PUT', '/repos/acme/secret/collaborators/carl', { permission: 'pull' });
   await server.admin('POST', '/orgs/acme/teams', { slug: 'auditors' });
@@ -696,7 +706,7 @@ before(async () => {
     login: 'ana', repository: 'acme/secret', reason: 'mention',
     subject: { type: 'Issue', title: 'A thread', url: `${server.apiUrl}/repos/acme/secret/issues/1` },
   })).id;
-  for (const repository of ['secret', 'open', 'vault'] as const) {
+  for (const repository of ['secret', 'open', 'vault', 'inner'] as const) {
     const issue = await server.admin('POST', `/repos/acme/${repository}/issues`, { author: 'ana', title: 'An issue' });
     const pull = await server.admin('POST', `/repos/acme/${repository}/issues`, { author: 'ana', title: 'A pull request', pull_request: true });
     const comment = await server.admin('POST', `/repos/acme/${repository}/issues/${issue.number}/comments`, { author: 'ana', body: 'A comment' });
