@@ -16,7 +16,7 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/platform/http.ts', first: 'export function unchanged', last: 'export function unchanged' },
   'src/platform/rate-limit.ts',
   { file: 'src/core/callers/access.ts', first: 'const IMPLIED_SCOPES', last: 'export async function requirePermittedOn' },
-  { file: 'src/core/callers/access.ts', first: 'export function assertRepositoryWritable', last: 'export function assertRepositoryWritable' },
+  { file: 'src/core/callers/access.ts', first: 'export async function reachesRepository', last: 'export async function actsForOrganization' },
   'src/core/callers/app.ts',
   { file: 'src/core/callers/principal.ts', first: 'export async function principalFromToken', last: 'export async function authenticate' },
   { file: 'src/core/callers/token-store.ts', first: 'export async function issueToken', last: 'const tokenByHashQuery' },
