@@ -11,7 +11,7 @@ const root = join(import.meta.dirname, '..');
 /** What `mutate` holds, in its order: a whole file, or the declarations from `first` through `last`. */
 const TARGETS: readonly (string | { file: string; first: string; last: string })[] = [
   'src/platform/tokens.ts',
-  { file: 'src/core/repositories/permissions.ts', first: 'const NONE', last: 'export function permissionNames' },
+  { file: 'src/core/repositories/permissions.ts', first: 'const NONE', last: 'export async function userRepositoryPermissions' },
   'src/platform/errors.ts',
   { file: 'src/platform/http.ts', first: 'export function unchanged', last: 'export function unchanged' },
   'src/platform/rate-limit.ts',

@@ -156,6 +156,13 @@ test('callerRepositoryPermissions: the user\'s, read once per request; other cal
   assert.deepEqual(await callerRepositoryPermissions(db.kysely, ANONYMOUS, repos.open!), { admin: false, push: false, pull: true });
   const installation = await principal({ kind: 'installation', app_id: id.app!, installation_id: id.acmeInstallation! });
   assert.deepEqual(await callerRepositoryPermissions(db.kysely, installation, repos.secret!), { admin: false, push: false, pull: false });
+  assert.deepEqual(await callerRepositoryPermissions(db.kysely, ANONYMOUS, repos.inner!), { admin: false, push: false, pull: false });
+  assert.deepEqual(await callerRepositoryPermissions(db.kysely, await classic('ana'), repos.diary!), { admin: true, push: true, pull: true });
+  assert.deepEqual(await callerRepositoryPermissions(db.kysely, await classic('eve'), repos.inner!), { admin: false, push: false, pull: true });
+  // A repository that is not there (deleted meanwhile): what its visibility gives anyone.
+  const gone = { id: 2 ** 31 - 1, owner_id: id.acme!, visibility: 'public' } as RepositoryRow;
+  assert.deepEqual(await callerRepositoryPermissions(db.kysely, await classic('bob'), gone), { admin: false, push: false, pull: true });
+  assert.deepEqual(await callerRepositoryPermissions(db.kysely, await classic('bob'), { ...gone, visibility: 'private' }), { admin: false, push: false, pull: false });
 });
 
 const notFound = (error: unknown) => error instanceof ApiError && error.status === 404 && error.message === 'Not Found';
