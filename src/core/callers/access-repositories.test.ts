@@ -181,6 +181,12 @@ test('requireReadableRepository: 404 for what the caller may not read, or withou
   assert.equal(await requireReadableRepository(db.kysely, scopeless, repos.open), repos.open);
   assert.equal(await requireReadableRepository(db.kysely, withRoute(await classic('ana', ['repo']), rule({ scopes: ['repo'] })), repos.secret), repos.secret);
   assert.equal(await requireReadableRepository(db.kysely, withRoute(await classic('ana', ['read:org']), rule({})), repos.secret), repos.secret);
+  assert.equal(await requireReadableRepository(db.kysely, await classic('ana', ['read:org']), repos.secret), repos.secret);
+  // An OAuth token answers to scopes as a classic one does; a fine-grained token to permissions only.
+  const oauth = withRoute(await principal({ kind: 'oauth', user_id: id.ana!, app_id: id.app!, scopes: ['read:org'] }), rule({ scopes: ['repo'] }));
+  await assert.rejects(requireReadableRepository(db.kysely, oauth, repos.secret), notFound);
+  const fineGrained = withRoute(await principal({ kind: 'fine_grained', user_id: id.ana!, resource_owner_id: id.acme!, permissions: { issues: 'read' } }), rule({ scopes: ['repo'], permissions: [{ issues: 'read' }] }));
+  assert.equal(await requireReadableRepository(db.kysely, fineGrained, repos.secret), repos.secret);
   // An app user token whose app's installation on acme grants issues: read only, on a route that writes issues.
   const writer = rule({ permissions: [{ issues: 'write' }] });
   const appUser = withRoute(await principal({ kind: 'app_user', user_id: id.ana!, app_id: id.app! }), writer);
