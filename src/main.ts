@@ -1,5 +1,5 @@
 // The CLI: `codehost serve | migrate | seed FILE | admin METHOD PATH [JSON] | admin-token reset|generate
-// | secret-key generate | token generate --kind KIND`.
+// | secret-key generate|rotate | token generate --kind KIND`.
 // Settings come from the environment (and a `.env` file); every one is checked before anything is
 // touched, and a failure is one line that names the setting or the cause and what to do (the stack
 // only at CODEHOST_LOG_LEVEL=debug).
@@ -36,6 +36,7 @@ Commands:
   backup DIR                 copy the database, git data and archives into a new directory (online)
   admin-token generate       print a new admin token for CODEHOST_ADMIN_TOKEN (stores nothing)
   secret-key generate        print a new key for CODEHOST_SECRET_KEY
+  secret-key rotate          move the database to CODEHOST_NEW_SECRET_KEY (every process stopped)
   token generate --kind KIND print a new token (classic, fine_grained, oauth, app_user) for a seed file
   help [COMMAND]             this text, or a command's
 
