@@ -33,8 +33,20 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void server.close().finally(() => process.exit(130)));
 }
 console.log(`fuzzing ${server.url} on ${engine}: ${requests} requests, seed ${seed}, concurrency ${values.concurrency}`);
-const rssMb = () => Math.round(process.memoryUsage().rss / 2 ** 20);
+// Memory of this process (the server and the fuzzer), in MB: rss, the V8 heap used and held, and
+// memory outside the heap (buffers); sampled every second for the peak. Run with
+// `node --expose-gc scripts/fuzz.ts` for a forced GC at the end.
+const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+const memory = () => {
+  const m = process.memoryUsage();
+  return `rss ${mb(m.rss)}, heapUsed ${mb(m.heapUsed)}, heapTotal ${mb(m.heapTotal)}, external ${mb(m.external)}, arrayBuffers ${mb(m.arrayBuffers)}`;
+};
+const rssMb = () => mb(process.memoryUsage().rss);
 const rssBefore = rssMb();
+const memoryBefore = memory();
+let rssPeak = rssBefore;
+const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMb())), 1000);
+sampler.unref();
 try {
   const report = await fuzz(server, {
     requests,
@@ -61,10 +73,18 @@ try {
   const fivexx = report.failures.filter((f) => typeof f.outcome === 'number').length;
   console.log(`answers >= 500: ${fivexx}; hangs and resets: ${report.failures.length - fivexx}; resets answered on retry: ${report.resetsRetried}`);
   // The server runs in this process: its memory after the burst, and after a pause with the garbage collected.
+  clearInterval(sampler);
   const rssAfter = rssMb();
+  const memoryAfter = memory();
   await new Promise((resolve) => setTimeout(resolve, 5000));
+  const memoryIdle = memory();
+  const rssIdle = rssMb();
   globalThis.gc?.();
-  console.log(`memory (rss): ${rssBefore} MB before, ${rssAfter} MB right after, ${rssMb()} MB after 5 s idle${globalThis.gc ? ' and a GC' : ''}`);
+  console.log(`memory (rss): ${rssBefore} MB before, ${Math.max(rssPeak, rssAfter)} MB peak, ${rssAfter} MB right after, ${rssIdle} MB after 5 s idle${globalThis.gc ? `, ${rssMb()} MB after a forced GC` : ' (no forced GC: run node --expose-gc)'}`);
+  console.log(`memory (MB) before:      ${memoryBefore}`);
+  console.log(`memory (MB) right after: ${memoryAfter}`);
+  console.log(`memory (MB) 5 s idle:    ${memoryIdle}`);
+  if (globalThis.gc) console.log(`memory (MB) after a GC:  ${memory()}`);
   process.exitCode = report.failures.length ? 1 : 0;
 } finally {
   await server.close();

@@ -36,7 +36,7 @@ import { apps } from './core/apps/routes.ts';
 import { callers } from './core/callers/routes.ts';
 import { repositories } from './core/repositories/routes.ts';
 import { installCors } from './platform/cors.ts';
-import { installConventions, type ConventionOptions } from './platform/http.ts';
+import { BODY_LIMIT_BYTES, installConventions, type ConventionOptions } from './platform/http.ts';
 import { installOperationIds } from './platform/openapi.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter, SWEEP_SECONDS } from './platform/rate-limit.ts';
@@ -122,7 +122,7 @@ export async function createServer(
       requestTimeout: config.timeouts.requestMs,
       connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.timeouts.headersMs / 4))),
     },
-    bodyLimit: 5 * 1024 * 1024,
+    bodyLimit: BODY_LIMIT_BYTES,
     // A request that reaches a kept-alive connection while the server stops is served (with
     // `Connection: close`), not refused: the client has already sent it.
     return503OnClosing: false,

@@ -536,7 +536,7 @@ export function refusals(config: Config): string[] {
  * CODEHOST_* variables that are not server settings but are known: `CODEHOST_URL` (the server's
  * address for `codehost admin` and the docs' shell examples) and the test tools' variables.
  */
-const TOOL_VARIABLES = ['CODEHOST_URL', 'CODEHOST_TEST_ONLY', 'CODEHOST_TEST_LOG_LEVEL', 'CODEHOST_TEST_PG_BIN', 'CODEHOST_TEST_WALKTHROUGH_OUTPUT'];
+const TOOL_VARIABLES = ['CODEHOST_URL', 'CODEHOST_NEW_SECRET_KEY', 'CODEHOST_TEST_ONLY', 'CODEHOST_TEST_LOG_LEVEL', 'CODEHOST_TEST_PG_BIN', 'CODEHOST_TEST_WALKTHROUGH_OUTPUT'];
 
 /** Every CODEHOST_* name codehost knows: the ones loadConfig reads (recorded as it reads them), and the tools'. */
 function knownNames(): string[] {

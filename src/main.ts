@@ -1,5 +1,5 @@
 // The CLI: `codehost serve | migrate | seed FILE | admin METHOD PATH [JSON] | admin-token reset|generate
-// | secret-key generate | token generate --kind KIND`.
+// | secret-key generate|rotate | token generate --kind KIND`.
 // Settings come from the environment (and a `.env` file); every one is checked before anything is
 // touched, and a failure is one line that names the setting or the cause and what to do (the stack
 // only at CODEHOST_LOG_LEVEL=debug).
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { SeedReport } from './admin/seed.ts';
 import type { Server } from './app.ts';
-import { checkDataDir, ConfigError, loadConfig, readDotEnv, refusals, unknownSettings, type Config } from './config.ts';
+import { checkDataDir, ConfigError, loadConfig, readDotEnv, refusals, secretKeyWeakness, unknownSettings, type Config } from './config.ts';
 import { networkErrorCode } from './db/errors.ts';
 import type { Db } from './db/index.ts';
 import { ApiError } from './platform/errors.ts';
@@ -36,6 +36,7 @@ Commands:
   backup DIR                 copy the database, git data and archives into a new directory (online)
   admin-token generate       print a new admin token for CODEHOST_ADMIN_TOKEN (stores nothing)
   secret-key generate        print a new key for CODEHOST_SECRET_KEY
+  secret-key rotate          move the database to CODEHOST_NEW_SECRET_KEY (every process stopped)
   token generate --kind KIND print a new token (classic, fine_grained, oauth, app_user) for a seed file
   help [COMMAND]             this text, or a command's
 
@@ -96,10 +97,18 @@ While CODEHOST_ADMIN_TOKEN is set, that variable is the admin token and the stor
 generate: prints a new token (46 characters, 238 random bits) to set as CODEHOST_ADMIN_TOKEN (or
 CODEHOST_METRICS_TOKEN); it stores nothing and touches no database.`,
   'secret-key': `Usage: codehost secret-key generate
+       CODEHOST_NEW_SECRET_KEY=NEW codehost secret-key rotate
 
-Prints a new key for CODEHOST_SECRET_KEY: 32 random bytes, base64url (43 characters). It touches
-no database. Give every process of a database the same key, and keep it: the database records the
-key's fingerprint, and a process with another key refuses to start.`,
+generate: prints a new key for CODEHOST_SECRET_KEY: 32 random bytes, base64url (43 characters). It
+touches no database. Give every process of a database the same key, and keep it: the database
+records the key's fingerprint, and a process with another key refuses to start.
+rotate: moves the configured database from the key in force (CODEHOST_SECRET_KEY, or when it is
+unset the key generated in the database) to CODEHOST_NEW_SECRET_KEY, in one transaction: every
+sealed secret (the apps' webhook secrets) is opened with the old key and sealed with the new, and
+the database records the new key's fingerprint. Stop every process first; then start them all with
+CODEHOST_SECRET_KEY set to the new key (a process with the old key now refuses to start). Signed
+URLs issued before (archive downloads, 5 minutes) stop working. Neither key is printed. See
+docs/security.md, "Rotating the secret key".`,
   token: `Usage: codehost token generate --kind classic|fine_grained|oauth|app_user
 
 Prints a new, well-formed token of that kind (prefix, 30 random base62 characters, 6 characters of
@@ -539,10 +548,11 @@ export async function main(argv: string[]): Promise<void> {
     console.log(HELP[command]);
     return;
   }
-  if (command === 'token' || command === 'secret-key' || (command === 'admin-token' && rest[0] === 'generate')) {
+  if (command === 'token' || (command === 'secret-key' && rest[0] !== 'rotate') || (command === 'admin-token' && rest[0] === 'generate')) {
     const [action, ...args] = rest;
     if (action !== 'generate' || (command !== 'token' && args.length)) {
-      throw new ConfigError(`${command}: the action is \`codehost ${command} generate${command === 'token' ? ' --kind KIND' : ''}\` (see \`codehost help ${command}\`)`);
+      const actions = command === 'secret-key' ? '`codehost secret-key generate` or `codehost secret-key rotate`' : `\`codehost ${command} generate${command === 'token' ? ' --kind KIND' : ''}\``;
+      throw new ConfigError(`${command}: the action is ${actions} (see \`codehost help ${command}\`)`);
     }
     return generate(command, args);
   }
@@ -595,6 +605,10 @@ export async function main(argv: string[]): Promise<void> {
       console.log(`backup: ${resolve(target)}: ${report.files} files, ${(report.bytes / 1024).toFixed(0)} KiB, in ${report.ms} ms (database: ${report.database})`);
       return;
     }
+    case 'secret-key': {
+      if (rest.length > 1) throw new ConfigError('secret-key rotate: it takes no arguments; the new key is CODEHOST_NEW_SECRET_KEY (see `codehost help secret-key`)');
+      return rotateKey(config);
+    }
     case 'admin-token': {
       if (rest[0] !== 'reset' || rest.length > 1) throw new ConfigError('admin-token: the actions are `codehost admin-token reset` and `codehost admin-token generate` (see `codehost help admin-token`)');
       const { db } = await openMigrated(config);
@@ -610,6 +624,34 @@ export async function main(argv: string[]): Promise<void> {
       }
       return;
     }
+  }
+}
+
+/**
+ * `codehost secret-key rotate`: the configured database moves from the key in force to
+ * CODEHOST_NEW_SECRET_KEY (src/platform/secrets.ts); the key is read from the environment, never
+ * from the command line (which `ps` and shell history show), and neither key is printed.
+ */
+async function rotateKey(config: Config): Promise<void> {
+  const next = process.env.CODEHOST_NEW_SECRET_KEY;
+  if (!next) throw new ConfigError('secret-key rotate: CODEHOST_NEW_SECRET_KEY is not set: set it to the new key (make one with `codehost secret-key generate`); CODEHOST_SECRET_KEY is the key in force');
+  const weakness = secretKeyWeakness(next);
+  if (weakness) throw new ConfigError(`secret-key rotate: CODEHOST_NEW_SECRET_KEY ${weakness}; make one with \`codehost secret-key generate\``);
+  const { db } = await openMigrated(config);
+  try {
+    const [{ AREAS }, { rotateSecretKey }] = await Promise.all([import('./app.ts'), import('./platform/secrets.ts')]);
+    const report = await rotateSecretKey(db.kysely, config.secretKey, next, async (trx, reseal) => {
+      let count = 0;
+      for (const area of AREAS) count += (await area.resealSecrets?.(trx, reseal)) ?? 0;
+      return count;
+    }).catch((error: unknown) => {
+      if (error instanceof ConfigError) throw error;
+      throw new ConfigError(`secret-key rotate: nothing changed: ${(error as Error).message}`, { cause: error });
+    });
+    console.log(`secret-key rotate: ${report.resealed} sealed secret${report.resealed === 1 ? '' : 's'} sealed again; the database's key is now fingerprint ${report.to} (was ${report.from})`);
+    console.log('start every process with CODEHOST_SECRET_KEY set to the new key (the value of CODEHOST_NEW_SECRET_KEY); a process with the old key refuses to start, and URLs signed before no longer verify');
+  } finally {
+    await db.close().catch(() => undefined);
   }
 }
 

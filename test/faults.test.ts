@@ -14,11 +14,11 @@ import { Receiver } from './helpers/receiver.ts';
 const ROOT = new URL('..', import.meta.url).pathname;
 const run = promisify(execFile);
 
-/** Runs a JavaScript example of docs/clients.md (an ES module) from the repository root, where its packages resolve. */
+/** Runs a JavaScript example of docs/clients.md (an ES module) as written, from the repository root (where its packages resolve), with CODEHOST_URL naming this server. */
 async function runExample(name: string, server: TestServer): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', docExample(name, server.url)], {
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', docExample(name)], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN },
+    env: { PATH: process.env.PATH, CODEHOST_URL: server.url, CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN },
     timeout: 60_000,
   });
   return stdout;

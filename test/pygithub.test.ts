@@ -96,7 +96,7 @@ describe('PyGithub', { skip }, () => {
 
   test('docs/clients.md: the PyGithub lines', async () => {
     // needs the clients branch: absolute URLs from the printed address, and boolean query leniency (all=True)
-    const { stdout } = await run(python!, ['-c', docExample('pygithub', server.address)], { timeout: 120_000 });
+    const { stdout } = await run(python!, ['-c', docExample('pygithub')], { env: { ...process.env, CODEHOST_URL: server.address }, timeout: 120_000 });
     const [login, ...threads] = stdout.trim().split('\n');
     assert.equal(login, 'mona');
     assert.ok(threads.length >= 3, stdout);

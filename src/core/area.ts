@@ -20,6 +20,11 @@ export interface Area extends ActivityConsumer<Activity> {
   seed?: Record<string, (ctx: Context, entries: unknown[]) => Promise<void>>;
   /** An app was created on the operator surface; `input` is the whole create body (e.g. its `webhook`). */
   onAppCreated?(ctx: Context, app: AppRow, input: Record<string, unknown>): Promise<void>;
+  /**
+   * `codehost secret-key rotate`: every secret this area keeps sealed with the server key, sealed
+   * again (`reseal` opens it with the old key and seals it with the new), inside `trx`; answers how many.
+   */
+  resealSecrets?(trx: Executor, reseal: (sealed: string) => string): Promise<number>;
   /** Repository access changed (memberships, collaborators, team repositories, visibility), inside `trx`. */
   onAccessChanged?(ctx: Context, trx: Executor, change: AccessChange): Promise<void>;
 }

@@ -200,6 +200,37 @@ export async function answerNotModified(ctx: Context, request: FastifyRequest, r
   }
 }
 
+/** The largest request body codehost reads (Fastify's bodyLimit); over it, 413 Payload Too Large. */
+export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+/** Of a body over the limit, what codehost still reads and throws away before it closes the connection. */
+const DISCARD_BYTES = 2 * BODY_LIMIT_BYTES;
+const DISCARD_MS = 10_000;
+
+/**
+ * A body over the limit is answered 413 before the client (or the reverse proxy passing on the body
+ * it buffered) has sent all of it. Fastify marks that answer `Connection: close`, and Node then
+ * closes the socket with the unsent rest arriving: the peer gets a reset, which may discard the 413
+ * it has not read yet (nginx then answers 502). Instead the connection stays open and Node reads the
+ * rest of the body and throws it away (its parser, as for any body nobody read), so the peer gets
+ * the 413; a body that goes on beyond DISCARD_BYTES more, or past DISCARD_MS, closes the connection.
+ */
+function discardRestOfBody(request: FastifyRequest, reply: FastifyReply): void {
+  reply.removeHeader('connection');
+  const { raw } = request;
+  const socket = raw.socket;
+  if (raw.complete || !socket || socket.destroyed) return;
+  const startBytes = socket.bytesRead;
+  const started = Date.now();
+  const check = setInterval(() => {
+    if (raw.complete || socket.destroyed) return clearInterval(check);
+    if (socket.bytesRead - startBytes > DISCARD_BYTES || Date.now() - started > DISCARD_MS) {
+      clearInterval(check);
+      socket.destroy();
+    }
+  }, 50);
+  check.unref();
+}
+
 /**
  * `compileSchemas: 'on first use'` (the testing helper): a route's validators and serializers are
  * compiled when a request first needs them, not at start, where compiling all of them took most of
@@ -296,7 +327,10 @@ export function installConventions(app: FastifyInstance, ctx: Context, options: 
       }
       return errorReply(reply, validationFailed(errors));
     }
-    if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errorReply(reply, new ApiError(413, 'Payload Too Large'));
+    if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      discardRestOfBody(request, reply);
+      return errorReply(reply, new ApiError(413, 'Payload Too Large'));
+    }
     const unavailable = databaseUnavailable(error);
     if (unavailable) {
       request.log.warn({ err: error, reason: unavailable }, 'database unavailable; answered 503');

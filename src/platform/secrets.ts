@@ -4,7 +4,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { ConfigError } from '../config.ts';
 import type { Executor } from '../db/index.ts';
-import { ensureSetting, findSetting } from './settings-store.ts';
+import { deleteSetting, ensureSetting, findSetting, putSetting } from './settings-store.ts';
 import { randomBase62, secretsEqual } from './tokens.ts';
 
 export class Secrets {
@@ -90,4 +90,29 @@ export async function settleSecretKey(db: Executor, configured: string | null): 
   const key = await ensureSetting(db, GENERATED, randomBase62(48));
   await ensureSetting(db, FINGERPRINT, keyFingerprint(key));
   return key;
+}
+
+/**
+ * `codehost secret-key rotate`, with every process stopped: in one transaction, every sealed secret
+ * is opened with the key in force (`current`: CODEHOST_SECRET_KEY, or when unset the key generated in
+ * the database) and sealed with `next`, and the database records `next`'s fingerprint (a generated
+ * key is dropped). `current` must be the database's key (the refusals of settleSecretKey). Signed
+ * URLs issued under the old key stop verifying. Answers how many secrets were sealed again.
+ */
+export async function rotateSecretKey(
+  db: Executor,
+  current: string | null,
+  next: string,
+  reseal: (trx: Executor, reseal: (sealed: string) => string) => Promise<number>,
+): Promise<{ resealed: number; from: string; to: string }> {
+  return db.transaction().execute(async (trx) => {
+    const inForce = await settleSecretKey(trx, current);
+    const [from, to] = [keyFingerprint(inForce), keyFingerprint(next)];
+    if (from === to) throw new ConfigError(`secret-key rotate: CODEHOST_NEW_SECRET_KEY is the key in force (fingerprint ${from}): make a new one with \`codehost secret-key generate\``);
+    const [before, after] = [new Secrets(inForce), new Secrets(next)];
+    const resealed = await reseal(trx, (sealed) => after.encrypt(before.decrypt(sealed)));
+    await putSetting(trx, FINGERPRINT, to);
+    await deleteSetting(trx, GENERATED);
+    return { resealed, from, to };
+  });
 }

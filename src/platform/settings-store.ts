@@ -19,6 +19,10 @@ export async function ensureSetting(db: Executor, key: string, value: string): P
   return (await findSetting(db, key))!;
 }
 
+export async function deleteSetting(db: Executor, key: string): Promise<void> {
+  await db.deleteFrom('settings').where('key', '=', key).execute();
+}
+
 export async function putSetting(db: Executor, key: string, value: string): Promise<void> {
   await db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).execute();
 }

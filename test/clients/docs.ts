@@ -1,16 +1,22 @@
 // The examples of docs/clients.md, as the tests run them: each fenced block is tagged after its
-// language (```js octokit-retry), and names the server as http://127.0.0.1:3000, which the test
-// replaces with its own address.
+// language (```js octokit-retry). The JavaScript and Python ones read the server's address from
+// CODEHOST_URL and run as written (the test sets it); the browser page, which reads no environment,
+// names http://127.0.0.1:3000, which the test replaces with its own address.
 import { readFileSync } from 'node:fs';
 
 const DOC = new URL('../../docs/clients.md', import.meta.url);
 
-/** The code of the block tagged `name`, pointed at `baseUrl` (http://127.0.0.1:PORT). */
-export function docExample(name: string, baseUrl: string): string {
+/** The fenced blocks of docs/clients.md: language, tag and code. */
+export function docBlocks(): { lang: string; name: string; code: string }[] {
   const text = readFileSync(DOC, 'utf8');
-  const blocks = [...text.matchAll(/^```[\w-]+ ([\w-]+)\n([\s\S]*?)^```$/gm)].filter((match) => match[1] === name);
+  return [...text.matchAll(/^```([\w-]+) ([\w-]+)\n([\s\S]*?)^```$/gm)].map((match) => ({ lang: match[1]!, name: match[2]!, code: match[3]! }));
+}
+
+/** The code of the block tagged `name`, as written; with `baseUrl` (the browser page), pointed there. */
+export function docExample(name: string, baseUrl?: string): string {
+  const blocks = docBlocks().filter((block) => block.name === name);
   if (blocks.length !== 1) throw new Error(`docs/clients.md has ${blocks.length} blocks tagged ${name}`);
-  return blocks[0]![2]!.replaceAll('http://127.0.0.1:3000', baseUrl);
+  return baseUrl === undefined ? blocks[0]!.code : blocks[0]!.code.replaceAll('http://127.0.0.1:3000', baseUrl);
 }
 
 /** The demo data's classic token of mona (docs/clients.md's examples use it). */

@@ -4,7 +4,7 @@ import type { Area } from '../../core/area.ts';
 import { DELIVER, fanOut } from './engine.ts';
 import { appWebhookAdminRoutes, appWebhookRoutes } from './routes.ts';
 import { AppWebhookService } from './service.ts';
-import { deleteExpired } from './store.ts';
+import { deleteExpired, putSealedSecret, sealedSecrets } from './store.ts';
 
 /** How often the retention sweep runs. */
 const SWEEP_SECONDS = 600;
@@ -19,6 +19,19 @@ export const appWebhooks: Area = {
       const cutoff = new Date(ctx.clock.nowMs() - ctx.config.webhooks.retentionDays * 86_400_000).toISOString();
       await deleteExpired(ctx.db.kysely, cutoff);
     });
+  },
+  async resealSecrets(trx, reseal) {
+    const hooks = await sealedSecrets(trx);
+    for (const hook of hooks) {
+      let sealed: string;
+      try {
+        sealed = reseal(hook.secret);
+      } catch (error) {
+        throw new Error(`the webhook secret of hook ${hook.id} cannot be opened with the current key (set it again with PATCH /app/hook/config, or clear it, then rotate)`, { cause: error });
+      }
+      await putSealedSecret(trx, hook.id, sealed);
+    }
+    return hooks.length;
   },
   async onAppCreated(ctx, app, input) {
     await new AppWebhookService(ctx).createForApp(app, input.webhook);

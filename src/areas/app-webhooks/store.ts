@@ -19,6 +19,16 @@ export async function updateHook(db: Executor, appId: number, changes: Updateabl
   return db.updateTable('app_webhooks').set(changes).where('app_id', '=', appId).returningAll().executeTakeFirst();
 }
 
+/** The apps' webhook secrets as stored (sealed), for a rotation of the server key. */
+export async function sealedSecrets(db: Executor): Promise<{ id: number; secret: string }[]> {
+  const rows = await db.selectFrom('app_webhooks').select(['id', 'secret']).where('secret', 'is not', null).orderBy('id').execute();
+  return rows.map((row) => ({ id: row.id, secret: row.secret! }));
+}
+
+export async function putSealedSecret(db: Executor, hookId: number, secret: string): Promise<void> {
+  await db.updateTable('app_webhooks').set({ secret }).where('id', '=', hookId).execute();
+}
+
 export interface Target {
   app_id: number;
   events: string;
