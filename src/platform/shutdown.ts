@@ -36,7 +36,12 @@ export function gracefulHttp(server: HttpServer): GracefulHttp {
     responses.set(socket, open);
     open.add(response);
     if (draining && !response.headersSent) response.setHeader('connection', 'close');
-    response.once('close', () => open.delete(response));
+    response.once('close', () => {
+      open.delete(response);
+      // An answer whose headers went out before the stop (so without `Connection: close`, a 413 whose
+      // body is still being read among them) leaves its connection idle: closed after the grace too.
+      if (draining && !open.size) closeWhenIdle(socket);
+    });
   });
 
   // Node's close() calls this; the drain below closes idle connections itself, after the grace.
