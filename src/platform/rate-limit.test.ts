@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyRequest } from 'fastify';
-import { clientAddress, LOGIN_ATTEMPTS_EXCEEDED, leaseSize, rateLimitExceededMessage } from './rate-limit.ts';
+import { bound, clientAddress, LOGIN_ATTEMPTS_EXCEEDED, leaseSize, MAX_ENTRIES, rateLimitExceededMessage } from './rate-limit.ts';
 
 test('rateLimitExceededMessage: an id for accounts, the address and the hint for anonymous callers', () => {
   assert.equal(rateLimitExceededMessage('user:12'), 'API rate limit exceeded for user ID 12.');
@@ -59,4 +59,17 @@ test('leaseSize: a fiftieth of the budget, at most the block, at least one', () 
   assert.equal(leaseSize(0, 50), 1);
   assert.equal(leaseSize(5000, 1), 1);
   assert.equal(leaseSize(5000, 0), 1);
+});
+
+test('bound: a map of MAX_ENTRIES keeps all; beyond it the oldest entries go first, down to MAX_ENTRIES', () => {
+  const map = new Map<string, number>();
+  for (let i = 0; i < MAX_ENTRIES; i++) map.set(`key-${i}`, i);
+  bound(map);
+  assert.equal(map.size, MAX_ENTRIES);
+  assert.ok(map.has('key-0'));
+  for (let i = MAX_ENTRIES; i < MAX_ENTRIES + 3; i++) map.set(`key-${i}`, i);
+  bound(map);
+  assert.equal(map.size, MAX_ENTRIES);
+  assert.deepEqual([map.has('key-0'), map.has('key-1'), map.has('key-2'), map.has('key-3')], [false, false, false, true]);
+  assert.ok(map.has(`key-${MAX_ENTRIES + 2}`));
 });

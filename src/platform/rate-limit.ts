@@ -99,7 +99,7 @@ interface Known {
 }
 
 /** Entries kept in memory per map before the oldest are dropped (an attacker with many addresses). */
-const MAX_ENTRIES = 100_000;
+export const MAX_ENTRIES = 100_000;
 
 export interface RateLimiterOptions {
   /** The most requests one lease takes from the database (CODEHOST_RATE_LIMIT_BLOCK). */
@@ -263,7 +263,7 @@ export class RateLimiter {
 }
 
 /** Drops the oldest entries of a map beyond MAX_ENTRIES (a dropped lease's numbers are lost: fewer allowed, never more). */
-function bound(map: Map<string, unknown>): void {
+export function bound(map: Map<string, unknown>): void {
   while (map.size > MAX_ENTRIES) map.delete(map.keys().next().value!);
 }
 

@@ -331,3 +331,21 @@ test('rateLimitHeaders: the five headers', () => {
     'x-ratelimit-resource': 'core',
   });
 });
+
+test('guardLogin: two counts of one window remembered out of order keep the higher (concurrent failures answer in any order)', async () => {
+  // On one connection the answers come in order, and a pool's order cannot be forced: the rule is
+  // called directly, as two concurrent failures' answers would call it (the 5th, then the 3rd).
+  const clock = new StillClock();
+  const limiter = new RateLimiter(db.kysely, clock, { block: 1, cacheMs: 60_000 });
+  const address = '192.0.2.33';
+  const remember = (limiter as unknown as { remember(key: string, used: number, windowStart: number): void }).remember.bind(limiter);
+  const windowStart = Math.floor(clock.ms / 1000);
+  remember(`failed-login:${address}`, 5, windowStart);
+  remember(`failed-login:${address}`, 3, windowStart);
+  // The remembered 5 is over a limit of 4: a right credential is refused (with 3 it would pass).
+  await assert.rejects(limiter.guardLogin(address, 4, right, is401), refused);
+  // A lower count of a later window replaces it.
+  remember(`failed-login:${address}`, 1, windowStart + 3600);
+  clock.ms += 3600_000;
+  assert.equal(await limiter.guardLogin(address, 4, right, is401), 'ok');
+});
