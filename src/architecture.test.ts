@@ -20,12 +20,16 @@ function sourceFiles(dir: string): string[] {
 /**
  * The folder a file belongs to: `core/<resource>`, `areas/<area>`, or the top folder of src/. A core
  * resource's routes and services are a unit of their own (`core/<resource>/api`): they sit above
- * `core/callers`, which itself reads the resources' stores and rules.
+ * `core/callers`, which itself reads the resources' stores and rules. Its writes (`writes.ts`,
+ * `*-writes.ts`) are one too (`core/<resource>/writes`): a write reaches into other resources' stores
+ * (a membership removed takes its collaborator grants) and tells the areas (`core/area.ts`), while
+ * those resources' stores read its own.
  */
 function unit(file: string): string {
   const parts = file.split('/');
   if (parts.length === 2) return parts[1]!.replace(/\.ts$/, '');
   if (parts[1] === 'core' && parts.length === 4 && /^(index|routes|service|admin-routes|seed)\.ts$/.test(parts[3]!)) return `core/${parts[2]}/api`;
+  if (parts[1] === 'core' && parts.length === 4 && /(^|-)writes\.ts$/.test(parts[3]!)) return `core/${parts[2]}/writes`;
   if (parts[1] === 'core' || parts[1] === 'areas') return `${parts[1]}/${parts[2]}`;
   return parts[1]!;
 }
@@ -178,4 +182,21 @@ test('no module-level maps but constant tables and pure memos: per-server state 
   const found = sourceFiles('src').flatMap((file) =>
     [...readFileSync(join(root, file), 'utf8').matchAll(/^(?:export )?(?:const|let) (\w+)(?::[^=]+)? = new (?:Weak)?Map\b/gm)].map((match) => `${file} ${match[1]}`));
   assert.deepEqual(found.filter((entry) => !allowed.has(entry)), []);
+});
+
+// The writes of the shared resources live in their core homes (src/core/<resource>/writes.ts):
+// the operator surface routes to them and holds no SQL, no service of its own and no store's write.
+test('src/admin/ writes core resources only through their core writers', () => {
+  const write = /^(insert|update|upsert|delete|set|add|remove|move|detach|drop|lock|issue)[A-Z]/;
+  const found = sourceFiles('src/admin').flatMap((file) => {
+    const text = readFileSync(join(root, file), 'utf8');
+    const wrong: string[] = [];
+    if (/(^|[/-])store\.ts$/.test(file) || /\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto)\(|\bsql`/.test(text)) wrong.push(`${file}: SQL`);
+    if (/\bclass \w+ extends Service\b/.test(text)) wrong.push(`${file}: a service`);
+    for (const match of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*'\.\.\/core\/[a-z-]+\/[a-z-]*store\.ts'/g)) {
+      for (const name of match[1]!.split(',').map((n) => n.trim().replace(/^type\s+/, ''))) if (write.test(name)) wrong.push(`${file}: ${name}`);
+    }
+    return wrong;
+  });
+  assert.deepEqual(found, []);
 });

@@ -1,4 +1,4 @@
-// The operator surface as an area: the admin API routes. Seed files and the CLI use the same service.
+// The operator surface as an area: the admin API routes. Seed files and the CLI use the same writers (src/core/<resource>/writes.ts).
 import type { Area } from '../core/area.ts';
 import { faultRoutes } from './faults.ts';
 import { journalRoutes } from './journal.ts';
@@ -6,15 +6,13 @@ import { testSupportRoutes } from './test-support.ts';
 import { membershipRoutes } from './membership-routes.ts';
 import { adminRoutes } from './routes.ts';
 import { adminListRoutes } from './list-routes.ts';
-import { AdminService } from './service.ts';
 
 export function adminArea(areas: readonly Area[]): Area {
   return {
     name: 'admin',
     admin: (app, ctx) => {
-      const service = new AdminService(ctx, areas);
-      adminRoutes(app, ctx, service);
-      membershipRoutes(app, ctx, service);
+      adminRoutes(app, ctx, areas);
+      membershipRoutes(app, ctx, areas);
       adminListRoutes(app, ctx);
       faultRoutes(app, ctx);
       testSupportRoutes(app, ctx, areas);

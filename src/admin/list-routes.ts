@@ -9,9 +9,10 @@ import type { Api, Context } from '../platform/context.ts';
 import { notFound } from '../platform/errors.ts';
 import { PageQuery, sendPage } from '../platform/pagination.ts';
 import { findAccount, listAccounts, listTeams } from '../core/accounts/store.ts';
-import { requireAccount } from '../core/accounts/writes.ts';
+import { requireAccount } from '../core/accounts/lookup.ts';
 import { organization, team, userWithProfile } from '../core/accounts/representations.ts';
-import { findApp, listApps, listInstallations } from '../core/apps/store.ts';
+import { listApps, listInstallations } from '../core/apps/store.ts';
+import { requireApp } from '../core/apps/writes.ts';
 import { repositoryIdPage } from '../core/repositories/store.ts';
 import { repositoriesWithFacts } from '../core/repositories/facts.ts';
 import { fullRepository } from '../core/repositories/representations.ts';
@@ -84,8 +85,7 @@ export function adminListRoutes(app: Api, ctx: Context): void {
     config: admin,
     schema: { ...hidden, params: Type.Object({ app_slug: Type.String() }), querystring: Type.Object(PageQuery) },
   }, async (request, reply) => {
-    const found = await findApp(db, request.params.app_slug);
-    if (!found) throw notFound(`App not found: ${request.params.app_slug}`);
+    const found = await requireApp(db, request.params.app_slug);
     return sendPage(request, reply, urls.web, async (page) => {
       const { total, installations } = await listInstallations(db, found.id, { limit: page.perPage, offset: page.offset });
       return { total, items: installations.map(({ installation, account }) => ({

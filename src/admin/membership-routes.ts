@@ -7,7 +7,9 @@ import { organization, orgMembership, simpleUser } from '../core/accounts/repres
 import { representRepository } from '../core/repositories/facts.ts';
 import { fullPermissionsOf, permissionNames, permissionsOf } from '../core/repositories/permissions.ts';
 import { OrgMembershipBody, RepoChangeBody, RepositoryAccessBody } from './schemas.ts';
-import type { AdminService } from './service.ts';
+import type { Area } from '../core/area.ts';
+import { MembershipWrites } from '../core/accounts/membership-writes.ts';
+import { RepositoryWrites } from '../core/repositories/writes.ts';
 
 const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
@@ -18,14 +20,16 @@ const TeamRepoParams = Type.Object({ org: Type.String(), team_slug: Type.String(
 const RepoParams = Type.Object({ owner: Type.String(), repo: Type.String() });
 const CollaboratorParams = Type.Object({ owner: Type.String(), repo: Type.String(), login: Type.String() });
 
-export function membershipRoutes(app: Api, ctx: Context, service: AdminService): void {
+export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[]): void {
   const { urls } = ctx;
+  const memberships = new MembershipWrites(ctx, areas);
+  const repositories = new RepositoryWrites(ctx, areas);
 
   app.put('/_admin/orgs/:org/members/:login', {
     config: admin,
     schema: { ...hidden, summary: 'Add a member to an organization or change their role', params: MemberParams, body: OrgMembershipBody },
   }, async (request) => {
-    const { org, user, roles } = await service.setOrgMembership(request.params.org, request.params.login, request.body.role ?? 'member');
+    const { org, user, roles } = await memberships.setOrgMembership(request.params.org, request.params.login, request.body.role ?? 'member');
     const { user: member, ...membership } = orgMembership(urls, org, user, roles);
     return { ...membership, organization: organization(urls, org), user: member };
   });
@@ -34,7 +38,7 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     config: admin,
     schema: { ...hidden, summary: 'Remove a user from an organization, its teams and its repositories', params: MemberParams },
   }, async (request, reply) => {
-    await service.removeOrgMembership(request.params.org, request.params.login);
+    await memberships.removeOrgMembership(request.params.org, request.params.login);
     return reply.code(204).send();
   });
 
@@ -42,7 +46,7 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     config: admin,
     schema: { ...hidden, summary: 'Add a user to a team', params: TeamMemberParams },
   }, async (request) => {
-    const { org, team, user } = await service.setTeamMembership(request.params.org, request.params.team_slug, request.params.login);
+    const { org, team, user } = await memberships.setTeamMembership(request.params.org, request.params.team_slug, request.params.login);
     return { url: `${urls.api}/orgs/${org.login}/teams/${team.slug}/memberships/${user.login}`, role: 'member', state: 'active' };
   });
 
@@ -50,7 +54,7 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     config: admin,
     schema: { ...hidden, summary: 'Remove a user from a team', params: TeamMemberParams },
   }, async (request, reply) => {
-    await service.removeTeamMembership(request.params.org, request.params.team_slug, request.params.login);
+    await memberships.removeTeamMembership(request.params.org, request.params.team_slug, request.params.login);
     return reply.code(204).send();
   });
 
@@ -59,7 +63,7 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     schema: { ...hidden, summary: 'Give a team access to a repository of its organization', params: TeamRepoParams, body: RepositoryAccessBody },
   }, async (request) => {
     const { params } = request;
-    const { repository, permission } = await service.setTeamRepository(params.org, params.team_slug, params.owner, params.repo, request.body.permission);
+    const { repository, permission } = await repositories.setTeamRepository(params.org, params.team_slug, params.owner, params.repo, request.body.permission);
     return {
       ...(await representRepository(ctx.db.kysely, urls, repository, repository.owner, permissionsOf(permission))),
       permissions: fullPermissionsOf(permission),
@@ -72,7 +76,7 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     schema: { ...hidden, summary: 'Take a repository from a team', params: TeamRepoParams },
   }, async (request, reply) => {
     const { params } = request;
-    await service.removeTeamRepository(params.org, params.team_slug, params.owner, params.repo);
+    await repositories.removeTeamRepository(params.org, params.team_slug, params.owner, params.repo);
     return reply.code(204).send();
   });
 
@@ -81,7 +85,7 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     schema: { ...hidden, summary: 'Give a user direct access to a repository', params: CollaboratorParams, body: RepositoryAccessBody },
   }, async (request) => {
     const { params } = request;
-    const { user, permission } = await service.setCollaborator(params.owner, params.repo, params.login, request.body.permission);
+    const { user, permission } = await repositories.setCollaborator(params.owner, params.repo, params.login, request.body.permission);
     return { ...permissionNames(permission), user: simpleUser(urls, user) };
   });
 
@@ -90,7 +94,7 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     schema: { ...hidden, summary: 'Remove a collaborator from a repository', params: CollaboratorParams },
   }, async (request, reply) => {
     const { params } = request;
-    await service.removeCollaborator(params.owner, params.repo, params.login);
+    await repositories.removeCollaborator(params.owner, params.repo, params.login);
     return reply.code(204).send();
   });
 
@@ -98,7 +102,7 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     config: admin,
     schema: { ...hidden, summary: 'Change a repository\'s visibility, description or archived flag', params: RepoParams, body: RepoChangeBody },
   }, async (request) => {
-    const repository = await service.updateRepository(request.params.owner, request.params.repo, request.body);
+    const repository = await repositories.updateRepository(request.params.owner, request.params.repo, request.body);
     return representRepository(ctx.db.kysely, urls, repository, repository.owner);
   });
 
@@ -106,7 +110,7 @@ export function membershipRoutes(app: Api, ctx: Context, service: AdminService):
     config: admin,
     schema: { ...hidden, summary: 'Delete a repository and everything in it', params: RepoParams },
   }, async (request, reply) => {
-    await service.deleteRepository(request.params.owner, request.params.repo);
+    await repositories.deleteRepository(request.params.owner, request.params.repo);
     return reply.code(204).send();
   });
 }

@@ -13,7 +13,12 @@ import { authorizationBody } from '../core/apps/representations.ts';
 import type { AppRow } from '../core/apps/store.ts';
 import type { UserRow } from '../core/accounts/store.ts';
 import { AppBody, AppUpdateBody, AuthorizationBody, EnterpriseBody, InstallationBody, InstallationUpdateBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody } from './schemas.ts';
-import type { AdminService } from './service.ts';
+import type { Area } from '../core/area.ts';
+import { AccountWrites } from '../core/accounts/writes.ts';
+import { MembershipWrites } from '../core/accounts/membership-writes.ts';
+import { AppWrites, InstallationWrites } from '../core/apps/writes.ts';
+import { TokenWrites } from '../core/callers/token-writes.ts';
+import { RepositoryWrites } from '../core/repositories/writes.ts';
 import { RowId } from '../platform/schemas.ts';
 
 const admin = { admin: true } as const;
@@ -42,8 +47,14 @@ export function installationAnswer(urls: Urls, installation: { id: number; repos
   };
 }
 
-export function adminRoutes(app: Api, ctx: Context, service: AdminService): void {
+export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): void {
   const { urls } = ctx;
+  const accounts = new AccountWrites(ctx);
+  const memberships = new MembershipWrites(ctx, areas);
+  const repositories = new RepositoryWrites(ctx, areas);
+  const tokens = new TokenWrites(ctx);
+  const apps = new AppWrites(ctx, areas);
+  const installations = new InstallationWrites(ctx);
 
   app.post('/_admin/users', {
     config: admin,
@@ -51,13 +62,13 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       ...hidden,
       body: UserBody,
     },
-  }, async (request, reply) => reply.code(201).send(userWithProfile(urls, await service.createUser(request.body))));
+  }, async (request, reply) => reply.code(201).send(userWithProfile(urls, await accounts.createUser(request.body))));
 
   app.post('/_admin/enterprises', {
     config: admin,
     schema: { ...hidden, body: EnterpriseBody },
   }, async (request, reply) => {
-    const enterprise = await service.createEnterprise(request.body);
+    const enterprise = await accounts.createEnterprise(request.body);
     return reply.code(201).send({ id: enterprise.id, slug: enterprise.slug, name: enterprise.name });
   });
 
@@ -67,7 +78,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       ...hidden,
       body: OrgBody,
     },
-  }, async (request, reply) => reply.code(201).send(organization(urls, await service.createOrganization(request.body))));
+  }, async (request, reply) => reply.code(201).send(organization(urls, await accounts.createOrganization(request.body))));
 
   app.post('/_admin/orgs/:org/teams', {
     config: admin,
@@ -77,7 +88,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       body: TeamBody,
     },
   }, async (request, reply) => {
-    const { team, org } = await service.createTeam(request.params.org, request.body);
+    const { team, org } = await memberships.createTeam(request.params.org, request.body);
     return reply.code(201).send(teamBody(urls, org, team));
   });
 
@@ -88,7 +99,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       body: RepoBody,
     },
   }, async (request, reply) => {
-    const repository = await service.createRepository(request.body);
+    const repository = await repositories.createRepository(request.body);
     return reply.code(201).send(await representRepository(ctx.db.kysely, urls, repository, repository.owner));
   });
 
@@ -100,7 +111,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       body: WatchBody,
     },
   }, async (request) => {
-    const { repository, row, user } = await service.setWatch(request.params.owner, request.params.repo, request.body);
+    const { repository, row, user } = await repositories.setWatch(request.params.owner, request.params.repo, request.body);
     return { login: user.login, ...repositorySubscription(urls, repository, row) };
   });
 
@@ -111,7 +122,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       body: TokenBody,
     },
   }, async (request, reply) => {
-    const { row, token } = await service.createToken(request.body);
+    const { row, token } = await tokens.createToken(request.body);
     return reply.code(201).send({
       id: row.id,
       token,
@@ -129,7 +140,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       body: AppBody,
     },
   }, async (request, reply) => {
-    const { app: created, clientSecret, privateKey } = await service.createApp(request.body);
+    const { app: created, clientSecret, privateKey } = await apps.createApp(request.body);
     const { permissions, events, ...identity } = appAnswer(created);
     // The one-time secrets come only with the create.
     return reply.code(201).send({ ...identity, client_secret: clientSecret, private_key: privateKey, permissions, events });
@@ -143,7 +154,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       body: AppUpdateBody,
     },
   }, async (request) => {
-    return appAnswer(await service.updateApp(request.params.app_slug, request.body));
+    return appAnswer(await apps.updateApp(request.params.app_slug, request.body));
   });
 
   app.patch('/_admin/apps/:app_slug/installations/:installation_id', {
@@ -154,7 +165,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       body: InstallationUpdateBody,
     },
   }, async (request) => {
-    const { installation, account } = await service.updateInstallation(request.params.app_slug, request.params.installation_id, request.body);
+    const { installation, account } = await installations.updateInstallation(request.params.app_slug, request.params.installation_id, request.body);
     return installationAnswer(urls, installation, account);
   });
 
@@ -166,7 +177,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       body: InstallationBody,
     },
   }, async (request, reply) => {
-    const { installation, account } = await service.createInstallation(request.params.app_slug, request.body);
+    const { installation, account } = await installations.createInstallation(request.params.app_slug, request.body);
     return reply.code(201).send(installationAnswer(urls, installation, account));
   });
 
@@ -178,7 +189,7 @@ export function adminRoutes(app: Api, ctx: Context, service: AdminService): void
       body: AuthorizationBody,
     },
   }, async (request, reply) => {
-    const result = await service.createAuthorization(request.params.app_slug, request.body);
+    const result = await apps.createAuthorization(request.params.app_slug, request.body);
     return reply.code(201).send(authorizationBody(urls, { token: result.row, app: result.app, user: result.user, authorization: result.authorization }, result.token));
   });
 

@@ -16,7 +16,11 @@ import { checkEntries } from '../platform/seed.ts';
 import {
   AppBody, AuthorizationBody, CollaboratorSeedBody, EnterpriseBody, InstallationBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody,
 } from './schemas.ts';
-import { AdminService } from './service.ts';
+import { AccountWrites } from '../core/accounts/writes.ts';
+import { MembershipWrites } from '../core/accounts/membership-writes.ts';
+import { AppWrites, InstallationWrites } from '../core/apps/writes.ts';
+import { TokenWrites } from '../core/callers/token-writes.ts';
+import { RepositoryWrites } from '../core/repositories/writes.ts';
 
 export interface SeedReport {
   created: Record<string, number>;
@@ -138,42 +142,47 @@ export function checkSeed(areas: readonly Area[], data: unknown): void {
 async function loadInto(ctx: Context, areas: readonly Area[], data: unknown, gitPaths: string[]): Promise<SeedReport> {
   checkSeed(areas, data);
   const seed = data as Record<string, unknown>;
-  const service = new AdminService(ctx, areas);
+  const accounts = new AccountWrites(ctx);
+  const memberships = new MembershipWrites(ctx, areas);
+  const repositories = new RepositoryWrites(ctx, areas);
+  const tokens = new TokenWrites(ctx);
+  const apps = new AppWrites(ctx, areas);
+  const installations = new InstallationWrites(ctx);
   const report: SeedReport = { created: {}, skipped: {}, secrets: [] };
 
   // The core keys (CORE_KEYS), in the order their references need.
   const core: [string, TSchema, (value: any) => Promise<unknown>][] = [
-    ['users', UserBody, (v) => service.createUser(v)],
-    ['enterprises', EnterpriseBody, (v) => service.createEnterprise(v)],
-    ['orgs', OrgBody, (v) => service.createOrganization(v)],
+    ['users', UserBody, (v) => accounts.createUser(v)],
+    ['enterprises', EnterpriseBody, (v) => accounts.createEnterprise(v)],
+    ['orgs', OrgBody, (v) => accounts.createOrganization(v)],
     ['repos', RepoBody, async (v) => {
-      const repository = await service.createRepository(v);
+      const repository = await repositories.createRepository(v);
       if (repository.git_path) gitPaths.push(repository.git_path);
     }],
     // After repos: a team may name its repositories.
-    ['teams', Type.Intersect([Type.Object({ org: Type.String() }), TeamBody]), ({ org, ...team }) => service.createTeam(org, team)],
+    ['teams', Type.Intersect([Type.Object({ org: Type.String() }), TeamBody]), ({ org, ...team }) => memberships.createTeam(org, team)],
     ['collaborators', CollaboratorSeedBody, ({ repository, login, permission }) => {
       const [owner, name] = String(repository).split('/');
-      return service.setCollaborator(owner!, name!, login, permission);
+      return repositories.setCollaborator(owner!, name!, login, permission);
     }],
     ['watching', Type.Intersect([Type.Object({ repository: Type.String({ pattern: '^[^/]+/[^/]+$' }) }), WatchBody]), ({ repository, ...watch }) => {
       const [owner, name] = String(repository).split('/');
-      return service.setWatch(owner!, name!, watch);
+      return repositories.setWatch(owner!, name!, watch);
     }],
     ['tokens', TokenBody, async (v) => {
-      const { token } = await service.createToken(v);
+      const { token } = await tokens.createToken(v);
       if (!v.value) report.secrets.push({ kind: 'token', name: `${v.login} (${v.kind})`, values: { token } });
     }],
     ['apps', AppBody, async (v) => {
-      const { app, clientSecret, privateKey } = await service.createApp(v);
+      const { app, clientSecret, privateKey } = await apps.createApp(v);
       const values: Record<string, string> = { client_id: app.client_id, app_id: String(app.id) };
       if (!v.client_secret) values.client_secret = clientSecret;
       if (!v.private_key) values.private_key = privateKey;
       report.secrets.push({ kind: 'app', name: app.slug, values });
     }],
-    ['installations', Type.Intersect([Type.Object({ app: Type.String() }), InstallationBody]), ({ app, ...installation }) => service.createInstallation(app, installation)],
+    ['installations', Type.Intersect([Type.Object({ app: Type.String() }), InstallationBody]), ({ app, ...installation }) => installations.createInstallation(app, installation)],
     ['authorizations', Type.Intersect([Type.Object({ app: Type.String() }), AuthorizationBody]), async ({ app, ...authorization }) => {
-      const { token } = await service.createAuthorization(app, authorization);
+      const { token } = await apps.createAuthorization(app, authorization);
       if (!authorization.value) report.secrets.push({ kind: 'authorization', name: `${app} for ${authorization.login}`, values: { token } });
     }],
   ];

@@ -18,8 +18,11 @@ export interface Area extends ActivityConsumer<Activity> {
   workers?(ctx: Context): void;
   /** Seed-file keys this area loads, in order, after the core keys (users, orgs, repos, apps...). */
   seed?: Record<string, (ctx: Context, entries: unknown[]) => Promise<void>>;
-  /** An app was created on the operator surface; `input` is the whole create body (e.g. its `webhook`). */
-  onAppCreated?(ctx: Context, app: AppRow, input: Record<string, unknown>): Promise<void>;
+  /**
+   * An app was created on the operator surface, inside `trx` (a failure undoes the app); `input` is
+   * the whole create body (e.g. its `webhook`, whose secret must not travel in an activity).
+   */
+  onAppCreated?(ctx: Context, trx: Executor, app: AppRow, input: Record<string, unknown>): Promise<void>;
   /**
    * `codehost secret-key rotate`: every secret this area keeps sealed with the server key, sealed
    * again (`reseal` opens it with the old key and seals it with the new), inside `trx`; answers how many.
@@ -31,3 +34,8 @@ export interface Area extends ActivityConsumer<Activity> {
 
 /** Whose repository access changed: some users' (on some repositories), or anyone's on some repositories. */
 export type AccessChange = { userIds: readonly number[] } | { repositoryIds: readonly number[] };
+
+/** Tells every area that repository access changed, inside the writer's transaction `trx`. */
+export async function accessChanged(ctx: Context, areas: readonly Area[], trx: Executor, change: AccessChange): Promise<void> {
+  for (const area of areas) await area.onAccessChanged?.(ctx, trx, change);
+}

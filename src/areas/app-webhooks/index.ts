@@ -33,8 +33,8 @@ export const appWebhooks: Area = {
     }
     return hooks.length;
   },
-  async onAppCreated(ctx, app, input) {
-    await new AppWebhookService(ctx).createForApp(app, input.webhook);
+  async onAppCreated(ctx, trx, app, input) {
+    await new AppWebhookService(ctx).createForApp(trx, app, input.webhook);
   },
   async onActivity(ctx, trx, activity) {
     await fanOut(ctx, trx, activity);

@@ -13,6 +13,7 @@ import { isKnownEvent } from '../../core/apps/events.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
 import type { AppRow } from '../../core/apps/store.ts';
+import type { Executor } from '../../db/index.ts';
 import { newAttempt, targetsOf } from './engine.ts';
 import { blockedReason } from './sender.ts';
 import * as store from './store.ts';
@@ -155,11 +156,11 @@ export class AppWebhookService extends Service {
   }
 
   /** The app's webhook, from the operator's create body (`webhook`); an app without one gets an empty configuration. */
-  async createForApp(app: AppRow, webhook: unknown): Promise<void> {
+  async createForApp(trx: Executor, app: AppRow, webhook: unknown): Promise<void> {
     if (webhook !== undefined && (webhook === null || typeof webhook !== 'object' || Array.isArray(webhook))) throw invalidField('App', 'webhook', 'webhook must be an object');
     const fields = this.validate((webhook ?? {}) as HookInput);
     const now = this.now();
-    await store.insertHook(this.db, {
+    await store.insertHook(trx, {
       app_id: app.id,
       url: fields.url ?? null,
       content_type: fields.content_type ?? 'json',

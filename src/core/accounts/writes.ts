@@ -1,24 +1,82 @@
-// The writes of accounts' lifecycle (spec/admin-api.md "Lifecycle"): suspend, unsuspend and delete a user.
+// The writes of accounts: create users, enterprises and organizations (the operator surface and seed
+// files), and a user's lifecycle (spec/admin-api.md "Lifecycle"): suspend, unsuspend and delete.
 // A suspended user's every credential is refused on its next request (src/core/callers/principal.ts
-// reads the flag with the token, in the same round trip), with the platform's 403.
+// reads the flag with the token, in the same round trip), with the platform's 403. Unknown references
+// are 404, duplicates 422 `already_exists`; every create returns the row, routes shape the answer.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Executor } from '../../db/index.ts';
-import { invalidField, notFound } from '../../platform/errors.ts';
+import { insertUnique, invalidField, notFound } from '../../platform/errors.ts';
 import { Service } from '../../platform/service.ts';
 import { recordAccountActivity } from './activities.ts';
-import { deleteAccount, findAccount, ghostAccount, lockAccount, ownedGitPaths, reassignAuthorship, setSuspended, solelyOwnedOrganizations, type UserRow } from './store.ts';
+import { requireAccount, requireUsers } from './lookup.ts';
+import {
+  addEnterpriseMember, addOrgMembership, deleteAccount, findAccount, findEnterprise, ghostAccount, insertAccount, insertEnterprise, insertOrganization,
+  lockAccount, ownedGitPaths, reassignAuthorship, setSuspended, solelyOwnedOrganizations, type OrgRole, type UserRow,
+} from './store.ts';
 
-/** The account of `login` (a user or an organization, or either): 404 naming it when there is none. */
-export async function requireAccount(db: Executor, login: string, type?: 'user' | 'org'): Promise<UserRow> {
-  const account = await findAccount(db, login);
-  if (!account || (type === 'org' && account.type !== 'Organization') || (type === 'user' && account.type === 'Organization')) {
-    throw notFound(`${type === 'org' ? 'Organization' : 'User'} not found: ${login}`);
-  }
-  return account;
-}
+export const LOGIN_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
 
 export class AccountWrites extends Service {
+  async createUser(input: { login: string; name?: string; email?: string; type?: 'User' | 'Bot'; site_admin?: boolean }): Promise<UserRow> {
+    if (!LOGIN_PATTERN.test(input.login)) throw invalidField('User', 'login', 'login may only contain alphanumeric characters or single hyphens');
+    const now = this.now();
+    return insertUnique('User', 'login', () =>
+      insertAccount(this.db, {
+        login: input.login,
+        login_lower: input.login.toLowerCase(),
+        type: input.type ?? 'User',
+        name: input.name ?? null,
+        email: input.email ?? null,
+        site_admin: input.site_admin ? 1 : 0,
+        created_at: now,
+        updated_at: now,
+      }),
+    );
+  }
+
+  async createEnterprise(input: { slug: string; name?: string; owners?: string[] }) {
+    if (!LOGIN_PATTERN.test(input.slug)) throw invalidField('Enterprise', 'slug');
+    const owners = await requireUsers(this.db, input.owners);
+    const now = this.now();
+    return this.db.transaction().execute(async (trx) => {
+      const enterprise = await insertUnique('Enterprise', 'slug', () =>
+        insertEnterprise(trx, { slug: input.slug, slug_lower: input.slug.toLowerCase(), name: input.name ?? input.slug, created_at: now, updated_at: now }),
+      );
+      for (const owner of owners) await addEnterpriseMember(trx, enterprise.id, owner.id, 'owner');
+      return enterprise;
+    });
+  }
+
+  async createOrganization(input: {
+    login: string;
+    name?: string;
+    enterprise?: string;
+    owners?: string[];
+    members?: string[];
+    security_managers?: string[];
+    billing_managers?: string[];
+  }): Promise<UserRow> {
+    if (!LOGIN_PATTERN.test(input.login)) throw invalidField('Organization', 'login');
+    const enterprise = input.enterprise ? await findEnterprise(this.db, input.enterprise) : undefined;
+    if (input.enterprise && !enterprise) throw notFound(`Enterprise not found: ${input.enterprise}`);
+    const roles: [OrgRole, UserRow[]][] = [
+      ['owner', await requireUsers(this.db, input.owners)],
+      ['member', await requireUsers(this.db, input.members)],
+      ['security_manager', await requireUsers(this.db, input.security_managers)],
+      ['billing_manager', await requireUsers(this.db, input.billing_managers)],
+    ];
+    const now = this.now();
+    return this.db.transaction().execute(async (trx) => {
+      const org = await insertUnique('Organization', 'login', () =>
+        insertOrganization(trx, { login: input.login, login_lower: input.login.toLowerCase(), type: 'Organization', name: input.name ?? null, email: null, site_admin: 0, created_at: now, updated_at: now }, enterprise?.id ?? null),
+      );
+      for (const [role, users] of roles) {
+        for (const user of users) await addOrgMembership(trx, org.id, user.id, role);
+      }
+      return org;
+    });
+  }
+
   /** Suspends the user (again: the time and reason are the new ones). */
   async suspend(login: string, reason: string | null): Promise<void> {
     const user = await requireAccount(this.db, login, 'user');

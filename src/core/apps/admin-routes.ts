@@ -2,10 +2,8 @@
 // PUT / DELETE /app/installations/{id}/suspended and DELETE /app/installations/{id}.
 import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
-import { notFound } from '../../platform/errors.ts';
 import { RowId } from '../../platform/schemas.ts';
-import { findApp } from './store.ts';
-import { INSTALLATION_LIFECYCLE, InstallationWrites } from './writes.ts';
+import { INSTALLATION_LIFECYCLE, InstallationWrites, requireApp } from './writes.ts';
 
 const hidden = { hide: true, tags: ['admin'] } as const;
 const Params = Type.Object({ app_slug: Type.String(), installation_id: RowId('The installation id') });
@@ -19,9 +17,7 @@ export function installationAdminRoutes(app: Api, ctx: Context): void {
       config: { admin: true },
       schema: { ...hidden, summary, params: Params },
       handler: async (request, reply) => {
-        const found = await findApp(ctx.db.kysely, request.params.app_slug);
-        if (!found) throw notFound(`App not found: ${request.params.app_slug}`);
-        await writes[action](found, request.params.installation_id);
+        await writes[action](await requireApp(ctx.db.kysely, request.params.app_slug), request.params.installation_id);
         return reply.code(204).send();
       },
     });

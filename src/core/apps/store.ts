@@ -97,12 +97,6 @@ export async function insertApp(db: Executor, values: Insertable<AppsTable>): Pr
   return db.insertInto('apps').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function deleteApp(db: Executor, id: number): Promise<void> {
-  generation++;
-  await db.deleteFrom('apps').where('id', '=', id).execute();
-  generation++;
-}
-
 export async function updateApp(db: Executor, id: number, values: Pick<AppsTable, 'permissions' | 'events' | 'updated_at'>): Promise<AppRow> {
   generation++;
   const app = await db.updateTable('apps').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow();

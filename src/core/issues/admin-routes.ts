@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import { commentRepresentation, Issue, IssueComment, issueRepresentation } from './representations.ts';
-import { ActivityService } from './writes.ts';
+import { IssueWrites } from './writes.ts';
 
 const Logins = (description: string) => Type.Array(Type.String({ minLength: 1 }), { maxItems: 100, description });
 const Title = Type.String({ minLength: 1, maxLength: 256 });
@@ -41,7 +41,7 @@ const hidden = { hide: true, tags: ['admin'] } as const;
 const admin = { admin: true } as const;
 
 export function activityAdminRoutes(app: Api, ctx: Context): void {
-  const service = new ActivityService(ctx);
+  const service = new IssueWrites(ctx);
   const { urls } = ctx;
 
   app.post('/_admin/repos/:owner/:repo/issues', {

@@ -8,7 +8,7 @@ import { findAccount } from '../accounts/store.ts';
 import { findRepository } from '../repositories/store.ts';
 import { checkEntries } from '../../platform/seed.ts';
 import { CommentBody, IssueBody } from './admin-routes.ts';
-import { ActivityService } from './writes.ts';
+import { IssueWrites } from './writes.ts';
 import { findCommentByBody, findIssue, findIssueByTitle } from './store.ts';
 
 const Repository = Type.String({ pattern: '^[^/]+/[^/]+$', description: 'owner/name' });
@@ -23,7 +23,7 @@ async function repositoryOf(ctx: Context, fullName: string) {
 }
 
 export async function seedIssues(ctx: Context, entries: unknown[]): Promise<void> {
-  const service = new ActivityService(ctx);
+  const service = new IssueWrites(ctx);
   for (const { repository: fullName, ...input } of checkEntries(IssueEntry, 'issues', entries)) {
     const repository = await repositoryOf(ctx, fullName);
     const author = await findAccount(ctx.db.kysely, input.author);
@@ -35,7 +35,7 @@ export async function seedIssues(ctx: Context, entries: unknown[]): Promise<void
 }
 
 export async function seedComments(ctx: Context, entries: unknown[]): Promise<void> {
-  const service = new ActivityService(ctx);
+  const service = new IssueWrites(ctx);
   for (const { repository: fullName, number, ...input } of checkEntries(CommentEntry, 'comments', entries)) {
     const repository = await repositoryOf(ctx, fullName);
     const issue = await findIssue(ctx.db.kysely, repository.id, number);

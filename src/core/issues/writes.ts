@@ -5,7 +5,7 @@
 // The outbox rows each write records, and their payloads: src/core/issues/activities.ts.
 import type { Executor } from '../../db/index.ts';
 import { assertRepositoryWritable } from '../callers/access.ts';
-import type { Context } from '../../platform/context.ts';
+import { Service } from '../../platform/service.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findTeam, type TeamRow, type UserRow } from '../accounts/store.ts';
 import { findRepository, repositoryForWrite } from '../repositories/store.ts';
@@ -56,17 +56,7 @@ interface Mentioned {
 const unique = <T>(values: readonly T[]) => [...new Set(values)];
 const without = (values: readonly number[], removed: readonly number[]) => values.filter((v) => !removed.includes(v));
 
-export class ActivityService {
-  private readonly ctx: Context;
-
-  constructor(ctx: Context) {
-    this.ctx = ctx;
-  }
-
-  private get db() {
-    return this.ctx.db.kysely;
-  }
-
+export class IssueWrites extends Service {
   async createIssue(ownerLogin: string, repositoryName: string, input: CreateIssueInput): Promise<IssueFacts> {
     const repository = await this.writableRepository(ownerLogin, repositoryName);
     const author = await this.user(input.author);
@@ -269,10 +259,6 @@ export class ActivityService {
       subject_team_id: subject.team ?? null,
       created_at: this.now(),
     };
-  }
-
-  private now(): string {
-    return this.ctx.clock.now().toISOString();
   }
 
   /**

@@ -13,7 +13,7 @@ import { recordActivity, type ActivityRecorder } from '../../activity/outbox.ts'
 type AsLeft = { repository?: Record<string, unknown> };
 
 export type RepositoryActivities = {
-  /** A new repository (src/admin/service.ts createRepository); code security attaches its default configuration. */
+  /** A new repository (src/core/repositories/writes.ts createRepository); code security attaches its default configuration. */
   'repository.created': AsLeft;
   /** The operator archived it (PATCH /_admin/repos/{owner}/{repo} `archived: true`); it refuses writes. */
   'repository.archived': AsLeft;
