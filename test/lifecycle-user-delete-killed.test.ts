@@ -3,77 +3,56 @@
 // their repository, org membership, token and their issue as theirs) or the after (none of it, and
 // the issue written by ghost), never half. Rounds on the same database, each a new process.
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { openDatabase } from '../src/db/index.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { freePort, spawnServe, waitFor } from './helpers/process.ts';
+import { startServe, type ServeChild } from './helpers/process.ts';
 
 const ADMIN_TOKEN = 'killed-admin-token-0123456789';
 const USERS = 24;
 const ROUNDS = 4;
 
 let database: TestDatabase;
-let child: ChildProcess | null = null;
+let server: ServeChild | null = null;
 
-function kill(process_: ChildProcess): Promise<void> {
-  if (process_.exitCode !== null || process_.signalCode !== null) return Promise.resolve();
-  const exited = new Promise<void>((resolve) => process_.once('exit', () => resolve()));
-  process_.kill('SIGKILL');
-  return exited;
-}
-
-async function start(): Promise<string> {
-  const port = await freePort();
-  child = spawnServe({ port, database, adminToken: ADMIN_TOKEN });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor('the server to answer', 60, async () => ((await fetch(`${url}/readyz`).catch(() => null))?.ok ? true : undefined));
-  return url;
-}
-
-const call = (url: string, method: string, path: string, body: unknown = {}) =>
-  fetch(`${url}/_admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-
-async function admin(url: string, method: string, path: string, body: unknown = {}): Promise<any> {
-  const response = await call(url, method, path, body);
-  const text = await response.text();
-  if (!response.ok) throw new Error(`admin ${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
+async function start(): Promise<ServeChild> {
+  server = await startServe(database, ADMIN_TOKEN);
+  return server;
 }
 
 before(async () => {
   database = await createTestDatabase();
 });
 after(async () => {
-  if (child) await kill(child);
+  await server?.kill();
   await database.drop();
 });
 
 test('a user deletion killed at any moment leaves the before or the after, never half', async (t) => {
-  const url = await start();
+  const first = await start();
   const logins = Array.from({ length: USERS }, (_, i) => `leaver${i}`);
-  await admin(url, 'POST', '/users', { login: 'boss' });
-  await admin(url, 'POST', '/orgs', { login: 'acme', owners: ['boss'] });
-  await admin(url, 'POST', '/repos', { owner: 'acme', name: 'shared' });
+  await first.admin('POST', '/users', { login: 'boss' });
+  await first.admin('POST', '/orgs', { login: 'acme', owners: ['boss'] });
+  await first.admin('POST', '/repos', { owner: 'acme', name: 'shared' });
   for (const login of logins) {
-    await admin(url, 'POST', '/users', { login });
-    await admin(url, 'PUT', `/orgs/acme/members/${login}`, { role: 'member' });
-    await admin(url, 'POST', '/repos', { owner: login, name: 'own', init_git: true });
-    await admin(url, 'POST', '/tokens', { login, kind: 'classic', scopes: ['repo'] });
-    await admin(url, 'POST', '/repos/acme/shared/issues', { author: login, title: `by ${login}` });
+    await first.admin('POST', '/users', { login });
+    await first.admin('PUT', `/orgs/acme/members/${login}`, { role: 'member' });
+    await first.admin('POST', '/repos', { owner: login, name: 'own', init_git: true });
+    await first.admin('POST', '/tokens', { login, kind: 'classic', scopes: ['repo'] });
+    await first.admin('POST', '/repos/acme/shared/issues', { author: login, title: `by ${login}` });
   }
 
   let remaining = [...logins];
   for (let round = 0; round < ROUNDS && remaining.length; round++) {
-    const current = round === 0 ? url : await start();
+    const current = round === 0 ? first : await start();
     // Every remaining user's deletion at once; the process dies a random moment later.
     let answered!: () => void;
-    const first = new Promise<void>((resolve) => (answered = resolve));
-    const requests = remaining.map((login) => call(current, 'DELETE', `/users/${login}`).then((r) => (answered(), r.status)).catch(() => 'cut'));
+    const firstAnswer = new Promise<void>((resolve) => (answered = resolve));
+    const requests = remaining.map((login) => current.call('DELETE', `/users/${login}`).then((r) => (answered(), r.status)).catch(() => 'cut'));
     // Once the first deletion has committed, at a random moment among the others.
-    await first;
+    await firstAnswer;
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 40));
-    await kill(child!);
+    await current.kill();
     await Promise.all(requests);
 
     const db = openDatabase({ databaseUrl: database.databaseUrl, sqlitePath: `${database.dataDir}/codehost.db`, poolSize: 1 });
@@ -105,7 +84,7 @@ test('a user deletion killed at any moment leaves the before or the after, never
   // A last process deletes whoever is left: the state each kill left is one deletion can go on from.
   if (remaining.length) {
     const last = await start();
-    for (const login of remaining) assert.equal((await call(last, 'DELETE', `/users/${login}`)).status, 204);
+    for (const login of remaining) assert.equal((await last.call('DELETE', `/users/${login}`)).status, 204);
   }
-  await kill(child!);
+  await server!.kill();
 });

@@ -55,6 +55,49 @@ export function spawnServe(options: { port: number; database: TestDatabase; admi
   });
 }
 
+/** A `codehost serve` child (spawnServe) once it answers: its URL, its admin API, and a SIGKILL. */
+export interface ServeChild {
+  url: string;
+  child: ChildProcess;
+  /** An admin API request as sent (its response, whatever the status). */
+  call(method: string, path: string, body?: unknown): Promise<Response>;
+  /** An admin API request that must succeed: its JSON body (null when empty). */
+  admin(method: string, path: string, body?: unknown): Promise<any>;
+  /** SIGKILL, then waits for the process's end (at once if it has ended). */
+  kill(): Promise<void>;
+}
+
+/** Starts `codehost serve` on a free port with the test database and waits until it is ready. */
+export async function startServe(database: TestDatabase, adminToken: string): Promise<ServeChild> {
+  const port = await freePort();
+  const child = spawnServe({ port, database, adminToken });
+  const url = `http://127.0.0.1:${port}`;
+  const kill = () => {
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGKILL');
+    return exited;
+  };
+  const call = (method: string, path: string, body: unknown = {}) =>
+    fetch(`${url}/_admin${path}`, { method, headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await waitFor('the server to answer', 60, async () => ((await fetch(`${url}/readyz`).catch(() => null))?.ok ? true : undefined)).catch(async (error: unknown) => {
+    await kill();
+    throw error;
+  });
+  return {
+    url,
+    child,
+    call,
+    kill,
+    async admin(method, path, body) {
+      const response = await call(method, path, body);
+      const text = await response.text();
+      if (!response.ok) throw new Error(`admin ${method} ${path}: ${response.status} ${text}`);
+      return text ? JSON.parse(text) : null;
+    },
+  };
+}
+
 /** A CLI process started by a test, with everything it printed (stdout and stderr, in order). */
 export interface CliProcess {
   child: ChildProcess;
