@@ -186,6 +186,11 @@ test('no module-level maps but constant tables and pure memos: per-server state 
 
 // The writes of the shared resources live in their core homes (src/core/<resource>/writes.ts):
 // the operator surface routes to them and holds no SQL, no service of its own and no store's write.
+test('a core writer never imports another writer (they share the lookups)', () => {
+  const wrong = imports().edges.filter((edge) => edge.from.endsWith('/writes') && edge.to.endsWith('/writes')).map((edge) => edge.where);
+  assert.deepEqual(wrong, []);
+});
+
 test('src/admin/ writes core resources only through their core writers', () => {
   const write = /^(insert|update|upsert|delete|set|add|remove|move|detach|drop|lock|issue)[A-Z]/;
   const found = sourceFiles('src/admin').flatMap((file) => {
