@@ -8,8 +8,7 @@ import { representRepository } from '../core/repositories/facts.ts';
 import { fullPermissionsOf, permissionNames, permissionsOf } from '../core/repositories/permissions.ts';
 import { OrgMembershipBody, RepoChangeBody, RepositoryAccessBody } from './schemas.ts';
 import type { Area } from '../core/area.ts';
-import { MembershipWrites } from '../core/accounts/membership-writes.ts';
-import { RepositoryWrites } from '../core/repositories/writes.ts';
+import { coreWriters } from './writers.ts';
 
 const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
@@ -22,8 +21,7 @@ const CollaboratorParams = Type.Object({ owner: Type.String(), repo: Type.String
 
 export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[]): void {
   const { urls } = ctx;
-  const memberships = new MembershipWrites(ctx, areas);
-  const repositories = new RepositoryWrites(ctx, areas);
+  const { memberships, repositories } = coreWriters(ctx, areas);
 
   app.put('/_admin/orgs/:org/members/:login', {
     config: admin,

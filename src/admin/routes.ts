@@ -14,11 +14,7 @@ import type { AppRow } from '../core/apps/store.ts';
 import type { UserRow } from '../core/accounts/store.ts';
 import { AppBody, AppUpdateBody, AuthorizationBody, EnterpriseBody, InstallationBody, InstallationUpdateBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody } from './schemas.ts';
 import type { Area } from '../core/area.ts';
-import { AccountWrites } from '../core/accounts/writes.ts';
-import { MembershipWrites } from '../core/accounts/membership-writes.ts';
-import { AppWrites, InstallationWrites } from '../core/apps/writes.ts';
-import { TokenWrites } from '../core/callers/token-writes.ts';
-import { RepositoryWrites } from '../core/repositories/writes.ts';
+import { coreWriters } from './writers.ts';
 import { RowId } from '../platform/schemas.ts';
 
 const admin = { admin: true } as const;
@@ -49,12 +45,7 @@ export function installationAnswer(urls: Urls, installation: { id: number; repos
 
 export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): void {
   const { urls } = ctx;
-  const accounts = new AccountWrites(ctx);
-  const memberships = new MembershipWrites(ctx, areas);
-  const repositories = new RepositoryWrites(ctx, areas);
-  const tokens = new TokenWrites(ctx);
-  const apps = new AppWrites(ctx, areas);
-  const installations = new InstallationWrites(ctx);
+  const { accounts, memberships, repositories, tokens, apps, installations } = coreWriters(ctx, areas);
 
   app.post('/_admin/users', {
     config: admin,

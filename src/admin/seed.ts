@@ -16,11 +16,7 @@ import { checkEntries } from '../platform/seed.ts';
 import {
   AppBody, AuthorizationBody, CollaboratorSeedBody, EnterpriseBody, InstallationBody, OrgBody, RepoBody, TeamBody, TokenBody, UserBody, WatchBody,
 } from './schemas.ts';
-import { AccountWrites } from '../core/accounts/writes.ts';
-import { MembershipWrites } from '../core/accounts/membership-writes.ts';
-import { AppWrites, InstallationWrites } from '../core/apps/writes.ts';
-import { TokenWrites } from '../core/callers/token-writes.ts';
-import { RepositoryWrites } from '../core/repositories/writes.ts';
+import { coreWriters } from './writers.ts';
 
 export interface SeedReport {
   created: Record<string, number>;
@@ -142,12 +138,7 @@ export function checkSeed(areas: readonly Area[], data: unknown): void {
 async function loadInto(ctx: Context, areas: readonly Area[], data: unknown, gitPaths: string[]): Promise<SeedReport> {
   checkSeed(areas, data);
   const seed = data as Record<string, unknown>;
-  const accounts = new AccountWrites(ctx);
-  const memberships = new MembershipWrites(ctx, areas);
-  const repositories = new RepositoryWrites(ctx, areas);
-  const tokens = new TokenWrites(ctx);
-  const apps = new AppWrites(ctx, areas);
-  const installations = new InstallationWrites(ctx);
+  const { accounts, memberships, repositories, tokens, apps, installations } = coreWriters(ctx, areas);
   const report: SeedReport = { created: {}, skipped: {}, secrets: [] };
 
   // The core keys (CORE_KEYS), in the order their references need.

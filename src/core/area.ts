@@ -5,6 +5,7 @@ import type { ActivityConsumer } from '../activity/outbox.ts';
 import type { Executor } from '../db/index.ts';
 import type { Activity } from './activities.ts';
 import type { Api, Context } from '../platform/context.ts';
+import { Service } from '../platform/service.ts';
 import type { AppRow } from './apps/store.ts';
 
 /**
@@ -35,7 +36,20 @@ export interface Area extends ActivityConsumer<Activity> {
 /** Whose repository access changed: some users' (on some repositories), or anyone's on some repositories. */
 export type AccessChange = { userIds: readonly number[] } | { repositoryIds: readonly number[] };
 
-/** Tells every area that repository access changed, inside the writer's transaction `trx`. */
-export async function accessChanged(ctx: Context, areas: readonly Area[], trx: Executor, change: AccessChange): Promise<void> {
-  for (const area of areas) await area.onAccessChanged?.(ctx, trx, change);
+/**
+ * A core writer whose writes the areas hook into (`onAccessChanged`, `onAppCreated`): it is given
+ * them, and runs their hooks inside its transaction.
+ */
+export abstract class HookedWrites extends Service {
+  protected readonly areas: readonly Area[];
+
+  constructor(ctx: Context, areas: readonly Area[]) {
+    super(ctx);
+    this.areas = areas;
+  }
+
+  /** Tells every area that repository access changed, inside the write's transaction `trx`. */
+  protected async accessChanged(trx: Executor, change: AccessChange): Promise<void> {
+    for (const area of this.areas) await area.onAccessChanged?.(this.ctx, trx, change);
+  }
 }

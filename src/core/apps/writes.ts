@@ -6,7 +6,6 @@
 // reads `suspended_at`; deleted tokens cascade), minting, and deliveries (targets exclude it).
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import type { Executor } from '../../db/index.ts';
-import type { Context } from '../../platform/context.ts';
 import { insertUnique, invalidField, notFound, validationFailed } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import { Service } from '../../platform/service.ts';
@@ -14,7 +13,7 @@ import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../../platform
 import { nodeId } from '../../platform/urls.ts';
 import { requireAccount } from '../accounts/lookup.ts';
 import { findAccountById } from '../accounts/store.ts';
-import type { Area } from '../area.ts';
+import { HookedWrites } from '../area.ts';
 import { issueToken } from '../callers/token-store.ts';
 import { accountRepositoryIds } from '../repositories/lookup.ts';
 import { installationRepresentation } from './representations.ts';
@@ -55,14 +54,7 @@ export async function requireApp(db: Executor, slug: string): Promise<AppRow> {
   return app;
 }
 
-export class AppWrites extends Service {
-  private readonly areas: readonly Area[];
-
-  constructor(ctx: Context, areas: readonly Area[]) {
-    super(ctx);
-    this.areas = areas;
-  }
-
+export class AppWrites extends HookedWrites {
   async createApp(input: {
     slug: string;
     name?: string;

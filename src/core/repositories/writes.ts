@@ -8,13 +8,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Executor } from '../../db/index.ts';
 import type { RepositoryPermission } from '../../db/schema.ts';
-import type { Context } from '../../platform/context.ts';
 import { ApiError, insertUnique, invalidField, notFound, validationFailed } from '../../platform/errors.ts';
-import { Service } from '../../platform/service.ts';
 import { organizationSimple, simpleUser } from '../accounts/representations.ts';
 import { requireAccount, requireTeam } from '../accounts/lookup.ts';
 import { teamMemberIds, type UserRow } from '../accounts/store.ts';
-import { accessChanged, type Area } from '../area.ts';
+import { HookedWrites } from '../area.ts';
 import { recordMemberActivity, recordRepositoryActivity } from './activities.ts';
 import { repositoriesWithFacts } from './facts.ts';
 import { requireRepository } from './lookup.ts';
@@ -28,14 +26,7 @@ import {
 
 const run = promisify(execFile);
 
-export class RepositoryWrites extends Service {
-  private readonly areas: readonly Area[];
-
-  constructor(ctx: Context, areas: readonly Area[]) {
-    super(ctx);
-    this.areas = areas;
-  }
-
+export class RepositoryWrites extends HookedWrites {
   async createRepository(input: {
     owner: string;
     name: string;
@@ -104,7 +95,7 @@ export class RepositoryWrites extends Service {
     await this.db.transaction().execute(async (trx) => {
       const added = !(await teamHasRepository(trx, team.id, repository.id));
       await setTeamRepository(trx, team.id, repository.id, permission);
-      await accessChanged(this.ctx, this.areas, trx, { userIds: await teamMemberIds(trx, team.id) });
+      await this.accessChanged(trx, { userIds: await teamMemberIds(trx, team.id) });
       if (added) await recordMemberActivity(this.ctx, trx, { name: 'team_add', repository_id: repository.id, payload: { team_id: team.id } });
     });
     return { repository, permission };
@@ -115,7 +106,7 @@ export class RepositoryWrites extends Service {
     const repository = await requireRepository(this.db, owner, name);
     await this.db.transaction().execute(async (trx) => {
       await removeTeamRepository(trx, team.id, repository.id);
-      await accessChanged(this.ctx, this.areas, trx, { userIds: await teamMemberIds(trx, team.id) });
+      await this.accessChanged(trx, { userIds: await teamMemberIds(trx, team.id) });
     });
   }
 
@@ -127,7 +118,7 @@ export class RepositoryWrites extends Service {
     await this.db.transaction().execute(async (trx) => {
       const before = await collaboratorPermission(trx, repository.id, user.id);
       await setCollaborator(trx, repository.id, user.id, permission, this.now());
-      await accessChanged(this.ctx, this.areas, trx, { userIds: [user.id] });
+      await this.accessChanged(trx, { userIds: [user.id] });
       const to = permissionNames(permission);
       if (before === undefined) {
         await recordMemberActivity(this.ctx, trx, {
@@ -150,7 +141,7 @@ export class RepositoryWrites extends Service {
       if (await removeCollaborator(trx, repository.id, user.id)) {
         await recordMemberActivity(this.ctx, trx, { name: 'member.removed', repository_id: repository.id, payload: { member_id: user.id } });
       }
-      await accessChanged(this.ctx, this.areas, trx, { userIds: [user.id] });
+      await this.accessChanged(trx, { userIds: [user.id] });
     });
   }
 
@@ -187,7 +178,7 @@ export class RepositoryWrites extends Service {
         await removeCollaborator(trx, repository.id, destination.id);
       }
       const row = await updateRepository(trx, repository.id, input, this.now());
-      if (transferred || (input.visibility !== undefined && input.visibility !== repository.visibility)) await accessChanged(this.ctx, this.areas, trx, { repositoryIds: [repository.id] });
+      if (transferred || (input.visibility !== undefined && input.visibility !== repository.visibility)) await this.accessChanged(trx, { repositoryIds: [repository.id] });
       // Every event of the write shows the repository after all of it.
       const asLeft = { repository: await this.asLeft(trx, repository.id) };
       if (renamed) {
@@ -225,7 +216,7 @@ export class RepositoryWrites extends Service {
     await this.db.transaction().execute(async (trx) => {
       const payload = { repository: await this.asLeft(trx, repository.id), installation_ids: await installationsCovering(trx, repository) };
       await recordRepositoryActivity(this.ctx, trx, { name: 'repository.deleted', repository_id: repository.id, account_id: repository.owner_id, payload });
-      await accessChanged(this.ctx, this.areas, trx, { repositoryIds: [repository.id] });
+      await this.accessChanged(trx, { repositoryIds: [repository.id] });
       await deleteRepository(trx, repository.id);
     });
     if (repository.git_path) await rm(join(this.ctx.config.dataDir, repository.git_path), { recursive: true, force: true });
