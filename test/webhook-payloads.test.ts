@@ -150,6 +150,7 @@ describe('webhook payloads validate against the platform schemas', () => {
       'member/added', 'member/edited', 'member/removed',
       'membership/added', 'membership/removed',
       'organization/member_added', 'organization/member_removed',
+      'ping',
       'pull_request/assigned', 'pull_request/closed', 'pull_request/opened', 'pull_request/reopened',
       'pull_request/review_request_removed', 'pull_request/review_requested', 'pull_request/unassigned',
       'repository/archived', 'repository/created', 'repository/deleted', 'repository/edited', 'repository/privatized',
@@ -299,6 +300,16 @@ describe('webhook payloads validate against the platform schemas', () => {
       assert.equal(ping.json.installation, undefined);
     }
     assert.equal(pings[1]!.json.hook.config.url, receiver.url('/pinged-again'));
+  });
+
+  test('ping: an app created with a webhook URL is pinged once at it, valid against the schema; one created without is not', async () => {
+    const app = await server.admin('POST', '/apps', { slug: 'born-pinged', permissions: { metadata: 'read' }, events: ['repository'], webhook: { url: receiver.url('/born') } });
+    await server.admin('POST', '/apps', { slug: 'born-silent', permissions: { metadata: 'read' }, events: ['repository'] });
+    await server.drain();
+    const pings = receiver.on('/born');
+    assert.deepEqual(pings.map((r) => r.headers['x-vendor-event']), ['ping']);
+    assert.deepEqual(schemas.errors('ping', undefined, pings[0]!.json), []);
+    assert.deepEqual([pings[0]!.json.hook.app_id, pings[0]!.json.hook.config.url], [app.id, receiver.url('/born')]);
   });
 });
 

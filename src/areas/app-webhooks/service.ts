@@ -160,7 +160,7 @@ export class AppWebhookService extends Service {
     if (webhook !== undefined && (webhook === null || typeof webhook !== 'object' || Array.isArray(webhook))) throw invalidField('App', 'webhook', 'webhook must be an object');
     const fields = this.validate((webhook ?? {}) as HookInput);
     const now = this.now();
-    await store.insertHook(trx, {
+    const hook = await store.insertHook(trx, {
       app_id: app.id,
       url: fields.url ?? null,
       content_type: fields.content_type ?? 'json',
@@ -171,6 +171,9 @@ export class AppWebhookService extends Service {
       created_at: now,
       updated_at: now,
     });
+    // An app registered with a webhook URL is pinged at it, as the platform pings a new app's webhook; in the
+    // app's transaction, so the ping goes exactly when the app exists.
+    if (hook.url) await recordAppActivity(this.ctx, trx, { name: 'ping', payload: { app_id: app.id, hook_id: hook.id } });
   }
 
   private async hook(app: AppRow): Promise<store.HookRow> {
