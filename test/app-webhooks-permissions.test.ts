@@ -97,9 +97,9 @@ describe('webhook events follow permissions', () => {
 
     await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'Private plans', body: 'the private body' });
     await server.drain();
-    // Installing is an `installation created` event, delivered without subscribing.
-    assert.deepEqual(eventsOn(receiver, '/reader'), ['installation created', 'issues opened']);
-    assert.equal(receiver.on('/reader')[1]!.json.issue.body, 'the private body');
+    // Created with a URL, the app is pinged; installing is an `installation created` event, delivered without subscribing.
+    assert.deepEqual(eventsOn(receiver, '/reader'), ['ping', 'installation created', 'issues opened']);
+    assert.equal(receiver.on('/reader')[2]!.json.issue.body, 'the private body');
 
     // The installation's grant is narrowed to metadata only.
     const narrowed = await server.adminRaw('PATCH', `/apps/issue-reader/installations/${installation.id}`, { permissions: { metadata: 'read' } });
@@ -109,9 +109,9 @@ describe('webhook events follow permissions', () => {
     await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'More plans', body: 'another private body' });
     assert.equal(await server.admin('POST', '/events', { event: 'issues', action: 'edited', repository: 'acme/secret', sender: 'mona' }).then((r) => r.deliveries), 0);
     await server.drain();
-    assert.deepEqual(eventsOn(receiver, '/reader'), ['installation created', 'issues opened'], 'no delivery after the grant was narrowed');
+    assert.deepEqual(eventsOn(receiver, '/reader'), ['ping', 'installation created', 'issues opened'], 'no delivery after the grant was narrowed');
     const listed = await server.api('GET', '/app/hook/deliveries', { token: await appJwt(server, reader) });
-    assert.equal(listed.body.length, 2);
+    assert.equal(listed.body.length, 3);
 
     // Beyond what the app requests, unknown installations and other apps' installations.
     const beyond = await server.adminRaw('PATCH', `/apps/issue-reader/installations/${installation.id}`, { permissions: { issues: 'write' } });
@@ -126,7 +126,7 @@ describe('webhook events follow permissions', () => {
     await server.admin('PATCH', `/apps/issue-reader/installations/${installation.id}`, { permissions: { issues: 'read' } });
     await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'Back', body: 'visible again' });
     await server.drain();
-    assert.deepEqual(eventsOn(receiver, '/reader'), ['installation created', 'issues opened', 'issues opened']);
+    assert.deepEqual(eventsOn(receiver, '/reader'), ['ping', 'installation created', 'issues opened', 'issues opened']);
   });
 
   test('issue_comment reaches an app with pull_requests only for comments on pull requests', async () => {
@@ -142,7 +142,7 @@ describe('webhook events follow permissions', () => {
     await server.admin('POST', `/repos/acme/widgets/issues/${issue.number}/comments`, { author: 'mona', body: 'on the issue' });
     await server.admin('POST', `/repos/acme/widgets/issues/${pull.number}/comments`, { author: 'mona', body: 'on the pull request' });
     await server.drain();
-    const got = receiver.received.filter((r) => r.path === '/pr' && r.headers['x-vendor-event'] !== 'installation');
+    const got = receiver.received.filter((r) => r.path === '/pr' && !['installation', 'ping'].includes(String(r.headers['x-vendor-event'])));
     assert.deepEqual(got.map((r) => [r.headers['x-vendor-event'], r.json.comment.body, r.json.issue.number]), [['issue_comment', 'on the pull request', pull.number]]);
 
     // Raw events: the payload's issue says whether the comment is on a pull request.
@@ -170,10 +170,10 @@ describe('webhook events follow permissions', () => {
     const issue = await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'Still private', body: 'nobody without issues sees this' });
     await server.admin('POST', `/repos/acme/secret/issues/${issue.number}/comments`, { author: 'mona', body: 'nor this' });
     await server.drain();
-    // Only their installation's own event, which needs no permission.
-    assert.deepEqual(eventsOn(receiver, '/legacy'), ['installation created']);
-    assert.deepEqual(eventsOn(receiver, '/ungranted'), ['installation created']);
-    assert.deepEqual(eventsOn(receiver, '/unrequested'), ['installation created']);
+    // Only their creation's ping and their installation's own event, which need no permission.
+    assert.deepEqual(eventsOn(receiver, '/legacy'), ['ping', 'installation created']);
+    assert.deepEqual(eventsOn(receiver, '/ungranted'), ['ping', 'installation created']);
+    assert.deepEqual(eventsOn(receiver, '/unrequested'), ['ping', 'installation created']);
   });
 
   test('member, membership, organization, team and team_add need members: an installation not granted it receives none of them', async () => {
@@ -201,9 +201,9 @@ describe('webhook events follow permissions', () => {
 
     assert.deepEqual(eventsOn(receiver, '/people').sort(), [
       'installation created', 'member added', 'member edited', 'member removed', 'membership added', 'membership removed',
-      'organization member_added', 'organization member_removed', 'repository edited', 'team created', 'team_add',
+      'organization member_added', 'organization member_removed', 'ping', 'repository edited', 'team created', 'team_add',
     ]);
-    assert.deepEqual(eventsOn(receiver, '/no-people').sort(), ['installation created', 'repository edited']);
+    assert.deepEqual(eventsOn(receiver, '/no-people').sort(), ['installation created', 'ping', 'repository edited']);
   });
 });
 
