@@ -36,6 +36,7 @@ describe('installation and repository lifecycle', () => {
     await server.admin('POST', '/orgs', { login: 'other', owners: ['mona'] });
     await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' });
     bot = await server.admin('POST', '/apps', { slug: 'bot', permissions: { metadata: 'read', issues: 'write' }, events: ['issues'], webhook: { url: receiver.url('/bot') } });
+    await server.drain(); // its ping first, so that the deliveries below come in order
     installationId = (await server.admin('POST', '/apps/bot/installations', { account: 'acme' })).id;
     jwt = await appJwt(server, bot);
   });
@@ -63,7 +64,7 @@ describe('installation and repository lifecycle', () => {
     // Activity while suspended is not delivered.
     await server.admin('POST', '/repos/acme/widgets/issues', { author: 'mona', title: 'while suspended' });
     await server.drain();
-    assert.deepEqual(eventsOn(receiver, '/bot'), ['installation created', 'installation suspend']);
+    assert.deepEqual(eventsOn(receiver, '/bot'), ['ping', 'installation created', 'installation suspend']);
 
     assert.equal((await server.api('DELETE', `/app/installations/${installationId}/suspended`, { token: jwt })).status, 204);
     assert.equal((await server.api('GET', '/installation/repositories', { token })).status, 200);
@@ -71,8 +72,8 @@ describe('installation and repository lifecycle', () => {
     assert.equal((await server.api('GET', `/app/installations/${installationId}`, { token: jwt })).body.suspended_at, null);
     await server.admin('POST', '/repos/acme/widgets/issues', { author: 'mona', title: 'after' });
     await server.drain();
-    assert.deepEqual(eventsOn(receiver, '/bot'), ['installation created', 'installation suspend', 'installation unsuspend', 'issues opened']);
-    const [suspend] = receiver.on('/bot');
+    assert.deepEqual(eventsOn(receiver, '/bot'), ['ping', 'installation created', 'installation suspend', 'installation unsuspend', 'issues opened']);
+    const [, suspend] = receiver.on('/bot');
     assert.equal(suspend!.json.installation.id, installationId);
   });
 
@@ -106,12 +107,13 @@ describe('installation and repository lifecycle', () => {
   test('a new repository is a `repository created` event', async () => {
     await server.admin('POST', '/apps', { slug: 'watcher', permissions: { metadata: 'read' }, events: ['repository'], webhook: { url: receiver.url('/watcher') } });
     await server.admin('POST', '/apps', { slug: 'deaf', permissions: { metadata: 'read' }, events: [], webhook: { url: receiver.url('/deaf') } });
+    await server.drain(); // their pings first, so that the deliveries below come in order
     await server.admin('POST', '/apps/watcher/installations', { account: 'acme' });
     await server.admin('POST', '/apps/deaf/installations', { account: 'acme' });
     await server.admin('POST', '/repos', { owner: 'acme', name: 'gadgets' });
     await server.drain();
-    assert.deepEqual(namedOn(receiver, '/watcher'), ['installation created', 'repository created acme/gadgets']);
-    assert.deepEqual(namedOn(receiver, '/deaf'), ['installation created']);
+    assert.deepEqual(namedOn(receiver, '/watcher'), ['ping', 'installation created', 'repository created acme/gadgets']);
+    assert.deepEqual(namedOn(receiver, '/deaf'), ['ping', 'installation created']);
   });
 
   test('archiving and unarchiving are `archived` and `unarchived` events, once each; a new description `edited`', async () => {
@@ -123,15 +125,15 @@ describe('installation and repository lifecycle', () => {
     await server.admin('PATCH', '/repos/acme/gadgets', { description: 'no change of the flag' });
     await server.drain();
     const named = namedOn(receiver, '/watcher');
-    assert.deepEqual(named.slice(0, 3), ['installation created', 'repository created acme/gadgets', 'repository archived acme/gadgets']);
+    assert.deepEqual(named.slice(0, 4), ['ping', 'installation created', 'repository created acme/gadgets', 'repository archived acme/gadgets']);
     // The later writes' deliveries may arrive in any order.
-    assert.deepEqual(named.slice(3).sort(), ['repository edited acme/gadgets', 'repository edited acme/gadgets', 'repository unarchived acme/gadgets']);
-    const [, , first] = receiver.on('/watcher');
+    assert.deepEqual(named.slice(4).sort(), ['repository edited acme/gadgets', 'repository edited acme/gadgets', 'repository unarchived acme/gadgets']);
+    const [, , , first] = receiver.on('/watcher');
     assert.equal(first!.json.repository.archived, true);
     // The operator's write says no actor: the sender is the repository's owner.
     assert.equal(first!.json.sender.login, 'acme');
     const edits = receiver.on('/watcher').filter((r) => r.json.action === 'edited').map((r) => r.json.changes.description.from);
     assert.deepEqual(edits.sort(), ['back', null]);
-    assert.deepEqual(namedOn(receiver, '/deaf'), ['installation created']);
+    assert.deepEqual(namedOn(receiver, '/deaf'), ['ping', 'installation created']);
   });
 });
