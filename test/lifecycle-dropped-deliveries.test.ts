@@ -67,8 +67,8 @@ describe('deliveries queued for a suspended or deleted installation', () => {
     await server.admin('POST', '/apps', { slug: 'bot', permissions: { metadata: 'read', issues: 'write' }, events: ['issues'], webhook: { url } });
     installationId = (await server.admin('POST', '/apps/bot/installations', { account: 'acme' })).id;
     await server.drain();
-    // Installing sent the app its `installation` `created`: delivered before the tests count.
-    assert.deepEqual(receiver.received.map((r) => `${r.event} ${r.action}`), ['installation created']);
+    // Creating the app with a URL pinged it, installing sent it its `installation` `created`: delivered before the tests count.
+    assert.deepEqual(receiver.received.map((r) => `${r.event} ${r.action}`).sort(), ['installation created', 'ping ']);
     receiver.received = [];
   });
   after(async () => {
