@@ -123,11 +123,12 @@ describe('webhook events follow permissions', () => {
     assert.equal((await server.adminRaw('PATCH', `/apps/covered/installations/${installation.id}`, { permissions: {} })).status, 404);
     assert.equal((await server.adminRaw('PATCH', `/apps/issue-reader/installations/${installation.id}`, {})).status, 422);
 
-    // Granted again: delivered again.
+    // Granted again: the account accepted new permissions (an `installation` event), and delivered again.
     await server.admin('PATCH', `/apps/issue-reader/installations/${installation.id}`, { permissions: { issues: 'read' } });
+    await server.drain();
     await server.admin('POST', '/repos/acme/secret/issues', { author: 'mona', title: 'Back', body: 'visible again' });
     await server.drain();
-    assert.deepEqual(eventsOn(receiver, '/reader'), ['ping', 'installation created', 'issues opened', 'issues opened']);
+    assert.deepEqual(eventsOn(receiver, '/reader'), ['ping', 'installation created', 'issues opened', 'installation new_permissions_accepted', 'issues opened']);
   });
 
   test('issue_comment reaches an app with pull_requests only for comments on pull requests', async () => {
@@ -194,6 +195,7 @@ describe('webhook events follow permissions', () => {
     await server.admin('POST', '/orgs/acme/teams', { slug: 'people-team' });
     await server.admin('PUT', '/orgs/acme/teams/people-team/members/newcomer');
     await server.admin('PUT', '/orgs/acme/teams/people-team/repos/acme/widgets', { permission: 'pull' });
+    await server.admin('DELETE', '/orgs/acme/teams/people-team/repos/acme/widgets');
     // Leaving the organization leaves its teams: `membership` `removed` too.
     await server.admin('DELETE', '/orgs/acme/members/newcomer');
     // `repository` needs only metadata, which every installation holds: both get it.
@@ -202,7 +204,7 @@ describe('webhook events follow permissions', () => {
 
     assert.deepEqual(eventsOn(receiver, '/people').sort(), [
       'installation created', 'member added', 'member edited', 'member removed', 'membership added', 'membership removed',
-      'organization member_added', 'organization member_removed', 'ping', 'repository edited', 'team created', 'team_add',
+      'organization member_added', 'organization member_removed', 'ping', 'repository edited', 'team added_to_repository', 'team created', 'team removed_from_repository', 'team_add',
     ]);
     assert.deepEqual(eventsOn(receiver, '/no-people').sort(), ['installation created', 'ping', 'repository edited']);
   });

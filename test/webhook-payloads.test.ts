@@ -79,7 +79,9 @@ describe('webhook payloads validate against the platform schemas', () => {
       event: 'security_and_analysis', repository: 'acme/bare', sender: 'mona',
       payload: { changes: { from: { security_and_analysis: { secret_scanning: { status: 'disabled' } } } } },
     });
-    await server.admin('POST', '/events', { event: 'installation', action: 'new_permissions_accepted', account: 'acme', sender: 'mona' });
+    // The account accepting more than its installation held: `new_permissions_accepted` (narrowing sends none).
+    await server.admin('PATCH', `/apps/inspector/installations/${installations.acme}`, { permissions: { issues: 'read', pull_requests: 'write', administration: 'read', members: 'read', metadata: 'read' } });
+    await server.admin('PATCH', `/apps/inspector/installations/${installations.acme}`, { permissions: { issues: 'write', pull_requests: 'write', administration: 'read', members: 'read', metadata: 'read' }, sender: 'mona' });
     await server.admin('POST', '/events', { event: 'installation', action: 'suspend', account: 'mona', sender: 'mona' });
     await server.drain();
     // The installation lifecycle's writes (the operator's routes) on a user's installation.
@@ -110,6 +112,7 @@ describe('webhook payloads validate against the platform schemas', () => {
     await server.admin('PUT', '/orgs/plain/teams/crew/members/hubot');
     await server.admin('DELETE', '/orgs/plain/teams/crew/members/hubot');
     await server.admin('PUT', '/orgs/plain/teams/crew/repos/plain/tools', { permission: 'pull' });
+    await server.admin('DELETE', '/orgs/plain/teams/crew/repos/plain/tools');
     await server.admin('DELETE', '/orgs/plain/members/hubot');
     await server.drain();
     // An installation's selected repositories changed (PATCH /_admin/apps/{app_slug}/installations/{id}).
@@ -156,7 +159,7 @@ describe('webhook payloads validate against the platform schemas', () => {
       'repository/archived', 'repository/created', 'repository/deleted', 'repository/edited', 'repository/privatized',
       'repository/publicized', 'repository/renamed', 'repository/transferred', 'repository/unarchived',
       'security_and_analysis',
-      'team/created', 'team_add',
+      'team/added_to_repository', 'team/created', 'team/removed_from_repository', 'team_add',
     ];
     assert.deepEqual([...table.keys()].sort(), expected);
     const failures = [...table].filter(([, row]) => row.valid !== row.delivered).map(([name, row]) => `${name}: ${[...new Set(row.errors)].join('; ')}`);
@@ -268,6 +271,10 @@ describe('webhook payloads validate against the platform schemas', () => {
     assert.equal(one('membership/removed').member.login, 'hubot');
     const teamAdd = one('team_add');
     assert.deepEqual([teamAdd.team.slug, teamAdd.repository.full_name], ['crew', 'plain/tools']);
+    for (const action of ['added_to_repository', 'removed_from_repository']) {
+      const changed = one(`team/${action}`);
+      assert.deepEqual([changed.team.slug, changed.repository.full_name, changed.organization.login], ['crew', 'plain/tools', 'plain'], action);
+    }
 
     const removed = one('installation_repositories/removed');
     assert.deepEqual([removed.repository_selection, removed.repositories_removed.map((r: any) => r.full_name), removed.repositories_added, removed.sender.login], ['selected', ['acme/bare'], [], 'mona']);
@@ -277,6 +284,12 @@ describe('webhook payloads validate against the platform schemas', () => {
 
     const suspended = receiver.on('/hook').find((r) => kind(r) === 'installation/suspend' && r.json.installation.id === installations.plain)!;
     assert.deepEqual([suspended.json.sender.login, suspended.json.sender.type, suspended.json.organization.login], ['plain', 'Organization', 'plain']);
+  });
+
+  test('new_permissions_accepted: only when the grant gains something, with the installation as accepted', () => {
+    const accepted = receiver.on('/hook').filter((r) => kind(r) === 'installation/new_permissions_accepted');
+    assert.equal(accepted.length, 1, 'narrowing the grant sends none; widening it back sends one');
+    assert.deepEqual([accepted[0]!.json.installation.permissions.issues, accepted[0]!.json.sender.login], ['write', 'mona']);
   });
 
   test("ping: when an app's webhook URL is first set and each time it changes, to the new URL, valid against the schema", async () => {

@@ -35,6 +35,11 @@ export type InstallationActivities = {
   'installation.suspend': InstallationEvent;
   'installation.unsuspend': InstallationEvent;
   'installation.deleted': InstallationEvent;
+  /**
+   * The account accepted more than its installation held (PATCH /_admin/apps/{app_slug}/installations/{id}
+   * `permissions` adding a permission or raising one to `write`): the installation with its new grant.
+   */
+  'installation.new_permissions_accepted': InstallationEvent;
 };
 
 /**

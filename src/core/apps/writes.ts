@@ -197,7 +197,17 @@ export class InstallationWrites extends Service {
     const selection = Array.isArray(input.repositories) ? await accountRepositoryIds(this.db, account, input.repositories) : input.repositories;
     const installation = await this.db.transaction().execute(async (trx) => {
       let row = found.installation;
-      if (input.permissions) row = await updateInstallationGrant(trx, row.id, JSON.stringify(input.permissions), this.now());
+      if (input.permissions) {
+        row = await updateInstallationGrant(trx, row.id, JSON.stringify(input.permissions), this.now());
+        if (widens(JSON.parse(found.installation.permissions) as Permissions, input.permissions)) {
+          await recordInstallationActivity(this.ctx, trx, {
+            name: 'installation.new_permissions_accepted',
+            account_id: account.id,
+            actor_id: sender?.id ?? null,
+            payload: { installation: { id: row.id, app_id: app.id }, repositories: await installationRepositories(trx, row, account) },
+          });
+        }
+      }
       if (selection === undefined) return row;
       const before = await installationRepositories(trx, row, account);
       row = await setInstallationRepositories(trx, row.id, selection, this.now());
@@ -275,6 +285,11 @@ function checkEvents(permissions: Permissions, events: readonly string[]): void 
   if (uncovered.length > 0) {
     throw validationFailed(uncovered.map(({ event, message }) => ({ resource: 'App', field: 'events', code: 'invalid' as const, value: event, message })));
   }
+}
+
+/** Whether `after` grants something `before` did not: a new permission, or `write` where it was `read`. */
+function widens(before: Permissions, after: Permissions): boolean {
+  return Object.entries(after).some(([name, level]) => before[name] === undefined || (level === 'write' && before[name] !== 'write'));
 }
 
 /** An installation is granted at most what its app requests. */

@@ -1,5 +1,5 @@
 // The activities of repositories: the platform's `repository` webhook event, `member` (a
-// collaborator's direct access) and `team_add` (a team given the repository). Every row has
+// collaborator's direct access), `team_add` and `team` (a team given or losing the repository). Every row has
 // `repository_id`; the payload is what the platform's body adds to `repository` and `sender`, or
 // the ids of who the event names (`member_id`, `team_id`), rendered when it is delivered. The admin
 // writes say no actor: the sender is then the repository's owner (src/areas/app-webhooks/payloads.ts).
@@ -45,6 +45,10 @@ export type MemberActivities = {
   'member.removed': { member_id: number };
   /** PUT /_admin/orgs/{org}/teams/{team_slug}/repos/{owner}/{repo} (and a new team's repositories): the event has no action. */
   team_add: { team_id: number };
+  /** The same write, as the platform also sends it: the `team` event (with `team_add` on adding). */
+  'team.added_to_repository': { team_id: number };
+  /** DELETE /_admin/orgs/{org}/teams/{team_slug}/repos/{owner}/{repo} taking a repository the team had. */
+  'team.removed_from_repository': { team_id: number };
 };
 
 export const recordMemberActivity: ActivityRecorder<MemberActivities> = recordActivity;

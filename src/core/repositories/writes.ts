@@ -96,7 +96,10 @@ export class RepositoryWrites extends HookedWrites {
       const added = !(await teamHasRepository(trx, team.id, repository.id));
       await setTeamRepository(trx, team.id, repository.id, permission);
       await this.accessChanged(trx, { userIds: await teamMemberIds(trx, team.id) });
-      if (added) await recordMemberActivity(this.ctx, trx, { name: 'team_add', repository_id: repository.id, payload: { team_id: team.id } });
+      if (added) {
+        await recordMemberActivity(this.ctx, trx, { name: 'team_add', repository_id: repository.id, payload: { team_id: team.id } });
+        await recordMemberActivity(this.ctx, trx, { name: 'team.added_to_repository', repository_id: repository.id, payload: { team_id: team.id } });
+      }
     });
     return { repository, permission };
   }
@@ -105,8 +108,10 @@ export class RepositoryWrites extends HookedWrites {
     const { team } = await requireTeam(this.db, orgLogin, slug);
     const repository = await requireRepository(this.db, owner, name);
     await this.db.transaction().execute(async (trx) => {
+      const had = await teamHasRepository(trx, team.id, repository.id);
       await removeTeamRepository(trx, team.id, repository.id);
       await this.accessChanged(trx, { userIds: await teamMemberIds(trx, team.id) });
+      if (had) await recordMemberActivity(this.ctx, trx, { name: 'team.removed_from_repository', repository_id: repository.id, payload: { team_id: team.id } });
     });
   }
 
