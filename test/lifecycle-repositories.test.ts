@@ -248,3 +248,35 @@ describe('tokens after a transfer', () => {
     assert.equal((await server.api('GET', '/repos/other/widgets/issues/1', { token: otherMinted.body.token })).status, 200);
   });
 });
+
+// NOT DONE (todo): the platform redirects an old name's sub-path to the same sub-path by id
+// (`/repos/{old}/issues/1` → 301 `/repositories/{id}/issues/1`, which serves it); codehost sends every
+// sub-path to `/repositories/{id}` itself and serves no `/repositories/{id}/...` sub-path. Fix: in
+// src/core/repositories/routes.ts, the onSend hook keeps the rest of the path (and query) in Location,
+// and each /repos/:owner/:repo/... route gets a twin /repositories/:repository_id/... whose
+// preHandler sets owner/repo from the id (an onRoute hook registered before the areas' routes).
+describe('sub-paths of an old name', () => {
+  let server: TestServer;
+  let bob: string;
+  let id: number;
+
+  before(async () => {
+    server = await startServer();
+    await acmeWithCore(server);
+    id = (await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' })).id;
+    await server.admin('POST', '/repos/acme/widgets/issues', { author: 'alice', title: 'Stays' });
+    await server.admin('PATCH', '/repos/acme/widgets', { name: 'gizmos' });
+    bob = await classicToken(server, 'bob', ['repo', 'notifications']);
+  });
+  after(() => server.close());
+
+  test('redirect to the same sub-path by id, which serves it', { todo: 'sub-paths by id: see the comment above' }, async () => {
+    for (const [method, path, status] of [['GET', '/issues/1', 301], ['GET', '/issue-types', 301], ['GET', '/subscription', 301], ['PUT', '/notifications', 307]] as const) {
+      const moved = await server.api(method, `/repos/acme/widgets${path}`, { token: bob, body: method === 'PUT' ? {} : undefined });
+      assert.equal(moved.status, status, `${method} ${path}: ${moved.text}`);
+      assert.equal(moved.headers.get('location'), `${server.apiUrl}/repositories/${id}${path}`);
+      const served = await server.api(method, `/repositories/${id}${path}`, { token: bob, body: method === 'PUT' ? {} : undefined });
+      assert.equal(served.status, (await server.api(method, `/repos/acme/gizmos${path}`, { token: bob, body: method === 'PUT' ? {} : undefined })).status, `${method} /repositories/{id}${path}`);
+    }
+  });
+});
