@@ -6,7 +6,7 @@
 // repository as it was.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { classicToken } from './helpers/credentials.ts';
+import { appJwt, classicToken, createApp, type TestApp } from './helpers/credentials.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
@@ -186,5 +186,97 @@ describe('renaming and transferring a repository', () => {
     assert.equal((await server.adminRaw('PATCH', '/repos/other/gizmos', { name: 42 })).status, 422);
     assert.equal((await server.adminRaw('PATCH', '/repos/other/gizmos', { owner: ['x'] })).status, 422);
     assert.equal((await server.admin('GET', '/repos/other/gizmos')).id, id);
+  });
+});
+
+// Tokens that named a repository, before and after its transfer (PATCH /_admin/repos/{o}/{r} `owner`),
+// as the platform has it: the repository leaves the old owner's installations and the fine-grained
+// tokens whose resource owner is the old owner; the new owner's reach it (docs/permissions.md).
+describe('tokens after a transfer', () => {
+  let server: TestServer;
+  let app: TestApp;
+
+  before(async () => {
+    server = await startServer();
+    await acmeWithCore(server);
+    await server.admin('POST', '/orgs', { login: 'other', owners: ['alice'] });
+    await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets', visibility: 'private' });
+    await server.admin('POST', '/repos', { owner: 'acme', name: 'gears', visibility: 'private' });
+    await server.admin('PUT', '/repos/acme/widgets/collaborators/bob', { permission: 'pull' });
+    await server.admin('POST', '/repos/acme/widgets/issues', { author: 'alice', title: 'Travels' });
+    app = await createApp(server, 'narrow', { metadata: 'read', issues: 'read' });
+  });
+  after(() => server.close());
+
+  test('a fine-grained token selecting it and an installation token narrowed to it stop; the new owner\'s reach it', async () => {
+    const fineGrained = async (owner: string, repositories: 'all' | string[]) =>
+      (await server.admin('POST', '/tokens', { login: 'bob', kind: 'fine_grained', resource_owner: owner, repositories, permissions: { metadata: 'read', issues: 'read' } })).token as string;
+    const selecting = await fineGrained('acme', ['widgets']);
+    const acmeInstallation = await server.admin('POST', '/apps/narrow/installations', { account: 'acme', repositories: 'all' });
+    const jwt = await appJwt(server, app);
+    const minted = await server.api('POST', `/app/installations/${acmeInstallation.id}/access_tokens`, { token: jwt, body: { repositories: ['widgets'] } });
+    assert.equal(minted.status, 201, minted.text);
+    const narrowed = minted.body.token as string;
+    for (const [what, token] of [['fine-grained token for acme', selecting], ['acme installation token', narrowed]] as const) {
+      for (const path of ['/repos/acme/widgets', '/repos/acme/widgets/issues/1']) {
+        const answer = await server.api('GET', path, { token });
+        assert.equal(answer.status, 200, `${what} ${path}: ${answer.text}`);
+      }
+    }
+
+    const { id } = await server.admin('PATCH', '/repos/acme/widgets', { owner: 'other' });
+    for (const [what, token] of [['fine-grained token for acme', selecting], ['acme installation token', narrowed]] as const) {
+      for (const path of ['/repos/other/widgets', '/repos/other/widgets/issues/1', `/repositories/${id}`]) {
+        const answer = await server.api('GET', path, { token });
+        assert.equal(answer.status, 404, `${what} ${path}: ${answer.status} ${answer.text}`);
+      }
+      // Still no way in by the old name: it redirects, and the new place is a 404 to this token.
+      assert.equal((await server.api('GET', '/repos/acme/widgets', { token })).status, 301);
+    }
+    // The narrowed token still reaches nothing else of acme it did not name; the acme installation no longer lists it.
+    const listed = await server.api('GET', '/installation/repositories', { token: narrowed });
+    assert.equal(listed.status, 200, listed.text);
+    assert.deepEqual(listed.body.repositories.map((r: { full_name: string }) => r.full_name), []);
+    assert.equal((await server.api('GET', '/repos/acme/gears', { token: narrowed })).status, 404);
+
+    // The new owner's: a fine-grained token for other (all repositories) and other's installation.
+    const forOther = await fineGrained('other', 'all');
+    assert.equal((await server.api('GET', '/repos/other/widgets', { token: forOther })).status, 200);
+    const otherInstallation = await server.admin('POST', '/apps/narrow/installations', { account: 'other', repositories: 'all' });
+    const otherMinted = await server.api('POST', `/app/installations/${otherInstallation.id}/access_tokens`, { token: jwt, body: { repositories: ['widgets'] } });
+    assert.equal(otherMinted.status, 201, otherMinted.text);
+    assert.equal((await server.api('GET', '/repos/other/widgets/issues/1', { token: otherMinted.body.token })).status, 200);
+  });
+});
+
+// NOT DONE (todo): the platform redirects an old name's sub-path to the same sub-path by id
+// (`/repos/{old}/issues/1` → 301 `/repositories/{id}/issues/1`, which serves it); codehost sends every
+// sub-path to `/repositories/{id}` itself and serves no `/repositories/{id}/...` sub-path. Fix: in
+// src/core/repositories/routes.ts, the onSend hook keeps the rest of the path (and query) in Location,
+// and each /repos/:owner/:repo/... route gets a twin /repositories/:repository_id/... whose
+// preHandler sets owner/repo from the id (an onRoute hook registered before the areas' routes).
+describe('sub-paths of an old name', () => {
+  let server: TestServer;
+  let bob: string;
+  let id: number;
+
+  before(async () => {
+    server = await startServer();
+    await acmeWithCore(server);
+    id = (await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' })).id;
+    await server.admin('POST', '/repos/acme/widgets/issues', { author: 'alice', title: 'Stays' });
+    await server.admin('PATCH', '/repos/acme/widgets', { name: 'gizmos' });
+    bob = await classicToken(server, 'bob', ['repo', 'notifications']);
+  });
+  after(() => server.close());
+
+  test('redirect to the same sub-path by id, which serves it', { todo: 'sub-paths by id: see the comment above' }, async () => {
+    for (const [method, path, status] of [['GET', '/issues/1', 301], ['GET', '/issue-types', 301], ['GET', '/subscription', 301], ['PUT', '/notifications', 307]] as const) {
+      const moved = await server.api(method, `/repos/acme/widgets${path}`, { token: bob, body: method === 'PUT' ? {} : undefined });
+      assert.equal(moved.status, status, `${method} ${path}: ${moved.text}`);
+      assert.equal(moved.headers.get('location'), `${server.apiUrl}/repositories/${id}${path}`);
+      const served = await server.api(method, `/repositories/${id}${path}`, { token: bob, body: method === 'PUT' ? {} : undefined });
+      assert.equal(served.status, (await server.api(method, `/repos/acme/gizmos${path}`, { token: bob, body: method === 'PUT' ? {} : undefined })).status, `${method} /repositories/{id}${path}`);
+    }
   });
 });

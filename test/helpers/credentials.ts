@@ -37,7 +37,11 @@ export async function appUserToken(server: TestServer, app: TestApp, login: stri
 
 /** An app JWT valid at the server's (test) clock. */
 export async function appJwt(server: TestServer, app: TestApp): Promise<string> {
-  const now = Math.floor(Date.parse((await server.admin('GET', '/clock')).now) / 1000);
+  return signAppJwt(app, Math.floor(Date.parse((await server.admin('GET', '/clock')).now) / 1000));
+}
+
+/** The app's JWT as of `now` (seconds): for a server without the test clock (`codehost serve` in production mode). */
+export async function signAppJwt(app: TestApp, now = Math.floor(Date.now() / 1000)): Promise<string> {
   const pkcs8 = createPrivateKey(app.private_key).export({ type: 'pkcs8', format: 'pem' }).toString();
   const key = await importPKCS8(pkcs8, 'RS256');
   return new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setIssuer(String(app.id)).setIssuedAt(now - 30).setExpirationTime(now + 540).sign(key);
