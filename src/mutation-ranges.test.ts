@@ -19,7 +19,7 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/core/callers/access.ts', first: 'export async function reachesRepository', last: 'export async function actsForOrganization' },
   'src/core/callers/app.ts',
   { file: 'src/core/callers/principal.ts', first: 'export async function principalFromToken', last: 'export async function authenticate' },
-  { file: 'src/core/callers/token-store.ts', first: 'export async function issueToken', last: 'const tokenByHashQuery' },
+  { file: 'src/core/callers/token-store.ts', first: 'export async function issueToken', last: 'export async function deleteExpiredTokens' },
   { file: 'src/core/repositories/store.ts', first: 'const MEMBER_ROLES', last: 'export async function readersOf' },
   { file: 'src/core/repositories/store.ts', first: 'const TRUE', last: 'export async function repositoryPage' },
   { file: 'src/areas/app-webhooks/engine.ts', first: 'export function buildRequest', last: 'export function buildRequest' },
