@@ -13,6 +13,8 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   'src/platform/tokens.ts',
   { file: 'src/core/repositories/permissions.ts', first: 'const NONE', last: 'export async function userRepositoryPermissions' },
   'src/platform/errors.ts',
+  { file: 'src/platform/http.ts', first: 'export function selectApiVersion', last: 'export function selectApiVersion' },
+  { file: 'src/platform/http.ts', first: 'export function queryBoolean', last: 'export function booleanQueryKeys' },
   { file: 'src/platform/http.ts', first: 'export function unchanged', last: 'export function unchanged' },
   'src/platform/rate-limit.ts',
   { file: 'src/core/callers/access.ts', first: 'const IMPLIED_SCOPES', last: 'export async function requirePermittedOn' },

@@ -59,14 +59,14 @@ export async function anonymousRateLimitHeaders(ctx: Context, request: FastifyRe
 }
 
 /** A query value the platform reads as a boolean: `true`/`false` in any case, `1`/`0`. */
-function queryBoolean(value: unknown): unknown {
+export function queryBoolean(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   const lower = value.toLowerCase();
   return lower === 'true' || lower === '1' ? true : lower === 'false' || lower === '0' ? false : value;
 }
 
 /** The dotted path of the first string (key or value) holding a NUL in a parsed JSON value, or null. */
-function nulField(value: unknown, path = '', depth = 0): string | null {
+export function nulField(value: unknown, path = '', depth = 0): string | null {
   if (typeof value === 'string') return isStorableText(value) ? null : path;
   if (value === null || typeof value !== 'object' || depth > 64) return null;
   for (const [key, item] of Object.entries(value)) {
@@ -82,7 +82,7 @@ function nulField(value: unknown, path = '', depth = 0): string | null {
  * No name, id or text the platform stores holds a NUL (PostgreSQL's text cannot): a path value with
  * one names nothing (404), a query or body value with one is invalid (422), on both databases alike.
  */
-function refuseNul(request: FastifyRequest): void {
+export function refuseNul(request: FastifyRequest): void {
   for (const value of Object.values((request.params ?? {}) as Record<string, unknown>)) {
     if (typeof value === 'string' && !isStorableText(value)) throw new ApiError(404, 'Not Found');
   }
@@ -93,7 +93,7 @@ function refuseNul(request: FastifyRequest): void {
 }
 
 /** The names of a query schema's boolean properties. */
-function booleanQueryKeys(schema: unknown): string[] {
+export function booleanQueryKeys(schema: unknown): string[] {
   const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {};
   return Object.entries(properties).filter(([, property]) => property?.type === 'boolean').map(([key]) => key);
 }
