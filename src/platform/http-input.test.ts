@@ -1,12 +1,13 @@
 // The input rules of src/platform/http.ts on their own (no server): the version check
 // (`selectApiVersion`), boolean query values as the platform reads them (`queryBoolean`,
-// `booleanQueryKeys`), and no NUL in a stored name or text (`nulField`, `refuseNul`: a path value
+// `booleanQueryKeys`), the JSON body (`parseJsonBody`), and no NUL in a stored name or text (`nulField`, `refuseNul`: a path value
 // with one is 404, a query or body value 422 naming the field).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { bodyBoundsError, MAX_BODY_DEPTH } from './bounds.ts';
 import { ApiError } from './errors.ts';
-import { API_VERSIONS, booleanQueryKeys, DEFAULT_API_VERSION, nulField, queryBoolean, refuseNul, selectApiVersion } from './http.ts';
+import { API_VERSIONS, booleanQueryKeys, DEFAULT_API_VERSION, nulField, parseJsonBody, queryBoolean, refuseNul, selectApiVersion } from './http.ts';
 
 /** The version header a request sends, and what the reply was told to say. */
 function selectVersion(requested: unknown): { selected: unknown; error: unknown } {
@@ -92,4 +93,19 @@ test('refuseNul: a path value with a NUL is 404; a query or body value 422 namin
   assert.deepEqual(refusal({ body: 'raw\u0000' }), {
     status: 422, message: 'Validation Failed', errors: [{ resource: 'body', field: '', code: 'invalid', message: 'body must not contain a NUL character' }],
   });
+});
+
+test('parseJsonBody: blank is no body; JSON of any kind is read; anything else is 400 Problems parsing JSON; a body past the bounds is refused', () => {
+  for (const text of ['', '  ', '\n\t']) assert.equal(parseJsonBody(text), undefined);
+  assert.deepEqual(parseJsonBody(' {"title":"t","n":[1,2]} '), { title: 't', n: [1, 2] });
+  assert.equal(parseJsonBody('"text"'), 'text');
+  assert.equal(parseJsonBody('null'), null);
+  for (const text of ['{', 'title=t', "{'a':1}"]) {
+    assert.throws(() => parseJsonBody(text), (error) => error instanceof ApiError && error.status === 400 && error.message === 'Problems parsing JSON');
+  }
+  const deep = `${'['.repeat(MAX_BODY_DEPTH + 1)}${']'.repeat(MAX_BODY_DEPTH + 1)}`;
+  const expected = bodyBoundsError(JSON.parse(deep));
+  assert.ok(expected);
+  assert.throws(() => parseJsonBody(deep), (error) => error instanceof ApiError && error.status === expected.status && error.message === expected.message);
+  assert.deepEqual(parseJsonBody('[[1]]'), [[1]]);
 });

@@ -92,6 +92,23 @@ export function refuseNul(request: FastifyRequest): void {
   }
 }
 
+/**
+ * A request body as the platform reads it, whatever its content type: blank is no body, else JSON
+ * (400 Problems parsing JSON), bounded before any schema or service walks it (./bounds.ts).
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'Problems parsing JSON');
+  }
+  const excess = bodyBoundsError(parsed);
+  if (excess) throw excess;
+  return parsed;
+}
+
 /** The names of a query schema's boolean properties. */
 export function booleanQueryKeys(schema: unknown): string[] {
   const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {};
@@ -255,17 +272,12 @@ export function installConventions(app: FastifyInstance, ctx: Context, options: 
   // The platform reads every body as JSON, whatever its content type.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
-    } catch {
-      return done(new ApiError(400, 'Problems parsing JSON'), undefined);
+      parsed = parseJsonBody(String(body));
+    } catch (error) {
+      return done(error as ApiError, undefined);
     }
-    // Bounded before any schema or service walks it (./bounds.ts).
-    const excess = bodyBoundsError(parsed);
-    if (excess) return done(excess, undefined);
     done(null, parsed);
   });
 
