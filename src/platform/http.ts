@@ -59,14 +59,14 @@ export async function anonymousRateLimitHeaders(ctx: Context, request: FastifyRe
 }
 
 /** A query value the platform reads as a boolean: `true`/`false` in any case, `1`/`0`. */
-function queryBoolean(value: unknown): unknown {
+export function queryBoolean(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   const lower = value.toLowerCase();
   return lower === 'true' || lower === '1' ? true : lower === 'false' || lower === '0' ? false : value;
 }
 
 /** The dotted path of the first string (key or value) holding a NUL in a parsed JSON value, or null. */
-function nulField(value: unknown, path = '', depth = 0): string | null {
+export function nulField(value: unknown, path = '', depth = 0): string | null {
   if (typeof value === 'string') return isStorableText(value) ? null : path;
   if (value === null || typeof value !== 'object' || depth > 64) return null;
   for (const [key, item] of Object.entries(value)) {
@@ -82,7 +82,7 @@ function nulField(value: unknown, path = '', depth = 0): string | null {
  * No name, id or text the platform stores holds a NUL (PostgreSQL's text cannot): a path value with
  * one names nothing (404), a query or body value with one is invalid (422), on both databases alike.
  */
-function refuseNul(request: FastifyRequest): void {
+export function refuseNul(request: FastifyRequest): void {
   for (const value of Object.values((request.params ?? {}) as Record<string, unknown>)) {
     if (typeof value === 'string' && !isStorableText(value)) throw new ApiError(404, 'Not Found');
   }
@@ -92,8 +92,25 @@ function refuseNul(request: FastifyRequest): void {
   }
 }
 
+/**
+ * A request body as the platform reads it, whatever its content type: blank is no body, else JSON
+ * (400 Problems parsing JSON), bounded before any schema or service walks it (./bounds.ts).
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'Problems parsing JSON');
+  }
+  const excess = bodyBoundsError(parsed);
+  if (excess) throw excess;
+  return parsed;
+}
+
 /** The names of a query schema's boolean properties. */
-function booleanQueryKeys(schema: unknown): string[] {
+export function booleanQueryKeys(schema: unknown): string[] {
   const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {};
   return Object.entries(properties).filter(([, property]) => property?.type === 'boolean').map(([key]) => key);
 }
@@ -255,17 +272,12 @@ export function installConventions(app: FastifyInstance, ctx: Context, options: 
   // The platform reads every body as JSON, whatever its content type.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
-    } catch {
-      return done(new ApiError(400, 'Problems parsing JSON'), undefined);
+      parsed = parseJsonBody(String(body));
+    } catch (error) {
+      return done(error as ApiError, undefined);
     }
-    // Bounded before any schema or service walks it (./bounds.ts).
-    const excess = bodyBoundsError(parsed);
-    if (excess) return done(excess, undefined);
     done(null, parsed);
   });
 
