@@ -145,6 +145,7 @@ export async function createServer(
     databaseUrl: config.databaseUrl,
     sqlitePath: `${config.dataDir}/codehost.db`,
     poolSize: config.databasePoolSize,
+    pooler: config.databasePooler,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     log: app.log,
   });

@@ -23,6 +23,8 @@ export interface Config {
   databaseUrl: string | null;
   /** Connections in this process's PostgreSQL pool. */
   databasePoolSize: number;
+  /** CODEHOST_DATABASE_POOLER: 'transaction' behind PgBouncer in transaction mode (no named statements). */
+  databasePooler: 'session' | 'transaction';
   /** How long a query waits for a PostgreSQL connection (a free one in the pool, or a new one) before answering 503. */
   databaseConnectTimeoutMs: number;
   adminToken: string | null;
@@ -133,6 +135,12 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(`${name} must be a boolean (1/0, true/false), got "${raw}"`);
+}
+
+function databasePooler(env: Env): 'session' | 'transaction' {
+  const value = str(env, 'CODEHOST_DATABASE_POOLER', 'session');
+  if (value !== 'session' && value !== 'transaction') throw new ConfigError(`CODEHOST_DATABASE_POOLER must be "session" or "transaction", got "${value}"`);
+  return value;
 }
 
 function str(env: Env, name: string, fallback: string): string {
@@ -335,6 +343,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(str(env, 'CODEHOST_DATA_DIR', './data')),
     databaseUrl: databaseUrl(env),
     databasePoolSize: int(env, 'CODEHOST_DATABASE_POOL_SIZE', 10, 1),
+    databasePooler: databasePooler(env),
     databaseConnectTimeoutMs: int(env, 'CODEHOST_DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100),
     adminToken: bearerToken(env, 'CODEHOST_ADMIN_TOKEN'),
     apiUrl,

@@ -87,7 +87,7 @@ const TRANSACTION_END = /^\s*(commit|rollback|end|abort)\s*$/i;
  * repeat. Writes, and anything in a transaction, are never retried (they may have committed, or the
  * transaction is gone): the error goes up and the request answers 503.
  */
-function retryingReads(pool: pg.Pool): PostgresPool {
+function retryingReads(pool: pg.Pool, namedStatements: boolean): PostgresPool {
   return {
     end: () => pool.end(),
     async connect(): Promise<PostgresPoolClient> {
@@ -98,7 +98,8 @@ function retryingReads(pool: pg.Pool): PostgresPool {
         if (TRANSACTION_START.test(text)) inTransaction = true;
         else if (TRANSACTION_END.test(text)) inTransaction = false;
         // A reusable query (prepared.ts) runs as a named statement: parsed and planned once per connection.
-        const name = preparedNames.get(text);
+        // Behind a transaction-pooling PgBouncer a named statement may land on another server connection: none then.
+        const name = namedStatements ? preparedNames.get(text) : undefined;
         const run = (on: pg.PoolClient) => (name ? on.query({ name, text, values: parameters as unknown[] }) : on.query(text, parameters as unknown[]));
         try {
           return await run(client);
@@ -132,6 +133,8 @@ export interface OpenOptions {
   databaseUrl: string | null;
   sqlitePath: string;
   poolSize?: number;
+  /** 'transaction': a pooler (PgBouncer) hands each transaction any server connection, so no named statements. */
+  pooler?: 'session' | 'transaction';
   /** How long a query waits for a pooled connection (or for a new one to open) before failing: an exhausted pool answers 503, not a hang. */
   connectTimeoutMs?: number;
   log?: DbLog;
@@ -151,7 +154,7 @@ export function openDatabase(options: OpenOptions): Db {
     pool.on('connect', (client) => client.on('error', lost));
     // An idle client's error is also reported by the pool: the client's own listener logged it.
     pool.on('error', () => {});
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: retryingReads(pool) }) });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: retryingReads(pool, options.pooler !== 'transaction') }) });
     return { kysely, dialect: 'postgres', url: options.databaseUrl, close: () => kysely.destroy() };
   }
   const sqlite = nodeSqlite(options.sqlitePath);
