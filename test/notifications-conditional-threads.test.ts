@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { changeNotHidden, notify as notifyAs, seenAndUnchanged } from './helpers/conditional.ts';
 import { classicToken } from './helpers/credentials.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
@@ -14,13 +15,7 @@ let database: TestDatabase;
 let server: TestServer;
 let hubot: string;
 
-const notify = (repository: string, title: string) =>
-  server.admin('POST', '/notifications', {
-    login: 'hubot',
-    repository,
-    subject: { type: 'Release', title, url: `https://example.com/${repository}/releases/${title}` },
-    reason: 'subscribed',
-  });
+const notify = (repository: string, title: string) => notifyAs(server, 'hubot', repository, title);
 
 const get = (path: string, headers: Record<string, string> = {}) => server.api('GET', path, { token: hubot, headers });
 const db = () => server.server.ctx.db.kysely;
@@ -44,37 +39,11 @@ async function neverHidden(
   change: () => Promise<unknown>,
   options: { paths?: string[]; bodyChanges?: boolean; gone?: boolean } = {},
 ): Promise<void> {
-  const paths = options.paths ?? routes(id);
   const seen = [];
-  for (const path of paths) {
-    const answer = await get(path);
-    assert.equal(answer.status, 200, `${cause}, ${path}`);
-    const etag = answer.headers.get('etag')!;
-    const lastModified = answer.headers.get('last-modified')!;
-    assert.ok(etag && lastModified, `${cause}, ${path}: both validators`);
-    assert.equal((await get(path, { 'if-none-match': etag })).status, 304, `${cause}, ${path}: If-None-Match before`);
-    assert.equal((await get(path, { 'if-modified-since': lastModified })).status, 304, `${cause}, ${path}: If-Modified-Since before`);
-    seen.push({ path, etag, lastModified, text: answer.text });
-  }
+  for (const path of options.paths ?? routes(id)) seen.push(await seenAndUnchanged(get, path, cause));
   await server.advance(5);
   await change();
-  for (const s of seen) {
-    const byTag = await get(s.path, { 'if-none-match': s.etag });
-    assert.notEqual(byTag.status, 304, `${cause}, ${s.path}: a 304 for If-None-Match hid the change`);
-    const byDate = await get(s.path, { 'if-modified-since': s.lastModified });
-    assert.notEqual(byDate.status, 304, `${cause}, ${s.path}: a 304 for If-Modified-Since hid the change`);
-    if (options.gone) {
-      assert.equal(byTag.status, 404, `${cause}, ${s.path}`);
-      assert.equal(byDate.status, 404, `${cause}, ${s.path}`);
-      continue;
-    }
-    assert.equal(byTag.status, 200, `${cause}, ${s.path}`);
-    assert.equal(byDate.text, byTag.text);
-    if (options.bodyChanges !== false) assert.notEqual(byTag.text, s.text, `${cause}, ${s.path}: the answer shows the change`);
-    const etag = byTag.headers.get('etag')!;
-    assert.equal((await get(s.path, { 'if-none-match': etag })).status, 304, `${cause}, ${s.path}: the new tag matches`);
-    assert.equal((await get(s.path, { 'if-modified-since': byTag.headers.get('last-modified')! })).status, 304, `${cause}, ${s.path}: the new date matches`);
-  }
+  for (const s of seen) await changeNotHidden(get, s, cause, options);
 }
 
 before(async () => {

@@ -8,6 +8,7 @@ import { ALL_TOKENS, type AccessRule } from '../callers/access.ts';
 import { callingApp, callingInstallation } from '../callers/app.ts';
 import type { AppRow } from './store.ts';
 import type { Api, Context } from '../../platform/context.ts';
+import { answerNotModified, unchanged } from '../../platform/http.ts';
 import { DEFAULT_PAGES, PageQuery, pageParams, sendPage, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { FullRepository } from '../repositories/representations.ts';
@@ -128,13 +129,24 @@ export function appRoutes(app: Api, ctx: Context): void {
           repository_selection: Type.Union([Type.Literal('all'), Type.Literal('selected')]),
           repositories: Type.Array(FullRepository),
         }),
+        304: Type.Null({ description: 'Not modified' }),
         ...refused,
         422: ValidationErrorBody,
       },
     },
   }, async (request, reply) => {
     const params = pageParams(request.query, DEFAULT_PAGES);
-    const body = await service.installationRepositories(callingInstallation(request), { offset: params.offset, limit: params.perPage });
+    const page = { offset: params.offset, limit: params.perPage };
+    // A poll is decided from the tag (one statement) before a repository is loaded or rendered.
+    const etag = await service.installationRepositoriesTag(callingInstallation(request), page);
+    if (etag) {
+      reply.header('etag', etag);
+      if (unchanged(request, reply)) {
+        await answerNotModified(ctx, request, reply);
+        return reply.send(null);
+      }
+    }
+    const body = await service.installationRepositories(callingInstallation(request), page);
     setPageLinks(reply, request, ctx.urls.api, params, { total: body.total_count, returned: body.repositories.length });
     return body;
   });

@@ -2,6 +2,7 @@
 // the one covering a repository, an organization or a user), the repositories an installation token
 // reaches, and revoking that token. Another app's installation is a 404, as is an account or
 // repository the app is not installed on.
+import { createHash } from 'node:crypto';
 import { notFound } from '../../platform/errors.ts';
 import { Service } from '../../platform/service.ts';
 import { findAccount } from '../accounts/store.ts';
@@ -52,6 +53,26 @@ export class AppService extends Service {
    * The repositories the installation token reaches (its installation's, narrowed to the token's own
    * list when it has one), in full, with the token's repository selection.
    */
+  /**
+   * The entity tag of a page of `installationRepositories`, from one statement that reads no
+   * repository: the installation token's scope, the total, and each repository of the page with its
+   * representation version (moved by every write a full Repository is made of: renamed, made
+   * private, description, owner renamed, counts; a repository deleted or no longer reached leaves
+   * the page). Null when it cannot be decided so (no installation, a repository without a version):
+   * the answer is then rendered and tagged by its hash.
+   */
+  async installationRepositoriesTag(principal: InstallationPrincipal, page: { offset: number; limit: number }): Promise<string | null> {
+    const repositoryIds = principal.repositorySelection === 'selected' ? principal.repositoryIds : null;
+    const read = await store.installationRepositoryVersions(this.db, principal.appId, {
+      installationId: principal.installationId,
+      accountId: principal.accountId,
+      repositoryIds,
+    }, page);
+    if (!read || read.versions.some(([, version]) => version === null)) return null;
+    const made = JSON.stringify([principal.installationId, principal.repositorySelection, repositoryIds, page, read.total, read.versions]);
+    return `W/"${createHash('sha1').update(`installation-repositories\n${made}`).digest('hex')}"`;
+  }
+
   async installationRepositories(principal: InstallationPrincipal, page: { offset: number; limit: number }) {
     const found = await store.findInstallation(this.db, principal.appId, principal.installationId);
     if (!found) throw notFound();

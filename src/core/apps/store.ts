@@ -1,6 +1,6 @@
 // Apps and their installations: lookups by slug and id, an app's installations (a page, one by id,
 // the one on an account or covering a repository), and the repositories an installation token reaches.
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { AppAuthorizationsTable, AppsTable, InstallationsTable } from '../../db/schema.ts';
 import { perServer } from '../../platform/per-server.ts';
@@ -228,12 +228,8 @@ export interface RepositoryScope {
  * One page of the repositories an installation token reaches: the account's, those its installation
  * covers now, and those the token names when it names any; and how many there are in all.
  */
-export async function installationRepositoryPage(
-  db: Executor,
-  scope: RepositoryScope,
-  page: { offset: number; limit: number },
-): Promise<{ total: number; repositories: RepositoryRow[] }> {
-  if (scope.repositoryIds !== null && scope.repositoryIds.length === 0) return { total: 0, repositories: [] };
+/** The repositories an installation token reaches (`RepositoryScope`), as a query to select from. */
+function reachedRepositories(db: Executor, scope: RepositoryScope) {
   let reached = db
     .selectFrom('repositories')
     .where('repositories.owner_id', '=', scope.accountId)
@@ -246,7 +242,17 @@ export async function installationRepositoryPage(
           inner('repositories.id', 'in', inner.selectFrom('installation_repositories').select('repository_id').where('installation_id', '=', scope.installationId)),
         ])),
     ));
-  if (scope.repositoryIds !== null) reached = reached.where('repositories.id', 'in', [...scope.repositoryIds]);
+  if (scope.repositoryIds === null) return reached;
+  return scope.repositoryIds.length ? reached.where('repositories.id', 'in', [...scope.repositoryIds]) : reached.where(sql<boolean>`1 = 0`);
+}
+
+export async function installationRepositoryPage(
+  db: Executor,
+  scope: RepositoryScope,
+  page: { offset: number; limit: number },
+): Promise<{ total: number; repositories: RepositoryRow[] }> {
+  if (scope.repositoryIds !== null && scope.repositoryIds.length === 0) return { total: 0, repositories: [] };
+  const reached = reachedRepositories(db, scope);
   const [total, rows] = await Promise.all([
     reached.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     reached
@@ -257,6 +263,43 @@ export async function installationRepositoryPage(
       .execute(),
   ]);
   return { total: Number(total.n), repositories: rows };
+}
+
+/**
+ * What a page of `installationRepositoryPage` is made of, in one statement and without reading the
+ * repositories: the total, and the id and representation version (`repository_versions`) of each
+ * repository of the page. Undefined when the app has no such installation (its answer is a 404).
+ */
+export async function installationRepositoryVersions(
+  db: Executor,
+  appId: number,
+  scope: RepositoryScope,
+  page: { offset: number; limit: number },
+): Promise<{ total: number; versions: Array<[number, number | null]> } | undefined> {
+  const reached = reachedRepositories(db, scope);
+  const rows = await db
+    .selectFrom('installations')
+    .innerJoin(reached.select((eb) => eb.fn.countAll<number>().as('n')).as('total'), (join) => join.onTrue())
+    .leftJoin(
+      reached
+        .leftJoin('repository_versions', 'repository_versions.repository_id', 'repositories.id')
+        .select(['repositories.id', 'repository_versions.version'])
+        .orderBy('repositories.id')
+        .limit(page.limit)
+        .offset(page.offset)
+        .as('page'),
+      (join) => join.onTrue(),
+    )
+    .select(['total.n', 'page.id', 'page.version'])
+    .where('installations.id', '=', scope.installationId)
+    .where('installations.app_id', '=', appId)
+    .orderBy('page.id')
+    .execute();
+  if (!rows.length) return undefined;
+  return {
+    total: Number(rows[0]!.n),
+    versions: rows.filter((row) => row.id !== null).map((row) => [Number(row.id), row.version === null ? null : Number(row.version)]),
+  };
 }
 
 /** Revokes one token: it stops working at once (credentials are looked up on every request). */
