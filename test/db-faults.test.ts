@@ -214,8 +214,9 @@ test('PostgreSQL down while webhook jobs are in flight and queued: each runs to 
   await call('POST', '/_admin/repos', { owner: 'mona', name: 'durable' });
   assert.equal((await call('POST', '/_admin/apps', { slug: 'durable-app', permissions: { contents: 'read' }, events: ['push'], webhook: { url: `http://127.0.0.1:${(receiver.server.address() as AddressInfo).port}/hook` } })).status, 201);
   assert.equal((await call('POST', '/_admin/apps/durable-app/installations', { account: 'mona' })).status, 201);
-  // Installing sends the app its `installation` `created` (answered at once): posted before the pushes.
-  assert.ok(await eventually(() => receiver.guids.length === 1, 20), 'the installation event was delivered');
+  // Creating the app pings its webhook and installing sends it `installation` `created` (each answered
+  // at once): both posted before the pushes.
+  assert.ok(await eventually(() => receiver.guids.length === 2, 20), 'the ping and the installation event were delivered');
   receiver.guids.length = 0;
   receiver.holding = true;
   for (let i = 0; i < EVENTS; i++) {

@@ -77,7 +77,9 @@ test('SIGTERM with keep-alive clients in flight: every request already sent is a
       if (o.error) assert.equal(o.error, 'ECONNREFUSED', `a request sent after the signal failed with ${o.error} (reused connection: ${o.reused})`);
       else assert.equal(o.status, 200);
     }
-    assert.ok(afterSignal.some((o) => o.connection === 'close'), 'no response said Connection: close');
+    // Once the signal was handled, answers said `Connection: close` — on a slow machine all of them may
+    // be answers to requests sent just before it (every loop then finds its connection closed).
+    assert.ok(outcomes.some((o) => o.connection === 'close'), 'no response said Connection: close');
     // New connections are refused once the signal has been handled.
     assert.equal((await get(port, new Agent(), '/healthz')).error, 'ECONNREFUSED');
   } finally {
