@@ -50,10 +50,6 @@ export class AppService extends Service {
   }
 
   /**
-   * The repositories the installation token reaches (its installation's, narrowed to the token's own
-   * list when it has one), in full, with the token's repository selection.
-   */
-  /**
    * The entity tag of a page of `installationRepositories`, from one statement that reads no
    * repository: the installation token's scope, the total, and each repository of the page with its
    * representation version (moved by every write a full Repository is made of: renamed, made
@@ -73,6 +69,10 @@ export class AppService extends Service {
     return `W/"${createHash('sha1').update(`installation-repositories\n${made}`).digest('hex')}"`;
   }
 
+  /**
+   * The repositories the installation token reaches (its installation's, narrowed to the token's own
+   * list when it has one), in full, with the token's repository selection.
+   */
   async installationRepositories(principal: InstallationPrincipal, page: { offset: number; limit: number }) {
     const found = await store.findInstallation(this.db, principal.appId, principal.installationId);
     if (!found) throw notFound();
