@@ -45,6 +45,7 @@ import { Secrets, settleSecretKey } from './platform/secrets.ts';
 import { gracefulHttp } from './platform/shutdown.ts';
 import { probeWrite } from './platform/settings-store.ts';
 import { ALL_TOKENS } from './core/callers/access.ts';
+import { installRepositoryIdPaths } from './core/repositories/routes.ts';
 
 /** The shared resources' public reads (src/core), registered before the areas; issues come in AREAS' order. */
 const CORE: readonly Area[] = [accounts, repositories, apps, callers];
@@ -238,6 +239,7 @@ export async function createServer(
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  installRepositoryIdPaths(app, ctx);
   for (const area of [...CORE, ...AREAS]) area.routes?.(app, ctx);
   const admin = adminArea(AREAS);
   admin.admin?.(app, ctx);

@@ -127,7 +127,7 @@ describe('renaming and transferring a repository', () => {
     assert.equal(issue.status, 301, issue.text);
     const write = await server.api('PUT', '/repos/acme/widgets/notifications', { token: bob, body: {} });
     assert.equal(write.status, 307, write.text);
-    assert.equal(write.headers.get('location'), location);
+    assert.equal(write.headers.get('location'), `${location}/notifications`);
 
     const byId = await server.api('GET', `/repositories/${id}`, { token: bob });
     assert.equal(byId.status, 200, byId.text);
@@ -226,7 +226,7 @@ describe('tokens after a transfer', () => {
 
     const { id } = await server.admin('PATCH', '/repos/acme/widgets', { owner: 'other' });
     for (const [what, token] of [['fine-grained token for acme', selecting], ['acme installation token', narrowed]] as const) {
-      for (const path of ['/repos/other/widgets', '/repos/other/widgets/issues/1', `/repositories/${id}`]) {
+      for (const path of ['/repos/other/widgets', '/repos/other/widgets/issues/1', `/repositories/${id}`, `/repositories/${id}/issues/1`]) {
         const answer = await server.api('GET', path, { token });
         assert.equal(answer.status, 404, `${what} ${path}: ${answer.status} ${answer.text}`);
       }
@@ -249,12 +249,8 @@ describe('tokens after a transfer', () => {
   });
 });
 
-// NOT DONE (todo): the platform redirects an old name's sub-path to the same sub-path by id
-// (`/repos/{old}/issues/1` → 301 `/repositories/{id}/issues/1`, which serves it); codehost sends every
-// sub-path to `/repositories/{id}` itself and serves no `/repositories/{id}/...` sub-path. Fix: in
-// src/core/repositories/routes.ts, the onSend hook keeps the rest of the path (and query) in Location,
-// and each /repos/:owner/:repo/... route gets a twin /repositories/:repository_id/... whose
-// preHandler sets owner/repo from the id (an onRoute hook registered before the areas' routes).
+// The platform redirects an old name's sub-path to the same sub-path by id, which it serves
+// (`/repos/{old}/issues/1` → 301 `/repositories/{id}/issues/1`).
 describe('sub-paths of an old name', () => {
   let server: TestServer;
   let bob: string;
@@ -270,7 +266,7 @@ describe('sub-paths of an old name', () => {
   });
   after(() => server.close());
 
-  test('redirect to the same sub-path by id, which serves it', { todo: 'sub-paths by id: see the comment above' }, async () => {
+  test('redirect to the same sub-path by id, which serves it', async () => {
     for (const [method, path, status] of [['GET', '/issues/1', 301], ['GET', '/issue-types', 301], ['GET', '/subscription', 301], ['PUT', '/notifications', 307]] as const) {
       const moved = await server.api(method, `/repos/acme/widgets${path}`, { token: bob, body: method === 'PUT' ? {} : undefined });
       assert.equal(moved.status, status, `${method} ${path}: ${moved.text}`);
@@ -278,5 +274,30 @@ describe('sub-paths of an old name', () => {
       const served = await server.api(method, `/repositories/${id}${path}`, { token: bob, body: method === 'PUT' ? {} : undefined });
       assert.equal(served.status, (await server.api(method, `/repos/acme/gizmos${path}`, { token: bob, body: method === 'PUT' ? {} : undefined })).status, `${method} /repositories/{id}${path}`);
     }
+    // The query goes along; the page served by id is the one served by name.
+    const paged = await server.api('GET', '/repos/acme/widgets/issues/1/comments?per_page=1&page=2', { token: bob });
+    assert.equal(paged.status, 301);
+    assert.equal(paged.headers.get('location'), `${server.apiUrl}/repositories/${id}/issues/1/comments?per_page=1&page=2`);
+    const byId = await server.api('GET', `/repositories/${id}/issues/1`, { token: bob });
+    assert.deepEqual(byId.body, (await server.api('GET', '/repos/acme/gizmos/issues/1', { token: bob })).body);
+    assert.equal((await server.api('HEAD', `/repositories/${id}/issues/1`, { token: bob })).status, 200);
+  });
+
+  test('an id of no repository, or no id, is a 404 with the platform\'s body; the twins are not documented', async () => {
+    for (const given of ['999999', '0', 'abc', '1e3', '-1', '99999999999999999999']) {
+      const answer = await server.api('GET', `/repositories/${given}/issues/1`, { token: bob });
+      assert.equal(answer.status, 404, `${given}: ${answer.text}`);
+      assert.equal(answer.body.message, 'Not Found');
+      assert.equal(typeof answer.body.documentation_url, 'string');
+    }
+    // A private repository's id tells an outsider nothing more than its name does.
+    const hidden = (await server.admin('POST', '/repos', { owner: 'acme', name: 'hidden', visibility: 'private' })).id;
+    await server.admin('POST', '/users', { login: 'olga' });
+    const olga = await classicToken(server, 'olga', ['repo']);
+    for (const path of ['/issues/1', '/subscription', '/issue-types']) {
+      assert.equal((await server.api('GET', `/repositories/${hidden}${path}`, { token: olga })).status, (await server.api('GET', `/repos/acme/hidden${path}`, { token: olga })).status, path);
+    }
+    const document = await fetch(`${server.url}/openapi.json`).then((r) => r.json()) as { paths: Record<string, unknown> };
+    assert.deepEqual(Object.keys(document.paths).filter((path) => path.startsWith('/repositories/')), ['/repositories/{repository_id}']);
   });
 });

@@ -5,11 +5,12 @@ import { Type } from 'typebox';
 import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
 import type { UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
+import type { FastifyRequest, RouteOptions } from 'fastify';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ErrorBody, RowId, ValidationErrorBody } from '../../platform/schemas.ts';
-import { DOCUMENTATION_URL } from '../../platform/errors.ts';
-import { findFormerName } from './store.ts';
+import { DOCUMENTATION_URL, notFound } from '../../platform/errors.ts';
+import { findFormerName, findRepositoryName } from './store.ts';
 import { isRepositoryName } from './names.ts';
 import { SimpleUser, Team } from '../accounts/representations.ts';
 import { FullRepository, RepositorySubscription } from './representations.ts';
@@ -51,6 +52,42 @@ const RepositoryTeam = Type.Object({
 const Sort = Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('pushed'), Type.Literal('full_name')], { description: 'Default: `full_name` for a user, `created` for an organization' });
 const Direction = Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Default: `asc` with `full_name`, else `desc`' });
 
+const BY_NAME = '/repos/:owner/:repo';
+const BY_ID = '/repositories/:repository_id';
+const ROUTE_HOOKS = ['onRequest', 'preParsing', 'preHandler', 'preSerialization', 'onSend', 'onResponse', 'onError', 'onTimeout', 'onRequestAbort'] as const;
+
+/**
+ * Every `/repos/{owner}/{repo}/...` operation answers at `/repositories/{repository_id}/...` too, as
+ * on the platform (where a renamed or transferred repository's old name redirects): a twin route,
+ * hidden from the OpenAPI document, whose first hook puts the repository's current owner and name in
+ * the parameters, so the route's own validation, access and handler run unchanged. An id of no
+ * repository is a 404. Installed before any route is registered.
+ */
+export function installRepositoryIdPaths(app: Api, ctx: Context): void {
+  const byId = async (request: FastifyRequest) => {
+    const { repository_id: given, ...params } = request.params as Record<string, string>;
+    const id = /^[1-9][0-9]{0,14}$/.test(given ?? '') ? Number(given) : undefined;
+    const repository = id === undefined ? undefined : await findRepositoryName(ctx.db.kysely, id);
+    if (!repository) throw notFound();
+    request.params = { ...params, owner: repository.owner, repo: repository.name };
+  };
+  app.addHook('onRoute', (route) => {
+    // HEAD twins come from their GET routes, as HEAD routes do.
+    if (!route.url.startsWith(`${BY_NAME}/`) || route.method === 'HEAD') return;
+    const twin: RouteOptions = {
+      method: route.method,
+      url: `${BY_ID}${route.url.slice(BY_NAME.length)}`,
+      handler: route.handler,
+      schema: { ...route.schema, hide: true },
+      config: route.config,
+      preValidation: [byId, ...[route.preValidation ?? []].flat()],
+      ...(route.bodyLimit === undefined ? {} : { bodyLimit: route.bodyLimit }),
+    };
+    for (const name of ROUTE_HOOKS) if (route[name]) Object.assign(twin, { [name]: route[name] });
+    app.route(twin);
+  });
+}
+
 function repositoryRoutes(app: Api, ctx: Context): void {
   const service = new RepositoryService(ctx);
   app.get('/repos/:owner/:repo', {
@@ -88,7 +125,8 @@ function repositoryRoutes(app: Api, ctx: Context): void {
     const id = await findFormerName(ctx.db.kysely, owner, repo).catch(() => undefined);
     if (id === undefined) return payload;
     const read = request.method === 'GET' || request.method === 'HEAD';
-    const url = `${ctx.urls.api}/repositories/${id}`;
+    // The same sub-path (and query) under the id: /repos/{old}/issues/1 → /repositories/{id}/issues/1.
+    const url = `${ctx.urls.api}/repositories/${id}${request.url.replace(/^\/repos\/[^/?#]*\/[^/?#]*/, '')}`;
     reply.code(read ? 301 : 307).header('location', url).type('application/json; charset=utf-8');
     return JSON.stringify({ message: read ? 'Moved Permanently' : 'Temporary Redirect', url, documentation_url: DOCUMENTATION_URL });
   });
