@@ -50,6 +50,9 @@ const DERIVED_COLUMNS = [
   'fgSome', //     fine-grained personal token like fg, selected repository open only
   'expired', //    ana's classic token with every scope, expired
   'revoked', //    an installation token of matrix-app on acme, revoked (DELETE /installation/token)
+  'suspended', //  sue, acme member, suspended (PUT /_admin/users/sue/suspended): classic token with every scope
+  'instSuspended', // installation token of held-app on acme (granted all it requests), the installation suspended
+  'instDeleted', // installation token of gone-app on acme (granted all it requests), the installation deleted
 ] as const;
 type WrittenColumn = (typeof COLUMNS)[number];
 type Column = WrittenColumn | (typeof DERIVED_COLUMNS)[number];
@@ -126,6 +129,12 @@ const DERIVED: Record<(typeof DERIVED_COLUMNS)[number], { like: WrittenColumn | 
   fgSome: { like: 'fg', except: (key, row) => ((onSecret(key) || onInternal(key)) && row.fg !== 403 ? 404 : undefined) },
   expired: { like: null, except: () => undefined },
   revoked: { like: null, except: () => undefined },
+  // Refused where the token is looked up, whatever the operation (docs/permissions.md): 403 "Sorry. Your
+  // account was suspended." and 403 "This installation has been suspended"; a deleted installation's
+  // tokens are no credential (401).
+  suspended: { like: null, except: () => 403 },
+  instSuspended: { like: null, except: () => 403 },
+  instDeleted: { like: null, except: () => undefined },
 };
 
 /**
@@ -212,6 +221,17 @@ async function revokedInstallationToken(): Promise<string> {
   const revoked = await server.api('DELETE', '/installation/token', { authorization });
   assert.equal(revoked.status, 204, revoked.text);
   return authorization;
+}
+
+/** An installation token of a new app on acme (granted all it requests) whose installation is then suspended or deleted by its app. */
+async function installationTokenOf(slug: string, end: 'suspended' | 'deleted'): Promise<string> {
+  const app = await createApp(server, slug, APP_PERMISSIONS) as TestAppWithSecret;
+  const installation = await install(server, app, 'acme');
+  const token = await mintInstallationToken(server, app, installation);
+  const path = `/app/installations/${installation}${end === 'suspended' ? '/suspended' : ''}`;
+  const ended = await server.api(end === 'suspended' ? 'PUT' : 'DELETE', path, { authorization: `Bearer ${await appJwt(server, app)}` });
+  assert.equal(ended.status, 204, ended.text);
+  return `Bearer ${token}`;
 }
 
 /** A migration of ana's, exported (drained). */
@@ -630,9 +650,9 @@ before(async () => {
     CODEHOST_ASSISTANT_METRICS_SUNSET: 'never',
   });
 
-  for (const login of ['ana', 'bob', 'sam', 'olga', 'tess', 'gus', 'bill', 'eve', 'carl', 'tina']) await server.admin('POST', '/users', { login });
+  for (const login of ['ana', 'bob', 'sam', 'olga', 'tess', 'gus', 'bill', 'eve', 'carl', 'tina', 'sue']) await server.admin('POST', '/users', { login });
   await server.admin('POST', '/enterprises', { slug: 'acme-ent', owners: ['ana'] });
-  await server.admin('POST', '/orgs', { login: 'acme', enterprise: 'acme-ent', owners: ['ana'], members: ['bob'], security_managers: ['sam'] });
+  await server.admin('POST', '/orgs', { login: 'acme', enterprise: 'acme-ent', owners: ['ana'], members: ['bob', 'sue'], security_managers: ['sam'] });
   await server.admin('POST', '/orgs', { login: 'globex', owners: ['ana'] });
   await server.admin('PUT', '/orgs/acme/members/bill', { role: 'billing_manager' });
   await server.admin('POST', '/orgs', { login: 'initech', enterprise: 'acme-ent', owners: ['ana'], members: ['eve'] });
@@ -699,7 +719,11 @@ before(async () => {
     fgSome: `Bearer ${(await server.admin('POST', '/tokens', { login: 'ana', kind: 'fine_grained', resource_owner: 'acme', repositories: ['open'], permissions: FINE_GRAINED_PERMISSIONS })).token}`,
     expired: `Bearer ${(await server.admin('POST', '/tokens', { login: 'ana', kind: 'classic', scopes: ALL_SCOPES, expires_at: '2020-01-01T00:00:00Z' })).token}`,
     revoked: await revokedInstallationToken(),
+    suspended: `Bearer ${await classicToken(server, 'sue', ALL_SCOPES)}`,
+    instSuspended: await installationTokenOf('held-app', 'suspended'),
+    instDeleted: await installationTokenOf('gone-app', 'deleted'),
   } satisfies Record<Column, string | null>);
+  await server.admin('PUT', '/users/sue/suspended');
 
   // A notification thread of ana's, a migration of hers (exported), a webhook delivery of matrix-app.
   ids.thread = (await server.admin('POST', '/notifications', {
@@ -772,9 +796,9 @@ test('every operation × every caller answers as the platform does', async () =>
       const problems: string[] = [];
       const matches = want === OK ? successful(entry, response.status) : response.status === want;
       if (!matches) problems.push(`got ${response.status}, want ${want === OK ? 'success' : want}: ${response.text.slice(0, 160)}`);
-      // A request with no credential, or one that is none (expired, revoked), is answered before the
+      // A request with no credential, or one that is none (expired, revoked, of a deleted installation), is answered before the
       // caller is known: no scope header.
-      if (column !== 'anon' && column !== 'expired' && column !== 'revoked') {
+      if (column !== 'anon' && column !== 'expired' && column !== 'revoked' && column !== 'instDeleted') {
         const accepted = response.headers.get('x-accepted-oauth-scopes');
         if (accepted === null) problems.push('no X-Accepted-OAuth-Scopes');
         else {
