@@ -4,6 +4,7 @@
 // a migration is followed with the reader's token and must answer 200 (acme/secret archived since:
 // an archived repository is read-only, and its URLs still resolve). Templated fields (`{`) are
 // not addresses; web addresses (html_url, avatar_url, clone_url, diff_url...) are the web host's.
+// Last, the repositories are renamed and transferred and everything is walked again.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -171,5 +172,30 @@ test('every URL of a migration resolves', async () => {
   const routes = routesOf(followed);
   for (const route of ['/user/migrations/N', '/user/migrations/N/archive', '/users/mona', '/repos/mona/mine', '/repos/mona/mine/subscription', '/users/mona/repos', '/users/mona/orgs']) {
     assert.ok(routes.includes(route), `walked ${route} (${routes.join(', ')})`);
+  }
+});
+
+// Last (it moves what the tests above walked): a renamed repository and a transferred one. Every
+// URL of the threads, the migration and the payloads sent since names the new place and resolves.
+test('after a rename and a transfer, every URL names the new place and resolves', async () => {
+  await server.admin('PATCH', '/repos/acme/secret', { archived: false });
+  assert.equal((await server.admin('PATCH', '/repos/acme/secret', { name: 'hidden' })).full_name, 'acme/hidden');
+  assert.equal((await server.admin('PATCH', '/repos/mona/mine', { owner: 'acme' })).full_name, 'acme/mine');
+  const sent = deliveries.length;
+  await server.admin('POST', '/repos/acme/hidden/issues', { author: 'lisa', title: 'Moved', body: 'cc @mona' });
+  await server.admin('POST', '/repos/acme/mine/issues', { author: 'mona', title: 'Moved too' });
+  await server.drain();
+  const since = deliveries.slice(sent);
+  assert.ok(since.some((d) => d.event === 'issues'), 'issues deliveries after the move');
+
+  const threads = await server.api('GET', '/notifications?all=true', { token: reader });
+  const moved = await server.api('GET', `/user/migrations/${migration.id}`, { token: reader });
+  assert.equal(moved.status, 200, moved.text);
+  for (const [name, document] of [['notification', threads.body], ['migration', moved.body], ['webhook', since.map((d) => d.body)]] as const) {
+    const { followed, unresolved } = await walk(name, document);
+    assert.deepEqual(unresolved, [], name);
+    const old = [...followed].filter((url) => /\/repos\/(acme\/secret|mona\/mine)(\/|$)/.test(url));
+    assert.deepEqual(old, [], `${name}: URLs naming the old place`);
+    assert.ok(followed.size > 0, `${name}: URLs walked`);
   }
 });
