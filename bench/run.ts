@@ -86,6 +86,19 @@ const ROWS: Row[] = [
     goal: { sqlite: atLeast(0.4), postgres: atLeast(0.25) },
   },
   {
+    path: 'Repository list poll: GET /installation/repositories?per_page=30 with If-None-Match → 304, req/s vs bare',
+    bench: 'installation-repositories',
+    keys: ['installation repositories poll If-None-Match req/s ratio codehost/bare'],
+    goal: { sqlite: atLeast(0.4), postgres: atLeast(0.25) },
+  },
+  {
+    path: '… CPU per repository list poll (304): codehost process',
+    bench: 'installation-repositories',
+    keys: ['installation repositories poll If-None-Match CPU ms per request, codehost process'],
+    goal: {},
+    unit: ' ms',
+  },
+  {
     path: '… CPU per poll (If-None-Match): codehost process',
     bench: 'notifications',
     keys: ['poll If-None-Match CPU ms per request, codehost process'],

@@ -312,7 +312,7 @@ export function installConventions(app: FastifyInstance, ctx: Context, options: 
     reply.header('etag', etag);
     if (!unchanged(request, reply)) return payload;
     await answerNotModified(ctx, request, reply);
-    return '';
+    return null; // no content: Fastify then sets no Content-Length (an empty string would be `0`)
   });
 
   // An unknown route answers as the API does, version and rate-limit headers included (not under /_admin).

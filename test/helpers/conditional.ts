@@ -35,9 +35,20 @@ export async function seenAndUnchanged(get: ConditionalGet, path: string, cause:
   const etag = answer.headers.get('etag')!;
   const lastModified = answer.headers.get('last-modified');
   assert.ok(etag && (etagOnly || lastModified), `${cause}, ${path}: both validators`);
-  assert.equal((await get(path, { 'if-none-match': etag })).status, 304, `${cause}, ${path}: If-None-Match before`);
-  if (lastModified) assert.equal((await get(path, { 'if-modified-since': lastModified })).status, 304, `${cause}, ${path}: If-Modified-Since before`);
+  notModified(await get(path, { 'if-none-match': etag }), `${cause}, ${path}: If-None-Match before`);
+  if (lastModified) notModified(await get(path, { 'if-modified-since': lastModified }), `${cause}, ${path}: If-Modified-Since before`);
   return { path, etag, lastModified, text: answer.text };
+}
+
+/**
+ * A 304 as HTTP wants it: no content, so no Content-Type and no Content-Length (a Content-Length
+ * that does not count the 200's bytes leaves a client or proxy waiting for bytes that never come).
+ */
+export function notModified(answer: Response, what: string): void {
+  assert.equal(answer.status, 304, what);
+  assert.equal(answer.text, '', `${what}: no content`);
+  assert.equal(answer.headers.get('content-length'), null, `${what}: no Content-Length`);
+  assert.equal(answer.headers.get('content-type'), null, `${what}: no Content-Type`);
 }
 
 /**

@@ -143,7 +143,8 @@ export function appRoutes(app: Api, ctx: Context): void {
       reply.header('etag', etag);
       if (unchanged(request, reply)) {
         await answerNotModified(ctx, request, reply);
-        return reply.send(null);
+        // No content at all: `send(null)` would write `null` and its Content-Length.
+        return (reply as FastifyReply).send();
       }
     }
     const body = await service.installationRepositories(callingInstallation(request), page);
