@@ -101,16 +101,6 @@ export async function setSubscription(db: Executor, repositoryId: number, userId
     .executeTakeFirstOrThrow();
 }
 
-/** The owner's login and the name of the repository with this id (what `/repositories/{id}/...` stands for). */
-export async function findRepositoryName(db: Executor, id: number): Promise<{ owner: string; name: string } | undefined> {
-  return db
-    .selectFrom('repositories')
-    .innerJoin('users', 'users.id', 'repositories.owner_id')
-    .select(['users.login as owner', 'repositories.name as name'])
-    .where('repositories.id', '=', id)
-    .executeTakeFirst();
-}
-
 export async function findRepositoryById(db: Executor, id: number): Promise<RepositoryRow | undefined> {
   return db.selectFrom('repositories').selectAll().where('id', '=', id).executeTakeFirst();
 }
@@ -539,4 +529,14 @@ export async function repositoryTeamOrgIds(db: Executor, repositoryId: number): 
     .where('tr.repository_id', '=', repositoryId)
     .execute();
   return rows.map((row) => row.org_id);
+}
+
+/** The owner's login and the name of the repository with this id (what `/repositories/{id}/...` stands for). */
+export async function findRepositoryName(db: Executor, id: number): Promise<{ owner: string; name: string } | undefined> {
+  return db
+    .selectFrom('repositories')
+    .innerJoin('users', 'users.id', 'repositories.owner_id')
+    .select(['users.login as owner', 'repositories.name as name'])
+    .where('repositories.id', '=', id)
+    .executeTakeFirst();
 }
