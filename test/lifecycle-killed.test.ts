@@ -5,37 +5,22 @@
 // and its `repository.deleted` is in the outbox; a renamed one has its former name recorded; an
 // installation is there with its token or gone with it. Rounds on the same database, each a new process.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { openDatabase } from '../src/db/index.ts';
+import { test } from 'node:test';
 import { signAppJwt, type TestApp } from './helpers/credentials.ts';
-import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { startServe, type ServeChild } from './helpers/process.ts';
+import { killAmid, killedServers } from './helpers/killed.ts';
+import type { ServeChild } from './helpers/process.ts';
 
 const ADMIN_TOKEN = 'killed-admin-token-0123456789';
 const EACH = 5;
 const ROUNDS = 4;
 const APPS = 6;
 
-let database: TestDatabase;
-let server: ServeChild | null = null;
-
-async function start(): Promise<ServeChild> {
-  server = await startServe(database, ADMIN_TOKEN);
-  return server;
-}
-
-before(async () => {
-  database = await createTestDatabase();
-});
-after(async () => {
-  await server?.kill();
-  await database.drop();
-});
+const servers = killedServers(ADMIN_TOKEN);
 
 interface Installed { slug: string; id: number; jwt: string; suspend: boolean }
 
 test('repository and installation lifecycle killed at any moment leaves the before or the after, never half', async (t) => {
-  const first = await start();
+  const first = await servers.start();
   await first.admin('POST', '/users', { login: 'boss' });
   await first.admin('POST', '/orgs', { login: 'acme', owners: ['boss'] });
   await first.admin('POST', '/orgs', { login: 'other', owners: ['boss'] });
@@ -61,12 +46,10 @@ test('repository and installation lifecycle killed at any moment leaves the befo
     installed.push({ slug: `app${i}`, id, jwt, suspend: i % 2 === 1 });
   }
   const ids = new Map<string, number>();
-  {
-    const db = openDatabase({ databaseUrl: database.databaseUrl, sqlitePath: `${database.dataDir}/codehost.db`, poolSize: 1 });
-    for (const row of await db.kysely.selectFrom('repositories').select(['id', 'name']).execute()) ids.set(row.name, row.id);
-    t.diagnostic(`notification threads before the first kill: ${(await db.kysely.selectFrom('notification_threads').select('id').execute()).length}`);
-    await db.close();
-  }
+  await servers.inspect(async (q) => {
+    for (const row of await q.selectFrom('repositories').select(['id', 'name']).execute()) ids.set(row.name, row.id);
+    t.diagnostic(`notification threads before the first kill: ${(await q.selectFrom('notification_threads').select('id').execute()).length}`);
+  });
 
   const platform = (current: ServeChild, method: string, path: string, jwt: string) =>
     fetch(`${current.url}${path}`, { method, headers: { authorization: `Bearer ${jwt}` } });
@@ -81,18 +64,10 @@ test('repository and installation lifecycle killed at any moment leaves the befo
 
   let remaining = [...names, ...installed.map((i) => i.slug)];
   for (let round = 0; round < ROUNDS && remaining.length; round++) {
-    const current = round === 0 ? first : await start();
-    let answered!: () => void;
-    const firstAnswer = new Promise<void>((resolve) => (answered = resolve));
-    const requests = remaining.map((name) => operation(current, name).then((r) => (answered(), r.status)).catch(() => 'cut'));
-    await firstAnswer;
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * 200));
-    await current.kill();
-    await Promise.all(requests);
+    const current = round === 0 ? first : await servers.start();
+    await killAmid(current, remaining.map((name) => () => operation(current, name)), 200);
 
-    const db = openDatabase({ databaseUrl: database.databaseUrl, sqlitePath: `${database.dataDir}/codehost.db`, poolSize: 1 });
-    try {
-      const q = db.kysely;
+    await servers.inspect(async (q) => {
       const activities = async (name: string) => (await q.selectFrom('activity_outbox').select('id').where('name', '=', name).execute()).length;
       const [acme, other] = await Promise.all(['acme', 'other'].map(async (login) => (await q.selectFrom('users').select('id').where('login', '=', login).executeTakeFirstOrThrow()).id));
       const done = new Set<string>();
@@ -148,17 +123,15 @@ test('repository and installation lifecycle killed at any moment leaves the befo
       );
       t.diagnostic(`round ${round}: ${remaining.filter((name) => done.has(name)).length} of ${remaining.length} done before the kill`);
       remaining = remaining.filter((name) => !done.has(name));
-    } finally {
-      await db.close();
-    }
+    });
   }
   // A last process finishes what is left: each state a kill left is one the operation goes on from.
   if (remaining.length) {
-    const last = await start();
+    const last = await servers.start();
     for (const name of remaining) {
       const response = await operation(last, name);
       assert.ok([200, 204].includes(response.status), `${name}: ${response.status} ${await response.text()}`);
     }
   }
-  await server!.kill();
+  await servers.current!.kill();
 });

@@ -273,5 +273,5 @@ export function installGate(app: Api, ctx: Context): void {
   queue.work = (name, handler, options) => work(name, (data, job) => gate.shared(() => handler(data, job)), options);
   const periodic = ctx.periodic;
   const every = periodic.every.bind(periodic);
-  periodic.every = (name, seconds, run) => every(name, seconds, () => gate.shared(run));
+  periodic.every = (name, seconds, run, options) => every(name, seconds, () => gate.shared(run), options);
 }

@@ -1,12 +1,14 @@
 // Periodic sweeps (expired archives, delivery retention...). Each runs in every worker process, so a
 // sweep must be idempotent. `runAll` runs each once now: /_admin/jobs/drain uses it, so a test that
-// moves the clock sees the sweeps' effects without waiting for their timers.
+// moves the clock sees the sweeps' effects without waiting for their timers. A task registered with
+// `atStart` runs once as the worker starts, too (a sweep of what a killed process left).
 import type { FastifyBaseLogger } from 'fastify';
 
 interface Task {
   name: string;
   seconds: number;
   run: () => Promise<void>;
+  atStart: boolean;
   timer?: NodeJS.Timeout;
   running?: Promise<void>;
 }
@@ -20,8 +22,8 @@ export class Periodic {
     this.log = log;
   }
 
-  every(name: string, seconds: number, run: () => Promise<void>): void {
-    const task: Task = { name, seconds, run };
+  every(name: string, seconds: number, run: () => Promise<void>, options: { atStart?: boolean } = {}): void {
+    const task: Task = { name, seconds, run, atStart: options.atStart ?? false };
     this.tasks.push(task);
     if (this.started) this.schedule(task);
   }
@@ -41,6 +43,7 @@ export class Periodic {
   }
 
   private schedule(task: Task): void {
+    if (task.atStart) void this.runOnce(task);
     task.timer = setInterval(() => void this.runOnce(task), task.seconds * 1000);
     task.timer.unref();
   }

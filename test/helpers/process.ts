@@ -78,8 +78,9 @@ export async function startServe(database: TestDatabase, adminToken: string): Pr
     child.kill('SIGKILL');
     return exited;
   };
+  // A GET or HEAD carries no body (fetch refuses one).
   const call = (method: string, path: string, body: unknown = {}) =>
-    fetch(`${url}/_admin${path}`, { method, headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${url}/_admin${path}`, { method, headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: ['GET', 'HEAD'].includes(method) ? undefined : JSON.stringify(body) });
   await waitFor('the server to answer', 60, async () => ((await fetch(`${url}/readyz`).catch(() => null))?.ok ? true : undefined)).catch(async (error: unknown) => {
     await kill();
     throw error;

@@ -16,6 +16,7 @@ import { SimpleUser, Team } from '../accounts/representations.ts';
 import { FullRepository, RepositorySubscription } from './representations.ts';
 import { REPOSITORY_READ, RepositoryService } from './service.ts';
 import type { Permissions } from '../apps/permissions.ts';
+import { scheduleGitDataSweep } from './git-sweep.ts';
 
 /**
  * A read inside a repository: a public one answers anyone; a private one needs `repo` of a classic
@@ -210,4 +211,4 @@ function repositoryRoutes(app: Api, ctx: Context): void {
   });
 }
 
-export const repositories: Area = { name: 'repositories', routes: repositoryRoutes };
+export const repositories: Area = { name: 'repositories', routes: repositoryRoutes, workers: scheduleGitDataSweep };

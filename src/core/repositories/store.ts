@@ -540,3 +540,10 @@ export async function findRepositoryName(db: Executor, id: number): Promise<{ ow
     .where('repositories.id', '=', id)
     .executeTakeFirst();
 }
+
+/** Which of `ids` are repositories' ids (the git data sweep's bulk comparison). */
+export async function existingRepositoryIds(db: Executor, ids: readonly number[]): Promise<Set<number>> {
+  if (!ids.length) return new Set();
+  const rows = await db.selectFrom('repositories').select('id').where('id', 'in', ids).execute();
+  return new Set(rows.map((row) => row.id));
+}
