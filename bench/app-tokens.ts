@@ -1,7 +1,6 @@
 // POST /applications/{client_id}/token with a valid token (Basic auth, token lookup, rate-limit
 // upsert, serialization) against a bare node:http server answering the same bytes, in one run.
-import { createTestDatabase } from '../test/helpers/database.ts';
-import { capture, cpuSeconds, load, ratio, startBaseline, startServerProcess } from './lib.ts';
+import { capture, cpuSeconds, load, ratio, startBaseline, startServerOnOwnDatabase } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -11,9 +10,7 @@ export interface Options {
 
 export default async function appTokens(options: Options = {}): Promise<Record<string, number | string>> {
   const seconds = options.seconds ?? 10;
-  // On PostgreSQL a database of its own (dropped afterwards), never the one DATABASE_URL names.
-  const database = options.env?.DATABASE_URL ? await createTestDatabase() : null;
-  const server = await startServerProcess({ ...options.env, ...(database?.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}) });
+  const server = await startServerOnOwnDatabase(options.env);
   try {
     await server.admin('POST', '/users', { login: 'mona' });
     const app = await server.admin('POST', '/apps', { slug: 'bench-app' });
@@ -57,7 +54,6 @@ export default async function appTokens(options: Options = {}): Promise<Record<s
     }
   } finally {
     await server.stop();
-    await database?.drop();
   }
 }
 

@@ -1,9 +1,8 @@
 // GET /installation/repositories?per_page=30 polled with If-None-Match (304, decided from one
 // statement) and fetched whole (200), each against a bare node:http server answering the same bytes
 // in the same run; the codehost process's CPU per request beside each.
-import { createTestDatabase } from '../test/helpers/database.ts';
 import { signAppJwt, type TestApp } from '../test/helpers/credentials.ts';
-import { capture, compareLoads, cpuSeconds, startBaseline, startServerProcess } from './lib.ts';
+import { capture, compareLoads, cpuSeconds, startBaseline, startServerOnOwnDatabase } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -16,8 +15,7 @@ const REPOSITORIES = 40;
 
 export default async function installationRepositories(options: Options = {}): Promise<Record<string, number | string>> {
   const seconds = options.seconds ?? 10;
-  const database = options.env?.DATABASE_URL ? await createTestDatabase() : null;
-  const server = await startServerProcess({ ...options.env, ...(database?.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}) });
+  const server = await startServerOnOwnDatabase(options.env);
   try {
     await server.admin('POST', '/users', { login: 'mona' });
     await server.admin('POST', '/orgs', { login: 'acme', owners: ['mona'] });
@@ -64,6 +62,5 @@ export default async function installationRepositories(options: Options = {}): P
     return results;
   } finally {
     await server.stop();
-    await database?.drop();
   }
 }

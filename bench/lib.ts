@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { createTestDatabase } from '../test/helpers/database.ts';
 import { freePort } from '../test/helpers/process.ts';
 
 export const ADMIN_TOKEN = 'bench-admin-token';
@@ -37,6 +38,28 @@ export interface ServerProcess {
   /** Peak resident set size of the server process so far, in bytes (Linux VmHWM). */
   peakRss(): number;
   stop(): Promise<void>;
+}
+
+/**
+ * A server process on SQLite, or, when `env` names DATABASE_URL, on a PostgreSQL database of its own
+ * there (like the test suite: never the database DATABASE_URL names); `stop` also drops that database.
+ */
+export async function startServerOnOwnDatabase(env: Record<string, string> = {}): Promise<ServerProcess & { databaseUrl: string | null }> {
+  const database = env.DATABASE_URL ? await createTestDatabase() : null;
+  try {
+    const server = await startServerProcess({ ...env, ...(database ? { DATABASE_URL: database.databaseUrl! } : {}) });
+    return {
+      ...server,
+      databaseUrl: database?.databaseUrl ?? null,
+      stop: async () => {
+        await server.stop();
+        await database?.drop();
+      },
+    };
+  } catch (error) {
+    await database?.drop();
+    throw error;
+  }
 }
 
 /** Starts `codehost serve` in a child process on SQLite (or DATABASE_URL when `postgres`). */

@@ -13,8 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/index.ts';
 import { insertSyntheticActivity } from '../test/fixtures/migration-data.ts';
-import { createTestDatabase } from '../test/helpers/database.ts';
-import { cpuSeconds, ratio, startServerProcess } from './lib.ts';
+import { cpuSeconds, ratio, startServerOnOwnDatabase } from './lib.ts';
 
 export interface Options {
   env?: Record<string, string>;
@@ -55,13 +54,12 @@ function childrenCpuSeconds(): number {
 
 async function exportOnce(issuesPerRepository: number, env: Record<string, string>): Promise<ExportFigures> {
   // On PostgreSQL each size gets a database of its own, like the test suite.
-  const database = env.DATABASE_URL ? await createTestDatabase() : null;
-  const server = await startServerProcess({ ...env, ...(database ? { DATABASE_URL: database.databaseUrl! } : {}), CODEHOST_JOB_POLL_MS: '50' });
+  const server = await startServerOnOwnDatabase({ ...env, CODEHOST_JOB_POLL_MS: '50' });
   const work = mkdtempSync(join(tmpdir(), 'codehost-bench-migration-'));
   try {
     const user = await server.admin('POST', '/users', { login: 'mona' });
     const { token } = await server.admin('POST', '/tokens', { login: 'mona', kind: 'classic', scopes: [] });
-    const db = openDatabase({ databaseUrl: database?.databaseUrl ?? null, sqlitePath: `${server.dataDir}/codehost.db`, poolSize: 1 });
+    const db = openDatabase({ databaseUrl: server.databaseUrl, sqlitePath: `${server.dataDir}/codehost.db`, poolSize: 1 });
     try {
       for (let i = 1; i <= REPOSITORIES; i++) {
         const repository = await server.admin('POST', '/repos', { owner: 'mona', name: `repo-${i}`, init_git: true });
@@ -120,7 +118,6 @@ async function exportOnce(issuesPerRepository: number, env: Record<string, strin
   } finally {
     await server.stop();
     rmSync(work, { recursive: true, force: true });
-    await database?.drop();
   }
 }
 
