@@ -33,6 +33,8 @@ export function pgbouncerUnavailable(): string | null {
 
 export interface PgBouncer {
   port: number;
+  /** PgBouncer's process id (its CPU time is in /proc/PID/stat). */
+  pid: number;
   /** A connection string for `database` through PgBouncer (the user of the server URL). */
   url(database: string): string;
   /** One row per pool of PgBouncer's `SHOW POOLS`/`SHOW STATS`, through its admin console. */
@@ -111,6 +113,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   const url = (database: string) => `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${database}`;
   return {
     port,
+    pid: child.pid!,
     url,
     async show(what) {
       // The admin console speaks the simple query protocol only: a query without parameters.
