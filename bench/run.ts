@@ -2,7 +2,8 @@
 // run, then the table of issue 22 (each hot path's figure, today's goal beside it).
 //   npm run bench                   SQLite (the embedded database)
 //   npm run bench -- --postgres     PostgreSQL on DATABASE_URL (each benchmark makes its own database)
-// BENCH_DATABASE=postgres does what --postgres does; BENCH_ONLY=app-tokens,notifications picks some;
+// BENCH_DATABASE=postgres does what --postgres does; BENCH_ONLY=app-tokens,notifications picks some
+// (BENCH_ONLY=pgbouncer: the token check and deliveries through PgBouncer vs direct, PostgreSQL only);
 // BENCH_SECONDS sets each load's duration (default 10); BENCH_MIGRATIONS_SIZE=full exports 600,000
 // records instead of 60,000; BENCH_NOTIFICATION_THREADS sets the crowded table's size (1,000,000).
 import { readdirSync } from 'node:fs';
@@ -195,6 +196,20 @@ const ROWS: Row[] = [
     bench: 'notifications',
     keys: ['threads in the database'],
     goal: {},
+  },
+  {
+    path: 'Token check through PgBouncer (transaction pooling) vs direct, req/s',
+    bench: 'pgbouncer',
+    keys: ['check token ratio PgBouncer/direct'],
+    goal: {},
+    unit: '×',
+  },
+  {
+    path: 'Webhook deliveries recorded per second through PgBouncer vs direct',
+    bench: 'pgbouncer',
+    keys: ['deliveries ratio PgBouncer/direct'],
+    goal: {},
+    unit: '×',
   },
   {
     path: 'Test double: POST /_admin/reset to the demo world (issue 23)',

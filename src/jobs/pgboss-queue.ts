@@ -44,6 +44,13 @@ export class PgBossQueue implements Queue {
   readonly #completions = new Map<string, WriteBatcher<Running>>();
   readonly #queues = new Map<string, Promise<void>>();
   #booted: Promise<void> | null = null;
+  /**
+   * Whether the worker LISTENs. Not behind a transaction pooler (CODEHOST_DATABASE_POOLER=transaction):
+   * PgBouncer 1.18 runs the LISTEN on a server connection that then serves other clients, and the
+   * notifications reaching it broke their queries (rows missing, connections closed; measured by
+   * test/pgbouncer.test.ts). The queues are polled there, every CODEHOST_JOB_POLL_MS.
+   */
+  readonly #listens: boolean;
   /** The LISTEN connection of a started worker; null when it could not listen. */
   #listener: { close(): Promise<void> } | null = null;
   #pollTimer: NodeJS.Timeout | undefined;
@@ -58,6 +65,7 @@ export class PgBossQueue implements Queue {
     this.#log = log;
     this.#heartbeatSeconds = Math.max(MIN_HEARTBEAT_SECONDS, config.jobs.leaseSeconds);
     this.#pollMs = config.jobs.pollMilliseconds;
+    this.#listens = config.databasePooler !== 'transaction';
     this.#pool = new LocalPool({
       log,
       claim: (queue, limit) => this.#fetch(queue, limit),
@@ -235,10 +243,10 @@ export class PgBossQueue implements Queue {
     return created;
   }
 
-  /** LISTENs on pg-boss's channel (payload: the queue name); null when the connection cannot (PgBouncer in transaction mode). */
+  /** LISTENs on pg-boss's channel (payload: the queue name); null behind a transaction pooler, or when the connection cannot. */
   async #listen(): Promise<{ close(): Promise<void> } | null> {
     const db = this.#boss.getDb();
-    if (!db.listen) return null;
+    if (!this.#listens || !db.listen) return null;
     try {
       const { rows } = await db.executeSql(`select ${notifyChannelSql(SCHEMA)} as channel`);
       const channel = (rows[0] as { channel: string }).channel;

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { createTestDatabase, engine, type TestDatabase } from '../../test/helpers/database.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { openDatabase, type Db } from '../db/index.ts';
@@ -176,6 +177,23 @@ test('sendMany: one job per item with the send options, in a transaction exactly
     assert.equal(await drain(queue, 10_000), true);
     assert.deepEqual(runs.sort(), [[1, 1], [2, 1], [2, 2], [3, 1]]);
   });
+});
+
+test('behind a transaction pooler (CODEHOST_DATABASE_POOLER=transaction) the worker does not LISTEN, and a job sent in a transaction still runs: polled', { skip: engine !== 'postgres' && 'PostgreSQL only: SQLite has no LISTEN' }, async () => {
+  // A LISTEN through PgBouncer in transaction mode broke other clients' queries (test/pgbouncer.test.ts).
+  const listening = async () =>
+    (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'LISTEN %'`.execute(db.kysely)).rows[0]!.n;
+  for (const pooler of ['session', 'transaction'] as const) {
+    await withQueue(async (queue) => {
+      const runs: number[] = [];
+      queue.work<{ n: number }>(`pooled-${pooler}`, async ({ n }) => void runs.push(n));
+      await queue.start();
+      assert.equal(await listening(), pooler === 'session' ? 1 : 0, pooler);
+      // A send in a transaction wakes no local worker: LISTEN or the poll finds it.
+      await db.kysely.transaction().execute((trx) => queue.send(`pooled-${pooler}`, { n: 1 }, { transaction: trx }));
+      await waitFor(() => runs.length === 1, 5_000, `the job (${pooler})`);
+    }, { ...config, databasePooler: pooler });
+  }
 });
 
 test('pending counts jobs due now, not jobs scheduled for later; drain waits for them', async () => {

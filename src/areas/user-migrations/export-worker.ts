@@ -12,7 +12,7 @@ import { archiveStorage } from './storage.ts';
 import * as store from './store.ts';
 
 export interface ExportJob {
-  database: Pick<Config, 'databaseUrl' | 'dataDir'>;
+  database: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePooler'>;
   urls: Urls;
   /** The export's time (the server clock, which tests move). */
   now: string;
@@ -37,8 +37,8 @@ export async function runExport(job: ExportJob): Promise<number> {
 
 /** The export thread's work (`export-thread.ts` starts it): writes the archive, posts its size. */
 export async function exportOnThisThread(job: ExportJob): Promise<void> {
-  const { databaseUrl, dataDir } = job.database;
-  const db = openDatabase({ databaseUrl, sqlitePath: `${dataDir}/codehost.db`, poolSize: 1 });
+  const { databaseUrl, dataDir, databasePooler } = job.database;
+  const db = openDatabase({ databaseUrl, sqlitePath: `${dataDir}/codehost.db`, poolSize: 1, pooler: databasePooler });
   try {
     const migrationId = job.plan.migration.id;
     const size = await writeArchive(

@@ -325,7 +325,7 @@ export class UserMigrationService extends Service {
       await this.storage.clear(archiveFolder(migrationId));
       const plan = await exportPlan(this.db, this.ctx.urls, migration);
       const size = await runExport({
-        database: { databaseUrl: this.ctx.config.databaseUrl, dataDir: this.ctx.config.dataDir },
+        database: { databaseUrl: this.ctx.config.databaseUrl, dataDir: this.ctx.config.dataDir, databasePooler: this.ctx.config.databasePooler },
         urls: this.ctx.urls,
         now: this.now(),
         run,
