@@ -5,11 +5,10 @@
 // conventions' onSend hook (platform/http.ts: the ETag, the 304 and its refund). Small limits
 // (3 an hour, 2 anonymous, 2 failed logins) make the boundaries cheap to reach.
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { importPKCS8, SignJWT } from 'jose';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { loadConfig } from '../../config.ts';
@@ -29,7 +28,6 @@ const LIMIT = 3;
 const ANONYMOUS_LIMIT = 2;
 const FAILED_LOGINS = 2;
 const CLIENT_SECRET = 'the client secret';
-const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
 
 const TOKENS: AccessRule = { credentials: ['classic', 'oauth', 'fine_grained', 'installation', 'jwt'], scopes: ['repo'], permissions: [{ issues: 'read' }, { contents: 'write', metadata: 'read' }] };
 const PUBLIC: AccessRule = { credentials: ['classic', 'oauth', 'fine_grained', 'installation', 'jwt'], anonymous: true };
@@ -103,6 +101,7 @@ before(async () => {
   app.get('/early', { config: { access: PUBLIC } }, async (request, reply) => {
     reply.header('etag', '"early"');
     if (unchanged(request, reply)) {
+      reply.header('content-length', '16'); // as if it had begun on its body: a 304 drops it
       await answerNotModified(ctx, request, reply);
       return reply.send();
     }
@@ -115,7 +114,7 @@ before(async () => {
   const NOW = new Date().toISOString();
   id.app = (await k.insertInto('apps').values({
     slug: 'the-app', name: 'The App', owner_id: null, client_id: 'Iv1.hookapp', client_secret_hash: hashSecret(CLIENT_SECRET),
-    public_key_pem: publicKey, permissions: JSON.stringify({ issues: 'write' }), events: '[]', created_at: NOW, updated_at: NOW,
+    public_key_pem: 'no key: the tests sign no JWT', permissions: JSON.stringify({ issues: 'write' }), events: '[]', created_at: NOW, updated_at: NOW,
   } as never).returning('id').executeTakeFirstOrThrow()).id;
   issuer = async (input) => (await issueToken(k, clock, input)).token;
 });
@@ -146,16 +145,76 @@ const bearer = (value: string) => `Bearer ${value}`;
 /** The rate-limit headers of an answer: limit, used, remaining. */
 const budget = (answer: Answer) => ['limit', 'used', 'remaining'].map((name) => answer.headers.get(`x-ratelimit-${name}`));
 
-async function appJwt(): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ iss: id.app } as never).setProtectedHeader({ alg: 'RS256' }).setIssuedAt(now - 30).setExpirationTime(now + 540).sign(await importPKCS8(privateKey, 'RS256'));
-}
+/** The app's client id and secret (Basic), as app token management sends them. */
+const basicApp = () => `Basic ${Buffer.from(`Iv1.hookapp:${CLIENT_SECRET}`).toString('base64')}`;
 
 /** Makes the rate limiter's connection refuse writes (as a read-only or full disk does), or lets it write again. */
 async function limiterWrites(allowed: boolean): Promise<void> {
   if (limiterDb.dialect === 'sqlite') await sql.raw(`PRAGMA query_only = ${allowed ? 'OFF' : 'ON'}`).execute(limiterDb.kysely);
   else await sql.raw(`SET default_transaction_read_only = ${allowed ? 'off' : 'on'}`).execute(limiterDb.kysely);
 }
+
+// First: no request has been counted yet when the first outage begins (it is logged too).
+test('a rate-limit counter that cannot be written: requests served uncounted with the last state, logged once per outage, no refund on a 304', async () => {
+  const { authorization, key } = await fresh('installation');
+  const logsBefore = logged.length;
+  await limiterWrites(false);
+  try {
+    const first = await get('/tokens', { authorization });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.key, null);
+    assert.deepEqual(budget(first), [String(LIMIT), '0', String(LIMIT)]);
+  } finally {
+    await limiterWrites(true);
+  }
+  assert.equal(logged.length, logsBefore + 1);
+  const entry = JSON.parse(logged.at(-1)!);
+  assert.equal(entry.msg, 'rate-limit counters cannot be written; requests are served uncounted until they can');
+  assert.match(entry.reason, /read-only|25006/);
+  assert.ok(entry.err);
+
+  const counted = await get('/tokens', { authorization });
+  assert.equal(counted.body.key, key);
+  assert.deepEqual(budget(counted), [String(LIMIT), '1', String(LIMIT - 1)]);
+  await limiterWrites(false);
+  try {
+    const served = await get('/tokens', { authorization });
+    assert.equal(served.status, 200, served.text);
+    assert.deepEqual(budget(served), [String(LIMIT), '1', String(LIMIT - 1)]);
+    const notModified = await get('/tokens', { authorization, headers: { 'if-none-match': served.headers.get('etag')! } });
+    assert.equal(notModified.status, 304);
+    assert.deepEqual(budget(notModified), [String(LIMIT), '1', String(LIMIT - 1)]);
+  } finally {
+    await limiterWrites(true);
+  }
+  // A second outage is logged again, once.
+  assert.equal(logged.length, logsBefore + 2);
+  assert.deepEqual(budget(await get('/tokens', { authorization })), [String(LIMIT), '2', String(LIMIT - 2)]);
+});
+
+test('a counter write that fails for another reason than an unavailable database is not hidden: an error answer, without an anonymous budget', async () => {
+  const refuse = db.dialect === 'sqlite'
+    ? ["CREATE TRIGGER refuse_counts BEFORE INSERT ON rate_limits BEGIN SELECT RAISE(ABORT, 'refused'); END"]
+    : [
+        "CREATE FUNCTION refuse_counts() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
+        'CREATE TRIGGER refuse_counts BEFORE INSERT ON rate_limits FOR EACH ROW EXECUTE FUNCTION refuse_counts()',
+      ];
+  // SQLite's RAISE(ABORT) reads as a refused value (422); PostgreSQL's exception is the server's (500).
+  const status = db.dialect === 'sqlite' ? 422 : 500;
+  for (const statement of refuse) await sql.raw(statement).execute(db.kysely);
+  try {
+    const counted = await get('/public');
+    assert.equal(counted.status, status, counted.text);
+    // A wrong token's failed login cannot be counted either: that error, not a 401 with the address's budget.
+    const wrong = await get('/public', { authorization: bearer('ghp_wrong') });
+    assert.equal(wrong.status, status, wrong.text);
+    assert.equal(wrong.headers.get('x-ratelimit-limit'), null);
+  } finally {
+    await sql.raw('DROP TRIGGER refuse_counts' + (db.dialect === 'sqlite' ? '' : ' ON rate_limits')).execute(db.kysely);
+    if (db.dialect !== 'sqlite') await sql.raw('DROP FUNCTION refuse_counts()').execute(db.kysely);
+  }
+  assert.equal((await get('/public')).status, 200);
+});
 
 test('routes without a rule, and operator routes, skip the API conventions: no version, budget, accepted headers or caller', async () => {
   const plain = await get('/no-rule');
@@ -225,18 +284,18 @@ test('each caller is counted under its own key and limit; the one over the limit
   assert.deepEqual(installation.body, { type: 'installation', kind: 'installation', key: installationToken.key, route: true });
   assert.deepEqual(budget(installation), [String(LIMIT), '1', '2']);
 
-  const jwt = await get('/tokens', { authorization: bearer(await appJwt()) });
-  assert.deepEqual(jwt.body, { type: 'app', kind: 'jwt', key: `app:${id.app}`, route: false });
-  assert.deepEqual(budget(jwt), [String(LIMIT), '1', '2']);
+  const app = await get('/basic', { authorization: basicApp() });
+  assert.deepEqual(app.body, { type: 'app', kind: 'basic', key: `app:${id.app}`, route: null });
+  assert.deepEqual(budget(app), [String(LIMIT), '1', '2']);
 });
 
 test('Basic client credentials count on routes that take them, and are a failed login elsewhere', async () => {
-  const basic = `Basic ${Buffer.from(`Iv1.hookapp:${CLIENT_SECRET}`).toString('base64')}`;
-  const answer = await get('/basic', { authorization: basic });
+  const answer = await get('/basic', { authorization: basicApp() });
   assert.equal(answer.status, 200, answer.text);
   assert.equal(answer.body.type, 'app');
   assert.equal(answer.body.key, `app:${id.app}`);
-  const elsewhere = await get('/public', { authorization: basic });
+  assert.equal(answer.headers.get('x-oauth-scopes'), null);
+  const elsewhere = await get('/public', { authorization: basicApp() });
   assert.equal(elsewhere.status, 401, elsewhere.text);
 });
 
@@ -244,7 +303,7 @@ test('the scope header: a classic or OAuth token\'s scopes, no header for other 
   assert.equal((await get('/public', { authorization: (await fresh('classic', ['repo', 'user'])).authorization })).headers.get('x-oauth-scopes'), 'repo, user');
   assert.equal((await get('/public', { authorization: (await fresh('oauth', ['gist'])).authorization })).headers.get('x-oauth-scopes'), 'gist');
   assert.equal((await get('/public', { authorization: (await fresh('classic')).authorization })).headers.get('x-oauth-scopes'), '');
-  for (const authorization of [(await fresh('fine_grained')).authorization, (await fresh('installation')).authorization, bearer(await appJwt()), undefined]) {
+  for (const authorization of [(await fresh('fine_grained')).authorization, (await fresh('installation')).authorization, undefined]) {
     const answer = await get('/public', { authorization });
     assert.equal(answer.status, 200, answer.text);
     assert.equal(answer.headers.get('x-oauth-scopes'), null, authorization);
@@ -301,48 +360,6 @@ test('the uncounted route reads the budget without using it, answers over the li
   assert.deepEqual(budget(await get('/uncounted', { address })), [String(ANONYMOUS_LIMIT), '3', '0']);
 });
 
-test('a rate-limit counter that cannot be written: requests served uncounted with the last state, logged once per outage, no refund on a 304', async () => {
-  const { authorization } = await fresh('installation');
-  const before = await get('/tokens', { authorization });
-  const used = Number(before.headers.get('x-ratelimit-used'));
-  const logsBefore = logged.length;
-  await limiterWrites(false);
-  try {
-    const served = await get('/tokens', { authorization });
-    assert.equal(served.status, 200, served.text);
-    assert.equal(served.body.key, null);
-    assert.deepEqual(budget(served), [String(LIMIT), String(used), String(LIMIT - used)]);
-    const notModified = await get('/tokens', { authorization, headers: { 'if-none-match': served.headers.get('etag')! } });
-    assert.equal(notModified.status, 304);
-    assert.deepEqual(budget(notModified), [String(LIMIT), String(used), String(LIMIT - used)]);
-    assert.equal(logged.length, logsBefore + 1);
-    assert.match(logged.at(-1)!, /rate-limit counters cannot be written/);
-  } finally {
-    await limiterWrites(true);
-  }
-  const counted = await get('/tokens', { authorization });
-  assert.deepEqual(budget(counted), [String(LIMIT), String(used + 1), String(LIMIT - used - 1)]);
-  // A second outage is logged again.
-  await limiterWrites(false);
-  try {
-    assert.equal((await get('/public')).status, 200);
-  } finally {
-    await limiterWrites(true);
-  }
-  assert.equal(logged.length, logsBefore + 2);
-});
-
-test('a counter error that is not the database being unavailable is not hidden: 500', async () => {
-  await sql.raw('ALTER TABLE rate_limits RENAME TO rate_limits_away').execute(db.kysely);
-  try {
-    const answer = await get('/public');
-    assert.equal(answer.status, 500, answer.text);
-  } finally {
-    await sql.raw('ALTER TABLE rate_limits_away RENAME TO rate_limits').execute(db.kysely);
-  }
-  assert.equal((await get('/public')).status, 200);
-});
-
 test('ETag: a GET 200\'s text body is tagged with its hash; a route\'s own tag is kept; other answers are not tagged', async () => {
   const answer = await get('/public');
   assert.equal(answer.headers.get('etag'), `W/"${hash('sha1', answer.text, 'hex')}"`);
@@ -367,6 +384,7 @@ test('304: no body, no content type; the request\'s count refunded (headers and 
   assert.equal(notModified.status, 304);
   assert.equal(notModified.text, '');
   assert.equal(notModified.headers.get('content-type'), null);
+  assert.equal(notModified.headers.get('content-length'), '0');
   assert.equal(notModified.headers.get('etag'), '"given"');
   // Counted, then given back: the headers show the budget as before the request, and so does the next.
   assert.deepEqual(budget(notModified), budget(first));
@@ -387,6 +405,7 @@ test('a 304 refund with two uses counted leaves one; a route that answers 304 it
   const second = await get('/early', { address, headers: { 'if-none-match': '"early"' } });
   assert.equal(second.status, 304);
   assert.equal(second.text, '');
+  assert.equal(second.headers.get('content-length'), null);
   assert.deepEqual(budget(second), [String(ANONYMOUS_LIMIT), '1', '1']);
   await get('/public', { address });
   const third = await get('/early', { address, headers: { 'if-none-match': '"early"' } });
