@@ -289,12 +289,16 @@ test('each caller is counted under its own key and limit; the one over the limit
   assert.deepEqual(budget(app), [String(LIMIT), '1', '2']);
 });
 
-test('Basic client credentials count on routes that take them, and are a failed login elsewhere', async () => {
+test('Basic client credentials count on routes that take them (a wrong secret 404), and are a failed login elsewhere', async () => {
   const answer = await get('/basic', { authorization: basicApp() });
   assert.equal(answer.status, 200, answer.text);
   assert.equal(answer.body.type, 'app');
   assert.equal(answer.body.key, `app:${id.app}`);
   assert.equal(answer.headers.get('x-oauth-scopes'), null);
+  // A wrong secret is Not Found there (the app is not disclosed), with no budget: only a 401 or 403 names the address's.
+  const wrongSecret = await get('/basic', { authorization: `Basic ${Buffer.from('Iv1.hookapp:wrong').toString('base64')}` });
+  assert.equal(wrongSecret.status, 404, wrongSecret.text);
+  assert.equal(wrongSecret.headers.get('x-ratelimit-limit'), null);
   const elsewhere = await get('/public', { authorization: basicApp() });
   assert.equal(elsewhere.status, 401, elsewhere.text);
 });
