@@ -8,18 +8,24 @@ import { test } from 'node:test';
 
 const root = join(import.meta.dirname, '..');
 
-/** What `mutate` holds, in its order: a whole file, or the declarations from `first` through `last`. */
+/**
+ * What `mutate` holds, in its order: a whole file, or the declarations from `first` through `last`
+ * (top-level ones, or a statement inside one, named with its indentation, such as a hook installed
+ * in a function).
+ */
 const TARGETS: readonly (string | { file: string; first: string; last: string })[] = [
   'src/platform/tokens.ts',
   { file: 'src/core/repositories/permissions.ts', first: 'const NONE', last: 'export async function userRepositoryPermissions' },
   'src/platform/errors.ts',
   { file: 'src/platform/http.ts', first: 'export function selectApiVersion', last: 'export function selectApiVersion' },
   { file: 'src/platform/http.ts', first: 'export function queryBoolean', last: 'export function booleanQueryKeys' },
-  { file: 'src/platform/http.ts', first: 'export function unchanged', last: 'export function unchanged' },
+  { file: 'src/platform/http.ts', first: 'export function unchanged', last: 'export async function answerNotModified' },
+  { file: 'src/platform/http.ts', first: "  app.addHook('onSend'", last: "  app.addHook('onSend'" },
   'src/platform/rate-limit.ts',
   { file: 'src/core/callers/access.ts', first: 'const IMPLIED_SCOPES', last: 'export async function requirePermittedOn' },
   { file: 'src/core/callers/access.ts', first: 'export async function reachesRepository', last: 'export async function actsForOrganization' },
   'src/core/callers/app.ts',
+  { file: 'src/core/callers/hook.ts', first: 'export function installCallers', last: 'export function rateLimitKey' },
   { file: 'src/core/callers/principal.ts', first: 'export async function principalFromToken', last: 'export async function authenticate' },
   { file: 'src/core/callers/token-store.ts', first: 'export async function issueToken', last: 'export async function deleteExpiredTokens' },
   { file: 'src/core/repositories/store.ts', first: 'const MEMBER_ROLES', last: 'export async function readersOf' },
@@ -34,11 +40,17 @@ function lineOf(lines: readonly string[], file: string, declaration: string): nu
   return found[0]!;
 }
 
-/** The last line of the top-level declaration that starts at `start`: its closing `}`, or its line ending in `;` at the margin. */
+/**
+ * The last line of the declaration or statement that starts at `start`: the first line at its
+ * indentation that closes it (`}`, `});`) or ends with `;`.
+ */
 function endOf(lines: readonly string[], start: number): number {
+  const indent = /^\s*/.exec(lines[start - 1]!)![0];
   for (let n = start; n <= lines.length; n++) {
     const line = lines[n - 1]!;
-    if (line === '}' || (!/^\s/.test(line) && line.endsWith(';'))) return n;
+    if (!line.startsWith(indent) || /^\s/.test(line.slice(indent.length))) continue;
+    const code = line.slice(indent.length);
+    if (code === '}' || code.endsWith(';')) return n;
   }
   throw new Error(`no end after line ${start}`);
 }

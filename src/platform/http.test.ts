@@ -1,5 +1,5 @@
 // The conditional-request rule of src/platform/http.ts on its own (no server): If-None-Match, when
-// sent, alone decides against the ETag (a list, weak or strong, with spaces); otherwise
+// sent, alone decides against the ETag (a list, weak comparison both ways, with spaces); otherwise
 // If-Modified-Since against Last-Modified, to the second.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -24,6 +24,14 @@ test('If-None-Match: the tag, weak or strong, alone or in a list', () => {
   assert.equal(decide({ 'if-none-match': '"x", W/"abc"' }, { etag: TAG }), true);
   assert.equal(decide({ 'if-none-match': '"x",  "abc"  ' }, { etag: TAG }), true);
   assert.equal(decide({ 'if-none-match': ' W/"abc" ,"y"' }, { etag: TAG }), true);
+  // Weak comparison both ways: a strong tag on the reply matches the client's weak copy of it.
+  assert.equal(decide({ 'if-none-match': 'W/"abc"' }, { etag: '"abc"' }), true);
+  assert.equal(decide({ 'if-none-match': '"x", W/"abc"' }, { etag: '"abc"' }), true);
+  assert.equal(decide({ 'if-none-match': '"abc"' }, { etag: '"abc"' }), true);
+  assert.equal(decide({ 'if-none-match': 'W/"abd"' }, { etag: '"abc"' }), false);
+  assert.equal(decide({ 'if-none-match': '"abc"W/' }, { etag: '"abc"' }), false);
+  assert.equal(decide({ 'if-none-match': '"abc"' }, { etag: '"abc"W/' }), false);
+  assert.equal(decide({ 'if-none-match': 'W/W/"abc"' }, { etag: TAG }), false);
   assert.equal(decide({ 'if-none-match': '"x", "y"' }, { etag: TAG }), false);
   assert.equal(decide({ 'if-none-match': 'W/"abd"' }, { etag: TAG }), false);
   assert.equal(decide({ 'if-none-match': 'abc' }, { etag: TAG }), false);

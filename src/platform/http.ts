@@ -186,8 +186,9 @@ function errorReply(reply: FastifyReply, error: ApiError): FastifyReply {
 }
 
 /**
- * Whether the client's copy is current: If-None-Match (when sent) against the reply's ETag, else
- * If-Modified-Since against its Last-Modified.
+ * Whether the client's copy is current: If-None-Match (when sent) against the reply's ETag, by weak
+ * comparison (the opaque tags equal, either one weak or not), else If-Modified-Since against its
+ * Last-Modified.
  */
 export function unchanged(request: FastifyRequest, reply: FastifyReply): boolean {
   const etag = reply.getHeader('etag');
@@ -195,8 +196,13 @@ export function unchanged(request: FastifyRequest, reply: FastifyReply): boolean
   const lastModified = reply.getHeader('last-modified');
   const ifModifiedSince = request.headers['if-modified-since'];
   return ifNoneMatch !== undefined
-    ? typeof etag === 'string' && ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === etag.slice(2))
+    ? typeof etag === 'string' && ifNoneMatch.split(',').some((tag) => opaqueTag(tag.trim()) === opaqueTag(etag))
     : ifModifiedSince !== undefined && typeof lastModified === 'string' && Date.parse(lastModified) <= Date.parse(ifModifiedSince);
+}
+
+/** An entity tag without its weakness mark: `W/"x"` and `"x"` are the same tag to If-None-Match. */
+function opaqueTag(tag: string): string {
+  return tag.startsWith('W/') ? tag.slice(2) : tag;
 }
 
 /**
