@@ -284,7 +284,7 @@ describe('sub-paths of an old name', () => {
   });
 
   test('an id of no repository, or no id, is a 404 with the platform\'s body; the twins are not documented', async () => {
-    for (const given of ['999999', '0', 'abc', '1e3', '-1', '99999999999999999999']) {
+    for (const given of ['999999', '0', 'abc', '1e3', '-1', '2147483648', '99999999999', '99999999999999999999']) {
       const answer = await server.api('GET', `/repositories/${given}/issues/1`, { token: bob });
       assert.equal(answer.status, 404, `${given}: ${answer.text}`);
       assert.equal(answer.body.message, 'Not Found');

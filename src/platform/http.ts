@@ -207,8 +207,8 @@ function opaqueTag(tag: string): string {
 
 /**
  * Makes the reply a 304 (no body, no content type) and refunds the request's rate-limit count. A
- * route that decides from its validators before doing the work (`unchanged`) answers with it:
- * `await answerNotModified(ctx, request, reply); return reply.send();`.
+ * route that decides from its validators before doing the work (`unchanged`) answers with
+ * `sendNotModified`.
  */
 export async function answerNotModified(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   reply.code(304);
@@ -221,6 +221,15 @@ export async function answerNotModified(ctx: Context, request: FastifyRequest, r
     if (Number.isFinite(remaining)) reply.header('x-ratelimit-remaining', String(remaining + 1));
     if (Number.isFinite(used)) reply.header('x-ratelimit-used', String(Math.max(0, used - 1)));
   }
+}
+
+/**
+ * A route's early 304, decided from its validators before the work: the reply made a 304 and sent
+ * with no content at all (`send(null)` would write `null` and its Content-Length).
+ */
+export async function sendNotModified(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  await answerNotModified(ctx, request, reply);
+  return reply.send();
 }
 
 /** The largest request body codehost reads (Fastify's bodyLimit); over it, 413 Payload Too Large. */

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { CLASSIC_TOKENS, requireReadableRepository, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { answerNotModified, unchanged } from '../../platform/http.ts';
+import { sendNotModified, unchanged } from '../../platform/http.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { DEFAULT_PAGES, PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
@@ -86,8 +86,7 @@ export function notificationRoutes(app: Api, ctx: Context): void {
     polling(reply, validator.modifiedAt);
     reply.header('etag', validator.etag);
     if (!unchanged(request, reply)) return false;
-    await answerNotModified(ctx, request, reply);
-    reply.send();
+    await sendNotModified(ctx, request, reply);
     return true;
   };
 
@@ -105,10 +104,7 @@ export function notificationRoutes(app: Api, ctx: Context): void {
     const validator = await service.listValidator(user, key);
     polling(reply, validator.modifiedAt);
     reply.header('etag', validator.etag);
-    if (unchanged(request, reply)) {
-      await answerNotModified(ctx, request, reply);
-      return reply.send();
-    }
+    if (unchanged(request, reply)) return sendNotModified(ctx, request, reply);
     const result = await service.list(user, validator, { ...request.query, repositoryId, page: params.page, perPage: params.perPage });
     setPageLinks(reply, request, ctx.urls.api, params, { total: result.total, returned: result.returned });
     // Already JSON, written by serializers compiled from the 200 schema.

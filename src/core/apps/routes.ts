@@ -8,7 +8,7 @@ import { ALL_TOKENS, type AccessRule } from '../callers/access.ts';
 import { callingApp, callingInstallation } from '../callers/app.ts';
 import type { AppRow } from './store.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import { answerNotModified, unchanged } from '../../platform/http.ts';
+import { sendNotModified, unchanged } from '../../platform/http.ts';
 import { DEFAULT_PAGES, PageQuery, pageParams, sendPage, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { FullRepository } from '../repositories/representations.ts';
@@ -141,11 +141,7 @@ export function appRoutes(app: Api, ctx: Context): void {
     const etag = await service.installationRepositoriesTag(callingInstallation(request), page);
     if (etag) {
       reply.header('etag', etag);
-      if (unchanged(request, reply)) {
-        await answerNotModified(ctx, request, reply);
-        // No content at all: `send(null)` would write `null` and its Content-Length.
-        return (reply as FastifyReply).send();
-      }
+      if (unchanged(request, reply)) return sendNotModified(ctx, request, reply);
     }
     const body = await service.installationRepositories(callingInstallation(request), page);
     setPageLinks(reply, request, ctx.urls.api, params, { total: body.total_count, returned: body.repositories.length });

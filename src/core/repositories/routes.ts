@@ -8,7 +8,7 @@ import type { Area } from '../area.ts';
 import type { FastifyRequest, RouteOptions } from 'fastify';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, sendPage } from '../../platform/pagination.ts';
-import { ErrorBody, RowId, ValidationErrorBody } from '../../platform/schemas.ts';
+import { ErrorBody, isRowId, RowId, ValidationErrorBody } from '../../platform/schemas.ts';
 import { DOCUMENTATION_URL, notFound } from '../../platform/errors.ts';
 import { findFormerName, findRepositoryName } from './store.ts';
 import { isRepositoryName } from './names.ts';
@@ -67,7 +67,8 @@ const ROUTE_HOOKS = ['onRequest', 'preParsing', 'preHandler', 'preSerialization'
 export function installRepositoryIdPaths(app: Api, ctx: Context): void {
   const byId = async (request: FastifyRequest) => {
     const { repository_id: given, ...params } = request.params as Record<string, string>;
-    const id = /^[1-9][0-9]{0,14}$/.test(given ?? '') ? Number(given) : undefined;
+    // Decimal digits only (`1e3`, ` 1`, `0x1` name no repository), in RowId's range as its schema checks it.
+    const id = /^[1-9][0-9]*$/.test(given ?? '') && isRowId(Number(given)) ? Number(given) : undefined;
     const repository = id === undefined ? undefined : await findRepositoryName(ctx.db.kysely, id);
     if (!repository) throw notFound();
     request.params = { ...params, owner: repository.owner, repo: repository.name };
