@@ -9,6 +9,7 @@
 // queries stay the index-only range scans they were.
 import { sql, type Insertable, type Selectable, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
+import { reusableQuery } from '../../db/prepared.ts';
 import { readableBy } from '../../core/repositories/store.ts';
 import type { NotificationThreadsTable, ThreadSubscriptionsTable } from './tables.ts';
 
@@ -178,6 +179,30 @@ export interface ListValidator {
   thread: { repositoryId: number; updatedAt: string; lastReadAt: string | null } | null;
 }
 
+type ValidatorRow = { repository_id: number | null; version: number | string | null; readable: number | null; modified_at: string | null; digest: string | null; kind: string };
+
+/** `listValidator`'s statement; with `threadId`, also the thread's row. Its values may be a reusable query's placeholders. */
+function validatorStatement(userId: number, threadId?: number) {
+  const thread = threadId === undefined
+    ? sql``
+    : sql`union all
+    select t.repository_id, null, null, t.updated_at, t.last_read_at, 't' from notification_threads t where t.id = ${threadId} and t.user_id = ${userId}`;
+  return sql<ValidatorRow>`${walkRepositories(userId)}
+    select walk.repository_id, v.version, case when ${readableBy(sql<number>`${userId}`, 'walk.repository_id')} then 1 else 0 end as readable, null as modified_at, null as digest, 'r' as kind
+    from walk left join repository_versions v on v.repository_id = walk.repository_id
+    where walk.repository_id is not null
+    union all
+    select null, i.version, null, i.modified_at, i.repositories_digest, 'i' from notification_inboxes i where i.user_id = ${userId}
+    ${thread}`;
+}
+
+// Every poll runs one of these. Named statements on PostgreSQL: planning this one (the access test's
+// subqueries) cost four times running it (docs/performance.md, "Polls on PostgreSQL: planned once").
+const listValidatorQuery = reusableQuery('notifications_list_validator', (db, userId: number) => ({ compile: () => validatorStatement(userId).compile(db) }));
+const threadValidatorQuery = reusableQuery('notifications_thread_validator', (db, userId: number, threadId: number) => ({
+  compile: () => validatorStatement(userId, threadId).compile(db),
+}));
+
 /**
  * What a list needs before its page, in one statement: each repository of the user's threads (the
  * walk: one index probe per repository) with its version and whether the user can read it now, and
@@ -186,17 +211,7 @@ export interface ListValidator {
  * reads that thread of the user by primary key (one thread's GETs are decided from it too).
  */
 export async function listValidator(db: Executor, userId: number, threadId?: number): Promise<ListValidator> {
-  const thread = threadId === undefined
-    ? sql``
-    : sql`union all
-    select t.repository_id, null, null, t.updated_at, t.last_read_at, 't' from notification_threads t where t.id = ${threadId} and t.user_id = ${userId}`;
-  const { rows } = await sql<{ repository_id: number | null; version: number | string | null; readable: number | null; modified_at: string | null; digest: string | null; kind: string }>`${walkRepositories(userId)}
-    select walk.repository_id, v.version, case when ${readableBy(userId, 'walk.repository_id')} then 1 else 0 end as readable, null as modified_at, null as digest, 'r' as kind
-    from walk left join repository_versions v on v.repository_id = walk.repository_id
-    where walk.repository_id is not null
-    union all
-    select null, i.version, null, i.modified_at, i.repositories_digest, 'i' from notification_inboxes i where i.user_id = ${userId}
-    ${thread}`.execute(db);
+  const rows = threadId === undefined ? await listValidatorQuery(db, userId) : await threadValidatorQuery(db, userId, threadId);
   const repositories: ListedRepository[] = [];
   let inbox: ListValidator['inbox'] = null;
   let found: ListValidator['thread'] = null;

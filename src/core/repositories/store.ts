@@ -260,12 +260,12 @@ function memberAccess(userId: RawBuilder<unknown>, repositoryId: RawBuilder<unkn
 
 /**
  * A condition, for a query over rows that name a repository (and a user): the user can read the
- * repository. Each is a value (a number) or a column of the outer query (its name). The same rules
- * as ./permissions.ts (every stored permission reads), as a correlated EXISTS, so a list filters,
- * pages and counts in its own query.
+ * repository. Each is a value (a number), a column of the outer query (its name), or for the user an
+ * expression (a reusable query's parameter). The same rules as ./permissions.ts (every stored
+ * permission reads), as a correlated EXISTS, so a list filters, pages and counts in its own query.
  */
-export function readableBy(user: number | string, repository: number | string) {
-  const userId = typeof user === 'number' ? sql`${user}` : sql.ref(user);
+export function readableBy(user: number | string | RawBuilder<number>, repository: number | string) {
+  const userId = typeof user === 'number' ? sql`${user}` : typeof user === 'string' ? sql.ref(user) : user;
   const repositoryId = typeof repository === 'number' ? sql`${repository}` : sql.ref(repository);
   return sql<SqlBool>`exists (select 1 from repositories ra where ra.id = ${repositoryId} and (
     ${readsByVisibility(userId, 'ra')}
