@@ -130,19 +130,30 @@ export interface Baseline {
 }
 
 /** A bare node:http server in its own process answering every request with the same status, headers and body. */
-export async function startBaseline(response: { status: number; headers: Record<string, string>; body: string }): Promise<Baseline> {
+export async function startBaseline(
+  response: { status: number; headers: Record<string, string>; body: string },
+  server: 'node:http' | 'fastify' = 'node:http',
+): Promise<Baseline> {
   const port = await freePort();
-  // The response arrives on stdin: a large body does not fit in a command-line argument.
+  // The response arrives on stdin: a large body does not fit in a command-line argument. `fastify`:
+  // the framework codehost is built on, with one route and no hook, answering the same bytes (what
+  // the framework alone costs on top of node:http: a floor under any route of codehost's).
+  const serve = server === 'fastify'
+    ? `const app = require('fastify')({ logger: false });
+       app.removeAllContentTypeParsers();
+       app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+       app.all('/*', (request, reply) => { reply.code(r.status).headers(r.headers); return reply.send(r.body === '' ? undefined : r.body); });
+       app.listen({ port: ${port}, host: '127.0.0.1' });`
+    : `require('node:http').createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(r.status, r.headers); res.end(r.body); }); })
+        .listen(${port}, '127.0.0.1');`;
   const script = `
-    const http = require('node:http');
     let input = '';
     process.stdin.setEncoding('utf8').on('data', (chunk) => { input += chunk; }).on('end', () => {
       const r = JSON.parse(input);
-      http.createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(r.status, r.headers); res.end(r.body); }); })
-        .listen(${port}, '127.0.0.1');
+      ${serve}
     });
   `;
-  const child = spawn(NODE, ['-e', script], { stdio: ['pipe', 'ignore', 'inherit'] });
+  const child = spawn(NODE, ['-e', script], { cwd: ROOT, stdio: ['pipe', 'ignore', 'inherit'] });
   child.stdin!.end(JSON.stringify(response));
   const url = `http://127.0.0.1:${port}`;
   try {
