@@ -3,20 +3,15 @@
 // query); the facts of who may access them; and their changes.
 import { sql, type ExpressionBuilder, type Insertable, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
+import { reusableQuery } from '../../db/prepared.ts';
 import type { Database, RepositoriesTable, RepositoryPermission } from '../../db/schema.ts';
-import { findAccount, type OrgRole, type TeamRow, type UserRow } from '../accounts/store.ts';
+import { type OrgRole, type TeamRow, type UserRow } from '../accounts/store.ts';
 import type { RepositoryFacts, RepositoryOwner, RepositoryRow } from './representations.ts';
 
+/** The repository `owner/name` (a `.git` suffix and the case of either ignored), with its owner's account. */
 export async function findRepository(db: Executor, owner: string, name: string): Promise<(RepositoryRow & { owner: UserRow }) | undefined> {
-  const account = await findAccount(db, owner);
-  if (!account) return undefined;
-  const repository = await db
-    .selectFrom('repositories')
-    .selectAll()
-    .where('owner_id', '=', account.id)
-    .where('name_lower', '=', name.replace(/\.git$/i, '').toLowerCase())
-    .executeTakeFirst();
-  return repository ? { ...repository, owner: account } : undefined;
+  const [row] = await repositoryByName(db, owner.toLowerCase(), name.replace(/\.git$/i, '').toLowerCase());
+  return row ? repositoryWithOwner(row) : undefined;
 }
 
 export async function insertRepository(db: Executor, values: Insertable<RepositoriesTable>): Promise<RepositoryRow> {
@@ -546,4 +541,58 @@ export async function existingRepositoryIds(db: Executor, ids: readonly number[]
   if (!ids.length) return new Set();
   const rows = await db.selectFrom('repositories').select('id').where('id', 'in', ids).execute();
   return new Set(rows.map((row) => row.id));
+}
+
+// Every route under /repos/{owner}/{repo} starts with `findRepository`: one named statement on
+// PostgreSQL (src/db/prepared.ts), so its columns are named, never `*` (a prepared statement's
+// columns are fixed when it is prepared). `repositoryWithOwner` names each of them again, so a
+// column added to either table fails the typecheck here until it is listed.
+const repositoryByName = reusableQuery('repository_by_name', (db, ownerLower: string, nameLower: string) =>
+  db
+    .selectFrom('repositories as r')
+    .innerJoin('users as u', 'u.id', 'r.owner_id')
+    .select([
+      'r.id', 'r.owner_id', 'r.name', 'r.name_lower', 'r.description', 'r.visibility', 'r.language', 'r.topics', 'r.default_branch',
+      'r.git_path', 'r.locked_by_migration_id', 'r.security_and_analysis', 'r.created_at', 'r.updated_at', 'r.pushed_at', 'r.archived',
+      'u.login as owner_login', 'u.login_lower as owner_login_lower', 'u.type as owner_type', 'u.name as owner_name', 'u.email as owner_email',
+      'u.site_admin as owner_site_admin', 'u.created_at as owner_created_at', 'u.updated_at as owner_updated_at',
+      'u.suspended_at as owner_suspended_at', 'u.suspended_reason as owner_suspended_reason',
+    ])
+    .where('u.login_lower', '=', ownerLower)
+    .where('r.name_lower', '=', nameLower),
+);
+
+function repositoryWithOwner(row: Awaited<ReturnType<typeof repositoryByName>>[number]): RepositoryRow & { owner: UserRow } {
+  const owner: UserRow = {
+    id: row.owner_id,
+    login: row.owner_login,
+    login_lower: row.owner_login_lower,
+    type: row.owner_type,
+    name: row.owner_name,
+    email: row.owner_email,
+    site_admin: row.owner_site_admin,
+    created_at: row.owner_created_at,
+    updated_at: row.owner_updated_at,
+    suspended_at: row.owner_suspended_at,
+    suspended_reason: row.owner_suspended_reason,
+  };
+  const repository: RepositoryRow = {
+    id: row.id,
+    owner_id: row.owner_id,
+    name: row.name,
+    name_lower: row.name_lower,
+    description: row.description,
+    visibility: row.visibility,
+    language: row.language,
+    topics: row.topics,
+    default_branch: row.default_branch,
+    git_path: row.git_path,
+    locked_by_migration_id: row.locked_by_migration_id,
+    security_and_analysis: row.security_and_analysis,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    pushed_at: row.pushed_at,
+    archived: row.archived,
+  };
+  return { ...repository, owner };
 }
