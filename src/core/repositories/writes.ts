@@ -49,7 +49,7 @@ export class RepositoryWrites extends HookedWrites {
     // The row, its git data and its activity in one transaction: a failure (or a crash) leaves
     // nothing half-made, and what consumes `repository.created` (code security's default
     // configuration) is sure to see it.
-    let written: string | null = null;
+    const written: { id?: number; path?: string } = {};
     const repository = await this.db.transaction().execute(async (trx) => {
       const row = await insertUnique('Repository', 'name', () =>
         insertRepository(trx, {
@@ -74,7 +74,7 @@ export class RepositoryWrites extends HookedWrites {
         try {
           // What is there is a creation's that never committed (on SQLite its id is given again).
           await rm(join(this.ctx.config.dataDir, gitPath), { recursive: true, force: true });
-          written = gitPath;
+          Object.assign(written, { id: row.id, path: gitPath });
           await initBareRepository(join(this.ctx.config.dataDir, gitPath), input.name, branch);
         } catch (error) {
           await rm(join(this.ctx.config.dataDir, gitPath), { recursive: true, force: true });
@@ -88,8 +88,11 @@ export class RepositoryWrites extends HookedWrites {
       await recordRepositoryActivity(this.ctx, trx, { name: 'repository.created', repository_id: row.id, payload: { repository: await this.asLeft(trx, row.id) } });
       return row;
     }).catch(async (error: unknown) => {
-      // Rolled back: its git data goes too (the full listing is for a creation killed here).
-      if (written) await rm(join(this.ctx.config.dataDir, written), { recursive: true, force: true });
+      // Rolled back: its git data goes too (the full listing is for a creation killed here). A commit
+      // whose answer was lost may have committed: then the row names it, and it stays.
+      if (written.id !== undefined && written.path && !(await findRepositoryById(this.db, written.id))) {
+        await rm(join(this.ctx.config.dataDir, written.path), { recursive: true, force: true });
+      }
       throw error;
     });
     const current = await findRepositoryById(this.db, repository.id);
