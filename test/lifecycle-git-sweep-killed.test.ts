@@ -1,12 +1,14 @@
-// Orphaned git data is swept (issue 24). Deleting a repository or a user removes the rows in a
-// transaction and the git data (`{dataDir}/git/{id}.git`) after the commit: a kill -9 in between left
-// the directory forever. `codehost serve` is killed with SIGKILL at a random moment while repositories
-// and users are being deleted; then, to be sure the state "committed, not yet removed" is there
-// whatever moment the kill hit, the git data of two repositories deleted before the round is put back
-// as it was. The next start's sweep removes every directory older than ten minutes (the test makes
-// them so: mtime an hour back) that no repository row names, and keeps every live repository's data
-// (git clones it) and a young orphan (a creation writes its directory before its row commits); a
-// sweep once it is old (POST /_admin/jobs/drain runs the sweeps) removes that one too.
+// Orphaned git data is swept (issue 24), at a start's cost of what deletions left (issue 22).
+// Deleting a repository or a user removes the rows and records the git data's paths
+// (`git_data_removals`) in a transaction, and removes the git data (`{dataDir}/git/{id}.git`) after
+// the commit: a kill -9 in between leaves the directory and its record. `codehost serve` is killed
+// with SIGKILL at a random moment while repositories and users are being deleted; then, to be sure
+// the state "committed, not yet removed" is there whatever moment the kill hit, the git data of a
+// repository deleted before the round is put back with its record. The next start removes every
+// recorded directory, however young, and keeps every live repository's data (git clones it) and a
+// directory nothing records (what a creation killed before its commit leaves): the start lists no
+// directory. The full listing (`POST /_admin/jobs/drain` runs it) keeps that one while it is young
+// (a creation writes its directory before its row commits) and removes it once it is old.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
@@ -25,7 +27,7 @@ const LIVE = 3;
 
 const servers = killedServers(ADMIN_TOKEN);
 
-test('git data left by a deletion killed between its commit and its removal is swept; live and young data stay', { timeout: 240_000 }, async (t) => {
+test('git data left by a deletion killed between its commit and its removal is removed at the next start; live data stay, and what nothing records waits for the full listing', { timeout: 240_000 }, async (t) => {
   const { dataDir } = servers.database;
   const gitRoot = join(dataDir, 'git');
   const directories = () => new Set(readdirSync(gitRoot).filter((name) => name.endsWith('.git')));
@@ -44,16 +46,16 @@ test('git data left by a deletion killed between its commit and its removal is s
     await first.admin('POST', '/users', { login });
     await first.admin('POST', '/repos', { owner: login, name: 'own', init_git: true });
   }
-  // Two repositories deleted now, their git data put back after the round: one to be old, one young.
+  // Two repositories deleted now, their git data put back after the round: one with its record, one without.
   const putBack: string[] = [];
-  for (const name of ['early-old', 'early-young']) {
+  for (const name of ['early-recorded', 'early-unrecorded']) {
     const { id } = await first.admin('POST', '/repos', { owner: 'acme', name, init_git: true });
     cpSync(join(gitRoot, `${id}.git`), join(scratch, `${id}.git`), { recursive: true });
     assert.equal((await first.call('DELETE', `/repos/acme/${name}`)).status, 204);
     assert.equal(existsSync(join(gitRoot, `${id}.git`)), false, 'a deletion that runs to its end removes the git data');
     putBack.push(`${id}.git`);
   }
-  const [oldOrphan, youngOrphan] = putBack;
+  const [recordedOrphan, unrecordedOrphan] = putBack;
 
   // Every deletion at once; the process dies at a random moment after the first has answered.
   await killAmid(first, [
@@ -61,21 +63,22 @@ test('git data left by a deletion killed between its commit and its removal is s
     ...leavers.map((login) => () => first.call('DELETE', `/users/${login}`)),
   ], 60);
   for (const name of putBack) cpSync(join(scratch, name), join(gitRoot, name), { recursive: true });
+  const recorded = async () => servers.inspect(async (q) => (await q.selectFrom('git_data_removals').select('path').execute()).map((row) => row.path.replace(/^git\//, '')));
+  await servers.inspect((q) => q.insertInto('git_data_removals').values({ path: `git/${recordedOrphan}`, recorded_at: new Date().toISOString() }).execute());
 
   const named = async () => servers.inspect(async (q) => new Set((await q.selectFrom('repositories').select('git_path').where('git_path', 'is not', null).execute()).map((row) => row.git_path!.replace(/^git\//, ''))));
   const before = await named();
   const orphans = [...directories()].filter((name) => !before.has(name));
-  t.diagnostic(`after the kill: ${before.size} repositories with git data, ${orphans.length} directories without a row (${orphans.length - putBack.length} left by the kill itself)`);
-  assert.ok(orphans.includes(oldOrphan) && orphans.includes(youngOrphan));
-  // Every directory an hour old but the young orphan.
-  const anHourAgo = new Date(Date.now() - 3_600_000);
-  for (const name of directories()) if (name !== youngOrphan) utimesSync(join(gitRoot, name), anHourAgo, anHourAgo);
+  const records = await recorded();
+  t.diagnostic(`after the kill: ${before.size} repositories with git data, ${orphans.length} directories without a row (${orphans.length - putBack.length} left by the kill itself), ${records.length} recorded`);
+  assert.ok(orphans.includes(recordedOrphan) && orphans.includes(unrecordedOrphan));
+  assert.deepEqual(orphans.filter((name) => name !== unrecordedOrphan).sort(), records.filter((name) => orphans.includes(name)).sort(), 'every directory a deletion left is recorded');
 
-  // The next start sweeps.
+  // The next start removes what was recorded (young as it is), nothing else.
   const second = await servers.start();
-  await waitFor('the start-up sweep', 30, async () => (orphans.every((name) => name === youngOrphan || !directories().has(name)) ? true : undefined));
+  await waitFor('the start-up removal', 30, async () => ((await recorded()).length === 0 ? true : undefined));
   const after = await named();
-  assert.deepEqual([...directories()].sort(), [...after, youngOrphan].sort(), 'every row\'s git data and the young orphan stay; every old orphan went');
+  assert.deepEqual([...directories()].sort(), [...after, unrecordedOrphan].sort(), 'every row\'s git data and the unrecorded directory stay; every recorded directory went');
   for (const { name, id } of live) {
     assert.ok(after.has(`${id}.git`), `${name} has its git data`);
     const clone = join(scratch, `clone-${name}`);
@@ -88,10 +91,14 @@ test('git data left by a deletion killed between its commit and its removal is s
     assert.ok([204, 404].includes(response.status), `${name}: ${response.status}`);
   }
 
-  // Once old, the young orphan goes with the next sweep.
-  utimesSync(join(gitRoot, youngOrphan), anHourAgo, anHourAgo);
+  // The full listing keeps a directory no row names while it is young, and removes it once old.
   assert.equal((await second.call('POST', '/jobs/drain', { timeout_seconds: 30 })).status, 200);
-  assert.equal(directories().has(youngOrphan), false, 'the sweep removed the orphan once it was old');
+  assert.equal(directories().has(unrecordedOrphan), true, 'the full listing keeps a young directory');
+  const anHourAgo = new Date(Date.now() - 3_600_000);
+  utimesSync(join(gitRoot, unrecordedOrphan), anHourAgo, anHourAgo);
+  assert.equal((await second.call('POST', '/jobs/drain', { timeout_seconds: 30 })).status, 200);
+  assert.equal(directories().has(unrecordedOrphan), false, 'the full listing removed the orphan once it was old');
   assert.deepEqual([...directories()].sort(), [...(await named())].sort());
+  assert.deepEqual(await recorded(), []);
   await second.kill();
 });

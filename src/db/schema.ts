@@ -73,6 +73,12 @@ export interface TeamMembersTable {
   user_id: number;
 }
 
+/** A deleted repository's git data path (`git/{id}.git`) to remove, recorded in the deleting transaction. */
+export interface GitDataRemovalsTable {
+  path: string;
+  recorded_at: string;
+}
+
 export interface RepositoriesTable {
   id: Generated<number>;
   owner_id: number;
@@ -260,6 +266,7 @@ export interface CoreTables {
   teams: TeamsTable;
   team_members: TeamMembersTable;
   repositories: RepositoriesTable;
+  git_data_removals: GitDataRemovalsTable;
   repository_versions: RepositoryVersionsTable;
   repository_former_names: RepositoryFormerNamesTable;
   repository_subscriptions: RepositorySubscriptionsTable;

@@ -94,25 +94,27 @@ export class MembershipWrites extends HookedWrites {
   }
 
   async setTeamMembership(orgLogin: string, slug: string, login: string) {
+    return this.changeTeamMembership(orgLogin, slug, login, 'added');
+  }
+
+  async removeTeamMembership(orgLogin: string, slug: string, login: string): Promise<void> {
+    await this.changeTeamMembership(orgLogin, slug, login, 'removed');
+  }
+
+  /**
+   * Adds the user to the team, or removes them: `membership.added` / `membership.removed` when that
+   * changed the team, and the areas told of the user's access either way.
+   */
+  private async changeTeamMembership(orgLogin: string, slug: string, login: string, change: 'added' | 'removed') {
     const { org, team } = await requireTeam(this.db, orgLogin, slug);
     const user = await requireAccount(this.db, login, 'user');
     await this.db.transaction().execute(async (trx) => {
-      if (await addTeamMember(trx, team.id, user.id)) {
-        await recordAccountActivity(this.ctx, trx, { name: 'membership.added', account_id: org.id, payload: { member_id: user.id, team_id: team.id } });
+      const changed = change === 'added' ? await addTeamMember(trx, team.id, user.id) : await removeTeamMember(trx, team.id, user.id);
+      if (changed) {
+        await recordAccountActivity(this.ctx, trx, { name: `membership.${change}`, account_id: org.id, payload: { member_id: user.id, team_id: team.id } });
       }
       await this.accessChanged(trx, { userIds: [user.id] });
     });
     return { org, team, user };
-  }
-
-  async removeTeamMembership(orgLogin: string, slug: string, login: string): Promise<void> {
-    const { org, team } = await requireTeam(this.db, orgLogin, slug);
-    const user = await requireAccount(this.db, login, 'user');
-    await this.db.transaction().execute(async (trx) => {
-      if (await removeTeamMember(trx, team.id, user.id)) {
-        await recordAccountActivity(this.ctx, trx, { name: 'membership.removed', account_id: org.id, payload: { member_id: user.id, team_id: team.id } });
-      }
-      await this.accessChanged(trx, { userIds: [user.id] });
-    });
   }
 }

@@ -3,10 +3,10 @@
 // A suspended user's every credential is refused on its next request (src/core/callers/principal.ts
 // reads the flag with the token, in the same round trip), with the platform's 403. Unknown references
 // are 404, duplicates 422 `already_exists`; every create returns the row, routes shape the answer.
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { insertUnique, invalidField, notFound } from '../../platform/errors.ts';
 import { Service } from '../../platform/service.ts';
+import { removeGitData } from '../repositories/git-sweep.ts';
+import { recordGitDataRemovals } from '../repositories/store.ts';
 import { recordAccountActivity } from './activities.ts';
 import { requireAccount, requireUsers } from './lookup.ts';
 import {
@@ -110,13 +110,10 @@ export class AccountWrites extends Service {
       await reassignAuthorship(trx, user.id, ghost.id);
       const paths = await ownedGitPaths(trx, user.id);
       await deleteAccount(trx, user.id);
+      await recordGitDataRemovals(trx, paths, this.now());
       await recordAccountActivity(this.ctx, trx, { name: 'user.deleted', payload: { user: { id: user.id, login: user.login } } });
       return paths;
     });
-    for (const path of gitPaths) {
-      await rm(join(this.ctx.config.dataDir, path), { recursive: true, force: true }).catch((err: unknown) =>
-        this.ctx.log.error({ err, path }, 'could not remove the git data of a deleted user'),
-      );
-    }
+    await removeGitData(this.ctx, gitPaths);
   }
 }

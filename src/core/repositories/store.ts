@@ -596,3 +596,21 @@ function repositoryWithOwner(row: Awaited<ReturnType<typeof repositoryByName>>[n
   };
   return { ...repository, owner };
 }
+
+/** Records, in a deleting transaction, the git data paths it leaves to remove once it has committed. */
+export async function recordGitDataRemovals(db: Executor, paths: string[], now: string): Promise<void> {
+  if (!paths.length) return;
+  await db.insertInto('git_data_removals').values(paths.map((path) => ({ path, recorded_at: now }))).onConflict((oc) => oc.column('path').doNothing()).execute();
+}
+
+/** Up to `limit` git data paths deletions left to remove, oldest first. */
+export async function pendingGitDataRemovals(db: Executor, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('git_data_removals').select('path').orderBy('recorded_at').orderBy('path').limit(limit).execute();
+  return rows.map((row) => row.path);
+}
+
+/** Forgets git data paths once removed. */
+export async function forgetGitDataRemovals(db: Executor, paths: string[]): Promise<void> {
+  if (!paths.length) return;
+  await db.deleteFrom('git_data_removals').where('path', 'in', paths).execute();
+}

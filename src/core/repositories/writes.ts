@@ -15,13 +15,14 @@ import { teamMemberIds, type UserRow } from '../accounts/store.ts';
 import { HookedWrites } from '../area.ts';
 import { recordMemberActivity, recordRepositoryActivity } from './activities.ts';
 import { repositoriesWithFacts } from './facts.ts';
+import { removeGitData } from './git-sweep.ts';
 import { requireRepository } from './lookup.ts';
 import { isBranchName, isRepositoryName } from './names.ts';
 import { permissionNames } from './permissions.ts';
 import { fullRepository, type RepositoryRow } from './representations.ts';
 import {
   collaboratorPermission, deleteRepository, detachFromOwner, dropFormerName, findRepository, findRepositoryById, insertRepository, installationsCovering, moveRepository, removeCollaborator,
-  removeTeamRepository, setCollaborator, setGitPath, setSubscription, setTeamRepository, teamHasRepository, updateRepository,
+  recordGitDataRemovals, removeTeamRepository, setCollaborator, setGitPath, setSubscription, setTeamRepository, teamHasRepository, updateRepository,
 } from './store.ts';
 
 const run = promisify(execFile);
@@ -48,6 +49,7 @@ export class RepositoryWrites extends HookedWrites {
     // The row, its git data and its activity in one transaction: a failure (or a crash) leaves
     // nothing half-made, and what consumes `repository.created` (code security's default
     // configuration) is sure to see it.
+    const written: { id?: number; path?: string } = {};
     const repository = await this.db.transaction().execute(async (trx) => {
       const row = await insertUnique('Repository', 'name', () =>
         insertRepository(trx, {
@@ -70,6 +72,9 @@ export class RepositoryWrites extends HookedWrites {
       if (input.init_git) {
         const gitPath = join('git', `${row.id}.git`);
         try {
+          // What is there is a creation's that never committed (on SQLite its id is given again).
+          await rm(join(this.ctx.config.dataDir, gitPath), { recursive: true, force: true });
+          Object.assign(written, { id: row.id, path: gitPath });
           await initBareRepository(join(this.ctx.config.dataDir, gitPath), input.name, branch);
         } catch (error) {
           await rm(join(this.ctx.config.dataDir, gitPath), { recursive: true, force: true });
@@ -82,6 +87,13 @@ export class RepositoryWrites extends HookedWrites {
       await dropFormerName(trx, owner.login, input.name);
       await recordRepositoryActivity(this.ctx, trx, { name: 'repository.created', repository_id: row.id, payload: { repository: await this.asLeft(trx, row.id) } });
       return row;
+    }).catch(async (error: unknown) => {
+      // Rolled back: its git data goes too (the full listing is for a creation killed here). A commit
+      // whose answer was lost may have committed: then the row names it, and it stays.
+      if (written.id !== undefined && written.path && !(await findRepositoryById(this.db, written.id))) {
+        await rm(join(this.ctx.config.dataDir, written.path), { recursive: true, force: true });
+      }
+      throw error;
     });
     const current = await findRepositoryById(this.db, repository.id);
     return { ...current!, owner };
@@ -223,8 +235,9 @@ export class RepositoryWrites extends HookedWrites {
       await recordRepositoryActivity(this.ctx, trx, { name: 'repository.deleted', repository_id: repository.id, account_id: repository.owner_id, payload });
       await this.accessChanged(trx, { repositoryIds: [repository.id] });
       await deleteRepository(trx, repository.id);
+      if (repository.git_path) await recordGitDataRemovals(trx, [repository.git_path], this.now());
     });
-    if (repository.git_path) await rm(join(this.ctx.config.dataDir, repository.git_path), { recursive: true, force: true });
+    if (repository.git_path) await removeGitData(this.ctx, [repository.git_path]);
   }
 
   async setWatch(owner: string, name: string, input: { login: string; subscribed?: boolean; ignored?: boolean }) {

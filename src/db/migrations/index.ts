@@ -17,6 +17,7 @@ import * as activityNames from './0015_activity_names.ts';
 import * as lifecycle from './0016_lifecycle.ts';
 import * as formerNames from './0017_former_names.ts';
 import * as unreadThreads from './0018_unread_threads.ts';
+import * as gitDataRemovals from './0019_git_data_removals.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0016_lifecycle': lifecycle,
   '0017_former_names': formerNames,
   '0018_unread_threads': unreadThreads,
+  '0019_git_data_removals': gitDataRemovals,
 };
