@@ -1,6 +1,8 @@
 // GET /installation/repositories?per_page=30 polled with If-None-Match (304, decided from one
 // statement) and fetched whole (200), each against a bare node:http server answering the same bytes
 // in the same run; the codehost process's CPU per request beside each.
+// Run directly: node bench/installation-repositories.ts (BENCH_DATABASE=postgres; BENCH_CPU_PROF_DIR=dir: a CPU profile of the server).
+import { fileURLToPath } from 'node:url';
 import { signAppJwt, type TestApp } from '../test/helpers/credentials.ts';
 import { capture, compareLoads, cpuSeconds, startBaseline, startServerOnOwnDatabase } from './lib.ts';
 
@@ -63,4 +65,11 @@ export default async function installationRepositories(options: Options = {}): P
   } finally {
     await server.stop();
   }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const env: Record<string, string> = process.env.BENCH_DATABASE === 'postgres' && process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
+  // BENCH_CPU_PROF_DIR=dir: the server writes a V8 CPU profile there when it stops.
+  if (process.env.BENCH_CPU_PROF_DIR) env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`;
+  console.table(await installationRepositories({ seconds: Number(process.env.BENCH_SECONDS ?? 10), env }));
 }
