@@ -63,9 +63,9 @@ export class AppService extends Service {
       installationId: principal.installationId,
       accountId: principal.accountId,
       repositoryIds,
-    }, page);
-    if (!read || read.versions.some(([, version]) => version === null)) return null;
-    const made = JSON.stringify([principal.installationId, principal.repositorySelection, repositoryIds, page, read.total, read.versions]);
+    }, page, this.ctx.db.dialect === 'postgres');
+    if (!read || read.unversioned > 0) return null;
+    const made = JSON.stringify([principal.installationId, principal.repositorySelection, repositoryIds, page, read.total, read.page]);
     return `W/"${createHash('sha1').update(`installation-repositories\n${made}`).digest('hex')}"`;
   }
 

@@ -1,6 +1,7 @@
 // Apps and their installations: lookups by slug and id, an app's installations (a page, one by id,
 // the one on an account or covering a repository), and the repositories an installation token reaches.
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable, type SqlBool } from 'kysely';
+import { reusableQuery } from '../../db/prepared.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AppAuthorizationsTable, AppsTable, InstallationsTable } from '../../db/schema.ts';
 import { perServer } from '../../platform/per-server.ts';
@@ -267,40 +268,59 @@ export async function installationRepositoryPage(
 
 /**
  * What a page of `installationRepositoryPage` is made of, in one statement and without reading the
- * repositories: the total, and the id and representation version (`repository_versions`) of each
- * repository of the page. Undefined when the app has no such installation (its answer is a 404).
+ * repositories: how many there are, and the page's repositories as `id:version` (their
+ * `repository_versions`), comma-separated in id order, with how many of them have no version.
+ * Undefined when the app has no such installation (its answer is a 404).
  */
 export async function installationRepositoryVersions(
   db: Executor,
   appId: number,
   scope: RepositoryScope,
   page: { offset: number; limit: number },
-): Promise<{ total: number; versions: Array<[number, number | null]> } | undefined> {
-  const reached = reachedRepositories(db, scope);
-  const rows = await db
-    .selectFrom('installations')
-    .innerJoin(reached.select((eb) => eb.fn.countAll<number>().as('n')).as('total'), (join) => join.onTrue())
-    .leftJoin(
-      reached
-        .leftJoin('repository_versions', 'repository_versions.repository_id', 'repositories.id')
-        .select(['repositories.id', 'repository_versions.version'])
-        .orderBy('repositories.id')
-        .limit(page.limit)
-        .offset(page.offset)
-        .as('page'),
-      (join) => join.onTrue(),
-    )
-    .select(['total.n', 'page.id', 'page.version'])
-    .where('installations.id', '=', scope.installationId)
-    .where('installations.app_id', '=', appId)
-    .orderBy('page.id')
-    .execute();
-  if (!rows.length) return undefined;
-  return {
-    total: Number(rows[0]!.n),
-    versions: rows.filter((row) => row.id !== null).map((row) => [Number(row.id), row.version === null ? null : Number(row.version)]),
-  };
+  postgres: boolean,
+): Promise<{ total: number; page: string; unversioned: number } | undefined> {
+  const ids = scope.repositoryIds;
+  const [row] = postgres
+    ? await repositoryVersionsPostgres(db, appId, scope.installationId, scope.accountId, ids && [...ids], page.limit, page.offset)
+    : await repositoryVersionsSqlite(db, appId, scope.installationId, scope.accountId, ids && JSON.stringify(ids), page.limit, page.offset);
+  if (!row) return undefined;
+  return { total: Number(row.total), page: row.page ?? '', unversioned: Number(row.unversioned) };
 }
+
+/**
+ * `installationRepositoryVersions`' statement: one text for any scope (the token's list a
+ * parameter: an array on PostgreSQL, a JSON array on SQLite, null for none), so that it is built
+ * once and, on PostgreSQL, planned once per connection (src/db/prepared.ts). LIMIT and OFFSET are
+ * cast to integers: node:sqlite binds a number as a REAL, and SQLite's ORDER BY ... LIMIT of a REAL
+ * cost three times the whole statement's time (docs/performance.md).
+ */
+function repositoryVersionsStatement(appId: unknown, installationId: unknown, accountId: unknown, ids: unknown, limit: unknown, offset: unknown, postgres: boolean) {
+  const named = postgres
+    ? sql<SqlBool>`(cast(${ids} as int4[]) is null or r.id = any(cast(${ids} as int4[])))`
+    : sql<SqlBool>`(${ids} is null or r.id in (select value from json_each(${ids})))`;
+  const reached = sql<SqlBool>`r.owner_id = ${accountId}
+      and (exists (select 1 from installations i where i.id = ${installationId} and i.repository_selection = 'all')
+        or exists (select 1 from installation_repositories ir where ir.installation_id = ${installationId} and ir.repository_id = r.id))
+      and ${named}`;
+  return sql<{ total: number | string; page: string | null; unversioned: number | string }>`select counted.total, listed.page, listed.unversioned
+    from installations inst
+    cross join (select count(*) as total from repositories r where ${reached}) counted
+    cross join (
+      select string_agg(cast(p.id as text) || ':' || coalesce(cast(v.version as text), '-'), ',' order by p.id) as page,
+        count(*) - count(v.version) as unversioned
+      from (select r.id from repositories r where ${reached} order by r.id limit cast(${limit} as integer) offset cast(${offset} as integer)) p
+      left join repository_versions v on v.repository_id = p.id
+    ) listed
+    where inst.id = ${installationId} and inst.app_id = ${appId}`;
+}
+
+// Every poll of an installation's repositories runs one of these (docs/performance.md, "Third round, repository lists").
+const repositoryVersionsPostgres = reusableQuery('installation_repository_versions', (db, appId: number, installationId: number, accountId: number, ids: number[] | null, limit: number, offset: number) => ({
+  compile: () => repositoryVersionsStatement(appId, installationId, accountId, ids, limit, offset, true).compile(db),
+}));
+const repositoryVersionsSqlite = reusableQuery('installation_repository_versions', (db, appId: number, installationId: number, accountId: number, ids: string | null, limit: number, offset: number) => ({
+  compile: () => repositoryVersionsStatement(appId, installationId, accountId, ids, limit, offset, false).compile(db),
+}));
 
 /** Revokes one token: it stops working at once (credentials are looked up on every request). */
 export async function deleteToken(db: Executor, tokenId: number): Promise<void> {
