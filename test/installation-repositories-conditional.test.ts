@@ -82,4 +82,12 @@ describe('a 304 never hides a change of an installation\'s repositories', () => 
     neverHidden('removed', () => server.admin('PATCH', `/apps/picker/installations/${pickedId}`, { repositories: ['fresh'] }), { token: picked }));
   // No route renames an account yet: written as plain SQL, which the versions' triggers see too.
   test('the owner renamed', () => neverHidden('owner renamed', () => server.server.ctx.db.kysely.updateTable('users').set({ login: 'acme-corp' }).where('login', '=', 'acme').execute()));
+  test('the last page a client can ask for (an offset past 2^31): empty, tagged, and polled to 304', async () => {
+    const get = poller(everything);
+    const path = `${LIST}?page=${2 ** 31 - 1}&per_page=100`;
+    const seen = await get(path);
+    assert.equal(seen.status, 200, seen.text);
+    assert.deepEqual(seen.body.repositories, []);
+    assert.equal((await get(path, { 'if-none-match': seen.headers.get('etag')! })).status, 304);
+  });
 });
