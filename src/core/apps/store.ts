@@ -1,6 +1,6 @@
 // Apps and their installations: lookups by slug and id, an app's installations (a page, one by id,
 // the one on an account or covering a repository), and the repositories an installation token reaches.
-import { sql, type Insertable, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import { reusableQuery } from '../../db/prepared.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AppAuthorizationsTable, AppsTable, InstallationsTable } from '../../db/schema.ts';
@@ -226,42 +226,30 @@ export interface RepositoryScope {
 }
 
 /**
- * One page of the repositories an installation token reaches: the account's, those its installation
- * covers now, and those the token names when it names any; and how many there are in all.
+ * The repositories an installation token reaches, as a condition on `r` (a `repositories` row): the
+ * account's, those its installation covers now, and (`named`) those the token names when it names
+ * any. The page and its poll's tag read this one definition; the values may be a reusable query's
+ * placeholders (the poll's statement is one text for any scope, see `repositoryVersionsStatement`).
  */
-/** The repositories an installation token reaches (`RepositoryScope`), as a query to select from. */
-function reachedRepositories(db: Executor, scope: RepositoryScope) {
-  let reached = db
-    .selectFrom('repositories')
-    .where('repositories.owner_id', '=', scope.accountId)
-    .where((eb) => eb.exists(
-      eb.selectFrom('installations as i')
-        .select('i.id')
-        .where('i.id', '=', scope.installationId)
-        .where((inner) => inner.or([
-          inner('i.repository_selection', '=', 'all'),
-          inner('repositories.id', 'in', inner.selectFrom('installation_repositories').select('repository_id').where('installation_id', '=', scope.installationId)),
-        ])),
-    ));
-  if (scope.repositoryIds === null) return reached;
-  return scope.repositoryIds.length ? reached.where('repositories.id', 'in', [...scope.repositoryIds]) : reached.where(sql<boolean>`1 = 0`);
+function reachedBy(installationId: unknown, accountId: unknown, named: RawBuilder<SqlBool> | null) {
+  return sql<SqlBool>`r.owner_id = ${accountId}
+      and (exists (select 1 from installations i where i.id = ${installationId} and i.repository_selection = 'all')
+        or exists (select 1 from installation_repositories ir where ir.installation_id = ${installationId} and ir.repository_id = r.id))
+      ${named ? sql`and ${named}` : sql``}`;
 }
 
+/** One page of the repositories an installation token reaches (`reachedBy`), and how many there are in all. */
 export async function installationRepositoryPage(
   db: Executor,
   scope: RepositoryScope,
   page: { offset: number; limit: number },
 ): Promise<{ total: number; repositories: RepositoryRow[] }> {
   if (scope.repositoryIds !== null && scope.repositoryIds.length === 0) return { total: 0, repositories: [] };
-  const reached = reachedRepositories(db, scope);
+  const named = scope.repositoryIds === null ? null : sql<SqlBool>`r.id in (${sql.join([...scope.repositoryIds])})`;
+  const reached = db.selectFrom('repositories as r').where(reachedBy(scope.installationId, scope.accountId, named));
   const [total, rows] = await Promise.all([
     reached.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    reached
-      .selectAll('repositories')
-      .orderBy('repositories.id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
+    reached.selectAll('r').orderBy('r.id').limit(page.limit).offset(page.offset).execute(),
   ]);
   return { total: Number(total.n), repositories: rows };
 }
@@ -296,13 +284,11 @@ export async function installationRepositoryVersions(
  * client can ask for starts past 2^31.
  */
 function repositoryVersionsStatement(appId: unknown, installationId: unknown, accountId: unknown, ids: unknown, limit: unknown, offset: unknown, postgres: boolean) {
+  // The token's list is a value: an int4[] on PostgreSQL, a JSON array on SQLite, null when it names none.
   const named = postgres
     ? sql<SqlBool>`(cast(${ids} as int4[]) is null or r.id = any(cast(${ids} as int4[])))`
     : sql<SqlBool>`(${ids} is null or r.id in (select value from json_each(${ids})))`;
-  const reached = sql<SqlBool>`r.owner_id = ${accountId}
-      and (exists (select 1 from installations i where i.id = ${installationId} and i.repository_selection = 'all')
-        or exists (select 1 from installation_repositories ir where ir.installation_id = ${installationId} and ir.repository_id = r.id))
-      and ${named}`;
+  const reached = reachedBy(installationId, accountId, named);
   return sql<{ total: number | string; page: string | null; unversioned: number | string }>`select counted.total, listed.page, listed.unversioned
     from installations inst
     cross join (select count(*) as total from repositories r where ${reached}) counted
