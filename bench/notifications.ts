@@ -3,7 +3,7 @@
 //    holds only those, then when it holds 1,000,000 threads of 1,000 users (the user's rows spread
 //    among the others'): the ratio should stay at or under 1.3.
 // 2. PUT /notifications for a user with 100,000 unread threads: the answer time (a 202, the rest in
-//    the background) and the time until the list is empty.
+//    the background) and the time until none is unread (checked in the database every 250 ms).
 // 3. The list's requests/s against a bare node:http server answering the same bytes.
 // 4. Polls that change nothing (304): If-Modified-Since, If-None-Match, and the repository's list.
 // 5. One thread, GET /notifications/threads/{id}: the server's CPU per 200 and per 304.
@@ -361,6 +361,7 @@ export default async function notifications(options: Options = {}): Promise<Reco
     };
     await settled();
     const unread = await bulk.scalar(`SELECT count(*) FROM notification_threads WHERE user_id = ${readerId} AND unread = 1`);
+    const unreadLeft = `SELECT count(*) FROM (SELECT 1 FROM notification_threads WHERE user_id = ${readerId} AND unread = 1 ORDER BY updated_at DESC, id DESC LIMIT 1) AS one`;
     const readerHeaders = { authorization: `Bearer ${reader}`, accept: 'application/vnd.vendor+json', 'content-type': 'application/json' };
     const answers: number[] = [];
     const completions: number[] = [];
@@ -376,11 +377,16 @@ export default async function notifications(options: Options = {}): Promise<Reco
       await answer.arrayBuffer();
       status = answer.status;
       if (status !== 202 && status !== 205) throw new Error(`PUT /notifications answered ${status}`);
+      // Done when no thread of the reader is unread, read through the bench's own connection every
+      // 250 ms, not through the server it measures: from the newest end of the partial index of
+      // unread threads, which the job (oldest first) reaches last, so each check reads one live
+      // entry instead of stepping over the entries the marking has just left dead. (A poll of
+      // `GET /notifications?per_page=1` every 50 ms counted every remaining thread exactly and was
+      // half of PostgreSQL's active time at 1,000,000.)
       for (;;) {
-        const left = await fetch(`${server.apiUrl}/notifications?per_page=1`, { headers: readerHeaders });
-        if ((await left.json() as unknown[]).length === 0) break;
+        if (await bulk.scalar(unreadLeft) === 0) break;
         if (performance.now() - started > 120_000) throw new Error('threads still unread after 120 s');
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await new Promise((resolve) => setTimeout(resolve, 250));
       }
       completions.push(performance.now() - started);
     }
@@ -390,6 +396,7 @@ export default async function notifications(options: Options = {}): Promise<Reco
       'mark as read: status': status,
       [`mark as read: answer ms, median of ${MARK_READ_ROUNDS} (goal <= 50)`]: Number(median(answers).toFixed(1)),
       [`mark as read: all read after ms, median of ${MARK_READ_ROUNDS}`]: Math.round(median(completions)),
+      'mark as read: all read after ms, each round': completions.map((ms) => Math.round(ms)).join(', '),
     });
     return results;
   } finally {
