@@ -188,6 +188,13 @@ const ROWS: Row[] = [
     unit: ' ms',
   },
   {
+    path: '… CPU per delivery: PostgreSQL backends (1 process)',
+    bench: 'webhooks',
+    keys: ['PostgreSQL backends CPU ms per delivery (1 process)'],
+    goal: {},
+    unit: ' ms',
+  },
+  {
     path: 'CPU per delivery, 2 worker processes vs 1, one PostgreSQL',
     bench: 'webhooks',
     keys: ['CPU per delivery ratio 2 processes/1'],

@@ -5,11 +5,13 @@
 // posts sent by a bare node:http loop with the same concurrency, no database. CPU per delivery: the
 // server processes' CPU time (user + system) over the burst, divided by its deliveries; on
 // PostgreSQL a second burst runs with a second worker process on the same database, and the row
-// compares the CPU per delivery of the two processes together with the one process alone.
+// compares the CPU per delivery of the two processes together with the one process alone; on
+// PostgreSQL (on this host) the CPU of the database's backends serving the bench's database too.
 import { createHmac, createPrivateKey } from 'node:crypto';
 import { createServer, request, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, importPKCS8 } from 'jose';
+import pg from 'pg';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { cpuSeconds, ratio, startServerProcess, type ServerProcess } from './lib.ts';
 
@@ -140,6 +142,15 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
     ...options.env,
     ...(database?.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
   });
+  // PostgreSQL: the backends serving the bench's database (the servers' pools, pg-boss's, LISTEN).
+  const observer = database ? new pg.Client({ connectionString: database.databaseUrl! }) : null;
+  await observer?.connect();
+  /** CPU seconds so far of each backend of the database (none on SQLite). */
+  const backendCpu = async (): Promise<Map<number, number>> => {
+    if (!observer) return new Map();
+    const { rows } = await observer.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+    return new Map(rows.map(({ pid }) => [pid, cpuSeconds([pid])]));
+  };
   try {
     await server.admin('POST', '/users', { login: 'mona' });
     await server.admin('POST', '/orgs', { login: 'acme', owners: ['mona'] });
@@ -172,6 +183,7 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
       receiver.arrivals.length = 0;
       const pids = processes.map((p) => p.pid);
       const cpuBefore = cpuSeconds(pids);
+      const backendsBefore = await backendCpu();
       const started = performance.now();
       await pool(events, 8, async (seq) => {
         await sendEvent('push', seq);
@@ -182,11 +194,15 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
       await server.admin('POST', '/jobs/drain', { timeout_seconds: 120 });
       const recordedAt = performance.now();
       const cpu = cpuSeconds(pids) - cpuBefore;
+      // A backend that connected during the burst counts from zero; one that closed during it is lost.
+      let backendSeconds = 0;
+      for (const [pid, seconds] of await backendCpu()) backendSeconds += seconds - (backendsBefore.get(pid) ?? 0);
       return {
         postedMs: postedAt - started,
         deliveredPerSecond: expected / ((lastArrival - started) / 1000),
         recordedPerSecond: expected / ((recordedAt - started) / 1000),
         cpuMsPerDelivery: (cpu * 1000) / expected,
+        backendCpuMsPerDelivery: (backendSeconds * 1000) / expected,
       };
     };
     const one = await burst([server]);
@@ -236,10 +252,12 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
       'bare signed posts/s (node:http loop, no database)': Math.round(bare),
       'recorded ratio codehost/bare': ratio(one.recordedPerSecond, bare),
       'server CPU ms per delivery (1 process)': Number(one.cpuMsPerDelivery.toFixed(3)),
+      ...(database ? { 'PostgreSQL backends CPU ms per delivery (1 process)': Number(one.backendCpuMsPerDelivery.toFixed(3)) } : {}),
       ...(two
         ? {
             'deliveries/s recorded, 2 worker processes': Math.round(two.recordedPerSecond),
             'server CPU ms per delivery (2 processes)': Number(two.cpuMsPerDelivery.toFixed(3)),
+            'PostgreSQL backends CPU ms per delivery (2 processes)': Number(two.backendCpuMsPerDelivery.toFixed(3)),
             'CPU per delivery ratio 2 processes/1': ratio(two.cpuMsPerDelivery, one.cpuMsPerDelivery),
           }
         : {}),
@@ -247,6 +265,7 @@ export default async function webhooks(options: Options = {}): Promise<Record<st
       [`activity to delivery p99 ms (${rate} events/s)`]: Number(percentile(latencies, 99).toFixed(1)),
     };
   } finally {
+    await observer?.end();
     await server.stop();
     await receiver.stop();
     await database?.drop();

@@ -2,11 +2,11 @@
 // may be run on a server connection that never prepared it, so reusable queries run unnamed there.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { createTestDatabase, engine } from '../../test/helpers/database.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from './index.ts';
-import { reusableQuery } from './prepared.ts';
+import { reusableQuery, reusableText } from './prepared.ts';
 
 test('CODEHOST_DATABASE_POOLER is session by default, transaction when asked, and nothing else', () => {
   assert.equal(loadConfig({}).databasePooler, 'session');
@@ -16,8 +16,10 @@ test('CODEHOST_DATABASE_POOLER is session by default, transaction when asked, an
 
 const answer = reusableQuery('pooler_test_answer', (db, value: number) => db.selectNoFrom(sql<number>`${value}::int`.as('answer')));
 
+const rawAnswer = reusableText('pooler_test_raw', 'select $1::int as answer');
+
 for (const pooler of ['session', 'transaction'] as const) {
-  test(`with the pooler ${pooler}, a reusable query ${pooler === 'session' ? 'is' : 'is not'} a named prepared statement`, { skip: engine !== 'postgres' && 'PostgreSQL only: SQLite has no server-side statements' }, async () => {
+  test(`with the pooler ${pooler}, a reusable query or text ${pooler === 'session' ? 'is' : 'is not'} a named prepared statement`, { skip: engine !== 'postgres' && 'PostgreSQL only: SQLite has no server-side statements' }, async () => {
     const database = await createTestDatabase();
     const db = openDatabase({ databaseUrl: database.databaseUrl, sqlitePath: `${database.dataDir}/codehost.db`, poolSize: 1, pooler });
     try {
@@ -25,6 +27,10 @@ for (const pooler of ['session', 'transaction'] as const) {
       // One connection in the pool: this runs where the reusable query ran.
       const prepared = await sql<{ n: number }>`select count(*) as n from pg_prepared_statements where name like 'codehost_pooler_test_answer_%'`.execute(db.kysely);
       assert.equal(prepared.rows[0]!.n, pooler === 'session' ? 1 : 0);
+      // A statement of fixed text (raw SQL, the job queue's insert) the same way.
+      assert.deepEqual((await db.kysely.executeQuery(CompiledQuery.raw(rawAnswer, [7]))).rows, [{ answer: 7 }]);
+      const raw = await sql<{ n: number }>`select count(*) as n from pg_prepared_statements where name like 'codehost_pooler_test_raw_%'`.execute(db.kysely);
+      assert.equal(raw.rows[0]!.n, pooler === 'session' ? 1 : 0);
     } finally {
       await db.close();
       await database.drop();

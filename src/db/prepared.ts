@@ -27,10 +27,20 @@ export function reusableQuery<P extends unknown[], R>(name: string, build: (db: 
       if (placeholders.some((_, i) => !slots.includes(i))) throw new Error(`reusable query ${name}: a parameter does not appear in it`);
       entry = { query, slots };
       compiled.set(db, entry);
-      if (!preparedNames.has(query.sql)) preparedNames.set(query.sql, `codehost_${name}_${preparedNames.size}`);
+      reusableText(name, query.sql);
     }
     const { query, slots } = entry;
     const parameters = query.parameters.map((value, i) => (slots[i] === null ? value : params[slots[i]!]));
     return (await db.executeQuery<R>({ ...query, parameters })).rows;
   };
+}
+
+/**
+ * A statement of fixed text (raw SQL, or a library's own, such as the job queue's insert) run many
+ * times: on PostgreSQL it becomes a named prepared statement like a reusable query. Only for texts
+ * that do not embed values (each text is prepared once per connection and kept); answers the text.
+ */
+export function reusableText(name: string, text: string): string {
+  if (!preparedNames.has(text)) preparedNames.set(text, `codehost_${name}_${preparedNames.size}`);
+  return text;
 }

@@ -196,6 +196,29 @@ test('behind a transaction pooler (CODEHOST_DATABASE_POOLER=transaction) the wor
   }
 });
 
+test('a job sent in a transaction is inserted by a named statement on PostgreSQL, unnamed behind a transaction pooler', { skip: engine !== 'postgres' && 'PostgreSQL only: SQLite has no server-side statements' }, async () => {
+  // Every fan-out and every activity sends its jobs in the caller's transaction: planning that insert
+  // on each run was most of its cost (docs/performance.md, "Webhook deliveries").
+  for (const pooler of ['session', 'transaction'] as const) {
+    // One connection: the count below runs where the send ran.
+    const ownDb = openDatabase({ databaseUrl: testDatabase.databaseUrl, sqlitePath: `${testDatabase.dataDir}/codehost.db`, poolSize: 1, pooler });
+    const queue = createQueue(ownDb, { ...config, databasePooler: pooler }, recordingLogger());
+    try {
+      await ownDb.kysely.transaction().execute((trx) => queue.sendMany(`named-send-${pooler}`, [{ n: 1 }, { n: 2 }], { transaction: trx }));
+      await ownDb.kysely.transaction().execute((trx) => queue.send(`named-send-${pooler}`, { n: 3 }, { transaction: trx }));
+      const prepared = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where name like 'codehost_pgboss_send_%'`.execute(ownDb.kysely);
+      assert.equal(prepared.rows[0]!.n > 0, pooler === 'session', pooler);
+      const sent = await sql<{ n: number }>`select count(*)::int as n from pgboss.job where name = ${`named-send-${pooler}`}`.execute(ownDb.kysely);
+      assert.equal(sent.rows[0]!.n, 3, pooler);
+    } finally {
+      // Nobody works these: the later tests drain every queue.
+      await sql`delete from pgboss.job where name = ${`named-send-${pooler}`}`.execute(db.kysely);
+      await queue.stop(5_000);
+      await ownDb.close();
+    }
+  }
+});
+
 test('pending counts jobs due now, not jobs scheduled for later; drain waits for them', async () => {
   await withQueue(async (queue) => {
     await queue.send('later', { n: 1 }, { startAfterSeconds: 3600 });

@@ -1,6 +1,6 @@
 // SQL of app webhooks: hook configurations, messages and their delivery attempts.
 import { CompiledQuery, sql, type Insertable, type Selectable, type Updateable } from 'kysely';
-import { reusableQuery } from '../../db/prepared.ts';
+import { reusableQuery, reusableText } from '../../db/prepared.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AppWebhooksTable, WebhookDeliveriesTable, WebhookMessagesTable } from './tables.ts';
 
@@ -62,8 +62,8 @@ export async function installationEventTarget(db: Executor, appId: number, insta
   return row && { ...row, installation_id: installationId, installation_permissions: row.app_permissions };
 }
 
-export async function deliveryTargets(db: Executor, where: { repositoryId: number } | { accountId: number }): Promise<Target[]> {
-  let query = db
+function selectTargets(db: Executor) {
+  return db
     .selectFrom('installations')
     .innerJoin('apps', 'apps.id', 'installations.app_id')
     .innerJoin('app_webhooks', 'app_webhooks.app_id', 'apps.id')
@@ -74,27 +74,32 @@ export async function deliveryTargets(db: Executor, where: { repositoryId: numbe
     .where('app_webhooks.active', '=', 1)
     .where('app_webhooks.url', 'is not', null)
     // Nothing is delivered for a suspended installation.
-    .where('installations.suspended_at', 'is', null);
-  if ('repositoryId' in where) {
-    const repositoryId = where.repositoryId;
-    query = query
-      .where('installations.account_id', '=', (eb) => eb.selectFrom('repositories').select('repositories.owner_id').where('repositories.id', '=', repositoryId))
-      .where((eb) =>
-        eb.or([
-          eb('installations.repository_selection', '=', 'all'),
-          eb.exists(
-            eb
-              .selectFrom('installation_repositories')
-              .select('installation_repositories.repository_id')
-              .whereRef('installation_repositories.installation_id', '=', 'installations.id')
-              .where('installation_repositories.repository_id', '=', repositoryId),
-          ),
-        ]),
-      );
-  } else {
-    query = query.where('installations.account_id', '=', where.accountId);
-  }
-  return query.orderBy('apps.id').execute();
+    .where('installations.suspended_at', 'is', null)
+    .orderBy('apps.id');
+}
+
+// Every event reads its targets twice (the API's answer, then the fan-out): built once per database
+// and, on PostgreSQL, a named statement (planned once per connection; planning was most of its cost).
+const targetsOfRepository = reusableQuery('webhook_targets_of_repository', (db, repositoryId: number) =>
+  selectTargets(db)
+    .where('installations.account_id', '=', (eb) => eb.selectFrom('repositories').select('repositories.owner_id').where('repositories.id', '=', repositoryId))
+    .where((eb) =>
+      eb.or([
+        eb('installations.repository_selection', '=', 'all'),
+        eb.exists(
+          eb
+            .selectFrom('installation_repositories')
+            .select('installation_repositories.repository_id')
+            .whereRef('installation_repositories.installation_id', '=', 'installations.id')
+            .where('installation_repositories.repository_id', '=', repositoryId),
+        ),
+      ]),
+    ));
+const targetsOfAccount = reusableQuery('webhook_targets_of_account', (db, accountId: number) =>
+  selectTargets(db).where('installations.account_id', '=', accountId));
+
+export async function deliveryTargets(db: Executor, where: { repositoryId: number } | { accountId: number }): Promise<Target[]> {
+  return 'repositoryId' in where ? targetsOfRepository(db, where.repositoryId) : targetsOfAccount(db, where.accountId);
 }
 
 /** Rows per multi-row insert: far below both databases' limits on bound parameters. */
@@ -225,10 +230,11 @@ export async function deleteAttempt(db: Executor, deliveryId: number): Promise<v
 // condition as completeAttempt): the rows as JSON, in OUTCOME_COLUMNS' order after the id. On
 // SQLite the unary + keeps the planner off the delivered_at index: with it, every pending attempt
 // was scanned against the whole batch; without it, each row of the batch is one primary-key lookup.
-const COMPLETE_MANY_POSTGRES = `update webhook_deliveries as d
+// On PostgreSQL a named statement: planned once per connection (src/db/prepared.ts).
+const COMPLETE_MANY_POSTGRES = reusableText('webhook_complete_attempts', `update webhook_deliveries as d
   set ${OUTCOME_COLUMNS.map((column) => `${column} = v.${column}`).join(', ')}
   from json_to_recordset($1::text::json) as v(id int8, delivered_at text, throttled_at text, status text, status_code int4, duration float8, url text, request_headers text, response_headers text, response_body text)
-  where d.id = v.id and d.delivered_at is null`;
+  where d.id = v.id and d.delivered_at is null`);
 const COMPLETE_MANY_SQLITE = `update webhook_deliveries
   set ${OUTCOME_COLUMNS.map((column, i) => `${column} = v.value ->> ${i + 1}`).join(', ')}
   from json_each(?) as v
