@@ -7,7 +7,8 @@ import { after, before, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
-import { privateOwnerIds, readersOf, repositoryPage, type PrivateReach, type RepositoryListFilter, type RepositoryListOrder } from './store.ts';
+import { sql } from 'kysely';
+import { privateOwnerIds, readableBy, readersOf, repositoryPage, type PrivateReach, type RepositoryListFilter, type RepositoryListOrder } from './store.ts';
 
 let testDatabase: TestDatabase;
 let db: Db;
@@ -106,6 +107,17 @@ test('readableBy: public to all; private to the owner, organization roles, colla
   const orgReads = await readersOf(db.kysely, id.priv!, [id.org!, id.org!, id.sister!]);
   assert.deepEqual([...orgReads], [id.org]);
   assert.deepEqual([...(await readersOf(db.kysely, id.priv!, []))], []);
+});
+
+test('readableBy: the user as a value, as an expression (a reusable query\'s parameter) or as a column of the outer query reads alike', async () => {
+  const member = id.member!;
+  const ids = async (query: ReturnType<typeof sql<{ id: number }>>) => (await query.execute(db.kysely)).rows.map((row) => Number(row.id));
+  const byValue = await ids(sql<{ id: number }>`select r.id from repositories r where ${readableBy(member, 'r.id')} order by r.id`);
+  const byExpression = await ids(sql<{ id: number }>`select r.id from repositories r where ${readableBy(sql<number>`${member}`, 'r.id')} order by r.id`);
+  const byColumn = await ids(sql<{ id: number }>`select r.id from repositories r inner join users u on u.id = ${member} where ${readableBy('u.id', 'r.id')} order by r.id`);
+  assert.ok(byValue.includes(id.priv!) && !byValue.includes(id.mine!), String(byValue));
+  assert.deepEqual(byExpression, byValue);
+  assert.deepEqual(byColumn, byValue);
 });
 
 const BY_CREATED: RepositoryListOrder = { sort: 'created', direction: 'asc' };

@@ -260,7 +260,7 @@ function memberAccess(userId: RawBuilder<unknown>, repositoryId: RawBuilder<unkn
  * permission reads), as a correlated EXISTS, so a list filters, pages and counts in its own query.
  */
 export function readableBy(user: number | string | RawBuilder<number>, repository: number | string) {
-  const userId = typeof user === 'number' ? sql`${user}` : typeof user === 'string' ? sql.ref(user) : user;
+  const userId = typeof user === 'string' ? sql.ref(user) : sql`${user}`;
   const repositoryId = typeof repository === 'number' ? sql`${repository}` : sql.ref(repository);
   return sql<SqlBool>`exists (select 1 from repositories ra where ra.id = ${repositoryId} and (
     ${readsByVisibility(userId, 'ra')}
