@@ -1,25 +1,27 @@
 // Queries built once and run many times with new parameters: building and compiling a Kysely query
 // cost more CPU than running it (a token lookup on SQLite), and PostgreSQL parses and plans a named
 // statement once per connection instead of on every request.
-import type { Compilable, CompiledQuery } from 'kysely';
+import type { Compilable, CompiledQuery, RawBuilder } from 'kysely';
 import type { Executor } from './index.ts';
 
 /** The SQL of every reusable query and the name PostgreSQL prepares it under (the pool reads it). */
 export const preparedNames = new Map<string, string>();
 
 /**
- * `build` makes the query from placeholders, once per database; each call runs it with `params`
+ * `build` makes the query (a query builder, or raw `sql`) from placeholders, once per database; each call runs it with `params`
  * in their places. Only for queries whose shape does not depend on the parameters' values, and
  * with their columns named (no `*`): PostgreSQL refuses to run a prepared statement whose result
  * columns changed since it was prepared.
  */
-export function reusableQuery<P extends unknown[], R>(name: string, build: (db: Executor, ...params: P) => Compilable<R>) {
+export function reusableQuery<P extends unknown[], R>(name: string, build: (db: Executor, ...params: P) => Compilable<R> | RawBuilder<R>) {
   const compiled = new WeakMap<Executor, { query: CompiledQuery<R>; slots: Array<number | null> }>();
   return async (db: Executor, ...params: P): Promise<R[]> => {
     let entry = compiled.get(db);
     if (!entry) {
       const placeholders = params.map((_, i) => `\u0000${name}:${i}`);
-      const query = build(db, ...(placeholders as P)).compile();
+      const built = build(db, ...(placeholders as P));
+      // A query builder compiles itself; raw SQL (`sql`...``) compiles against the database.
+      const query = 'isRawBuilder' in built ? built.compile(db) : built.compile();
       const slots = query.parameters.map((value) => {
         const index = placeholders.indexOf(value as string);
         return index < 0 ? null : index;

@@ -198,10 +198,8 @@ function validatorStatement(userId: number, threadId?: number) {
 
 // Every poll runs one of these. Named statements on PostgreSQL: planning this one (the access test's
 // subqueries) cost four times running it (docs/performance.md, "Polls on PostgreSQL: planned once").
-const listValidatorQuery = reusableQuery('notifications_list_validator', (db, userId: number) => ({ compile: () => validatorStatement(userId).compile(db) }));
-const threadValidatorQuery = reusableQuery('notifications_thread_validator', (db, userId: number, threadId: number) => ({
-  compile: () => validatorStatement(userId, threadId).compile(db),
-}));
+const listValidatorQuery = reusableQuery('notifications_list_validator', (_db, userId: number) => validatorStatement(userId));
+const threadValidatorQuery = reusableQuery('notifications_thread_validator', (_db, userId: number, threadId: number) => validatorStatement(userId, threadId));
 
 /**
  * What a list needs before its page, in one statement: each repository of the user's threads (the

@@ -302,12 +302,10 @@ function repositoryVersionsStatement(appId: unknown, installationId: unknown, ac
 }
 
 // Every poll of an installation's repositories runs one of these (docs/performance.md, "Third round, repository lists").
-const repositoryVersionsPostgres = reusableQuery('installation_repository_versions', (db, appId: number, installationId: number, accountId: number, ids: number[] | null, limit: number, offset: number) => ({
-  compile: () => repositoryVersionsStatement(appId, installationId, accountId, ids, limit, offset, true).compile(db),
-}));
-const repositoryVersionsSqlite = reusableQuery('installation_repository_versions', (db, appId: number, installationId: number, accountId: number, ids: string | null, limit: number, offset: number) => ({
-  compile: () => repositoryVersionsStatement(appId, installationId, accountId, ids, limit, offset, false).compile(db),
-}));
+const repositoryVersionsPostgres = reusableQuery('installation_repository_versions', (_db, appId: number, installationId: number, accountId: number, ids: number[] | null, limit: number, offset: number) =>
+  repositoryVersionsStatement(appId, installationId, accountId, ids, limit, offset, true));
+const repositoryVersionsSqlite = reusableQuery('installation_repository_versions', (_db, appId: number, installationId: number, accountId: number, ids: string | null, limit: number, offset: number) =>
+  repositoryVersionsStatement(appId, installationId, accountId, ids, limit, offset, false));
 
 /** Revokes one token: it stops working at once (credentials are looked up on every request). */
 export async function deleteToken(db: Executor, tokenId: number): Promise<void> {
