@@ -1,7 +1,8 @@
 // Which statements the PostgreSQL pool may run again on a fresh connection when theirs was lost.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { onlyReads } from './index.ts';
+import { sql } from 'kysely';
+import { onlyReads, openDatabase, sqliteText } from './index.ts';
 
 test('a SELECT, and a WITH query that modifies nothing, are reads; anything that writes is not', () => {
   for (const read of [
@@ -17,4 +18,33 @@ test('a SELECT, and a WITH query that modifies nothing, are reads; anything that
     'with x as (select 1) insert into t select * from x',
     'begin',
   ]) assert.equal(onlyReads(write), false, write);
+});
+
+test('on SQLite a whole number is bound as an integer, a fraction as a real, a boolean as 0 or 1', async () => {
+  const db = openDatabase({ sqlitePath: ':memory:', databaseUrl: null });
+  try {
+    const row = await sql<{ whole: string; text: string; fraction: string; big: string; flag: string }>`select
+      typeof(${5}) as whole, cast(${5} as text) as text, typeof(${5.5}) as fraction,
+      typeof(${Number.MAX_SAFE_INTEGER}) as big, typeof(${true}) as flag`.execute(db.kysely);
+    // A REAL 5.0 would be '5.0' in a TEXT column and would cost SQLite a conversion on every integer key.
+    assert.deepEqual({ ...row.rows[0] }, { whole: 'integer', text: '5', fraction: 'real', big: 'integer', flag: 'integer' });
+  } finally {
+    await db.close();
+  }
+});
+
+test('on SQLite a bound LIMIT and OFFSET are put behind a cast (else every run prepares the statement again)', async () => {
+  assert.equal(sqliteText('select "id" from "t" order by "id" limit ? offset ?'), 'select "id" from "t" order by "id" limit cast(? as integer) offset cast(? as integer)');
+  assert.equal(sqliteText('select * from (select id from r LIMIT  ?) p limit 5'), 'select * from (select id from r LIMIT cast(? as integer)) p limit 5');
+  const db = openDatabase({ sqlitePath: ':memory:', databaseUrl: null });
+  try {
+    const rows = await sql<{ n: number }>`with recursive c(n) as (select 1 union all select n + 1 from c where n < 10)
+      select n from c order by n limit ${3} offset ${2 ** 31}`.execute(db.kysely);
+    assert.deepEqual(rows.rows, []);
+    const page = await sql<{ n: number }>`with recursive c(n) as (select 1 union all select n + 1 from c where n < 10)
+      select n from c order by n limit ${3} offset ${4}`.execute(db.kysely);
+    assert.deepEqual(page.rows.map((r) => r.n), [5, 6, 7]);
+  } finally {
+    await db.close();
+  }
 });

@@ -278,10 +278,7 @@ export async function installationRepositoryVersions(
 /**
  * `installationRepositoryVersions`' statement: one text for any scope (the token's list a
  * parameter: an array on PostgreSQL, a JSON array on SQLite, null for none), so that it is built
- * once and, on PostgreSQL, planned once per connection (src/db/prepared.ts). LIMIT and OFFSET are
- * cast to integers: node:sqlite binds a number as a REAL, and SQLite's ORDER BY ... LIMIT of a REAL
- * cost three times the whole statement's time (docs/performance.md). To bigint: the last page a
- * client can ask for starts past 2^31.
+ * once and, on PostgreSQL, planned once per connection (src/db/prepared.ts).
  */
 function repositoryVersionsStatement(appId: unknown, installationId: unknown, accountId: unknown, ids: unknown, limit: unknown, offset: unknown, postgres: boolean) {
   // The token's list is a value: an int4[] on PostgreSQL, a JSON array on SQLite, null when it names none.
@@ -295,7 +292,7 @@ function repositoryVersionsStatement(appId: unknown, installationId: unknown, ac
     cross join (
       select string_agg(cast(p.id as text) || ':' || coalesce(cast(v.version as text), '-'), ',' order by p.id) as page,
         count(*) - count(v.version) as unversioned
-      from (select r.id from repositories r where ${reached} order by r.id limit cast(${limit} as bigint) offset cast(${offset} as bigint)) p
+      from (select r.id from repositories r where ${reached} order by r.id limit ${limit} offset ${offset}) p
       left join repository_versions v on v.repository_id = p.id
     ) listed
     where inst.id = ${installationId} and inst.app_id = ${appId}`;
