@@ -315,6 +315,8 @@ type PageRow = ListedThread & ValidatorRow & { total: number | string | null };
  * threads alone (SQLite: 4 times the time), and SQLite chose another index for the page.
  * LIMIT and OFFSET are cast to integers: node:sqlite binds a number as a REAL (see
  * `installationRepositoryVersions`); to bigint, as a page past 2^31 threads can be asked for.
+ * No ORDER BY over the union (a union's rows come in no defined order): it cost SQLite a sort of
+ * every branch, a sixth of the statement's time; the page's rows are put in order by `listPage`.
  */
 function pageStatement(filter: ThreadFilter, params: { userId: unknown; repositoryId?: unknown; since?: unknown; before?: unknown; limit: unknown; offset: unknown }) {
   const { userId } = params;
@@ -362,8 +364,7 @@ function pageStatement(filter: ThreadFilter, params: { userId: unknown; reposito
     union all
     ${page(sql<SqlBool>`not ${anyHidden}`)}
     union all
-    ${page(sql<SqlBool>`${anyHidden} and ${readable}`)}
-    order by kind, updated_at desc, id desc`;
+    ${page(sql<SqlBool>`${anyHidden} and ${readable}`)}`;
 }
 
 /** The reusable statement of each shape of filter, made on first use. */
@@ -391,6 +392,8 @@ export async function listPage(db: Executor, filter: ThreadFilter, limit: number
     if (row.kind === 'p') threads.push(row);
     else if (row.kind === 'c') total = Number(row.total);
   }
+  // The page's order, as its subquery chose it (timestamps are ISO text, compared as text; ids break ties).
+  threads.sort((a, b) => (a.updated_at === b.updated_at ? b.id - a.id : a.updated_at < b.updated_at ? 1 : -1));
   return { validator: validatorOf(rows.filter((row) => row.kind === 'r' || row.kind === 'i')), threads, total };
 }
 
