@@ -99,3 +99,17 @@ test('a conditional list is decided from the validator alone; a 200 then reads t
   assert.equal((await statementsOf('/notifications')).response.headers.get('etag'), fresh, 'the same tag as an unconditional list');
   assert.equal((await statementsOf('/notifications', { 'if-none-match': fresh })).response.status, 304);
 });
+
+test('a list whose repositories changed records them, then reads its page again (never a page older than its tag)', async () => {
+  const before = (await statementsOf('/notifications')).response;
+  await server.admin('PATCH', '/repos/hubot/widgets', { description: 'Changed' });
+  const { response, statements } = await statementsOf('/notifications');
+  assert.equal(response.status, 200);
+  assert.equal(response.body[0].repository.description, 'Changed');
+  assert.notEqual(response.headers.get('etag'), before.headers.get('etag'));
+  // The page statement, the inbox's record of the repositories (its version moves), the page again.
+  const recorded = statements.findIndex((text) => /notification_inboxes/.test(text) && /^\s*insert/i.test(text));
+  assert.ok(recorded > 0, statements.join('\n---\n'));
+  assert.equal(statements.slice(recorded + 1).filter((text) => preparedNames.has(text) && /notification_subjects/.test(text)).length, 1, 'the page read after the record');
+  assert.equal((await statementsOf('/notifications', { 'if-none-match': response.headers.get('etag')! })).response.status, 304);
+});
