@@ -314,7 +314,11 @@ type PageRow = ListedThread & ValidatorRow & { total: number | string | null };
  * `repository_id` always present, the count could no longer be read from the partial index of unread
  * threads alone (SQLite: 4 times the time), and SQLite chose another index for the page.
  * LIMIT and OFFSET are cast to integers: node:sqlite binds a number as a REAL (see
- * `installationRepositoryVersions`); to bigint, as a page past 2^31 threads can be asked for.
+ * `installationRepositoryVersions`); to bigint, as a page past 2^31 threads can be asked for. Each is
+ * an uncorrelated subquery so that PostgreSQL guesses it alike in the generic plan and in a plan made
+ * for one run's values: as plain parameters, the generic plan (which guesses a tenth of the rows for
+ * each) cost more than a plan knowing offset 0 and limit 50 once users had 1,000 threads, and
+ * PostgreSQL then planned the statement anew on every run (about 3 ms; test/notifications-list-plan.test.ts).
  * No ORDER BY over the union (a union's rows come in no defined order): it cost SQLite a sort of
  * every branch, a sixth of the statement's time; the page's rows are put in order by `listPage`.
  */
@@ -342,7 +346,7 @@ function pageStatement(filter: ThreadFilter, params: { userId: unknown; reposito
       left join issues i on i.id = s.issue_id
       where ${covered} and ${only}
       order by t.updated_at desc, t.id desc
-      limit cast(${params.limit} as bigint) offset cast(${params.offset} as bigint)
+      limit (select cast(${params.limit} as bigint)) offset (select cast(${params.offset} as bigint))
     ) p`;
   return sql<PageRow>`${walkRepositories(userId as number)}, listed(repository_id, version, readable) as materialized (
       select ${listedColumns(userId)} ${listedFrom}
