@@ -13,6 +13,7 @@
 //   node_modules/.bin/node bench/notifications.ts [--user-threads 1000] [--total 1000000] [--unread 100000] [--seconds 10]
 //   DATABASE_URL=postgres://... node_modules/.bin/node bench/notifications.ts --postgres
 //   ... --only polls,mark-read     some parts: latency (1), mark-read (2), list (3), polls (4), thread (5)
+//   BENCH_CPU_PROF_DIR=dir         a V8 CPU profile of the server, written when it stops
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
@@ -190,7 +191,9 @@ export default async function notifications(options: Options = {}): Promise<Reco
   let server: ServerProcess | undefined;
   let bulk: Bulk | undefined;
   try {
-    server = await startServerProcess({ ...options.env, ...(scratch ? { DATABASE_URL: scratch.url } : {}) });
+    // BENCH_CPU_PROF_DIR=dir: the server writes a V8 CPU profile there when it stops.
+    const profile: Record<string, string> = process.env.BENCH_CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` } : {};
+    server = await startServerProcess({ ...options.env, ...profile, ...(scratch ? { DATABASE_URL: scratch.url } : {}) });
     bulk = postgres ? await postgresBulk(scratch!.url) : sqliteBulk(server.dataDir);
     const results: Record<string, number | string> = { database: postgres ? 'postgres' : 'sqlite' };
 

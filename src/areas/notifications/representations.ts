@@ -8,7 +8,7 @@ import { FullRepository, fullRepository } from '../../core/repositories/represen
 import { type Urls } from '../../platform/urls.ts';
 import type { Context } from '../../platform/context.ts';
 import { perServer } from '../../platform/per-server.ts';
-import type { ThreadWithSubject } from './store.ts';
+import type { ListedThread, ThreadWithSubject } from './store.ts';
 
 export const NotificationThread = Type.Object({
   id: Type.String(),
@@ -59,7 +59,7 @@ export function threadRepresentation(urls: Urls, thread: ThreadWithSubject, shap
 type ThreadFields = Omit<NotificationThread, 'repository'>;
 const ThreadFields = Type.Omit(NotificationThread, ['repository']);
 
-function threadFields(urls: Urls, thread: ThreadWithSubject, found: RepositoryWithFacts): ThreadFields {
+function threadFields(urls: Urls, thread: ListedThread, found: RepositoryWithFacts): ThreadFields {
   const { repository, owner } = found;
   let subjectUrl = thread.subject_url ?? '';
   let latestCommentUrl = subjectUrl;
@@ -164,9 +164,9 @@ export class ThreadPageWriter {
   /**
    * The page's JSON array, as UTF-8 bytes (the repositories' are encoded once, and the socket takes
    * bytes without encoding 260 KB of text per request). Its entity tag comes from the list's
-   * validator (NotificationService.listValidator), read before the page.
+   * validator, read in the same statement as the page (NotificationService.list).
    */
-  write(rows: readonly ThreadWithSubject[], repositories: ReadonlyMap<number, RepositoryWithFacts>): { body: Buffer } {
+  write(rows: readonly ListedThread[], repositories: ReadonlyMap<number, RepositoryWithFacts>): { body: Buffer } {
     const parts: Buffer[] = [];
     // A page repeats a few repositories: each is looked up in the cache once per page.
     const onPage = new Map<number, { json: Buffer }>();

@@ -100,12 +100,18 @@ export function notificationRoutes(app: Api, ctx: Context): void {
     const user = userId(request);
     const { all, participating, since, before } = request.query;
     const key = JSON.stringify([repositoryId ?? null, all ?? null, participating ?? null, since ?? null, before ?? null, params.page, params.perPage]);
-    // Decided from the validator alone (one statement): a poll that changes nothing loads no thread.
-    const validator = await service.listValidator(user, key);
-    polling(reply, validator.modifiedAt);
-    reply.header('etag', validator.etag);
-    if (unchanged(request, reply)) return sendNotModified(ctx, request, reply);
-    const result = await service.list(user, validator, { ...request.query, repositoryId, page: params.page, perPage: params.perPage });
+    // A conditional request is decided from the validator alone (one statement): a poll that changes
+    // nothing loads no thread. Otherwise the page is read with its validator, in one statement.
+    if (request.headers['if-none-match'] !== undefined || request.headers['if-modified-since'] !== undefined) {
+      const validator = await service.listValidator(user, key);
+      polling(reply, validator.modifiedAt);
+      reply.header('etag', validator.etag);
+      if (unchanged(request, reply)) return sendNotModified(ctx, request, reply);
+    }
+    const result = await service.list(user, key, { ...request.query, repositoryId, page: params.page, perPage: params.perPage });
+    // The validator read with the page (the same or newer than a conditional request's).
+    polling(reply, result.validator.modifiedAt);
+    reply.header('etag', result.validator.etag);
     setPageLinks(reply, request, ctx.urls.api, params, { total: result.total, returned: result.returned });
     // Already JSON, written by serializers compiled from the 200 schema.
     return reply.type('application/json; charset=utf-8').send(result.body);

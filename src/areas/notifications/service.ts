@@ -87,10 +87,10 @@ export interface ListValidator {
   etag: string;
   /** Last-Modified (null: nothing ever changed). */
   modifiedAt: string | null;
-  /** The repositories of the user's threads they cannot read now. */
-  hidden: number[];
   /** The versions of the repositories of the user's threads (`repository_versions`). */
   versions: ReadonlyMap<number, number | null>;
+  /** Whether deciding it recorded the repositories in the inbox (a write, which moved its version). */
+  recorded: boolean;
 }
 
 interface MarkReadJob {
@@ -371,29 +371,29 @@ export class NotificationService extends Service {
     const { repositories, inbox } = read;
     const digest = createHash('sha1').update(repositories.map((r) => `${r.id}:${r.version}:${r.readable ? 1 : 0}`).join(',')).digest('base64');
     let current = inbox ? { version: inbox.version, modifiedAt: inbox.modifiedAt as string | null } : { version: 0, modifiedAt: null };
-    if (inbox ? inbox.repositoriesDigest !== digest : repositories.length > 0) {
-      current = await store.recordListedRepositories(this.db, userId, digest, this.now());
-    }
+    const recorded = inbox ? inbox.repositoriesDigest !== digest : repositories.length > 0;
+    if (recorded) current = await store.recordListedRepositories(this.db, userId, digest, this.now());
     const etag = `W/"${createHash('sha1').update(`${userId}\n${current.version}\n${digest}\n${key}`).digest('hex')}"`;
     return {
+      recorded,
       etag,
       modifiedAt: current.modifiedAt,
-      hidden: repositories.filter((r) => !r.readable).map((r) => r.id),
       versions: new Map(repositories.map((r) => [r.id, r.version])),
     };
   }
 
   /**
-   * A page of the user's threads, as the JSON the API answers (see ThreadPageWriter), with the
-   * repositories `listValidator` gave to leave out. The validator is read before the page, so a
-   * change landing in between can only make the tag older than the page (a later 200 too many,
-   * never a 304 hiding a change).
+   * A page of the user's threads, as the JSON the API answers (see ThreadPageWriter), with what it
+   * is decided from (its entity tag and Last-Modified, as `listValidator` gives them): the page, its
+   * count and the validator are one statement, one snapshot (`store.listPage`). When the validator
+   * has to record the repositories (they changed since the inbox last did, which moves its version),
+   * the page is read again after that write: a page older than the recorded version could otherwise
+   * be answered under its tag, and a later poll's 304 would hide the change in between. Read after
+   * the tag, a page can only be newer than its tag (a later 200 too many, never a 304 hiding a change).
    */
-  async list(userId: number, validator: ListValidator, options: ListOptions): Promise<{ body: Buffer; returned: number; total: number }> {
-    const { hidden } = validator;
+  async list(userId: number, key: string, options: ListOptions): Promise<{ validator: ListValidator; body: Buffer; returned: number; total: number }> {
     const filter: store.ThreadFilter = {
       userId,
-      hidden,
       repositoryId: options.repositoryId,
       all: options.all ?? false,
       reasons: options.participating ? PARTICIPATING : undefined,
@@ -401,20 +401,20 @@ export class NotificationService extends Service {
       before: options.before === undefined ? undefined : storedTime(options.before, 'Notification', 'before'),
     };
     const offset = (options.page - 1) * options.perPage;
-    const rows = await store.listThreads(this.db, filter, options.perPage, offset);
-    // An empty page has no row to carry the count: past the first page, it is counted on its own.
-    const total = rows.length ? Number(rows[0]!.total) : offset > 0 ? await store.countThreads(this.db, filter) : 0;
+    let read = await store.listPage(this.db, filter, options.perPage, offset);
+    const validator = await this.decide(userId, read.validator, key);
+    if (validator.recorded) read = await store.listPage(this.db, filter, options.perPage, offset);
     // The page's repositories: those rendered at the validator's version come from the page writer;
     // the others are loaded (with the version they were read at) and rendered once.
     const repositories = new Map<number, RepositoryWithFacts>();
     const missing: number[] = [];
-    for (const id of new Set(rows.map((r) => r.repository_id))) {
+    for (const id of new Set(read.threads.map((r) => r.repository_id))) {
       const cached = this.pages.cached(id, validator.versions.get(id));
       if (cached) repositories.set(id, cached);
       else missing.push(id);
     }
     for (const found of await repositoriesWithFacts(this.db, missing)) repositories.set(found.repository.id, found);
-    return { body: this.pages.write(rows, repositories).body, returned: rows.length, total };
+    return { validator, body: this.pages.write(read.threads, repositories).body, returned: read.threads.length, total: read.total };
   }
 
   async thread(userId: number, threadId: number): Promise<NotificationThread> {

@@ -7,7 +7,7 @@
 // repositories to leave out are found first in one query that probes the index once per distinct
 // repository of the user's threads (`hiddenRepositoryIds`); usually there are none, and the list
 // queries stay the index-only range scans they were.
-import { sql, type Insertable, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import { reusableQuery } from '../../db/prepared.ts';
 import { readableBy } from '../../core/repositories/store.ts';
@@ -179,6 +179,12 @@ export interface ListValidator {
   thread: { repositoryId: number; updatedAt: string; lastReadAt: string | null } | null;
 }
 
+/** Each repository of the walk: its id, its version and whether the user can read it now (1 or 0). */
+const listedColumns = (userId: unknown) =>
+  sql`walk.repository_id, v.version, case when ${readableBy(sql<number>`${userId}`, 'walk.repository_id')} then 1 else 0 end as readable`;
+const listedFrom = sql`from walk left join repository_versions v on v.repository_id = walk.repository_id
+    where walk.repository_id is not null`;
+
 type ValidatorRow = { repository_id: number | null; version: number | string | null; readable: number | null; modified_at: string | null; digest: string | null; kind: string };
 
 /** `listValidator`'s statement; with `threadId`, also the thread's row. Its values may be a reusable query's placeholders. */
@@ -188,9 +194,8 @@ function validatorStatement(userId: number, threadId?: number) {
     : sql`union all
     select t.repository_id, null, null, t.updated_at, t.last_read_at, 't' from notification_threads t where t.id = ${threadId} and t.user_id = ${userId}`;
   return sql<ValidatorRow>`${walkRepositories(userId)}
-    select walk.repository_id, v.version, case when ${readableBy(sql<number>`${userId}`, 'walk.repository_id')} then 1 else 0 end as readable, null as modified_at, null as digest, 'r' as kind
-    from walk left join repository_versions v on v.repository_id = walk.repository_id
-    where walk.repository_id is not null
+    select ${listedColumns(userId)}, null as modified_at, null as digest, 'r' as kind
+    ${listedFrom}
     union all
     select null, i.version, null, i.modified_at, i.repositories_digest, 'i' from notification_inboxes i where i.user_id = ${userId}
     ${thread}`;
@@ -210,6 +215,11 @@ const threadValidatorQuery = reusableQuery('notifications_thread_validator', (_d
  */
 export async function listValidator(db: Executor, userId: number, threadId?: number): Promise<ListValidator> {
   const rows = threadId === undefined ? await listValidatorQuery(db, userId) : await threadValidatorQuery(db, userId, threadId);
+  return validatorOf(rows);
+}
+
+/** The validator's rows (kind r: a repository, i: the inbox, t: the thread), as what the lists are decided from. */
+function validatorOf(rows: readonly ValidatorRow[]): ListValidator {
   const repositories: ListedRepository[] = [];
   let inbox: ListValidator['inbox'] = null;
   let found: ListValidator['thread'] = null;
@@ -257,8 +267,6 @@ function readableOnly(userId: number, hidden: readonly number[], column: string)
 
 export interface ThreadFilter {
   userId: number;
-  /** The user's hidden repositories (`hiddenRepositoryIds`). */
-  hidden: readonly number[];
   repositoryId?: number;
   /** Read threads too (done ones never). */
   all: boolean;
@@ -266,21 +274,6 @@ export interface ThreadFilter {
   reasons?: readonly string[];
   since?: string;
   before?: string;
-}
-
-function filtered(db: Executor, filter: ThreadFilter) {
-  let query = db.selectFrom('notification_threads as t').where('t.user_id', '=', filter.userId);
-  const readable = readableOnly(filter.userId, filter.hidden, 't.repository_id');
-  if (readable) query = query.where(readable);
-  if (filter.repositoryId !== undefined) query = query.where('t.repository_id', '=', filter.repositoryId);
-  // Unread implies not done, so the unread list is one range of the partial index of unread threads
-  // (user_id, updated_at, id) where unread = 1; its predicate is written as a literal, which both
-  // databases need to use it.
-  query = filter.all ? query.where('t.done', '=', 0) : query.where(unread('t.unread'));
-  if (filter.reasons) query = query.where('t.reason', 'in', filter.reasons);
-  if (filter.since) query = query.where('t.updated_at', '>=', filter.since);
-  if (filter.before) query = query.where('t.updated_at', '<', filter.before);
-  return query;
 }
 
 const threadColumns = [
@@ -291,27 +284,121 @@ const threadColumns = [
 
 export type ThreadWithSubject = NonNullable<Awaited<ReturnType<typeof findThread>>>;
 
-/**
- * A page of threads, newest update first, and how many threads the filter covers in all (counted in
- * the same statement; an empty page carries no count, see `countThreads`).
- */
-export async function listThreads(db: Executor, filter: ThreadFilter, limit: number, offset: number) {
-  const total = filtered(db, filter).select((eb) => eb.fn.countAll<number | string>().as('count'));
-  return filtered(db, filter)
-    .innerJoin('notification_subjects as s', 's.id', 't.subject_id')
-    .leftJoin('issues as i', 'i.id', 's.issue_id')
-    .select(threadColumns)
-    .select(total.as('total'))
-    .orderBy('t.updated_at', 'desc')
-    .orderBy('t.id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute();
+/** A thread of a list page: what its representation is made of. */
+export type ListedThread = Pick<
+  ThreadWithSubject,
+  'id' | 'repository_id' | 'reason' | 'unread' | 'updated_at' | 'last_read_at' | 'latest_comment_id' | 'subject_type' | 'subject_title' | 'subject_url' | 'issue_number' | 'is_pull_request'
+>;
+
+/** A list's page with what it is decided from, read in one statement (one snapshot). */
+export interface ListPage {
+  validator: ListValidator;
+  /** The page, newest update first. */
+  threads: ListedThread[];
+  /** How many threads the filter covers in all. */
+  total: number;
 }
 
-export async function countThreads(db: Executor, filter: ThreadFilter): Promise<number> {
-  const row = await filtered(db, filter).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
-  return Number(row.count);
+type PageRow = ListedThread & ValidatorRow & { total: number | string | null };
+
+/**
+ * `listPage`'s statement for one shape of filter (which of its values are present): the values are
+ * parameters (a reusable query's placeholders), so each shape is built once and, on PostgreSQL,
+ * planned once per connection.
+ *
+ * The rows, told apart by `kind`: the validator's (r: each repository of the user's threads, with its
+ * version and whether the user can read it now; i: the inbox), c: the count, p: the page's threads.
+ * The threads of repositories the user cannot read are left out by the `listed` rows themselves.
+ * The list and its count keep their index when nothing is hidden (the usual case): each has a variant
+ * for hidden repositories, and an uncorrelated test (evaluated once) chooses one. With the filter on
+ * `repository_id` always present, the count could no longer be read from the partial index of unread
+ * threads alone (SQLite: 4 times the time), and SQLite chose another index for the page.
+ * LIMIT and OFFSET are behind a cast (SQLite prepared a statement with a bare bound LIMIT again on
+ * every run); to bigint, as a page past 2^31 threads can be asked for. Each is an uncorrelated
+ * subquery so that PostgreSQL guesses it alike in the generic plan and in a plan made
+ * for one run's values: as plain parameters, the generic plan (which guesses a tenth of the rows for
+ * each) cost more than a plan knowing offset 0 and limit 50 once users had 1,000 threads, and
+ * PostgreSQL then planned the statement anew on every run (about 3 ms; test/notifications-list-plan.test.ts).
+ * No ORDER BY over the union (a union's rows come in no defined order): it cost SQLite a sort of
+ * every branch, a sixth of the statement's time; the page's rows are put in order by `listPage`.
+ */
+function pageStatement(filter: ThreadFilter, params: { userId: unknown; repositoryId?: unknown; since?: unknown; before?: unknown; limit: unknown; offset: unknown }) {
+  const { userId } = params;
+  const conditions = [sql<SqlBool>`t.user_id = ${userId}`];
+  // Unread implies not done, so the unread list is one range of the partial index of unread threads
+  // (user_id, updated_at, id) where unread = 1; its predicate is written as a literal, which both
+  // databases need to use it.
+  conditions.push(filter.all ? sql<SqlBool>`t.done = 0` : unread('t.unread'));
+  if (filter.repositoryId !== undefined) conditions.push(sql<SqlBool>`t.repository_id = ${params.repositoryId}`);
+  if (filter.reasons) conditions.push(sql<SqlBool>`t.reason in (${sql.join([...filter.reasons])})`);
+  if (filter.since !== undefined) conditions.push(sql<SqlBool>`t.updated_at >= ${params.since}`);
+  if (filter.before !== undefined) conditions.push(sql<SqlBool>`t.updated_at < ${params.before}`);
+  const covered = sql.join(conditions, sql` and `);
+  const anyHidden = sql<SqlBool>`exists (select 1 from listed h where h.readable = 0)`;
+  const readable = sql<SqlBool>`t.repository_id not in (select h.repository_id from listed h where h.readable = 0)`;
+  const page = (only: RawBuilder<SqlBool>) => sql`select 'p', p.repository_id, null, null, null, null, null, p.id, p.reason, p.unread, p.updated_at, p.last_read_at,
+      p.latest_comment_id, p.subject_type, p.subject_title, p.subject_url, p.issue_number, p.is_pull_request
+    from (
+      select t.id, t.repository_id, t.reason, t.unread, t.updated_at, t.last_read_at, t.latest_comment_id,
+        s.type as subject_type, s.title as subject_title, s.url as subject_url, i.number as issue_number, i.is_pull_request
+      from notification_threads t
+      inner join notification_subjects s on s.id = t.subject_id
+      left join issues i on i.id = s.issue_id
+      where ${covered} and ${only}
+      order by t.updated_at desc, t.id desc
+      limit (select cast(${params.limit} as bigint)) offset (select cast(${params.offset} as bigint))
+    ) p`;
+  return sql<PageRow>`${walkRepositories(userId as number)}, listed(repository_id, version, readable) as materialized (
+      select ${listedColumns(userId)} ${listedFrom}
+    )
+    select 'r' as kind, l.repository_id, l.version, l.readable, cast(null as text) as modified_at, cast(null as text) as digest,
+      cast(null as bigint) as total, cast(null as integer) as id, cast(null as text) as reason, cast(null as integer) as unread,
+      cast(null as text) as updated_at, cast(null as text) as last_read_at, cast(null as integer) as latest_comment_id,
+      cast(null as text) as subject_type, cast(null as text) as subject_title, cast(null as text) as subject_url,
+      cast(null as integer) as issue_number, cast(null as integer) as is_pull_request
+    from listed l
+    union all
+    select 'i', null, i.version, null, i.modified_at, i.repositories_digest, null, null, null, null, null, null, null, null, null, null, null, null
+    from notification_inboxes i where i.user_id = ${userId}
+    union all
+    select 'c', null, null, null, null, null, case when ${anyHidden}
+        then (select count(*) from notification_threads t where ${covered} and ${readable})
+        else (select count(*) from notification_threads t where ${covered}) end,
+      null, null, null, null, null, null, null, null, null, null, null
+    union all
+    ${page(sql<SqlBool>`not ${anyHidden}`)}
+    union all
+    ${page(sql<SqlBool>`${anyHidden} and ${readable}`)}`;
+}
+
+/** The reusable statement of each shape of filter, made on first use. */
+const pageQueries = new Map<string, (db: Executor, ...params: unknown[]) => Promise<PageRow[]>>();
+
+/**
+ * A page of the user's threads (newest update first), how many the filter covers in all, and what
+ * the list is decided from (as `listValidator` reads it), in one statement: one round trip, one
+ * snapshot. Threads of repositories the user cannot read now are left out.
+ */
+export async function listPage(db: Executor, filter: ThreadFilter, limit: number, offset: number): Promise<ListPage> {
+  const present = { repositoryId: filter.repositoryId, since: filter.since, before: filter.before };
+  const names = (Object.keys(present) as (keyof typeof present)[]).filter((key) => present[key] !== undefined);
+  const shape = [filter.all ? 'all' : 'unread', filter.reasons?.join('|') ?? '', ...names].join(':');
+  let query = pageQueries.get(shape);
+  if (!query) {
+    query = reusableQuery(`notifications_list_${pageQueries.size}`, (_db, userId: unknown, limit: unknown, offset: unknown, ...values: unknown[]) =>
+      pageStatement(filter, { userId, limit, offset, ...Object.fromEntries(names.map((name, i) => [name, values[i]])) }));
+    pageQueries.set(shape, query);
+  }
+  const rows = await query(db, filter.userId, limit, offset, ...names.map((name) => present[name]));
+  const threads: ListedThread[] = [];
+  let total = 0;
+  for (const row of rows) {
+    if (row.kind === 'p') threads.push(row);
+    else if (row.kind === 'c') total = Number(row.total);
+  }
+  // The page's order, as its subquery chose it (timestamps are ISO text, compared as text; ids break ties).
+  threads.sort((a, b) => (a.updated_at === b.updated_at ? b.id - a.id : a.updated_at < b.updated_at ? 1 : -1));
+  return { validator: validatorOf(rows.filter((row) => row.kind === 'r' || row.kind === 'i')), threads, total };
 }
 
 export async function findThread(db: Executor, userId: number, threadId: number) {
