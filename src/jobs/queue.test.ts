@@ -477,9 +477,12 @@ function output(child: ChildProcess, text: string, timeoutMs: number): Promise<v
   });
 }
 
-/** Starts the worker fixture on `queue`, waits until its handler has started a job, and kills it (SIGKILL). */
-async function killedWhileRunning(queue: string): Promise<void> {
-  const child = spawn(process.execPath, [fixture, queue], {
+/**
+ * Starts the worker fixture on `queue`, waits until its handler has started a job, and kills it
+ * (SIGKILL); with `completeWithin`, the handler has completed its job in its own committed transaction first.
+ */
+async function killedWhileRunning(queue: string, options: { completeWithin?: boolean } = {}): Promise<void> {
+  const child = spawn(process.execPath, [fixture, queue, ...(options.completeWithin ? ['complete-within'] : [])], {
     env: {
       ...process.env,
       DATABASE_URL: testDatabase.databaseUrl ?? '',
@@ -513,6 +516,55 @@ test('a job whose process was killed mid-run runs again, once, after a restart',
     assert.equal(await drain(queue, 10_000), true);
     await sleep(1_000);
     assert.deepEqual(attempts, [2]);
+  });
+});
+
+test('a job completed in its handler\'s transaction is done when that commits; rolled back, it is not, and the failed handler\'s job runs again', async () => {
+  await withQueue(async (queue, log) => {
+    await queue.send('within', { n: 1 }, { retryDelaySeconds: 0 });
+    const pendingSeen: number[] = [];
+    const attempts: number[] = [];
+    queue.work('within', async (_data, run) => {
+      attempts.push(run.attempt);
+      if (run.attempt === 1) {
+        await assert.rejects(
+          db.kysely.transaction().execute(async (trx) => {
+            await queue.completeWithin(trx, [run]);
+            throw new Error('roll back');
+          }),
+          /roll back/,
+        );
+        pendingSeen.push((await queue.backlog()).pending);
+        throw new Error('the transaction did not commit');
+      }
+      await db.kysely.transaction().execute((trx) => queue.completeWithin(trx, [run]));
+      // Done before the handler returns: the commit completed it.
+      pendingSeen.push((await queue.backlog()).pending);
+    });
+    await queue.start();
+    await waitFor(() => attempts.length === 2 && pendingSeen.length === 2, 15_000, 'the job to run twice');
+    assert.equal(await drain(queue, 10_000), true);
+    await sleep(500);
+    assert.deepEqual(attempts, [1, 2]);
+    assert.deepEqual(pendingSeen, [1, 0]);
+    // Completed once, by the commit: nothing failed to record an outcome.
+    assert.deepEqual(log.entries.filter((entry) => entry.level === 'error'), []);
+  });
+});
+
+test('a job completed in its handler\'s committed transaction does not run again after its process is killed', async () => {
+  await withQueue(async (queue) => {
+    await queue.send('completed-then-killed', { n: 1 }, { retryDelaySeconds: 0 });
+
+    await killedWhileRunning('completed-then-killed', { completeWithin: true });
+
+    const attempts: number[] = [];
+    queue.work('completed-then-killed', async (_data, job) => void attempts.push(job.attempt));
+    await queue.start();
+    assert.equal((await queue.backlog()).pending, 0);
+    // Past the time a job of a dead process is claimed again (the test above): still nothing ran.
+    await sleep(leaseSeconds * 2_000 + 2_000);
+    assert.deepEqual(attempts, []);
   });
 });
 
