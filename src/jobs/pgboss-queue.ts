@@ -112,7 +112,7 @@ export class PgBossQueue implements Queue {
       // key gets a key of its own, so only callers that ask for deduplication get it.
       singletonKey: options.singletonKey ?? id,
       ...(options.group === undefined ? {} : { group: { id: options.group } }),
-      ...(options.transaction ? { db: through(options.transaction, 'pgboss_send') } : {}),
+      ...(options.transaction ? { db: inTransaction(options.transaction, 'pgboss_send') } : {}),
     });
     this.#wakeAfterSend(name, options);
   }
@@ -125,7 +125,7 @@ export class PgBossQueue implements Queue {
       // The settings `send` gives a job, each job its own singleton key.
       return { ...this.#jobOptions(id, options), data: item, singletonKey: id };
     });
-    await this.#boss.insert(name, jobs, options.transaction ? { db: through(options.transaction, 'pgboss_send') } : {});
+    await this.#boss.insert(name, jobs, options.transaction ? { db: inTransaction(options.transaction, 'pgboss_send') } : {});
     this.#wakeAfterSend(name, options);
   }
 
@@ -161,7 +161,7 @@ export class PgBossQueue implements Queue {
     // pg-boss's own completion (fenced to the attempt fetched: a job taken away meanwhile is left as
     // it is), run in the caller's transaction as a named statement.
     for (const [name, held] of byQueue) {
-      await this.#boss.complete(name, held.map(attempt), undefined, { db: through(transaction, 'pgboss_complete') });
+      await this.#boss.complete(name, held.map(attempt), undefined, { db: inTransaction(transaction, 'pgboss_complete') });
       for (const running of held) this.#completedWithin.add(running);
     }
   }
@@ -291,14 +291,7 @@ export class PgBossQueue implements Queue {
   async #fetch(name: string, limit: number): Promise<Array<JobWithMetadata<object>>> {
     await this.#queue(name);
     const groupConcurrency = this.#groupLimits.get(name);
-    // Through the application's pool, so the claim is a named statement (its text names the queue
-    // and the limit: a few per queue) rather than one pg-boss's pool parses and plans every time.
-    return await this.#boss.fetch<object>(name, {
-      batchSize: limit,
-      includeMetadata: true,
-      ...(groupConcurrency === undefined ? {} : { groupConcurrency }),
-      db: through(this.#db.kysely, 'pgboss_fetch'),
-    });
+    return await this.#boss.fetch<object>(name, { batchSize: limit, includeMetadata: true, ...(groupConcurrency === undefined ? {} : { groupConcurrency }) });
   }
 
   async #handle(running: Running): Promise<void> {
@@ -357,13 +350,13 @@ export class PgBossQueue implements Queue {
 }
 
 /**
- * Runs pg-boss's statement through a Kysely executor: the caller's transaction (an insert or a
- * completion commits, or not, with it), or the application's pool (a claim). Its text names the
- * queue's table and takes the jobs as parameters, so there are a few texts, each run for every
- * fan-out, every activity, every claim and every batch of outcomes: on PostgreSQL a named statement
- * (planning was most of its cost: 0.65 ms a round trip unnamed, 0.18 ms named; docs/performance.md).
+ * Runs pg-boss's insert or completion in the caller's Kysely transaction, so the job commits (or not)
+ * with it. Its text names the queue's table and takes the jobs as parameters, so there are a few
+ * texts, each run for every fan-out, every activity and every batch of outcomes: on PostgreSQL a
+ * named statement (planning was most of its cost: 0.65 ms a round trip unnamed, 0.18 ms named;
+ * docs/performance.md).
  */
-function through(executor: Executor, name: string): BossDb {
+function inTransaction(executor: Executor, name: string): BossDb {
   return {
     async executeSql(text, values) {
       const result = await executor.executeQuery(CompiledQuery.raw(reusableText(name, text), values ?? []));

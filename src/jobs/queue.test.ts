@@ -219,36 +219,6 @@ test('a job sent in a transaction is inserted by a named statement on PostgreSQL
   }
 });
 
-test('a worker claims its jobs and completes them in a transaction by named statements on PostgreSQL, unnamed behind a transaction pooler', { skip: engine !== 'postgres' && 'PostgreSQL only: SQLite has no server-side statements' }, async () => {
-  // Every claim of a delivery burst, and every batch of outcomes with its jobs' completion: pg-boss's
-  // pool parsed and planned each of them on every run (docs/performance.md, "Webhook deliveries").
-  for (const pooler of ['session', 'transaction'] as const) {
-    // One connection: the count below runs where the claim and the completion ran.
-    const ownDb = openDatabase({ databaseUrl: testDatabase.databaseUrl, sqlitePath: `${testDatabase.dataDir}/codehost.db`, poolSize: 1, pooler });
-    const queue = createQueue(ownDb, { ...config, databasePooler: pooler }, recordingLogger());
-    const prepared = async (kind: string) =>
-      (await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where name like ${`codehost_pgboss_${kind}_%`}`.execute(ownDb.kysely)).rows[0]!.n;
-    try {
-      const name = `named-claim-${pooler}`;
-      await queue.sendMany(name, [{ n: 1 }, { n: 2 }]);
-      const seen: number[] = [];
-      queue.work<{ n: number }>(name, async ({ n }, run) => {
-        await ownDb.kysely.transaction().execute((trx) => queue.completeWithin(trx, [run]));
-        seen.push(n);
-      }, { concurrency: 2 });
-      await queue.start();
-      await waitFor(() => seen.length === 2, 15_000, 'both jobs');
-      assert.equal(await drain(queue, 10_000), true);
-      assert.deepEqual([(await prepared('fetch')) > 0, (await prepared('complete')) > 0], [pooler === 'session', pooler === 'session'], pooler);
-      const completed = await sql<{ n: number }>`select count(*)::int as n from pgboss.job where name = ${name} and state = 'completed'`.execute(ownDb.kysely);
-      assert.equal(completed.rows[0]!.n, 2, pooler);
-    } finally {
-      await queue.stop(5_000);
-      await ownDb.close();
-    }
-  }
-});
-
 test('pending counts jobs due now, not jobs scheduled for later; drain waits for them', async () => {
   await withQueue(async (queue) => {
     await queue.send('later', { n: 1 }, { startAfterSeconds: 3600 });
