@@ -219,6 +219,35 @@ test('a job sent in a transaction is inserted by a named statement on PostgreSQL
   }
 });
 
+test('a job completed in its handler\'s transaction is completed by a named statement on PostgreSQL, unnamed behind a transaction pooler', { skip: engine !== 'postgres' && 'PostgreSQL only: SQLite has no server-side statements' }, async () => {
+  // Every batch of delivery outcomes completes its jobs so: planning pg-boss's completion on every
+  // run was most of its cost (docs/performance.md, "Webhook deliveries").
+  for (const pooler of ['session', 'transaction'] as const) {
+    // One connection: the count below runs where the completion ran.
+    const ownDb = openDatabase({ databaseUrl: testDatabase.databaseUrl, sqlitePath: `${testDatabase.dataDir}/codehost.db`, poolSize: 1, pooler });
+    const queue = createQueue(ownDb, { ...config, databasePooler: pooler }, recordingLogger());
+    try {
+      const name = `named-complete-${pooler}`;
+      await queue.sendMany(name, [{ n: 1 }, { n: 2 }]);
+      const seen: number[] = [];
+      queue.work<{ n: number }>(name, async ({ n }, run) => {
+        await ownDb.kysely.transaction().execute((trx) => queue.completeWithin(trx, [run]));
+        seen.push(n);
+      }, { concurrency: 2 });
+      await queue.start();
+      await waitFor(() => seen.length === 2, 15_000, 'both jobs');
+      assert.equal(await drain(queue, 10_000), true);
+      const prepared = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where name like 'codehost_pgboss_complete_%'`.execute(ownDb.kysely);
+      assert.equal(prepared.rows[0]!.n > 0, pooler === 'session', pooler);
+      const completed = await sql<{ n: number }>`select count(*)::int as n from pgboss.job where name = ${name} and state = 'completed'`.execute(ownDb.kysely);
+      assert.equal(completed.rows[0]!.n, 2, pooler);
+    } finally {
+      await queue.stop(5_000);
+      await ownDb.close();
+    }
+  }
+});
+
 test('pending counts jobs due now, not jobs scheduled for later; drain waits for them', async () => {
   await withQueue(async (queue) => {
     await queue.send('later', { n: 1 }, { startAfterSeconds: 3600 });
