@@ -428,6 +428,23 @@ describe('app webhooks', () => {
       for (const [body, status] of cases) {
         assert.equal((await server.adminRaw('POST', '/events', body)).status, status, JSON.stringify(body));
       }
+      // The names are read together; each one not found is a 404 naming it, the repository's first.
+      const notFound: [Record<string, unknown>, string][] = [
+        [{ event: 'push', repository: 'acme/nope', sender: 'ghost' }, 'Repository not found: acme/nope'],
+        [{ event: 'push', repository: 'hubot/widgets', sender: 'mona' }, 'Repository not found: hubot/widgets'],
+        [{ event: 'push', repository: 'ghost/widgets' }, 'Repository not found: ghost/widgets'],
+        [{ event: 'push', repository: 'acme/widgets', sender: 'ghost', account: 'ghost' }, 'User not found: ghost'],
+        [{ event: 'push', sender: 'mona', account: 'ghost' }, 'Account not found: ghost'],
+      ];
+      for (const [body, message] of notFound) {
+        const refused = await server.adminRaw('POST', '/events', body);
+        assert.deepEqual([refused.status, refused.body.message], [404, message], JSON.stringify(body));
+      }
+      // As in every route: the case of each name and a `.git` suffix are ignored (nobody subscribes to star).
+      for (const body of [{ event: 'star', action: 'created', repository: 'ACME/Widgets.git', sender: 'MONA' }, { event: 'star', action: 'created', account: 'Acme' }, { event: 'star', action: 'created', sender: 'hubot' }]) {
+        const accepted = await server.adminRaw('POST', '/events', body);
+        assert.deepEqual([accepted.status, accepted.body.deliveries], [201, 0], JSON.stringify(body));
+      }
     });
 
     test('issue, comment and pull request activity carries the platform payloads', async () => {

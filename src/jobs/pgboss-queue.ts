@@ -59,6 +59,10 @@ export class PgBossQueue implements Queue {
   readonly #groupLimits = new Map<string, number>();
   /** Queues whose jobs have an `exhausted` hook: their dead-letter queue runs it. */
   readonly #hooked = new Set<string>();
+  /** The running job of each run its handler was given, for `completeWithin`. */
+  readonly #runs = new WeakMap<object, Running>();
+  /** Jobs completed in their handler's transaction (`completeWithin`): not completed again once it returns. */
+  readonly #completedWithin = new WeakSet<Running>();
 
   constructor(db: Db, config: Config, log: Logger) {
     if (!db.url) throw new Error('the pg-boss queue needs a PostgreSQL connection string');
@@ -108,7 +112,7 @@ export class PgBossQueue implements Queue {
       // key gets a key of its own, so only callers that ask for deduplication get it.
       singletonKey: options.singletonKey ?? id,
       ...(options.group === undefined ? {} : { group: { id: options.group } }),
-      ...(options.transaction ? { db: inTransaction(options.transaction) } : {}),
+      ...(options.transaction ? { db: inTransaction(options.transaction, 'pgboss_send') } : {}),
     });
     this.#wakeAfterSend(name, options);
   }
@@ -121,7 +125,7 @@ export class PgBossQueue implements Queue {
       // The settings `send` gives a job, each job its own singleton key.
       return { ...this.#jobOptions(id, options), data: item, singletonKey: id };
     });
-    await this.#boss.insert(name, jobs, options.transaction ? { db: inTransaction(options.transaction) } : {});
+    await this.#boss.insert(name, jobs, options.transaction ? { db: inTransaction(options.transaction, 'pgboss_send') } : {});
     this.#wakeAfterSend(name, options);
   }
 
@@ -146,6 +150,20 @@ export class PgBossQueue implements Queue {
   #wakeAfterSend(name: string, options: SendOptions): void {
     if (options.startAfterSeconds) this.#pool.wakeAt(name, Date.now() + options.startAfterSeconds * 1000 + CLOCK_SLACK_MS);
     else if (!options.transaction) this.#pool.wake(name);
+  }
+
+  async completeWithin(transaction: Executor, runs: readonly object[]): Promise<void> {
+    const byQueue = new Map<string, Running[]>();
+    for (const run of runs) {
+      const running = this.#runs.get(run);
+      if (running) byQueue.set(running.job.name, [...(byQueue.get(running.job.name) ?? []), running]);
+    }
+    // pg-boss's own completion (fenced to the attempt fetched: a job taken away meanwhile is left as
+    // it is), run in the caller's transaction as a named statement.
+    for (const [name, held] of byQueue) {
+      await this.#boss.complete(name, held.map(attempt), undefined, { db: inTransaction(transaction, 'pgboss_complete') });
+      for (const running of held) this.#completedWithin.add(running);
+    }
   }
 
   work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions<T> = {}): void {
@@ -280,8 +298,10 @@ export class PgBossQueue implements Queue {
     const { job } = running;
     const attemptNumber = job.retryCount + 1;
     let failure: { err: unknown } | null = null;
+    const run = { id: job.id, attempt: attemptNumber };
+    this.#runs.set(run, running);
     try {
-      await running.handler(job.data, { id: job.id, attempt: attemptNumber });
+      await running.handler(job.data, run);
     } catch (err) {
       failure = { err };
     }
@@ -289,7 +309,8 @@ export class PgBossQueue implements Queue {
     if (running.released) return;
     try {
       if (!failure) {
-        await this.#completions.get(running.queue)!.add(running);
+        // Unless the handler's own transaction completed it.
+        if (!this.#completedWithin.has(running)) await this.#completions.get(running.queue)!.add(running);
         return;
       }
       const context = { err: failure.err, queue: job.name, jobId: job.id, attempt: attemptNumber };
@@ -329,15 +350,16 @@ export class PgBossQueue implements Queue {
 }
 
 /**
- * Runs pg-boss's insert in the caller's Kysely transaction, so the job commits (or not) with it. Its
- * text names the queue and takes the jobs as one JSON parameter, so there are a few texts, each run
- * for every fan-out and every activity: on PostgreSQL a named statement (planning was most of its
- * cost: 0.65 ms a round trip unnamed, 0.18 ms named; docs/performance.md).
+ * Runs pg-boss's insert or completion in the caller's Kysely transaction, so the job commits (or not)
+ * with it. Its text names the queue's table and takes the jobs as parameters, so there are a few
+ * texts, each run for every fan-out, every activity and every batch of outcomes: on PostgreSQL a
+ * named statement (planning was most of its cost: 0.65 ms a round trip unnamed, 0.18 ms named;
+ * docs/performance.md).
  */
-function inTransaction(executor: Executor): BossDb {
+function inTransaction(executor: Executor, name: string): BossDb {
   return {
     async executeSql(text, values) {
-      const result = await executor.executeQuery(CompiledQuery.raw(reusableText('pgboss_send', text), values ?? []));
+      const result = await executor.executeQuery(CompiledQuery.raw(reusableText(name, text), values ?? []));
       return { rows: [...result.rows] };
     },
   };

@@ -219,6 +219,35 @@ test('a job sent in a transaction is inserted by a named statement on PostgreSQL
   }
 });
 
+test('a job completed in its handler\'s transaction is completed by a named statement on PostgreSQL, unnamed behind a transaction pooler', { skip: engine !== 'postgres' && 'PostgreSQL only: SQLite has no server-side statements' }, async () => {
+  // Every batch of delivery outcomes completes its jobs so: planning pg-boss's completion on every
+  // run was most of its cost (docs/performance.md, "Webhook deliveries").
+  for (const pooler of ['session', 'transaction'] as const) {
+    // One connection: the count below runs where the completion ran.
+    const ownDb = openDatabase({ databaseUrl: testDatabase.databaseUrl, sqlitePath: `${testDatabase.dataDir}/codehost.db`, poolSize: 1, pooler });
+    const queue = createQueue(ownDb, { ...config, databasePooler: pooler }, recordingLogger());
+    try {
+      const name = `named-complete-${pooler}`;
+      await queue.sendMany(name, [{ n: 1 }, { n: 2 }]);
+      const seen: number[] = [];
+      queue.work<{ n: number }>(name, async ({ n }, run) => {
+        await ownDb.kysely.transaction().execute((trx) => queue.completeWithin(trx, [run]));
+        seen.push(n);
+      }, { concurrency: 2 });
+      await queue.start();
+      await waitFor(() => seen.length === 2, 15_000, 'both jobs');
+      assert.equal(await drain(queue, 10_000), true);
+      const prepared = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where name like 'codehost_pgboss_complete_%'`.execute(ownDb.kysely);
+      assert.equal(prepared.rows[0]!.n > 0, pooler === 'session', pooler);
+      const completed = await sql<{ n: number }>`select count(*)::int as n from pgboss.job where name = ${name} and state = 'completed'`.execute(ownDb.kysely);
+      assert.equal(completed.rows[0]!.n, 2, pooler);
+    } finally {
+      await queue.stop(5_000);
+      await ownDb.close();
+    }
+  }
+});
+
 test('pending counts jobs due now, not jobs scheduled for later; drain waits for them', async () => {
   await withQueue(async (queue) => {
     await queue.send('later', { n: 1 }, { startAfterSeconds: 3600 });
@@ -477,9 +506,12 @@ function output(child: ChildProcess, text: string, timeoutMs: number): Promise<v
   });
 }
 
-/** Starts the worker fixture on `queue`, waits until its handler has started a job, and kills it (SIGKILL). */
-async function killedWhileRunning(queue: string): Promise<void> {
-  const child = spawn(process.execPath, [fixture, queue], {
+/**
+ * Starts the worker fixture on `queue`, waits until its handler has started a job, and kills it
+ * (SIGKILL); with `completeWithin`, the handler has completed its job in its own committed transaction first.
+ */
+async function killedWhileRunning(queue: string, options: { completeWithin?: boolean } = {}): Promise<void> {
+  const child = spawn(process.execPath, [fixture, queue, ...(options.completeWithin ? ['complete-within'] : [])], {
     env: {
       ...process.env,
       DATABASE_URL: testDatabase.databaseUrl ?? '',
@@ -513,6 +545,55 @@ test('a job whose process was killed mid-run runs again, once, after a restart',
     assert.equal(await drain(queue, 10_000), true);
     await sleep(1_000);
     assert.deepEqual(attempts, [2]);
+  });
+});
+
+test('a job completed in its handler\'s transaction is done when that commits; rolled back, it is not, and the failed handler\'s job runs again', async () => {
+  await withQueue(async (queue, log) => {
+    await queue.send('within', { n: 1 }, { retryDelaySeconds: 0 });
+    const pendingSeen: number[] = [];
+    const attempts: number[] = [];
+    queue.work('within', async (_data, run) => {
+      attempts.push(run.attempt);
+      if (run.attempt === 1) {
+        await assert.rejects(
+          db.kysely.transaction().execute(async (trx) => {
+            await queue.completeWithin(trx, [run]);
+            throw new Error('roll back');
+          }),
+          /roll back/,
+        );
+        pendingSeen.push((await queue.backlog()).pending);
+        throw new Error('the transaction did not commit');
+      }
+      await db.kysely.transaction().execute((trx) => queue.completeWithin(trx, [run]));
+      // Done before the handler returns: the commit completed it.
+      pendingSeen.push((await queue.backlog()).pending);
+    });
+    await queue.start();
+    await waitFor(() => attempts.length === 2 && pendingSeen.length === 2, 15_000, 'the job to run twice');
+    assert.equal(await drain(queue, 10_000), true);
+    await sleep(500);
+    assert.deepEqual(attempts, [1, 2]);
+    assert.deepEqual(pendingSeen, [1, 0]);
+    // Completed once, by the commit: nothing failed to record an outcome.
+    assert.deepEqual(log.entries.filter((entry) => entry.level === 'error'), []);
+  });
+});
+
+test('a job completed in its handler\'s committed transaction does not run again after its process is killed', async () => {
+  await withQueue(async (queue) => {
+    await queue.send('completed-then-killed', { n: 1 }, { retryDelaySeconds: 0 });
+
+    await killedWhileRunning('completed-then-killed', { completeWithin: true });
+
+    const attempts: number[] = [];
+    queue.work('completed-then-killed', async (_data, job) => void attempts.push(job.attempt));
+    await queue.start();
+    assert.equal((await queue.backlog()).pending, 0);
+    // Past the time a job of a dead process is claimed again (the test above): still nothing ran.
+    await sleep(leaseSeconds * 2_000 + 2_000);
+    assert.deepEqual(attempts, []);
   });
 });
 

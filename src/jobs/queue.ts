@@ -65,6 +65,15 @@ export interface Queue {
   sendMany<T extends object>(name: string, data: T[], options?: Omit<SendOptions, 'singletonKey' | 'group'>): Promise<void>;
   /** Registers the handler of a queue; handlers run once `start` has been called. */
   work<T extends object>(name: string, handler: JobHandler<T>, options?: WorkOptions<T>): void;
+  /**
+   * Completes running jobs inside the caller's transaction, so each is done exactly when the caller's
+   * change commits, in the same commit. `runs` are the second argument their handlers were called
+   * with (any other object is ignored). The queue does not complete them again when their handlers
+   * return; so a handler whose transaction does not commit must fail (throw), and its job runs again
+   * as a failed job does. A job whose claim was lost meanwhile (its lease ran out, another worker
+   * took it) is not completed by this: the claim that holds it settles it.
+   */
+  completeWithin(transaction: Executor, runs: readonly object[]): Promise<void>;
   /** Starts fetching and running jobs for the registered handlers. */
   start(): Promise<void>;
   /**

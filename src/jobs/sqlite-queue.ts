@@ -70,7 +70,7 @@ const RELEASE = 'update jobs set locked_until = null where id = ? and attempts =
 const BACKLOG = `select coalesce(sum(case when run_after <= ? then 1 else 0 end), 0) as pending,
   coalesce(sum(case when run_after > ? then 1 else 0 end), 0) as deferred, min(case when run_after > ? then run_after end) as next from jobs`;
 
-const held = (jobs: ClaimedJob[]) => JSON.stringify(jobs.map((job) => [job.id, job.attempts]));
+const heldJobs = (jobs: ClaimedJob[]) => JSON.stringify(jobs.map((job) => [job.id, job.attempts]));
 
 export class TableQueue implements Queue {
   readonly #db: Db;
@@ -83,12 +83,16 @@ export class TableQueue implements Queue {
   readonly #groupLimits = new Map<string, number>();
   /** Queues whose jobs have an `exhausted` hook. */
   readonly #hooked = new Set<string>();
+  /** The running job of each run its handler was given, for `completeWithin`. */
+  readonly #runs = new WeakMap<object, Running<ClaimedJob>>();
+  /** Jobs deleted in their handler's transaction (`completeWithin`): not deleted again once it returns. */
+  readonly #completedWithin = new WeakSet<Running<ClaimedJob>>();
 
   constructor(db: Db, config: Config, log: Logger) {
     this.#db = db;
     this.#settings = config.jobs;
     this.#log = log;
-    this.#deletes = new WriteBatcher((jobs) => this.#run(DELETE, [held(jobs)]).then(() => undefined));
+    this.#deletes = new WriteBatcher((jobs) => this.#run(DELETE, [heldJobs(jobs)]).then(() => undefined));
     this.#pool = new LocalPool({
       log,
       claim: (queue, limit) => this.#claim(queue, limit),
@@ -141,6 +145,14 @@ export class TableQueue implements Queue {
     );
     if (options.startAfterSeconds) this.#pool.wakeAt(name, now + options.startAfterSeconds * 1000);
     else this.#pool.wake(name);
+  }
+
+  async completeWithin(transaction: Executor, runs: readonly object[]): Promise<void> {
+    const held = runs.map((run) => this.#runs.get(run)).filter((running) => running !== undefined);
+    if (held.length === 0) return;
+    // Matched on id and attempts like every write of a claim: a job another worker took is left to it.
+    await this.#run(DELETE, [heldJobs(held.map((running) => running.job))], transaction);
+    for (const running of held) this.#completedWithin.add(running);
   }
 
   work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions<T> = {}): void {
@@ -212,16 +224,20 @@ export class TableQueue implements Queue {
         return;
       }
     } else {
+      const run = { id: String(job.id), attempt: job.attempts };
+      this.#runs.set(run, running);
       try {
-        await running.handler(JSON.parse(job.data) as object, { id: String(job.id), attempt: job.attempts });
+        await running.handler(JSON.parse(job.data) as object, run);
       } catch (err) {
         this.#pool.finished(running);
         await this.#fail(job, err);
         return;
       }
     }
-    // The slot is free once the handler returned; the delete joins the next batch.
+    // The slot is free once the handler returned; the delete joins the next batch, unless the
+    // handler's own transaction deleted the job.
     this.#pool.finished(running);
+    if (this.#completedWithin.has(running)) return;
     await this.#deletes.add(job).catch((err: unknown) => this.#log.error({ err, queue: job.queue, jobId: job.id }, 'could not record the job outcome'));
   }
 
@@ -258,7 +274,7 @@ export class TableQueue implements Queue {
     if (handling.length === 0) return;
     let rows: Array<{ id: number }>;
     try {
-      ({ rows } = await this.#run<{ id: number }>(EXTEND, [iso(Date.now() + this.#settings.leaseSeconds * 1000), held(handling.map((running) => running.job))]));
+      ({ rows } = await this.#run<{ id: number }>(EXTEND, [iso(Date.now() + this.#settings.leaseSeconds * 1000), heldJobs(handling.map((running) => running.job))]));
     } catch (err) {
       this.#log.error({ err }, 'could not extend the leases of running jobs');
       return;

@@ -4,7 +4,7 @@
 // runs again after its process died mid-request posts again (same guid, so receivers can tell) but
 // the attempt is recorded once. Throttling defers the job to the app's next slot; failures may be
 // retried automatically as new attempts of the same message.
-import { defineJob } from '../../jobs/job.ts';
+import { defineJob, type JobRun } from '../../jobs/job.ts';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -218,7 +218,8 @@ export function buildRequest(ctx: SigningContext, attempt: AttemptRequestFacts, 
 /**
  * The reads and writes a process's delivery jobs share: the jobs of one claim start together, so they
  * read their attempts in one statement, and outcomes recorded while a write is in flight go out in
- * the next one (a commit per batch, not per delivery).
+ * the next one, with the completion of their jobs (one commit per batch, not per delivery, and not
+ * one for the outcomes and another for the jobs).
  */
 interface Batches {
   attempts: BatchLoader<number, store.AttemptToSend>;
@@ -228,6 +229,8 @@ interface Batches {
 interface PendingOutcome {
   id: number;
   outcome: store.Outcome;
+  /** The job's run: completed in the transaction that records the outcome. */
+  run: JobRun;
   /** Set when this outcome could not be written on its own (see `batches`). */
   error?: unknown;
 }
@@ -239,13 +242,19 @@ const batches = perServer((ctx): Batches => {
     attempts: new BatchLoader(async (ids) => new Map((await store.attemptsToSend(ctx.db.kysely, ids, postgres)).map((row) => [row.id, row]))),
     outcomes: new WriteBatcher(async (outcomes) => {
       try {
-        await store.completeAttempts(ctx.db.kysely, outcomes, postgres);
+        await ctx.db.kysely.transaction().execute(async (trx) => {
+          await store.completeAttempts(trx, outcomes, postgres);
+          await ctx.queue.completeWithin(trx, outcomes.map((pending) => pending.run));
+        });
       } catch (err) {
         if (outcomes.length === 1) throw err;
         // One row the database refuses must not fail the batch's other jobs (each would post its
         // delivery again): written one by one, only the ones that fail fail their jobs.
         for (const pending of outcomes) {
-          await store.completeAttempt(ctx.db.kysely, pending.id, pending.outcome).catch((error: unknown) => (pending.error = error));
+          await ctx.db.kysely.transaction().execute(async (trx) => {
+            await store.completeAttempt(trx, pending.id, pending.outcome);
+            await ctx.queue.completeWithin(trx, [pending.run]);
+          }).catch((error: unknown) => (pending.error = error));
         }
       }
     }),
@@ -267,11 +276,11 @@ function droppedBecause(attempt: store.AttemptToSend): string | null {
 }
 
 /**
- * The job: throttle, post, record once, maybe schedule a retry. The outcome is written before the
- * job returns, so before the queue counts the job done: a process that dies in between leaves a job
- * that runs again and finds the attempt recorded.
+ * The job: throttle, post, record once, maybe schedule a retry. The outcome and the job's completion
+ * commit together: a process that dies before that commit leaves a job that runs again (posts again,
+ * same guid) and records the attempt; after it, nothing is left to run.
  */
-async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
+async function deliver(ctx: Context, job: DeliverJob, run: JobRun): Promise<void> {
   const db = ctx.db.kysely;
   const attempt = await batches.of(ctx).attempts.load(job.deliveryId);
   // Gone (retention, app deleted), already recorded, or a stale duplicate of a job that was moved on.
@@ -286,7 +295,7 @@ async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   const dropped = droppedBecause(attempt);
   if (dropped) {
     // Queued before its installation was suspended or deleted: recorded, never posted.
-    const pending: PendingOutcome = { id: attempt.id, outcome: { ...NOT_POSTED, delivered_at: ctx.clock.now().toISOString(), status: dropped, url } };
+    const pending: PendingOutcome = { id: attempt.id, outcome: { ...NOT_POSTED, delivered_at: ctx.clock.now().toISOString(), status: dropped, url }, run };
     await batches.of(ctx).outcomes.add(pending);
     if (pending.error !== undefined) throw pending.error;
     return;
@@ -351,13 +360,15 @@ async function deliver(ctx: Context, job: DeliverJob): Promise<void> {
   };
   const { retries, retryBaseSeconds } = ctx.config.webhooks;
   if (!isFailure(result.statusCode) || attempt.retry_count >= retries) {
-    const pending: PendingOutcome = { id: attempt.id, outcome };
+    const pending: PendingOutcome = { id: attempt.id, outcome, run };
     await batches.of(ctx).outcomes.add(pending);
     if (pending.error !== undefined) throw pending.error;
     return;
   }
-  // The failure and its retry commit together: a retry exists exactly when the failure is recorded.
+  // The failure, its retry and the job's completion commit together: a retry exists exactly when the
+  // failure is recorded.
   await db.transaction().execute(async (trx) => {
+    await ctx.queue.completeWithin(trx, [run]);
     if (!(await store.completeAttempt(trx, attempt.id, outcome))) return;
     await newAttempt(ctx, trx, {
       messageId: attempt.message_id,

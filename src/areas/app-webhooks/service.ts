@@ -8,9 +8,8 @@ import { recordAppActivity } from '../../core/apps/activities.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { invalidField, notFound, validationFailed } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import { findAccount } from '../../core/accounts/store.ts';
 import { isKnownEvent } from '../../core/apps/events.ts';
-import { findRepository } from '../../core/repositories/store.ts';
+import { findIdsByName } from '../../core/repositories/store.ts';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
 import type { AppRow } from '../../core/apps/store.ts';
 import type { Executor } from '../../db/index.ts';
@@ -253,16 +252,19 @@ export class AppWebhookService extends Service {
   async recordEvent(input: { event: string; action?: string; repository?: string; account?: string; sender?: string; payload?: Record<string, unknown> }): Promise<number> {
     // Only the platform's events: no app could subscribe to another (src/core/apps/events.ts).
     if (!isKnownEvent(input.event)) throw invalidField('Event', 'event', `${input.event} is not a webhook event`, 'invalid');
-    let repository: Awaited<ReturnType<typeof findRepository>>;
+    let named: { owner: string; name: string } | undefined;
     if (input.repository !== undefined) {
       const [owner, name, extra] = input.repository.split('/');
       if (!owner || !name || extra !== undefined) throw invalidField('Event', 'repository', 'repository must be "owner/name"');
-      repository = await findRepository(this.db, owner, name);
-      if (!repository) throw notFound(`Repository not found: ${input.repository}`);
+      named = { owner, name };
     }
-    const sender = input.sender === undefined ? undefined : await findAccount(this.db, input.sender);
+    // The names in one statement; each that is not found is a 404, the repository's first.
+    const found = await findIdsByName(this.db, { repository: named, sender: input.sender, account: input.account });
+    const repository = found.repository ?? undefined;
+    if (input.repository !== undefined && !repository) throw notFound(`Repository not found: ${input.repository}`);
+    const sender = found.sender_id === null ? undefined : { id: found.sender_id };
     if (input.sender !== undefined && !sender) throw notFound(`User not found: ${input.sender}`);
-    const account = input.account === undefined ? undefined : await findAccount(this.db, input.account);
+    const account = found.account_id === null ? undefined : { id: found.account_id };
     if (input.account !== undefined && !account) throw notFound(`Account not found: ${input.account}`);
     const accountId = repository?.owner_id ?? account?.id ?? sender?.id;
     if (accountId === undefined) throw validationFailed([{ resource: 'Event', field: 'repository', code: 'missing_field', message: 'an event needs a repository, an account or a sender' }]);

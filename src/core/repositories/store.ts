@@ -614,3 +614,37 @@ export async function forgetGitDataRemovals(db: Executor, paths: string[]): Prom
   if (!paths.length) return;
   await db.deleteFrom('git_data_removals').where('path', 'in', paths).execute();
 }
+
+// What a raw event (the operator's POST /_admin/events) names, each by its name, in one statement
+// (named on PostgreSQL): the event route read them in a statement each. A name not given is null,
+// and matches nothing.
+const idsByName = reusableQuery('ids_by_name', (_db, ownerLower: string | null, nameLower: string | null, senderLower: string | null, accountLower: string | null) =>
+  sql<{ repository_id: number | null; owner_id: number | null; sender_id: number | null; account_id: number | null }>`select
+    (select r.id from repositories r inner join users u on u.id = r.owner_id where u.login_lower = ${ownerLower} and r.name_lower = ${nameLower}) as repository_id,
+    (select id from users where login_lower = ${ownerLower}) as owner_id,
+    (select id from users where login_lower = ${senderLower}) as sender_id,
+    (select id from users where login_lower = ${accountLower}) as account_id`);
+
+/**
+ * The ids of a repository `owner/name` (as findRepository reads it: a `.git` suffix and the case of
+ * either ignored) with its owner's, and of two accounts by login, each null when not given or not
+ * found.
+ */
+export async function findIdsByName(
+  db: Executor,
+  names: { repository?: { owner: string; name: string }; sender?: string; account?: string },
+): Promise<{ repository: { id: number; owner_id: number } | null; sender_id: number | null; account_id: number | null }> {
+  const { repository } = names;
+  const [row] = await idsByName(
+    db,
+    repository ? repository.owner.toLowerCase() : null,
+    repository ? repository.name.replace(/\.git$/i, '').toLowerCase() : null,
+    names.sender?.toLowerCase() ?? null,
+    names.account?.toLowerCase() ?? null,
+  );
+  return {
+    repository: row?.repository_id != null && row.owner_id != null ? { id: Number(row.repository_id), owner_id: Number(row.owner_id) } : null,
+    sender_id: row?.sender_id == null ? null : Number(row.sender_id),
+    account_id: row?.account_id == null ? null : Number(row.account_id),
+  };
+}
