@@ -41,6 +41,7 @@ import { installOperationIds } from './platform/openapi.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter, SWEEP_SECONDS } from './platform/rate-limit.ts';
 import { installRootDocument } from './platform/root.ts';
+import { installRouteConfig } from './platform/route-config.ts';
 import { Secrets, settleSecretKey } from './platform/secrets.ts';
 import { gracefulHttp } from './platform/shutdown.ts';
 import { probeWrite } from './platform/settings-store.ts';
@@ -175,6 +176,7 @@ export async function createServer(
     periodic: new Periodic(app.log),
     perServer: new Map(),
   };
+  installRouteConfig(app);
   // First of the request hooks: a reset or snapshot restore waits for requests and jobs in flight.
   installGate(app, ctx);
   ctx.periodic.every('rate-limits.sweep', SWEEP_SECONDS, async () => {

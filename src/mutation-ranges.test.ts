@@ -19,7 +19,7 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   'src/platform/errors.ts',
   { file: 'src/platform/http.ts', first: 'export function selectApiVersion', last: 'export function selectApiVersion' },
   { file: 'src/platform/http.ts', first: 'export function queryBoolean', last: 'export function booleanQueryKeys' },
-  { file: 'src/platform/http.ts', first: 'export function unchanged', last: 'export async function answerNotModified' },
+  { file: 'src/platform/http.ts', first: 'export function unchanged', last: 'export function answerNotModified' },
   { file: 'src/platform/http.ts', first: "  app.addHook('onSend'", last: "  app.addHook('onSend'" },
   'src/platform/rate-limit.ts',
   { file: 'src/core/callers/access.ts', first: 'const IMPLIED_SCOPES', last: 'export async function requirePermittedOn' },

@@ -53,6 +53,17 @@ describe('CODEHOST_METRICS_TOKEN unset', () => {
     assert.equal(response.status, 200);
     assert.match(await response.text(), /codehost_jobs_pending/);
   });
+
+  test('an answer a route hands to the not-found handler is counted as unmatched, like any 404 of no route', async () => {
+    // /docs serves its files through a route that hands a missing one over (reply.callNotFound()):
+    // the request's route, read once per request, is the not-found handler's from then on.
+    const missing = await fetch(`${server.url}/docs/static/missing-${Date.now()}.js`);
+    assert.equal(missing.status, 404);
+    assert.equal((await missing.json() as { message: string }).message, 'Not Found');
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    assert.doesNotMatch(text, /codehost_http_requests_total\{method="GET",route="\/docs\/static\/\*",status_code="404"\}/);
+    assert.match(text, /codehost_http_requests_total\{method="GET",route="unmatched",status_code="404"\} [1-9]/);
+  });
 });
 
 describe('guesses of CODEHOST_METRICS_TOKEN', () => {

@@ -15,6 +15,7 @@ import type { Api, Context } from '../platform/context.ts';
 import { ApiError, invalidField, notFound } from '../platform/errors.ts';
 import { DELIVERY_EFFECTS, faultsOf, REQUEST_EFFECTS, type DeliveryEffect, type FaultMatch, type FaultRule, type RequestEffect, type RequestFacts } from '../platform/faults.ts';
 import { clientAddress, rateLimitExceededMessage } from '../platform/rate-limit.ts';
+import { routeConfig } from '../platform/route-config.ts';
 import { hashSecret } from '../platform/tokens.ts';
 
 const admin = { admin: true } as const;
@@ -188,7 +189,7 @@ export function installFaults(app: Api, ctx: Context): void {
   if (!ctx.config.testMode) return;
   const store = faultsOf(ctx);
   app.addHook('onRequest', async (request, reply) => {
-    const config = request.routeOptions.config;
+    const config = routeConfig(request);
     if (store.empty || !config.access || config.admin) return;
     const rule = store.takeForRequest(ctx.clock.nowMs(), requestFacts(request.principal, request.headers.authorization, request.method, request.url));
     if (!rule) return;

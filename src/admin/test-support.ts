@@ -15,6 +15,7 @@ import type { Api, Context } from '../platform/context.ts';
 import { invalidField, notFound, validationFailed } from '../platform/errors.ts';
 import { faultsOf, type FaultRule } from '../platform/faults.ts';
 import { gateOf } from '../platform/gate.ts';
+import { routeConfig } from '../platform/route-config.ts';
 import { journalOf, type JournalEntry } from './journal.ts';
 import { loadSeed, loadSeedFile } from './seed.ts';
 
@@ -260,13 +261,21 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
 export function installGate(app: Api, ctx: Context): void {
   if (ctx.config.mode === 'production') return;
   const gate = gateOf(ctx);
-  app.addHook('onRequest', async (request, reply) => {
-    const config = request.routeOptions.config;
-    if (config.alone || config.ungated) return;
-    const leave = await gate.enter();
-    // Left when the answer is sent, or the connection is gone: whichever comes first.
-    reply.raw.once('close', leave);
-    reply.raw.once('finish', leave);
+  // Not async: entering is synchronous but during a reset or restore, and a request pays for no
+  // promise. Left when the answer is done or the connection is gone: a response emits `close` for
+  // both (after `finish` when the answer was sent).
+  app.addHook('onRequest', (request, reply, done) => {
+    const config = routeConfig(request);
+    if (config.alone || config.ungated) return done();
+    const entered = gate.tryEnter();
+    if (entered) {
+      reply.raw.once('close', entered);
+      return done();
+    }
+    gate.enter().then((leave) => {
+      reply.raw.once('close', leave);
+      done();
+    }, done);
   });
   const queue = ctx.queue;
   const work = queue.work.bind(queue);

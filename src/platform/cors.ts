@@ -3,6 +3,7 @@
 // answered 204, and the platform's response headers exposed. CODEHOST_CORS_ORIGINS narrows the
 // origins. The operator surface (/_admin) takes no part: a browser page cannot call it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { routeConfig } from './route-config.ts';
 
 export const CORS_ALLOW_METHODS = 'GET, POST, PATCH, PUT, DELETE';
 export const CORS_ALLOW_HEADERS = [
@@ -23,7 +24,7 @@ const MAX_AGE = '86400';
  * `/_admin/users`.
  */
 export function isAdminRequest(request: FastifyRequest): boolean {
-  const path = request.routeOptions.url ?? decodedPath(request.url);
+  const path = routeConfig(request).url ?? decodedPath(request.url);
   return path === '/_admin' || path.startsWith('/_admin/');
 }
 
@@ -39,8 +40,9 @@ function decodedPath(url: string): string {
 
 /** `origins`: `*`, or the allowed origins (lowercase, as `URL.origin` gives them). */
 export function installCors(app: FastifyInstance, origins: '*' | readonly string[]): void {
-  app.addHook('onRequest', async (request, reply) => {
-    if (isAdminRequest(request)) return;
+  // Not async (every request runs it; nothing here waits): a preflight is answered without `done`.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (isAdminRequest(request)) return done();
     if (origins === '*') {
       reply.header('access-control-allow-origin', '*');
     } else {
@@ -49,13 +51,15 @@ export function installCors(app: FastifyInstance, origins: '*' | readonly string
       if (origin && origins.includes(origin.toLowerCase())) reply.header('access-control-allow-origin', origin);
     }
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
-      return reply
+      reply
         .code(204)
         .header('access-control-allow-methods', CORS_ALLOW_METHODS)
         .header('access-control-allow-headers', CORS_ALLOW_HEADERS)
         .header('access-control-max-age', MAX_AGE)
         .send();
+      return;
     }
     reply.header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
+    done();
   });
 }

@@ -15,6 +15,15 @@ export class Gate {
   /** Waits for no exclusive section to be running or waiting, enters; the function returned leaves (once). */
   async enter(): Promise<() => void> {
     while (this.closed) await this.closed;
+    return this.entered();
+  }
+
+  /** Enters at once when no exclusive section is running or waiting (every request but those during a reset); else null. */
+  tryEnter(): (() => void) | null {
+    return this.closed ? null : this.entered();
+  }
+
+  private entered(): () => void {
     this.active++;
     let left = false;
     return () => {

@@ -12,6 +12,7 @@ import { isAdminRequest } from './cors.ts';
 import { bodyBoundsError } from './bounds.ts';
 import { ApiError, serviceUnavailable, validationFailed, type ValidationError } from './errors.ts';
 import { clientAddress, rateLimitHeaders, type RateLimitKey } from './rate-limit.ts';
+import { forgetRouteConfig, routeConfig } from './route-config.ts';
 import { ADMIN_TOKEN_HASH, findSetting } from './settings-store.ts';
 import { isStorableText } from './schemas.ts';
 import { bearerCredential, hashSecret, secretMatches } from './tokens.ts';
@@ -181,7 +182,7 @@ function errorSentence(error: ValidationError): string {
 function errorReply(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   const body = error.body();
-  if (error.errors && reply.request.routeOptions.config?.errorStrings) body.errors = error.errors.map(errorSentence);
+  if (error.errors && routeConfig(reply.request)?.errorStrings) body.errors = error.errors.map(errorSentence);
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
 
@@ -210,12 +211,12 @@ function opaqueTag(tag: string): string {
  * route that decides from its validators before doing the work (`unchanged`) answers with
  * `sendNotModified`.
  */
-export async function answerNotModified(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export function answerNotModified(ctx: Context, request: FastifyRequest, reply: FastifyReply): void {
   reply.code(304);
   reply.removeHeader('content-type');
   reply.removeHeader('content-length');
   if (request.rateLimitKey) {
-    await ctx.rateLimiter.refund(request.rateLimitKey);
+    ctx.rateLimiter.refund(request.rateLimitKey);
     const remaining = Number(reply.getHeader('x-ratelimit-remaining'));
     const used = Number(reply.getHeader('x-ratelimit-used'));
     if (Number.isFinite(remaining)) reply.header('x-ratelimit-remaining', String(remaining + 1));
@@ -228,7 +229,7 @@ export async function answerNotModified(ctx: Context, request: FastifyRequest, r
  * with no content at all (`send(null)` would write `null` and its Content-Length).
  */
 export async function sendNotModified(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  await answerNotModified(ctx, request, reply);
+  answerNotModified(ctx, request, reply);
   return reply.send();
 }
 
@@ -296,42 +297,46 @@ export function installConventions(app: FastifyInstance, ctx: Context, options: 
     done(null, parsed);
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // The hooks every request runs are not async where nothing in them waits: no promise per hook.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-vendor-request-id', request.id);
     reply.header('x-vendor-media-type', 'vendor.v3; format=json');
-    if (request.routeOptions.config.admin) return checkAdmin(ctx, request);
+    if (!routeConfig(request).admin) return done();
+    checkAdmin(ctx, request).then(() => done(), done);
   });
 
   // A route with a body schema and no body is validated as `{}`, so missing fields are 422s.
   // Boolean query parameters are read as the platform reads them (`?all=True`, `?all=1`): Ajv's
   // coercion knows only `true` and `false`.
   const booleanKeys = new Map<object, string[]>();
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     refuseNul(request);
     const schema = request.routeOptions.schema;
     if (request.body === undefined && schema?.body) request.body = {};
-    if (!schema?.querystring) return;
+    if (!schema?.querystring) return done();
     let keys = booleanKeys.get(schema.querystring);
     if (!keys) booleanKeys.set(schema.querystring, (keys = booleanQueryKeys(schema.querystring)));
     const query = request.query as Record<string, unknown> | undefined;
     for (const key of keys) if (query && key in query) query[key] = queryBoolean(query[key]);
+    done();
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.method !== 'GET' || reply.statusCode !== 200) return payload;
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.method !== 'GET' || reply.statusCode !== 200) return done(null, payload);
     // A route that knows what its body is made of gives its own tag (one that changes whenever the
     // body would), and may answer bytes; otherwise the tag is the hash of a text body.
     const given = reply.getHeader('etag');
-    if (typeof payload !== 'string' && !(typeof given === 'string' && Buffer.isBuffer(payload))) return payload;
+    if (typeof payload !== 'string' && !(typeof given === 'string' && Buffer.isBuffer(payload))) return done(null, payload);
     const etag = typeof given === 'string' ? given : `W/"${hash('sha1', payload as string, 'hex')}"`;
     reply.header('etag', etag);
-    if (!unchanged(request, reply)) return payload;
-    await answerNotModified(ctx, request, reply);
-    return null; // no content: Fastify then sets no Content-Length (an empty string would be `0`)
+    if (!unchanged(request, reply)) return done(null, payload);
+    answerNotModified(ctx, request, reply);
+    done(null, null); // no content: Fastify then sets no Content-Length (an empty string would be `0`)
   });
 
   // An unknown route answers as the API does, version and rate-limit headers included (not under /_admin).
   app.setNotFoundHandler(async (request, reply) => {
+    forgetRouteConfig(request);
     if (!isAdminRequest(request)) {
       const requested = request.headers['x-vendor-api-version'];
       const known = typeof requested === 'string' && (API_VERSIONS as readonly string[]).includes(requested);
@@ -354,7 +359,7 @@ export function installConventions(app: FastifyInstance, ctx: Context, options: 
         return errorReply(reply, new ApiError(404, 'Not Found'));
       }
       const errors = validationErrors(fastifyError.validation, part);
-      if (request.routeOptions.config?.invalidStatus === 400) {
+      if (routeConfig(request)?.invalidStatus === 400) {
         return errorReply(reply, new ApiError(400, `Invalid request: ${errors.map(errorSentence).join('; ')}`, { errors }));
       }
       return errorReply(reply, validationFailed(errors));

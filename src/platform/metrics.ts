@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Api, Context } from './context.ts';
 import { ApiError } from './errors.ts';
 import { clientAddress } from './rate-limit.ts';
+import { routeConfig } from './route-config.ts';
 import { bearerCredential, hashSecret, secretMatches } from './tokens.ts';
 
 export function installMetrics(app: Api, ctx: Context): void {
@@ -28,10 +29,11 @@ export function installMetrics(app: Api, ctx: Context): void {
     },
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) };
+  app.addHook('onResponse', (request, reply, done) => {
+    const labels = { method: request.method, route: routeConfig(request).url ?? 'unmatched', status_code: String(reply.statusCode) };
     requests.inc(labels);
     latency.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 
   // Set, the token is asked for: the metrics name every route and its traffic. Compared as digests,

@@ -180,7 +180,7 @@ export class RateLimiter {
   }
 
   /** Gives back a counted request (a 304 does not count): the next request of the key in this process reuses it. */
-  async refund(key: string): Promise<void> {
+  refund(key: string): void {
     checkKey(key);
     const lease = this.leases.get(key);
     if (lease && lease.windowStart > this.nowSeconds() - WINDOW_SECONDS && lease.next - 1 - lease.credits > 0) lease.credits++;
@@ -197,8 +197,19 @@ export class RateLimiter {
    */
   async guardLogin<T>(address: string, limit: number, check: () => Promise<T>, failed: (error: unknown) => boolean): Promise<T> {
     const key: RateLimitKey = `failed-login:${address}`;
+    checkKey(key);
+    // Read within cacheMs (most requests): judged at once, and only the check is waited for.
+    const known = this.knownFailedLogins(key);
+    if (known !== null) {
+      if (known >= limit) throw new ApiError(403, LOGIN_ATTEMPTS_EXCEEDED);
+      try {
+        return await check();
+      } catch (error) {
+        return this.judgeFailure(key, limit, error, failed);
+      }
+    }
     const [before, outcome] = await Promise.all([
-      this.failedLoginsOf(key),
+      this.readFailedLogins(key),
       check().then(
         (value) => ({ ok: true as const, value }),
         (error: unknown) => ({ ok: false as const, error }),
@@ -206,20 +217,29 @@ export class RateLimiter {
     ]);
     if (before >= limit) throw new ApiError(403, LOGIN_ATTEMPTS_EXCEEDED);
     if (outcome.ok) return outcome.value;
-    if (failed(outcome.error)) {
+    return this.judgeFailure(key, limit, outcome.error, failed);
+  }
+
+  /** A check that failed: a failed login is counted by its own upsert, which refuses it over the limit. */
+  private async judgeFailure(key: RateLimitKey, limit: number, error: unknown, failed: (error: unknown) => boolean): Promise<never> {
+    if (failed(error)) {
       const now = this.nowSeconds();
       const row = await store.countRequests(this.db, key, 1, now, now - WINDOW_SECONDS);
       this.remember(key, row.used, row.window_start);
       if (row.used > limit) throw new ApiError(403, LOGIN_ATTEMPTS_EXCEEDED);
     }
-    throw outcome.error;
+    throw error;
   }
 
-  private async failedLoginsOf(key: RateLimitKey): Promise<number> {
-    checkKey(key);
-    const now = this.nowSeconds();
+  /** The failed logins of the window as this process read or counted them within cacheMs; null when that is older. */
+  private knownFailedLogins(key: RateLimitKey): number | null {
     const known = this.failedLogins.get(key);
-    if (known && performance.now() - known.readAt < this.options.cacheMs) return known.windowStart > now - WINDOW_SECONDS ? known.used : 0;
+    if (!known || performance.now() - known.readAt >= this.options.cacheMs) return null;
+    return known.windowStart > this.nowSeconds() - WINDOW_SECONDS ? known.used : 0;
+  }
+
+  private async readFailedLogins(key: RateLimitKey): Promise<number> {
+    const now = this.nowSeconds();
     const row = await store.findCounter(this.db, key);
     if (!row || row.window_start <= now - WINDOW_SECONDS) {
       this.remember(key, 0, now);

@@ -1,10 +1,11 @@
 // The caller of every public request, resolved once: version check → credentials → caller → rate
 // limit → the route's access rule. Services read `request.principal`; what the route accepts is
 // declared once in its `access` rule, which also gives the `X-Accepted-*` headers.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../platform/context.ts';
 import { databaseUnavailable } from '../../db/errors.ts';
 import { ApiError } from '../../platform/errors.ts';
+import { routeConfig } from '../../platform/route-config.ts';
 import { anonymousRateLimit, anonymousRateLimitHeaders, selectApiVersion } from '../../platform/http.ts';
 import { clientAddress, rateLimitExceededMessage, rateLimitHeaders, type RateLimitKey, type RateLimitState } from '../../platform/rate-limit.ts';
 import { appsByClientId } from '../apps/store.ts';
@@ -33,24 +34,22 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
   // served: the request goes uncounted, with the last counted state in its headers.
   // Logged once per outage; a write request fails on its own write.
   let counterFailing = false;
-  const count = async (key: RateLimitKey, limit: number): Promise<RateLimitState & { counted: boolean }> => {
+  /** The state after counting the request; an uncounted one has nothing to refund on a 304. */
+  const count = async (request: FastifyRequest, key: RateLimitKey, limit: number): Promise<RateLimitState> => {
     try {
       const state = await ctx.rateLimiter.hit(key, limit);
       counterFailing = false;
-      return { ...state, counted: true };
+      request.rateLimitKey = key;
+      return state;
     } catch (error) {
       const reason = databaseUnavailable(error);
       if (!reason) throw error;
       if (!counterFailing) ctx.log.error({ err: error, reason }, 'rate-limit counters cannot be written; requests are served uncounted until they can');
       counterFailing = true;
-      return { ...(await ctx.rateLimiter.peek(key, limit)), counted: false };
+      return ctx.rateLimiter.peek(key, limit);
     }
   };
-  app.addHook('onRequest', async (request, reply) => {
-    request.principal = ANONYMOUS;
-    const config = request.routeOptions.config;
-    const rule = config.access;
-    if (!rule || config.admin) return;
+  const resolve = async (request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, rule: AccessRule): Promise<void> => {
     try {
       selectApiVersion(request, reply);
     } catch (error) {
@@ -76,9 +75,7 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
 
     const principal = request.principal;
     const [key, limit] = rateLimitKey(ctx, principal, address);
-    request.rateLimitKey = key;
-    const state = config.uncounted ? { ...(await ctx.rateLimiter.peek(key, limit)), counted: false } : await count(key, limit);
-    if (!state.counted) request.rateLimitKey = null; // nothing to refund on a 304
+    const state = config.uncounted ? await ctx.rateLimiter.peek(key, limit) : await count(request, key, limit);
     reply.headers(rateLimitHeaders(state));
     if (!config.uncounted && state.used > state.limit) throw new ApiError(403, rateLimitExceededMessage(key));
     if (principal.type === 'user' && (principal.kind === 'classic' || principal.kind === 'oauth')) {
@@ -88,6 +85,14 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
     // What the route accepts goes with the caller, so a check on an account or repository can ask
     // whether a token holds it there (an app user token's grant differs from account to account).
     if (principal.type === 'user' || principal.type === 'installation') principal.route = rule;
+  };
+  // Not async itself: a request of no public route (health, docs, admin) goes on at once.
+  app.addHook('onRequest', (request, reply, done) => {
+    request.principal = ANONYMOUS;
+    const config = routeConfig(request);
+    const rule = config.access;
+    if (!rule || config.admin) return done();
+    resolve(request, reply, config, rule).then(() => done(), done);
   });
 }
 

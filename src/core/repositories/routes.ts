@@ -5,11 +5,12 @@ import { Type } from 'typebox';
 import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
 import type { UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
-import type { FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ErrorBody, isRowId, RowId, ValidationErrorBody } from '../../platform/schemas.ts';
 import { DOCUMENTATION_URL, notFound } from '../../platform/errors.ts';
+import { routeConfig } from '../../platform/route-config.ts';
 import { findFormerName, findRepositoryName } from './store.ts';
 import { isRepositoryName } from './names.ts';
 import { SimpleUser, Team } from '../accounts/representations.ts';
@@ -118,8 +119,7 @@ function repositoryRoutes(app: Api, ctx: Context): void {
   // 404, it answers as the platform does, a read 301 and a write 307 to /repositories/{id}. Only
   // 404s look (no cost on the answers that find their repository); a former name is never the name
   // of a repository (it is dropped when one takes it).
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (reply.statusCode !== 404 || !request.routeOptions.url?.includes('/repos/:owner/:repo')) return payload;
+  const formerName = async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
     const { owner, repo } = request.params as { owner?: string; repo?: string };
     // Only names a repository could have had (a NUL byte or another stray character never reaches
     // the database); a lookup that fails leaves the 404 as it is.
@@ -131,6 +131,11 @@ function repositoryRoutes(app: Api, ctx: Context): void {
     const url = `${ctx.urls.api}/repositories/${id}${request.url.replace(/^\/repos\/[^/?#]*\/[^/?#]*/, '')}`;
     reply.code(read ? 301 : 307).header('location', url).type('application/json; charset=utf-8');
     return JSON.stringify({ message: read ? 'Moved Permanently' : 'Temporary Redirect', url, documentation_url: DOCUMENTATION_URL });
+  };
+  // Not async: every answer passes here, and all but a few 404s go on at once.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode !== 404 || !routeConfig(request).url?.includes('/repos/:owner/:repo')) return done(null, payload);
+    formerName(request, reply, payload).then((answer) => done(null, answer), done);
   });
 
   app.get('/repos/:owner/:repo/subscribers', {
