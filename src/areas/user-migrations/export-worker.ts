@@ -44,6 +44,7 @@ export async function exportOnThisThread(job: ExportJob): Promise<void> {
     const size = await writeArchive(
       {
         db: db.kysely,
+        postgres: db.dialect === 'postgres',
         urls: job.urls,
         storage: archiveStorage({ dataDir }),
         dataDir,
