@@ -24,24 +24,33 @@ export interface ExportJob {
 /** Heap limits of the export thread, in MB: ample for a batch of rows and a file of records. */
 const LIMITS = { maxYoungGenerationSizeMb: 48, maxOldGenerationSizeMb: 256 };
 
-/** Writes the archive on a worker thread; resolves with its size, rejects with the thread's error. */
+/**
+ * Writes the archive on a worker thread; resolves with its size, rejects with the thread's error.
+ * It resolves when the thread reports the archive written and its connection closed, not when the
+ * thread has exited: a thread's exit writes Node's compile cache of the modules it compiled, 0.2–1 s
+ * when the cache was cold (a new data directory), and nothing the export needs waits for that.
+ */
 export async function runExport(job: ExportJob): Promise<number> {
   const worker = new Worker(new URL('./export-thread.ts', import.meta.url), { workerData: job, resourceLimits: LIMITS });
-  let size: number | undefined;
-  worker.on('message', (message: { size: number }) => (size = message.size));
+  const exited = once(worker, 'exit') as Promise<[number]>;
+  // Once the size has come, the thread has nothing left that can fail the export: a late error is dropped.
+  exited.catch(() => {});
+  const reported = once(worker, 'message') as Promise<[{ size: number }]>;
+  reported.catch(() => {});
   // `once` rejects with the thread's error when it fails (an exception, or running out of heap).
-  const [code] = (await once(worker, 'exit')) as [number];
-  if (size === undefined) throw new Error(`the export thread stopped without finishing (exit code ${code})`);
-  return size;
+  const first = await Promise.race([reported, exited.then(([code]) => code)]);
+  if (typeof first === 'number') throw new Error(`the export thread stopped without finishing (exit code ${first})`);
+  return first[0].size;
 }
 
-/** The export thread's work (`export-thread.ts` starts it): writes the archive, posts its size. */
+/** The export thread's work (`export-thread.ts` starts it): writes the archive, closes its connection, posts the archive's size. */
 export async function exportOnThisThread(job: ExportJob): Promise<void> {
   const { databaseUrl, dataDir, databasePooler } = job.database;
   const db = openDatabase({ databaseUrl, sqlitePath: `${dataDir}/codehost.db`, poolSize: 1, pooler: databasePooler });
+  let size: number;
   try {
     const migrationId = job.plan.migration.id;
-    const size = await writeArchive(
+    size = await writeArchive(
       {
         db: db.kysely,
         postgres: db.dialect === 'postgres',
@@ -54,8 +63,8 @@ export async function exportOnThisThread(job: ExportJob): Promise<void> {
       job.plan,
       job.key,
     );
-    parentPort!.postMessage({ size });
   } finally {
     await db.close();
   }
+  parentPort!.postMessage({ size });
 }
