@@ -305,7 +305,7 @@ function oneOf(column: string, ids: unknown, postgres: boolean) {
   return postgres ? sql<SqlBool>`${sql.ref(column)} = any(cast(${ids} as int4[]))` : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${ids}))`;
 }
 
-/** The batch size as a literal (node:sqlite binds numbers as REAL, which SQLite's ORDER BY ... LIMIT pays for). */
+/** The batch size, written into the statements' text (it is the same for every batch). */
 const LIMIT = sql.lit(BATCH);
 
 /** What a record shows of its author. */
