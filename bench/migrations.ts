@@ -3,7 +3,9 @@
 // (VmHWM) for both and their ratio (the export streams, so the goal is ≤ 1.2), and throughput against
 // `tar -czf` of the same unpacked files, timed in the same run.
 // Sizes: `full` (1,000 and 10,000 issues per repository, the issue's figures) or `small` (100 and
-// 1,000), from options.size or BENCH_MIGRATIONS_SIZE. Run directly: node bench/migrations.ts [small] (BENCH_CPU_PROF_DIR=dir: CPU profiles).
+// 1,000), from options.size or BENCH_MIGRATIONS_SIZE. Run directly: node bench/migrations.ts [small] [--postgres]
+// (--postgres or BENCH_DATABASE=postgres: on DATABASE_URL; BENCH_CPU_PROF_DIR=dir: CPU profiles).
+// On PostgreSQL it also reports the CPU of the database's backends serving the export.
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { openDatabase } from '../src/db/index.ts';
 import { insertSyntheticActivity } from '../test/fixtures/migration-data.ts';
 import { cpuSeconds, ratio, startServerOnOwnDatabase } from './lib.ts';
@@ -44,6 +47,49 @@ interface ExportFigures {
   exportCpuS: number;
   /** CPU seconds of `tar -czf` and its gzip. */
   tarCpuS: number;
+  /** CPU seconds of the PostgreSQL backends of the server's database over the export (null on SQLite). */
+  backendCpuS: number | null;
+}
+
+/**
+ * The CPU of a database's backends (PostgreSQL on this host) while a piece of work runs. The export's
+ * own connection opens and closes with its thread, so its backend is gone when the work ends: the
+ * backends are sampled every 10 ms, and a backend's CPU is its last reading (the last 10 ms of a
+ * backend that exits may be missed).
+ */
+async function backendCpu(databaseUrl: string): Promise<{ stop(): Promise<number> }> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  const sample = async () => {
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    for (const { pid } of rows) {
+      const cpu = cpuSeconds([pid]);
+      if (!first.has(pid)) first.set(pid, cpu);
+      last.set(pid, cpu);
+    }
+  };
+  await sample();
+  const before = new Set(first.keys());
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      await sample();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      await client.end();
+      // A backend that started during the work counts from zero (its start is the work's too).
+      let total = 0;
+      for (const [pid, cpu] of last) total += cpu - (before.has(pid) ? first.get(pid)! : 0);
+      return total;
+    },
+  };
 }
 
 /** CPU seconds (user + system) of this process's waited-for children so far (cutime + cstime). */
@@ -71,6 +117,7 @@ async function exportOnce(issuesPerRepository: number, env: Record<string, strin
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const rssBeforeExport = currentRss(server.pid);
 
+    const backends = server.databaseUrl ? await backendCpu(server.databaseUrl) : null;
     const cpuBefore = cpuSeconds([server.pid]);
     const started = Date.now();
     const response = await fetch(`${server.apiUrl}/user/migrations`, {
@@ -88,6 +135,7 @@ async function exportOnce(issuesPerRepository: number, env: Record<string, strin
     }
     const exportMs = Date.now() - started;
     const exportCpuS = cpuSeconds([server.pid]) - cpuBefore;
+    const backendCpuS = backends ? await backends.stop() : null;
     if (view.state === 'failed') throw new Error(`the export failed: ${view.failure}`);
     const peakRss = server.peakRss();
 
@@ -114,6 +162,7 @@ async function exportOnce(issuesPerRepository: number, env: Record<string, strin
       tarMs,
       exportCpuS,
       tarCpuS,
+      backendCpuS,
     };
   } finally {
     await server.stop();
@@ -142,6 +191,7 @@ export default async function migrations(options: Options = {}): Promise<Record<
     results[`${label}_tar_czf_mb_per_s`] = Number((mb(figures.unpackedBytes) / (figures.tarMs / 1000)).toFixed(1));
     results[`${label}_export_vs_tar_czf_time`] = ratio(figures.exportMs, figures.tarMs);
     results[`${label}_export_cpu_s`] = Number(figures.exportCpuS.toFixed(2));
+    if (figures.backendCpuS !== null) results[`${label}_export_postgres_backends_cpu_s`] = Number(figures.backendCpuS.toFixed(2));
     results[`${label}_tar_czf_cpu_s`] = Number(figures.tarCpuS.toFixed(2));
     results[`${label}_export_vs_tar_czf_cpu`] = ratio(figures.exportCpuS, figures.tarCpuS);
   }
@@ -153,8 +203,10 @@ export default async function migrations(options: Options = {}): Promise<Record<
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const env: Record<string, string> = process.env.BENCH_DATABASE === 'postgres' && process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
+  const postgres = process.argv.includes('--postgres') || process.env.BENCH_DATABASE === 'postgres';
+  if (postgres && !process.env.DATABASE_URL) throw new Error('--postgres (BENCH_DATABASE=postgres) needs DATABASE_URL');
+  const env: Record<string, string> = postgres ? { DATABASE_URL: process.env.DATABASE_URL! } : {};
   // BENCH_CPU_PROF_DIR=dir: the server writes a V8 CPU profile of each thread there (the export thread's when it ends).
   if (process.env.BENCH_CPU_PROF_DIR) env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`;
-  console.table(await migrations({ size: process.argv[2] === 'small' ? 'small' : undefined, env }));
+  console.table(await migrations({ size: process.argv.includes('small') ? 'small' : undefined, env }));
 }

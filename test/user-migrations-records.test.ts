@@ -10,7 +10,7 @@ import type { UserRow } from '../src/core/accounts/store.ts';
 import { commentRepresentation, issueRepresentation, type IssueFacts } from '../src/core/issues/representations.ts';
 import type { RepositoryRow } from '../src/core/repositories/representations.ts';
 import { RecordWriter } from '../src/areas/user-migrations/records.ts';
-import type { IssueRow, TeamWithOrg } from '../src/areas/user-migrations/store.ts';
+import type { IssueRow, SimpleTeamRow, TeamWithOrg } from '../src/areas/user-migrations/store.ts';
 import { isoSeconds } from '../src/platform/clock.ts';
 import { nodeId, type Urls } from '../src/platform/urls.ts';
 
@@ -70,7 +70,7 @@ function pullRequestBefore(urls: Urls, f: IssueFacts) {
   };
 }
 
-function teamBefore(urls: Urls, team: TeamWithOrg) {
+function teamBefore(urls: Urls, team: SimpleTeamRow) {
   const url = `${urls.api}/orgs/${team.org_login}/teams/${team.slug}`;
   return { id: team.id, node_id: nodeId('Team', team.id), url, html_url: `${urls.web}/orgs/${team.org_login}/teams/${team.slug}`, name: team.name, slug: team.slug };
 }

@@ -32,6 +32,7 @@ export interface ExportPlan {
 
 export interface ExportEnvironment {
   db: Executor;
+  postgres: boolean;
   urls: Urls;
   storage: ArchiveStorage;
   /** Where repositories' `git_path` is relative to. */
@@ -145,7 +146,7 @@ const YIELD_EVERY = 100;
 class KindFiles {
   private readonly archive: ArchiveWriter;
   private readonly kind: string;
-  private readonly counter: { records: number; progress(records: number): Promise<void> };
+  private readonly counter: Progress;
   /**
    * The file being filled: `[\n`, records joined by `,\n`, then `\n]\n`. Each record is encoded into
    * it as it is added, so its string dies young (cheap to collect) and is scanned once.
@@ -203,8 +204,7 @@ class KindFiles {
     this.at = 0;
     this.count = 0;
     await this.archive.file(`${this.kind}_${String(this.files).padStart(6, '0')}.json`, body);
-    this.counter.records += count;
-    await this.counter.progress(this.counter.records);
+    this.counter.add(count);
   }
 }
 
@@ -223,11 +223,38 @@ export async function writeArchive(env: ExportEnvironment, plan: ExportPlan, key
   }
 }
 
+/**
+ * The records written so far, recorded after each file without waiting for the write: each waits for
+ * the one before (they land in order, on the export's one connection, between its reads), and
+ * `settled` answers the last one's outcome, so a failed write still fails the export.
+ */
+class Progress {
+  private records = 0;
+  private recorded: Promise<void> = Promise.resolve();
+  private readonly record: (records: number) => Promise<void>;
+
+  constructor(record: (records: number) => Promise<void>) {
+    this.record = record;
+  }
+
+  add(count: number): void {
+    this.records += count;
+    const records = this.records;
+    this.recorded = this.recorded.then(() => this.record(records));
+    // Awaited by `settled`; until then a failure is not left unhandled.
+    this.recorded.catch(() => {});
+  }
+
+  settled(): Promise<void> {
+    return this.recorded;
+  }
+}
+
 async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: ArchiveWriter): Promise<void> {
-  const { db } = env;
+  const { db, postgres } = env;
   const records = new RecordWriter(env.urls, plan.owner.id);
   const contents = archiveContents(plan.migration);
-  const counter = { records: 0, progress: env.progress };
+  const counter = new Progress(env.progress);
   const kind = async (name: string, produce: (files: KindFiles) => Promise<void>) => {
     const files = new KindFiles(archive, name, counter);
     await produce(files);
@@ -240,11 +267,9 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
 
   if (contents.users) {
     await kind('users', async (files) => {
-      for (let after = 0; ;) {
-        const users = await store.involvedUsers(db, plan.owner.id, repositoryIds, after, store.BATCH);
-        for (const user of users) await files.add(records.user(user));
-        if (users.length < store.BATCH) break;
-        after = users.at(-1)!.id;
+      const read = async (after: number) => ({ rows: await store.involvedUsers(db, plan.owner.id, repositoryIds, after, store.BATCH) });
+      for await (const { rows } of batches(read, (row) => row.id)) {
+        for (const user of rows) await files.add(records.user(user));
       }
     });
   }
@@ -259,43 +284,28 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
     });
     for (const pullRequests of [false, true]) {
       await kind(pullRequests ? 'pull_requests' : 'issues', async (files) => {
-        for (const { repo, at } of refs) await issuesOf(db, records, repo, at, pullRequests, files);
+        for (const { repo, at } of refs) await issuesOf(db, postgres, records, repo, at, pullRequests, files);
       });
     }
     await kind('issue_comments', async (files) => {
       for (const { repo, at } of refs) {
-        for (let after = 0; ;) {
-          const rows = await store.commentsAfter(db, repo.id, after, store.BATCH);
-          const issues = await store.issuesById(db, [...new Set(rows.map((r) => r.issue_id))]);
-          const authorIds = [...new Set(rows.map((r) => r.author_id))];
-          const authors = await store.usersById(db, authorIds);
-          const associations = await authorAssociations(db, repo, authorIds);
+        const read = async (after: number) => {
+          const rows = await store.commentsAfter(db, repo.id, after, postgres);
+          return { rows, associations: await authorAssociations(db, repo, [...new Set(rows.map((r) => r.author_id))]) };
+        };
+        for await (const { rows, associations } of batches(read, (row) => row.id)) {
           for (const comment of rows) {
-            await files.add(records.comment(at, comment, issues.get(comment.issue_id)!, authors.get(comment.author_id)!, associations.get(comment.author_id)!));
+            const author = { id: comment.author_id, login: comment.author_login, type: comment.author_type, site_admin: comment.author_site_admin };
+            await files.add(records.comment(at, comment, comment, author, associations.get(comment.author_id)!));
           }
-          if (rows.length < store.BATCH) break;
-          after = rows.at(-1)!.id;
         }
       }
     });
     await kind('issue_events', async (files) => {
       for (const { repo, at } of refs) {
-        for (let after = 0; ;) {
-          const rows = await store.eventsAfter(db, repo.id, after, store.BATCH);
-          const issues = await store.issuesById(db, [...new Set(rows.map((r) => r.issue_id))]);
-          const users = await store.usersById(db, [...new Set(rows.flatMap((r) => (r.subject_user_id === null ? [r.actor_id] : [r.actor_id, r.subject_user_id])))]);
-          const teams = await store.teamsById(db, [...new Set(rows.flatMap((r) => (r.subject_team_id === null ? [] : [r.subject_team_id])))]);
-          for (const event of rows) {
-            await files.add(records.issueEvent(at, {
-              ...event,
-              number: issues.get(event.issue_id)!.number,
-              actor: users.get(event.actor_id)!,
-              subject: event.subject_user_id === null ? null : (users.get(event.subject_user_id) ?? null),
-              team: event.subject_team_id === null ? null : (teams.get(event.subject_team_id) ?? null),
-            }));
-          }
-          if (rows.length < store.BATCH) break;
-          after = rows.at(-1)!.id;
+        const read = async (after: number) => ({ rows: await store.eventsAfter(db, repo.id, after, postgres) });
+        for await (const { rows } of batches(read, (row) => row.id)) {
+          for (const event of rows) await files.add(records.issueEvent(at, event));
         }
       }
     });
@@ -315,36 +325,60 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
       if (repo.git_path) await copyGitData(archive, join(env.dataDir, repo.git_path), `repositories/${ref.owner}/${ref.name}.git`);
     }
   }
+  await counter.settled();
+}
+
+/**
+ * A kind's rows of a repository in keyset batches (`read(after)` answers the batch after that key,
+ * with what its records need). Each batch is read while the one before is being written: on
+ * PostgreSQL the database works on the next batch while this thread renders, instead of the two
+ * taking turns. At most two batches are held.
+ */
+async function* batches<B extends { rows: unknown[] }>(read: (after: number) => Promise<B>, keyOf: (row: B['rows'][number]) => number): AsyncGenerator<B> {
+  let next = read(0);
+  for (;;) {
+    const batch = await next;
+    const more = batch.rows.length >= store.BATCH;
+    if (more) {
+      next = read(keyOf(batch.rows.at(-1)!));
+      // Awaited on the next turn; should writing this batch fail first, its failure is not left unhandled.
+      next.catch(() => {});
+    }
+    yield batch;
+    if (!more) return;
+  }
 }
 
 async function issuesOf(
   db: Executor,
+  postgres: boolean,
   records: RecordWriter,
   repository: Pick<RepositoryRow, 'id' | 'owner_id'>,
   at: RepositoryPaths,
   pullRequests: boolean,
   files: KindFiles,
 ): Promise<void> {
-  for (let after = 0; ;) {
-    const rows = await store.issuesAfter(db, repository.id, pullRequests, after, store.BATCH);
+  const read = async (after: number) => {
+    const rows = await store.issuesAfter(db, repository.id, pullRequests, after, postgres);
     const ids = rows.map((r) => r.id);
-    const authorIds = [...new Set(rows.map((r) => r.author_id))];
-    const authors = await store.usersById(db, authorIds);
-    const associations = await authorAssociations(db, repository, authorIds);
-    const assignees = await store.assigneesOf(db, ids);
-    const reviews = pullRequests ? await store.reviewRequestsOf(db, ids) : new Map<number, { users: UserRow[]; teams: store.TeamWithOrg[] }>();
-    for (const { comment_count, ...issue } of rows) {
-      const author = authors.get(issue.author_id)!;
+    return {
+      rows,
+      associations: await authorAssociations(db, repository, [...new Set(rows.map((r) => r.author_id))]),
+      assignees: await store.assigneesOf(db, ids, postgres),
+      reviews: pullRequests ? await store.reviewRequestsOf(db, ids, postgres) : null,
+    };
+  };
+  for await (const { rows, associations, assignees, reviews } of batches(read, (row) => row.number)) {
+    for (const { comment_count, author_login, author_type, author_site_admin, ...issue } of rows) {
+      const author = { id: issue.author_id, login: author_login, type: author_type, site_admin: author_site_admin };
       const assigned = assignees.get(issue.id) ?? [];
       const comments = Number(comment_count ?? 0);
-      const review = reviews.get(issue.id);
+      const review = reviews?.get(issue.id);
       const association = associations.get(issue.author_id)!;
       await files.add(pullRequests
         ? records.pullRequest(at, issue, author, assigned, comments, association, review?.users ?? [], review?.teams ?? [])
         : records.issue(at, issue, author, assigned, comments, association));
     }
-    if (rows.length < store.BATCH) break;
-    after = rows.at(-1)!.number;
   }
 }
 

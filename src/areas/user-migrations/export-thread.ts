@@ -5,12 +5,18 @@
 // directory (`compile-cache`; NODE_COMPILE_CACHE overrides it), which only the server writes: not in
 // a shared temporary directory, where another local user could plant compiled code. A cache that
 // cannot be enabled (an unwritable directory) only leaves the modules compiled as before.
+// The thread starts before its job is known (the database settings come with it): the job comes as its
+// first message, once the plan is made on the API thread, while the modules load here.
+import { once } from 'node:events';
 import { enableCompileCache } from 'node:module';
 import { join } from 'node:path';
-import { workerData } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { ExportJob } from './export-worker.ts';
 
-const job = workerData as ExportJob;
-enableCompileCache(process.env.NODE_COMPILE_CACHE || join(job.database.dataDir, 'compile-cache'));
-const { exportOnThisThread } = await import('./export-worker.ts');
-await exportOnThisThread(job);
+const database = workerData as ExportJob['database'];
+enableCompileCache(process.env.NODE_COMPILE_CACHE || join(database.dataDir, 'compile-cache'));
+const [{ exportOnThisThread }, [job]] = await Promise.all([
+  import('./export-worker.ts'),
+  once(parentPort!, 'message') as Promise<[Omit<ExportJob, 'database'>]>,
+]);
+await exportOnThisThread({ ...job, database });

@@ -24,26 +24,52 @@ export interface ExportJob {
 /** Heap limits of the export thread, in MB: ample for a batch of rows and a file of records. */
 const LIMITS = { maxYoungGenerationSizeMb: 48, maxOldGenerationSizeMb: 256 };
 
-/** Writes the archive on a worker thread; resolves with its size, rejects with the thread's error. */
-export async function runExport(job: ExportJob): Promise<number> {
-  const worker = new Worker(new URL('./export-thread.ts', import.meta.url), { workerData: job, resourceLimits: LIMITS });
-  let size: number | undefined;
-  worker.on('message', (message: { size: number }) => (size = message.size));
-  // `once` rejects with the thread's error when it fails (an exception, or running out of heap).
-  const [code] = (await once(worker, 'exit')) as [number];
-  if (size === undefined) throw new Error(`the export thread stopped without finishing (exit code ${code})`);
-  return size;
+/** An export thread, started before its job is known: it loads its modules while the plan is made. */
+export interface ExportThread {
+  /**
+   * Hands the thread its job; resolves with the archive's size, rejects with the thread's error. It
+   * resolves when the thread reports the archive written and its connection closed, not when the
+   * thread has exited: a thread's exit writes Node's compile cache of the modules it compiled, 0.2–1 s
+   * when the cache was cold (a new data directory), and nothing the export needs waits for that.
+   */
+  run(job: Omit<ExportJob, 'database'>): Promise<number>;
+  /** Stops the thread (an export that failed before or after it ran). */
+  stop(): Promise<void>;
 }
 
-/** The export thread's work (`export-thread.ts` starts it): writes the archive, posts its size. */
+export function startExportThread(database: ExportJob['database']): ExportThread {
+  const worker = new Worker(new URL('./export-thread.ts', import.meta.url), { workerData: database, resourceLimits: LIMITS });
+  // Both listen from the start, so an error while the thread loads is not an unhandled 'error' event;
+  // once the size has come, the thread has nothing left that can fail the export: a late error is dropped.
+  const exited = once(worker, 'exit') as Promise<[number]>;
+  exited.catch(() => {});
+  const reported = once(worker, 'message') as Promise<[{ size: number }]>;
+  reported.catch(() => {});
+  return {
+    async run(job) {
+      worker.postMessage(job);
+      // `once` rejects with the thread's error when it fails (an exception, or running out of heap).
+      const first = await Promise.race([reported, exited.then(([code]) => code)]);
+      if (typeof first === 'number') throw new Error(`the export thread stopped without finishing (exit code ${first})`);
+      return first[0].size;
+    },
+    async stop() {
+      await worker.terminate();
+    },
+  };
+}
+
+/** The export thread's work (`export-thread.ts` starts it): writes the archive, closes its connection, posts the archive's size. */
 export async function exportOnThisThread(job: ExportJob): Promise<void> {
   const { databaseUrl, dataDir, databasePooler } = job.database;
   const db = openDatabase({ databaseUrl, sqlitePath: `${dataDir}/codehost.db`, poolSize: 1, pooler: databasePooler });
+  let size: number;
   try {
     const migrationId = job.plan.migration.id;
-    const size = await writeArchive(
+    size = await writeArchive(
       {
         db: db.kysely,
+        postgres: db.dialect === 'postgres',
         urls: job.urls,
         storage: archiveStorage({ dataDir }),
         dataDir,
@@ -53,8 +79,8 @@ export async function exportOnThisThread(job: ExportJob): Promise<void> {
       job.plan,
       job.key,
     );
-    parentPort!.postMessage({ size });
   } finally {
     await db.close();
   }
+  parentPort!.postMessage({ size });
 }

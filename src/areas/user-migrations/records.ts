@@ -8,7 +8,7 @@
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
-import type { IssueRow, TeamWithOrg } from './store.ts';
+import type { IssueRow, SimpleTeamRow } from './store.ts';
 
 /** A string as JSON. */
 const str = (value: string) => JSON.stringify(value);
@@ -32,6 +32,8 @@ export interface RepositoryPaths {
 
 /** The fields of a user a simple user is made of: a cached JSON is reused only while they stay the same. */
 type UserFields = Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>;
+/** The fields of an issue or pull request its record is made of. */
+type IssueFields = Pick<IssueRow, 'id' | 'number' | 'is_pull_request' | 'state' | 'state_reason' | 'title' | 'body' | 'merged_at' | 'closed_at' | 'created_at' | 'updated_at'>;
 
 /** Users whose JSON is kept: enough for a repository's authors, bounded so the thread's heap stays flat. */
 const USER_CACHE_SIZE = 10_000;
@@ -81,7 +83,7 @@ export class RecordWriter {
   }
 
   /** `issueRepresentation` (an issue or a pull request, with no issue type) as JSON, without its closing brace. */
-  private issueFields(at: RepositoryPaths, issue: Omit<IssueRow, 'comment_count'>, author: UserFields, assignees: UserFields[], comments: number, association: string): string {
+  private issueFields(at: RepositoryPaths, issue: IssueFields, author: UserFields, assignees: UserFields[], comments: number, association: string): string {
     const pull = Boolean(issue.is_pull_request);
     const url = `${at.api}/issues/${issue.number}`;
     const html = `${at.web}/${pull ? 'pull' : 'issues'}/${issue.number}`;
@@ -99,20 +101,20 @@ export class RecordWriter {
   }
 
   /** An `issues` record: `issueRepresentation`. */
-  issue(at: RepositoryPaths, issue: Omit<IssueRow, 'comment_count'>, author: UserFields, assignees: UserFields[], comments: number, association: string): string {
+  issue(at: RepositoryPaths, issue: IssueFields, author: UserFields, assignees: UserFields[], comments: number, association: string): string {
     return `${this.issueFields(at, issue, author, assignees, comments, association)}}`;
   }
 
   /** A `pull_requests` record: the issue representation (with `pull_request`) and who is asked to review it. */
   pullRequest(
     at: RepositoryPaths,
-    issue: Omit<IssueRow, 'comment_count'>,
+    issue: IssueFields,
     author: UserFields,
     assignees: UserFields[],
     comments: number,
     association: string,
     reviewers: UserFields[],
-    teams: TeamWithOrg[],
+    teams: SimpleTeamRow[],
   ): string {
     return `${this.issueFields(at, issue, author, assignees, comments, association)},"requested_reviewers":[${reviewers.map((u) => this.simpleUser(u)).join(',')}],`
       + `"requested_teams":[${teams.map((t) => this.team(t)).join(',')}]}`;
@@ -135,7 +137,7 @@ export class RecordWriter {
   }
 
   /** A team as an issue event or a pull request names it. */
-  private team(team: TeamWithOrg): string {
+  private team(team: SimpleTeamRow): string {
     const path = `/orgs/${team.org_login}/teams/${team.slug}`;
     return `{"id":${team.id},"node_id":"${nodeId('Team', team.id)}","url":${str(`${this.urls.api}${path}`)},"html_url":${str(`${this.urls.web}${path}`)},`
       + `"name":${str(team.name)},"slug":${str(team.slug)}}`;
@@ -144,7 +146,7 @@ export class RecordWriter {
   /** An `issue_events` record; its subject is named as the REST timeline names it for that kind of event. */
   issueEvent(
     at: RepositoryPaths,
-    event: { id: number; event: string; created_at: string; number: number; actor: UserFields; subject: UserFields | null; team: TeamWithOrg | null },
+    event: { id: number; event: string; created_at: string; number: number; actor: UserFields; subject: UserFields | null; team: SimpleTeamRow | null },
   ): string {
     const actor = this.simpleUser(event.actor);
     const subject = event.subject ? this.simpleUser(event.subject) : null;

@@ -15,7 +15,7 @@ import { loadRepositoryFacts } from '../../core/repositories/facts.ts';
 import { FullRepository, fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../../core/accounts/representations.ts';
-import { runExport } from './export-worker.ts';
+import { startExportThread } from './export-worker.ts';
 import { exportPlan } from './plan.ts';
 import { archiveStorage, type ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';
@@ -321,19 +321,15 @@ export class UserMigrationService extends Service {
     const migration = await store.beginExport(this.db, migrationId, run, this.now());
     if (!migration) return;
     const key = `${archiveFolder(migrationId)}${run}.tar.gz`;
+    // Started first: the thread loads its modules while the folder is cleared and the plan made.
+    const thread = startExportThread({ databaseUrl: this.ctx.config.databaseUrl, dataDir: this.ctx.config.dataDir, databasePooler: this.ctx.config.databasePooler });
     try {
       await this.storage.clear(archiveFolder(migrationId));
       const plan = await exportPlan(this.db, this.ctx.urls, migration);
-      const size = await runExport({
-        database: { databaseUrl: this.ctx.config.databaseUrl, dataDir: this.ctx.config.dataDir, databasePooler: this.ctx.config.databasePooler },
-        urls: this.ctx.urls,
-        now: this.now(),
-        run,
-        key,
-        plan,
-      });
+      const size = await thread.run({ urls: this.ctx.urls, now: this.now(), run, key, plan });
       if (!(await store.finishExport(this.db, migrationId, run, { key, size }, this.now()))) await this.storage.remove(key);
     } catch (error) {
+      await thread.stop();
       const failure = error instanceof Error ? error.message : String(error);
       this.ctx.log.warn({ migrationId, failure }, 'user migration export failed');
       // What this run wrote goes; failing to remove it is only logged, so the migration is still marked failed.

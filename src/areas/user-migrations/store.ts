@@ -1,15 +1,17 @@
 // SQL of user migrations: the migration rows, their repositories and locks, and the batched reads the
 // export streams from (keyset pagination, so memory stays flat whatever the repository's size).
-import type { Selectable } from 'kysely';
+import { sql, type Selectable, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
+import { reusableQuery } from '../../db/prepared.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
-import type { IssuesTable } from '../../core/issues/tables.ts';
+import type { IssueCommentsTable, IssuesTable } from '../../core/issues/tables.ts';
 import type { TeamsTable } from '../../db/schema.ts';
 import type { UserMigrationsTable } from './tables.ts';
 
 export type MigrationRow = Selectable<UserMigrationsTable>;
 export type IssueRow = Selectable<IssuesTable>;
+type IssueCommentRow = Selectable<IssueCommentsTable>;
 
 export type MigrationInsert = Omit<MigrationRow, 'id'>;
 
@@ -259,77 +261,200 @@ export async function userOrganizations(db: Executor, userId: number): Promise<{
 export type TeamRow = Selectable<TeamsTable>;
 /** A team with its organization's login (its URLs name it). */
 export type TeamWithOrg = TeamRow & { org_login: string };
+/** What a record shows of a user (a simple user). */
+export type SimpleUserRow = Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>;
+/** What a record shows of a team. */
+export type SimpleTeamRow = Pick<TeamWithOrg, 'id' | 'name' | 'slug' | 'org_login'>;
 
-/** A page of a repository's issues or pull requests, by number, with their comment counts. */
-export async function issuesAfter(db: Executor, repositoryId: number, pullRequests: boolean, afterNumber: number, limit: number) {
-  return db
-    .selectFrom('issues as i')
-    .selectAll('i')
-    .select((eb) =>
-      eb.selectFrom('issue_comments as c').select((c) => c.fn.countAll<number>().as('n')).whereRef('c.issue_id', '=', 'i.id').as('comment_count'),
-    )
-    .where('i.repository_id', '=', repositoryId)
-    .where('i.is_pull_request', '=', pullRequests ? 1 : 0)
-    .where('i.number', '>', afterNumber)
-    .orderBy('i.number')
-    .limit(limit)
-    .execute();
+// Each batch of the export is read by reusable statements (src/db/prepared.ts), the same text
+// whatever the batch holds: a batch's ids are one array parameter on PostgreSQL (a JSON array on
+// SQLite), so PostgreSQL parses and plans each statement once per export, not once per batch. The
+// issue and the users a record names come in its own row, not in statements of their own.
+
+/**
+ * The row of `table` a batch's row names by id, joined to it. On PostgreSQL a LATERAL subquery with
+ * OFFSET 0 (which the planner keeps as written): one primary-key probe per row of the batch. A plain
+ * join planned without statistics (tables just filled, not yet analyzed: the benchmark's, or after
+ * an import) hashes the whole issues table for every batch. SQLite probes by rowid either way, and
+ * has no LATERAL. `left`: the batch's row stays, with nulls, when the id names nothing.
+ */
+function byId(postgres: boolean, alias: string, columns: string[], table: string, id: string, left = false) {
+  if (postgres) {
+    return sql.raw(`${left ? 'left join' : 'cross join'} lateral (select ${columns.join(', ')} from ${table} where id = ${id} offset 0) ${alias}${left ? ' on true' : ''}`);
+  }
+  return sql.raw(`${left ? 'left join' : 'join'} ${table} ${alias} on ${alias}.id = ${id}`);
 }
 
-export async function issuesById(db: Executor, ids: number[]): Promise<Map<number, IssueRow>> {
-  if (!ids.length) return new Map();
-  const rows = await db.selectFrom('issues').selectAll().where('id', 'in', ids).execute();
-  return new Map(rows.map((i) => [i.id, i]));
+/**
+ * A batch of one repository's rows after `after` in `key` order (`id`, or an issue's `number`), read
+ * as a range of the `(repository_id, key)` index, in its order. With `repository_id = $1 ... order by
+ * id` PostgreSQL may walk the primary key in id order and filter by repository, through every other
+ * repository's rows (with statistics, estimating them spread evenly: the last repository's first
+ * batch, and each repository's last, read the whole table), or, without statistics, read all of the
+ * repository's rows after the key and sort them, for every batch. As a range of (repository_id, key)
+ * ordered by both, only that index answers it, in order. SQLite takes the index for the plain form
+ * (and not for the row comparison). Answers the condition and the order, for the table as `alias`.
+ */
+function afterInRepository(postgres: boolean, alias: string, key: 'id' | 'number', repositoryId: unknown, after: unknown) {
+  if (!postgres) return { where: sql`repository_id = ${repositoryId} and ${sql.ref(key)} > ${after}`, order: sql.raw(`${alias}.${key}`) };
+  return { where: sql`(repository_id, ${sql.ref(key)}) > (${repositoryId}, ${after}) and repository_id <= ${repositoryId}`, order: sql.raw(`${alias}.repository_id, ${alias}.${key}`) };
 }
 
-export async function teamsById(db: Executor, ids: number[]): Promise<Map<number, TeamWithOrg>> {
-  if (!ids.length) return new Map();
-  const rows = await db.selectFrom('teams as t').innerJoin('users as o', 'o.id', 't.org_id').selectAll('t').select('o.login as org_login').where('t.id', 'in', ids).execute();
-  return new Map(rows.map((t) => [t.id, t]));
+/** `column` is one of `ids` (an int4[] on PostgreSQL, a JSON array on SQLite). */
+function oneOf(column: string, ids: unknown, postgres: boolean) {
+  return postgres ? sql<SqlBool>`${sql.ref(column)} = any(cast(${ids} as int4[]))` : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${ids}))`;
 }
+
+/** The batch size, written into the statements' text (it is the same for every batch). */
+const LIMIT = sql.lit(BATCH);
+
+/** What a record shows of its author. */
+interface AuthorColumns {
+  author_id: number;
+  author_login: string;
+  author_type: string;
+  author_site_admin: number;
+}
+/** The columns of a user a record shows. */
+const AUTHOR = ['login', 'type', 'site_admin'];
+const AUTHOR_COLUMNS = sql.raw('u.login as author_login, u.type as author_type, u.site_admin as author_site_admin');
+
+export type ExportIssueRow = Pick<IssueRow, 'id' | 'number' | 'title' | 'body' | 'state' | 'state_reason' | 'is_pull_request' | 'merged_at' | 'closed_at' | 'created_at' | 'updated_at'>
+  & AuthorColumns & { comment_count: number | string | null };
+
+function issuesStatement(postgres: boolean, repositoryId: unknown, pullRequests: unknown, afterNumber: unknown) {
+  const batch = afterInRepository(postgres, 'i', 'number', repositoryId, afterNumber);
+  return sql<ExportIssueRow>`select i.id, i.number, i.title, i.body, i.state, i.state_reason, i.is_pull_request, i.merged_at, i.closed_at,
+      i.created_at, i.updated_at, i.author_id, ${AUTHOR_COLUMNS},
+      (select count(*) from issue_comments c where c.issue_id = i.id) as comment_count
+    from (select * from issues i where ${batch.where} and is_pull_request = ${pullRequests} order by ${batch.order} limit ${LIMIT}) i
+    ${byId(postgres, 'u', AUTHOR, 'users', 'i.author_id')}
+    order by ${batch.order}`;
+}
+const issuesPostgres = reusableQuery('export_issues', (_db, repositoryId: number, pullRequests: number, afterNumber: number) => issuesStatement(true, repositoryId, pullRequests, afterNumber));
+const issuesSqlite = reusableQuery('export_issues', (_db, repositoryId: number, pullRequests: number, afterNumber: number) => issuesStatement(false, repositoryId, pullRequests, afterNumber));
+
+/** A batch of a repository's issues or pull requests after `afterNumber`, by number, with their authors and comment counts. */
+export async function issuesAfter(db: Executor, repositoryId: number, pullRequests: boolean, afterNumber: number, postgres: boolean) {
+  return (postgres ? issuesPostgres : issuesSqlite)(db, repositoryId, pullRequests ? 1 : 0, afterNumber);
+}
+
+function assigneesStatement(postgres: boolean, issueIds: unknown) {
+  return sql<SimpleUserRow & { issue_id: number }>`select a.issue_id, u.id, u.login, u.type, u.site_admin
+    from (select * from issue_assignees where ${oneOf('issue_id', issueIds, postgres)}) a
+    ${byId(postgres, 'u', ['id', ...AUTHOR, 'login_lower'], 'users', 'a.user_id')}
+    order by u.login_lower`;
+}
+const assigneesPostgres = reusableQuery('export_assignees', (_db, issueIds: number[]) => assigneesStatement(true, issueIds));
+const assigneesSqlite = reusableQuery('export_assignees', (_db, issueIds: string) => assigneesStatement(false, issueIds));
 
 /** Assignees of some issues, by login. */
-export async function assigneesOf(db: Executor, issueIds: number[]): Promise<Map<number, UserRow[]>> {
-  const out = new Map<number, UserRow[]>();
+export async function assigneesOf(db: Executor, issueIds: number[], postgres: boolean): Promise<Map<number, SimpleUserRow[]>> {
+  const out = new Map<number, SimpleUserRow[]>();
   if (!issueIds.length) return out;
-  const rows = await db
-    .selectFrom('issue_assignees as a')
-    .innerJoin('users as u', 'u.id', 'a.user_id')
-    .selectAll('u')
-    .select('a.issue_id')
-    .where('a.issue_id', 'in', issueIds)
-    .orderBy('u.login_lower')
-    .execute();
+  const rows = postgres ? await assigneesPostgres(db, issueIds) : await assigneesSqlite(db, JSON.stringify(issueIds));
   for (const { issue_id, ...user } of rows) out.set(issue_id, [...(out.get(issue_id) ?? []), user]);
   return out;
 }
 
-/** Requested reviewers (users and teams) of some pull requests. */
-export async function reviewRequestsOf(db: Executor, issueIds: number[]): Promise<Map<number, { users: UserRow[]; teams: TeamWithOrg[] }>> {
-  const out = new Map<number, { users: UserRow[]; teams: TeamWithOrg[] }>();
+/** A team named by `id` with its organization's login (none when the team, or its organization, is gone), as `alias`. */
+function teamById(postgres: boolean, alias: string, id: string) {
+  const team = 'select t.id, t.name, t.slug, o.login as org_login from teams t join users o on o.id = t.org_id';
+  return postgres ? sql.raw(`left join lateral (${team} where t.id = ${id} offset 0) ${alias} on true`) : sql.raw(`left join (${team}) ${alias} on ${alias}.id = ${id}`);
+}
+
+function reviewRequestsStatement(postgres: boolean, issueIds: unknown) {
+  return sql<{ issue_id: number; user_id: number | null; login: string | null; type: string | null; site_admin: number | null; team_id: number | null; name: string | null; slug: string | null; org_login: string | null }>`
+    select r.issue_id, u.id as user_id, u.login, u.type, u.site_admin, t.id as team_id, t.name, t.slug, t.org_login
+    from (select * from issue_review_requests where ${oneOf('issue_id', issueIds, postgres)}) r
+    ${byId(postgres, 'u', ['id', ...AUTHOR], 'users', 'r.user_id', true)}
+    ${teamById(postgres, 't', 'r.team_id')}
+    order by r.id`;
+}
+const reviewRequestsPostgres = reusableQuery('export_review_requests', (_db, issueIds: number[]) => reviewRequestsStatement(true, issueIds));
+const reviewRequestsSqlite = reusableQuery('export_review_requests', (_db, issueIds: string) => reviewRequestsStatement(false, issueIds));
+
+/** Requested reviewers (users and teams) of some pull requests; a user or team gone since is left out. */
+export async function reviewRequestsOf(db: Executor, issueIds: number[], postgres: boolean): Promise<Map<number, { users: SimpleUserRow[]; teams: SimpleTeamRow[] }>> {
+  const out = new Map<number, { users: SimpleUserRow[]; teams: SimpleTeamRow[] }>();
   if (!issueIds.length) return out;
-  const rows = await db.selectFrom('issue_review_requests').selectAll().where('issue_id', 'in', issueIds).orderBy('id').execute();
-  const users = await usersById(db, rows.flatMap((r) => (r.user_id === null ? [] : [r.user_id])));
-  const teams = await teamsById(db, rows.flatMap((r) => (r.team_id === null ? [] : [r.team_id])));
+  const rows = postgres ? await reviewRequestsPostgres(db, issueIds) : await reviewRequestsSqlite(db, JSON.stringify(issueIds));
   for (const row of rows) {
     const entry = out.get(row.issue_id) ?? { users: [], teams: [] };
-    const user = row.user_id === null ? undefined : users.get(row.user_id);
-    const team = row.team_id === null ? undefined : teams.get(row.team_id);
-    if (user) entry.users.push(user);
-    if (team) entry.teams.push(team);
+    if (row.user_id !== null) entry.users.push({ id: row.user_id, login: row.login!, type: row.type!, site_admin: row.site_admin! });
+    if (row.team_id !== null) entry.teams.push({ id: row.team_id, name: row.name!, slug: row.slug!, org_login: row.org_login! });
     out.set(row.issue_id, entry);
   }
   return out;
 }
 
-/** A page of a repository's issue comments, by id. */
-export async function commentsAfter(db: Executor, repositoryId: number, afterId: number, limit: number) {
-  return db.selectFrom('issue_comments').selectAll().where('repository_id', '=', repositoryId).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+export type ExportCommentRow = Pick<IssueCommentRow, 'id' | 'body' | 'created_at' | 'updated_at'> & Pick<IssueRow, 'number' | 'is_pull_request'> & AuthorColumns;
+
+function commentsStatement(postgres: boolean, repositoryId: unknown, afterId: unknown) {
+  const batch = afterInRepository(postgres, 'c', 'id', repositoryId, afterId);
+  return sql<ExportCommentRow>`select c.id, c.body, c.created_at, c.updated_at, i.number, i.is_pull_request, c.author_id, ${AUTHOR_COLUMNS}
+    from (select * from issue_comments c where ${batch.where} order by ${batch.order} limit ${LIMIT}) c
+    ${byId(postgres, 'i', ['number', 'is_pull_request'], 'issues', 'c.issue_id')}
+    ${byId(postgres, 'u', AUTHOR, 'users', 'c.author_id')}
+    order by ${batch.order}`;
+}
+const commentsPostgres = reusableQuery('export_comments', (_db, repositoryId: number, afterId: number) => commentsStatement(true, repositoryId, afterId));
+const commentsSqlite = reusableQuery('export_comments', (_db, repositoryId: number, afterId: number) => commentsStatement(false, repositoryId, afterId));
+
+/** A batch of a repository's issue comments after `afterId`, by id, each with its issue's number and kind and its author. */
+export async function commentsAfter(db: Executor, repositoryId: number, afterId: number, postgres: boolean) {
+  return (postgres ? commentsPostgres : commentsSqlite)(db, repositoryId, afterId);
 }
 
-/** A page of a repository's issue events, by id. */
-export async function eventsAfter(db: Executor, repositoryId: number, afterId: number, limit: number) {
-  return db.selectFrom('issue_events').selectAll().where('repository_id', '=', repositoryId).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+interface ExportEventRow {
+  id: number;
+  event: string;
+  created_at: string;
+  number: number;
+  actor_id: number;
+  actor_login: string;
+  actor_type: string;
+  actor_site_admin: number;
+  subject_id: number | null;
+  subject_login: string | null;
+  subject_type: string | null;
+  subject_site_admin: number | null;
+  team_id: number | null;
+  team_name: string | null;
+  team_slug: string | null;
+  team_org_login: string | null;
+}
+
+function eventsStatement(postgres: boolean, repositoryId: unknown, afterId: unknown) {
+  const batch = afterInRepository(postgres, 'e', 'id', repositoryId, afterId);
+  return sql<ExportEventRow>`select e.id, e.event, e.created_at, i.number, e.actor_id, a.login as actor_login, a.type as actor_type, a.site_admin as actor_site_admin,
+      s.id as subject_id, s.login as subject_login, s.type as subject_type, s.site_admin as subject_site_admin,
+      t.id as team_id, t.name as team_name, t.slug as team_slug, t.org_login as team_org_login
+    from (select * from issue_events e where ${batch.where} order by ${batch.order} limit ${LIMIT}) e
+    ${byId(postgres, 'i', ['number'], 'issues', 'e.issue_id')}
+    ${byId(postgres, 'a', AUTHOR, 'users', 'e.actor_id')}
+    ${byId(postgres, 's', ['id', ...AUTHOR], 'users', 'e.subject_user_id', true)}
+    ${teamById(postgres, 't', 'e.subject_team_id')}
+    order by ${batch.order}`;
+}
+const eventsPostgres = reusableQuery('export_events', (_db, repositoryId: number, afterId: number) => eventsStatement(true, repositoryId, afterId));
+const eventsSqlite = reusableQuery('export_events', (_db, repositoryId: number, afterId: number) => eventsStatement(false, repositoryId, afterId));
+
+/**
+ * A batch of a repository's issue events after `afterId`, by id, each with its issue's number, its
+ * actor, and the user or team it concerns (null when none, or gone since).
+ */
+export async function eventsAfter(db: Executor, repositoryId: number, afterId: number, postgres: boolean) {
+  const rows = await (postgres ? eventsPostgres : eventsSqlite)(db, repositoryId, afterId);
+  return rows.map((r) => ({
+    id: r.id,
+    event: r.event,
+    created_at: r.created_at,
+    number: r.number,
+    actor: { id: r.actor_id, login: r.actor_login, type: r.actor_type, site_admin: r.actor_site_admin },
+    subject: r.subject_id === null ? null : { id: r.subject_id, login: r.subject_login!, type: r.subject_type!, site_admin: r.subject_site_admin! },
+    team: r.team_id === null ? null : { id: r.team_id, name: r.team_name!, slug: r.team_slug!, org_login: r.team_org_login! },
+  }));
 }
 
 /** Which of `ids` are still migrations (a deleted user's are gone). */
