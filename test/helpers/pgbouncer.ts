@@ -83,7 +83,10 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
     'ignore_startup_parameters = extra_float_digits,options',
     '',
   ].join('\n'));
-  if (ids) chownSync(dir, ids.uid, ids.gid);
+  // PgBouncer runs as postgres (it refuses root): its folder and files are its own, whatever the
+  // umask of the process that wrote them (codehost's app sets 077: a benchmark that built one in
+  // process made the files unreadable to PgBouncer).
+  if (ids) for (const path of [dir, join(dir, 'userlist.txt'), join(dir, 'pgb.ini')]) chownSync(path, ids.uid, ids.gid);
   let output = '';
   const child: ChildProcess = spawn(PGBOUNCER, [join(dir, 'pgb.ini')], {
     cwd: dir,
