@@ -67,11 +67,11 @@ for (const [kind, index, read] of [
     const last = repositories.at(-1)!;
     // The last repository's first batch (every other repository's rows come before it), a later
     // batch, and the first repository's batch past its end (every other repository's after it).
-    const first = await read(reader, last, 0, postgres);
+    const first = await read(reader, last, 0);
     assert.equal(first.length, store.BATCH);
-    const later = await read(reader, last, first.at(-1)!.id, postgres);
+    const later = await read(reader, last, first.at(-1)!.id);
     assert.ok(later.length > 0 && later[0]!.id > first.at(-1)!.id);
-    assert.deepEqual(await read(reader, repositories[0]!, 1_000_000, postgres), []);
+    assert.deepEqual(await read(reader, repositories[0]!, 1_000_000), []);
     assert.equal(statements.length, 3);
     assert.equal(new Set(statements.map((s) => s.sql)).size, 1, 'the same text for every batch');
     assert.ok(preparedNames.get(statements[0]!.sql)?.startsWith(`codehost_export_${kind}_`), 'a reusable (named) statement');
@@ -86,13 +86,13 @@ for (const [kind, index, read] of [
 test("a repository's issues, and their assignees: one reusable statement each, whatever the batch", async () => {
   const statements: CompiledQuery[] = [];
   const reader = recorded(statements);
-  const first = await store.issuesAfter(reader, repositories[1]!, false, 0, postgres);
+  const first = await store.issuesAfter(reader, repositories[1]!, false, 0);
   assert.deepEqual(first.map((issue) => issue.number), Array.from({ length: store.BATCH > 400 ? 400 : store.BATCH }, (_, i) => i + 1));
   assert.equal(Number(first[0]!.comment_count), 3);
   assert.equal(first[0]!.author_login, 'mona');
-  await store.issuesAfter(reader, repositories[1]!, false, 200, postgres);
-  await store.assigneesOf(reader, first.slice(0, 10).map((issue) => issue.id), postgres);
-  await store.assigneesOf(reader, first.slice(0, 300).map((issue) => issue.id), postgres);
+  await store.issuesAfter(reader, repositories[1]!, false, 200);
+  await store.assigneesOf(reader, first.slice(0, 10).map((issue) => issue.id));
+  await store.assigneesOf(reader, first.slice(0, 300).map((issue) => issue.id));
   assert.equal(statements.length, 4);
   assert.equal(statements[0]!.sql, statements[1]!.sql);
   assert.equal(statements[2]!.sql, statements[3]!.sql);

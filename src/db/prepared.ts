@@ -1,22 +1,39 @@
 // Queries built once and run many times with new parameters: building and compiling a Kysely query
 // cost more CPU than running it (a token lookup on SQLite), and PostgreSQL parses and plans a named
 // statement once per connection instead of on every request.
-import type { Compilable, CompiledQuery, RawBuilder } from 'kysely';
+import { PostgresAdapter, type Compilable, type CompiledQuery, type DialectAdapter, type RawBuilder } from 'kysely';
 import type { Executor } from './index.ts';
+
+/** Whether `db` (a database or one of its transactions) is PostgreSQL: for statements whose text differs by dialect. */
+export function isPostgres(db: Executor): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
 
 /** The SQL of every reusable query and the name PostgreSQL prepares it under (the pool reads it). */
 export const preparedNames = new Map<string, string>();
 
 /**
- * `build` makes the query (a query builder, or raw `sql`) from placeholders, once per database; each call runs it with `params`
+ * A list of ids bound as one parameter, so that a statement's text is the same for any length: an
+ * array on PostgreSQL, a JSON array on SQLite (read there with `json_each`).
+ */
+export type IdList = number[] | string;
+export function idList(db: Executor, ids: readonly number[]): IdList {
+  return isPostgres(db) ? [...ids] : JSON.stringify(ids);
+}
+
+/**
+ * `build` makes the query (a query builder, or raw `sql`) from placeholders, once per database (its
+ * transactions share it; a text that differs by dialect asks `isPostgres(db)`); each call runs it with `params`
  * in their places. Only for queries whose shape does not depend on the parameters' values, and
  * with their columns named (no `*`): PostgreSQL refuses to run a prepared statement whose result
  * columns changed since it was prepared.
  */
 export function reusableQuery<P extends unknown[], R>(name: string, build: (db: Executor, ...params: P) => Compilable<R> | RawBuilder<R>) {
-  const compiled = new WeakMap<Executor, { query: CompiledQuery<R>; slots: Array<number | null> }>();
+  // Keyed by the database's adapter, which its transactions share: each transaction is a new Kysely.
+  const compiled = new WeakMap<DialectAdapter, { query: CompiledQuery<R>; slots: Array<number | null> }>();
   return async (db: Executor, ...params: P): Promise<R[]> => {
-    let entry = compiled.get(db);
+    const adapter = db.getExecutor().adapter;
+    let entry = compiled.get(adapter);
     if (!entry) {
       const placeholders = params.map((_, i) => `\u0000${name}:${i}`);
       const built = build(db, ...(placeholders as P));
@@ -28,7 +45,7 @@ export function reusableQuery<P extends unknown[], R>(name: string, build: (db: 
       });
       if (placeholders.some((_, i) => !slots.includes(i))) throw new Error(`reusable query ${name}: a parameter does not appear in it`);
       entry = { query, slots };
-      compiled.set(db, entry);
+      compiled.set(adapter, entry);
       reusableText(name, query.sql);
     }
     const { query, slots } = entry;

@@ -313,10 +313,9 @@ type PageRow = ListedThread & ValidatorRow & { total: number | string | null };
  * for hidden repositories, and an uncorrelated test (evaluated once) chooses one. With the filter on
  * `repository_id` always present, the count could no longer be read from the partial index of unread
  * threads alone (SQLite: 4 times the time), and SQLite chose another index for the page.
- * LIMIT and OFFSET are behind a cast (SQLite prepared a statement with a bare bound LIMIT again on
- * every run); to bigint, as a page past 2^31 threads can be asked for. Each is an uncorrelated
- * subquery so that PostgreSQL guesses it alike in the generic plan and in a plan made
- * for one run's values: as plain parameters, the generic plan (which guesses a tenth of the rows for
+ * LIMIT and OFFSET are each an uncorrelated subquery (cast to bigint: a page past 2^31 threads can be
+ * asked for), so that PostgreSQL guesses them alike in the generic plan and in a plan made for one
+ * run's values: as plain parameters, the generic plan (which guesses a tenth of the rows for
  * each) cost more than a plan knowing offset 0 and limit 50 once users had 1,000 threads, and
  * PostgreSQL then planned the statement anew on every run (about 3 ms; test/notifications-list-plan.test.ts).
  * No ORDER BY over the union (a union's rows come in no defined order): it cost SQLite a sort of

@@ -32,7 +32,6 @@ export interface ExportPlan {
 
 export interface ExportEnvironment {
   db: Executor;
-  postgres: boolean;
   urls: Urls;
   storage: ArchiveStorage;
   /** Where repositories' `git_path` is relative to. */
@@ -251,7 +250,7 @@ class Progress {
 }
 
 async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: ArchiveWriter): Promise<void> {
-  const { db, postgres } = env;
+  const { db } = env;
   const records = new RecordWriter(env.urls, plan.owner.id);
   const contents = archiveContents(plan.migration);
   const counter = new Progress(env.progress);
@@ -284,13 +283,13 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
     });
     for (const pullRequests of [false, true]) {
       await kind(pullRequests ? 'pull_requests' : 'issues', async (files) => {
-        for (const { repo, at } of refs) await issuesOf(db, postgres, records, repo, at, pullRequests, files);
+        for (const { repo, at } of refs) await issuesOf(db, records, repo, at, pullRequests, files);
       });
     }
     await kind('issue_comments', async (files) => {
       for (const { repo, at } of refs) {
         const read = async (after: number) => {
-          const rows = await store.commentsAfter(db, repo.id, after, postgres);
+          const rows = await store.commentsAfter(db, repo.id, after);
           return { rows, associations: await authorAssociations(db, repo, [...new Set(rows.map((r) => r.author_id))]) };
         };
         for await (const { rows, associations } of batches(read, (row) => row.id)) {
@@ -303,7 +302,7 @@ async function writeEntries(env: ExportEnvironment, plan: ExportPlan, archive: A
     });
     await kind('issue_events', async (files) => {
       for (const { repo, at } of refs) {
-        const read = async (after: number) => ({ rows: await store.eventsAfter(db, repo.id, after, postgres) });
+        const read = async (after: number) => ({ rows: await store.eventsAfter(db, repo.id, after) });
         for await (const { rows } of batches(read, (row) => row.id)) {
           for (const event of rows) await files.add(records.issueEvent(at, event));
         }
@@ -351,7 +350,6 @@ async function* batches<B extends { rows: unknown[] }>(read: (after: number) => 
 
 async function issuesOf(
   db: Executor,
-  postgres: boolean,
   records: RecordWriter,
   repository: Pick<RepositoryRow, 'id' | 'owner_id'>,
   at: RepositoryPaths,
@@ -359,13 +357,13 @@ async function issuesOf(
   files: KindFiles,
 ): Promise<void> {
   const read = async (after: number) => {
-    const rows = await store.issuesAfter(db, repository.id, pullRequests, after, postgres);
+    const rows = await store.issuesAfter(db, repository.id, pullRequests, after);
     const ids = rows.map((r) => r.id);
     return {
       rows,
       associations: await authorAssociations(db, repository, [...new Set(rows.map((r) => r.author_id))]),
-      assignees: await store.assigneesOf(db, ids, postgres),
-      reviews: pullRequests ? await store.reviewRequestsOf(db, ids, postgres) : null,
+      assignees: await store.assigneesOf(db, ids),
+      reviews: pullRequests ? await store.reviewRequestsOf(db, ids) : null,
     };
   };
   for await (const { rows, associations, assignees, reviews } of batches(read, (row) => row.number)) {

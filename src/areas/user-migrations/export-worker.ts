@@ -69,7 +69,6 @@ export async function exportOnThisThread(job: ExportJob): Promise<void> {
     size = await writeArchive(
       {
         db: db.kysely,
-        postgres: db.dialect === 'postgres',
         urls: job.urls,
         storage: archiveStorage({ dataDir }),
         dataDir,

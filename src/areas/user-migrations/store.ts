@@ -2,7 +2,7 @@
 // export streams from (keyset pagination, so memory stays flat whatever the repository's size).
 import { sql, type Selectable, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import { reusableQuery } from '../../db/prepared.ts';
+import { idList, isPostgres, reusableQuery, type IdList } from '../../db/prepared.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
 import type { IssueCommentsTable, IssuesTable } from '../../core/issues/tables.ts';
@@ -331,12 +331,11 @@ function issuesStatement(postgres: boolean, repositoryId: unknown, pullRequests:
     ${byId(postgres, 'u', AUTHOR, 'users', 'i.author_id')}
     order by ${batch.order}`;
 }
-const issuesPostgres = reusableQuery('export_issues', (_db, repositoryId: number, pullRequests: number, afterNumber: number) => issuesStatement(true, repositoryId, pullRequests, afterNumber));
-const issuesSqlite = reusableQuery('export_issues', (_db, repositoryId: number, pullRequests: number, afterNumber: number) => issuesStatement(false, repositoryId, pullRequests, afterNumber));
+const issuesQuery = reusableQuery('export_issues', (db, repositoryId: number, pullRequests: number, afterNumber: number) => issuesStatement(isPostgres(db), repositoryId, pullRequests, afterNumber));
 
 /** A batch of a repository's issues or pull requests after `afterNumber`, by number, with their authors and comment counts. */
-export async function issuesAfter(db: Executor, repositoryId: number, pullRequests: boolean, afterNumber: number, postgres: boolean) {
-  return (postgres ? issuesPostgres : issuesSqlite)(db, repositoryId, pullRequests ? 1 : 0, afterNumber);
+export async function issuesAfter(db: Executor, repositoryId: number, pullRequests: boolean, afterNumber: number) {
+  return issuesQuery(db, repositoryId, pullRequests ? 1 : 0, afterNumber);
 }
 
 function assigneesStatement(postgres: boolean, issueIds: unknown) {
@@ -345,14 +344,13 @@ function assigneesStatement(postgres: boolean, issueIds: unknown) {
     ${byId(postgres, 'u', ['id', ...AUTHOR, 'login_lower'], 'users', 'a.user_id')}
     order by u.login_lower`;
 }
-const assigneesPostgres = reusableQuery('export_assignees', (_db, issueIds: number[]) => assigneesStatement(true, issueIds));
-const assigneesSqlite = reusableQuery('export_assignees', (_db, issueIds: string) => assigneesStatement(false, issueIds));
+const assigneesQuery = reusableQuery('export_assignees', (db, issueIds: IdList) => assigneesStatement(isPostgres(db), issueIds));
 
 /** Assignees of some issues, by login. */
-export async function assigneesOf(db: Executor, issueIds: number[], postgres: boolean): Promise<Map<number, SimpleUserRow[]>> {
+export async function assigneesOf(db: Executor, issueIds: number[]): Promise<Map<number, SimpleUserRow[]>> {
   const out = new Map<number, SimpleUserRow[]>();
   if (!issueIds.length) return out;
-  const rows = postgres ? await assigneesPostgres(db, issueIds) : await assigneesSqlite(db, JSON.stringify(issueIds));
+  const rows = await assigneesQuery(db, idList(db, issueIds));
   for (const { issue_id, ...user } of rows) out.set(issue_id, [...(out.get(issue_id) ?? []), user]);
   return out;
 }
@@ -371,14 +369,13 @@ function reviewRequestsStatement(postgres: boolean, issueIds: unknown) {
     ${teamById(postgres, 't', 'r.team_id')}
     order by r.id`;
 }
-const reviewRequestsPostgres = reusableQuery('export_review_requests', (_db, issueIds: number[]) => reviewRequestsStatement(true, issueIds));
-const reviewRequestsSqlite = reusableQuery('export_review_requests', (_db, issueIds: string) => reviewRequestsStatement(false, issueIds));
+const reviewRequestsQuery = reusableQuery('export_review_requests', (db, issueIds: IdList) => reviewRequestsStatement(isPostgres(db), issueIds));
 
 /** Requested reviewers (users and teams) of some pull requests; a user or team gone since is left out. */
-export async function reviewRequestsOf(db: Executor, issueIds: number[], postgres: boolean): Promise<Map<number, { users: SimpleUserRow[]; teams: SimpleTeamRow[] }>> {
+export async function reviewRequestsOf(db: Executor, issueIds: number[]): Promise<Map<number, { users: SimpleUserRow[]; teams: SimpleTeamRow[] }>> {
   const out = new Map<number, { users: SimpleUserRow[]; teams: SimpleTeamRow[] }>();
   if (!issueIds.length) return out;
-  const rows = postgres ? await reviewRequestsPostgres(db, issueIds) : await reviewRequestsSqlite(db, JSON.stringify(issueIds));
+  const rows = await reviewRequestsQuery(db, idList(db, issueIds));
   for (const row of rows) {
     const entry = out.get(row.issue_id) ?? { users: [], teams: [] };
     if (row.user_id !== null) entry.users.push({ id: row.user_id, login: row.login!, type: row.type!, site_admin: row.site_admin! });
@@ -398,12 +395,11 @@ function commentsStatement(postgres: boolean, repositoryId: unknown, afterId: un
     ${byId(postgres, 'u', AUTHOR, 'users', 'c.author_id')}
     order by ${batch.order}`;
 }
-const commentsPostgres = reusableQuery('export_comments', (_db, repositoryId: number, afterId: number) => commentsStatement(true, repositoryId, afterId));
-const commentsSqlite = reusableQuery('export_comments', (_db, repositoryId: number, afterId: number) => commentsStatement(false, repositoryId, afterId));
+const commentsQuery = reusableQuery('export_comments', (db, repositoryId: number, afterId: number) => commentsStatement(isPostgres(db), repositoryId, afterId));
 
 /** A batch of a repository's issue comments after `afterId`, by id, each with its issue's number and kind and its author. */
-export async function commentsAfter(db: Executor, repositoryId: number, afterId: number, postgres: boolean) {
-  return (postgres ? commentsPostgres : commentsSqlite)(db, repositoryId, afterId);
+export async function commentsAfter(db: Executor, repositoryId: number, afterId: number) {
+  return commentsQuery(db, repositoryId, afterId);
 }
 
 interface ExportEventRow {
@@ -437,15 +433,14 @@ function eventsStatement(postgres: boolean, repositoryId: unknown, afterId: unkn
     ${teamById(postgres, 't', 'e.subject_team_id')}
     order by ${batch.order}`;
 }
-const eventsPostgres = reusableQuery('export_events', (_db, repositoryId: number, afterId: number) => eventsStatement(true, repositoryId, afterId));
-const eventsSqlite = reusableQuery('export_events', (_db, repositoryId: number, afterId: number) => eventsStatement(false, repositoryId, afterId));
+const eventsQuery = reusableQuery('export_events', (db, repositoryId: number, afterId: number) => eventsStatement(isPostgres(db), repositoryId, afterId));
 
 /**
  * A batch of a repository's issue events after `afterId`, by id, each with its issue's number, its
  * actor, and the user or team it concerns (null when none, or gone since).
  */
-export async function eventsAfter(db: Executor, repositoryId: number, afterId: number, postgres: boolean) {
-  const rows = await (postgres ? eventsPostgres : eventsSqlite)(db, repositoryId, afterId);
+export async function eventsAfter(db: Executor, repositoryId: number, afterId: number) {
+  const rows = await eventsQuery(db, repositoryId, afterId);
   return rows.map((r) => ({
     id: r.id,
     event: r.event,

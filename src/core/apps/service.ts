@@ -63,7 +63,7 @@ export class AppService extends Service {
       installationId: principal.installationId,
       accountId: principal.accountId,
       repositoryIds,
-    }, page, this.ctx.db.dialect === 'postgres');
+    }, page);
     if (!read || read.unversioned > 0) return null;
     const made = JSON.stringify([principal.installationId, principal.repositorySelection, repositoryIds, page, read.total, read.page]);
     return `W/"${createHash('sha1').update(`installation-repositories\n${made}`).digest('hex')}"`;

@@ -1,7 +1,7 @@
 // Apps and their installations: lookups by slug and id, an app's installations (a page, one by id,
 // the one on an account or covering a repository), and the repositories an installation token reaches.
 import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
-import { reusableQuery } from '../../db/prepared.ts';
+import { idList, isPostgres, reusableQuery, type IdList } from '../../db/prepared.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AppAuthorizationsTable, AppsTable, InstallationsTable } from '../../db/schema.ts';
 import { perServer } from '../../platform/per-server.ts';
@@ -265,12 +265,9 @@ export async function installationRepositoryVersions(
   appId: number,
   scope: RepositoryScope,
   page: { offset: number; limit: number },
-  postgres: boolean,
 ): Promise<{ total: number; page: string; unversioned: number } | undefined> {
-  const ids = scope.repositoryIds;
-  const [row] = postgres
-    ? await repositoryVersionsPostgres(db, appId, scope.installationId, scope.accountId, ids && [...ids], page.limit, page.offset)
-    : await repositoryVersionsSqlite(db, appId, scope.installationId, scope.accountId, ids && JSON.stringify(ids), page.limit, page.offset);
+  const ids = scope.repositoryIds && idList(db, scope.repositoryIds);
+  const [row] = await repositoryVersionsQuery(db, appId, scope.installationId, scope.accountId, ids, page.limit, page.offset);
   if (!row) return undefined;
   return { total: Number(row.total), page: row.page ?? '', unversioned: Number(row.unversioned) };
 }
@@ -299,10 +296,8 @@ function repositoryVersionsStatement(appId: unknown, installationId: unknown, ac
 }
 
 // Every poll of an installation's repositories runs one of these (docs/performance.md, "Third round, repository lists").
-const repositoryVersionsPostgres = reusableQuery('installation_repository_versions', (_db, appId: number, installationId: number, accountId: number, ids: number[] | null, limit: number, offset: number) =>
-  repositoryVersionsStatement(appId, installationId, accountId, ids, limit, offset, true));
-const repositoryVersionsSqlite = reusableQuery('installation_repository_versions', (_db, appId: number, installationId: number, accountId: number, ids: string | null, limit: number, offset: number) =>
-  repositoryVersionsStatement(appId, installationId, accountId, ids, limit, offset, false));
+const repositoryVersionsQuery = reusableQuery('installation_repository_versions', (db, appId: number, installationId: number, accountId: number, ids: IdList | null, limit: number, offset: number) =>
+  repositoryVersionsStatement(appId, installationId, accountId, ids, limit, offset, isPostgres(db)));
 
 /** Revokes one token: it stops working at once (credentials are looked up on every request). */
 export async function deleteToken(db: Executor, tokenId: number): Promise<void> {

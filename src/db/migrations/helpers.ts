@@ -1,8 +1,5 @@
-import { type CreateTableBuilder, type Kysely, PostgresAdapter } from 'kysely';
-
-export function isPostgres(db: Kysely<any>): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
-}
+import type { CreateTableBuilder, Kysely } from 'kysely';
+import { isPostgres } from '../prepared.ts';
 
 /** An integer id column that the database numbers: the same column type (int4) on both engines. */
 export function withId<T extends string>(db: Kysely<any>, table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'> {
