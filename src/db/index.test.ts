@@ -1,5 +1,9 @@
 // Which statements the PostgreSQL pool may run again on a fresh connection when theirs was lost.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { onlyReads, openDatabase, sqliteText } from './index.ts';
@@ -46,5 +50,35 @@ test('on SQLite a bound LIMIT and OFFSET are put behind a cast (else every run p
     assert.deepEqual(page.rows.map((r) => r.n), [5, 6, 7]);
   } finally {
     await db.close();
+  }
+});
+
+test('on SQLite a transaction that reads, then writes, commits although another connection wrote in between (an export thread, the CLI)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'codehost-begin-'));
+  const db = openDatabase({ sqlitePath: join(dir, 'codehost.db'), databaseUrl: null });
+  const other = new DatabaseSync(join(dir, 'codehost.db'));
+  try {
+    await sql`create table counted (n integer)`.execute(db.kysely);
+    other.exec('PRAGMA busy_timeout = 0');
+    let otherWrote = false;
+    await db.kysely.transaction().execute(async (trx) => {
+      await sql`select count(*) from counted`.execute(trx);
+      // A deferred transaction's snapshot is older than this write, so its own write could not go on
+      // (SQLITE_BUSY, which no busy timeout waits out: the request answered 503). With the write lock
+      // taken at its start, the other connection waits (here, with no timeout, it fails) instead.
+      try {
+        other.exec('insert into counted values (1)');
+        otherWrote = true;
+      } catch (error) {
+        assert.match(String(error), /locked|busy/i);
+      }
+      await sql`insert into counted values (2)`.execute(trx);
+    });
+    const rows = await sql<{ n: number }>`select n from counted order by n`.execute(db.kysely);
+    assert.deepEqual(rows.rows.map((r) => r.n), otherWrote ? [1, 2] : [2]);
+  } finally {
+    other.close();
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -34,14 +34,22 @@ function toSqlite(value: unknown): SQLInputValue {
 const STATEMENT_CACHE_SIZE = 500;
 
 const BOUND_LIMIT = /\b(limit|offset)\s+\?/gi;
+const BEGIN = /^\s*begin\s*$/i;
 
 /**
  * The text SQLite prepares for a statement: a bare bound LIMIT or OFFSET (`limit ?`, as Kysely
  * writes `.limit(n)`) is put behind a cast. SQLite's planner reads such a parameter's value, so it
  * prepared the statement again on every run (sqlite3Reprepare: 20,000 instructions, a sixth of a
  * 30-row page's cost, docs/performance.md); a cast is an expression it does not read.
+ *
+ * A transaction (Kysely's `begin`) takes the write lock at its start (`begin immediate`), waiting
+ * out another connection's write (the busy timeout). A deferred transaction's first write, after a
+ * read, fails at once when another connection (an export thread, the CLI) wrote in between: its
+ * snapshot is stale, and no timeout waits that out (the request answered 503). This process's
+ * transactions take turns on its one connection anyway.
  */
 export function sqliteText(sql: string): string {
+  if (BEGIN.test(sql)) return 'begin immediate';
   return sql.replace(BOUND_LIMIT, '$1 cast(? as integer)');
 }
 
