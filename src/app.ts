@@ -278,6 +278,7 @@ export async function createServer(
       http.drain(); // keep-alive connections: `Connection: close`, idle ones closed after a grace
       await app.close(); // no new connections; finishes in-flight requests
       await queue.stop(10_000);
+      for (const area of [...CORE, ...AREAS]) await area.close?.(ctx);
       await db.close();
     },
   };
