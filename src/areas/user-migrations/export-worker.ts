@@ -96,25 +96,28 @@ class ThreadHandle {
  */
 export class ExportThreads {
   readonly #database: ExportJob['database'];
+  readonly #idleMs: number;
+  #started = 0;
   #idle: ThreadHandle | null = null;
   #idleTimer: NodeJS.Timeout | null = null;
   #closed = false;
   /** Threads taken by an export and not yet kept or exited. */
   readonly #busy = new Set<ThreadHandle>();
 
-  constructor(database: ExportJob['database']) {
+  constructor(database: ExportJob['database'], idleMs = IDLE_THREAD_MS) {
     this.#database = database;
+    this.#idleMs = idleMs;
   }
 
   /** Starts a thread ahead (an export was requested here), unless one is idle already. */
   warm(): void {
     if (this.#closed || this.#idle) return;
-    this.#keep(new ThreadHandle(this.#database));
+    this.#keep(this.#start());
   }
 
   /** A thread for one export: the idle one, or a new one (its modules load while the plan is made). */
   take(): ExportThread {
-    const thread = this.#idle ?? new ThreadHandle(this.#database);
+    const thread = this.#idle ?? this.#start();
     if (thread === this.#idle) this.#unkeep();
     thread.worker.ref();
     this.#busy.add(thread);
@@ -140,9 +143,9 @@ export class ExportThreads {
     };
   }
 
-  /** Threads working for an export, or exiting (the idle one is not counted). */
-  get busy(): number {
-    return this.#busy.size;
+  /** Threads kept idle (0 or 1), working for an export or exiting, and started so far. */
+  get threads(): { idle: number; busy: number; started: number } {
+    return { idle: this.#idle ? 1 : 0, busy: this.#busy.size, started: this.#started };
   }
 
   /** Ends the idle thread; the exports still running end theirs when they finish (the queue waits for them). */
@@ -168,11 +171,16 @@ export class ExportThreads {
     }
   }
 
+  #start(): ThreadHandle {
+    this.#started += 1;
+    return new ThreadHandle(this.#database);
+  }
+
   #keep(thread: ThreadHandle): void {
     this.#idle = thread;
     // An idle thread does not hold the process open; it is ended after a while, or if it fails.
     thread.worker.unref();
-    this.#idleTimer = setTimeout(() => void this.#endIdle(), IDLE_THREAD_MS);
+    this.#idleTimer = setTimeout(() => void this.#endIdle(), this.#idleMs);
     this.#idleTimer.unref();
     void thread.exited.then(() => {
       if (this.#idle === thread) this.#unkeep();
