@@ -3,13 +3,14 @@
 // when the server closes; and a drained queue (POST /_admin/jobs/drain) leaves no thread working or
 // exiting, so nothing writes to the data directory after the drain (the compile cache included).
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ExportThreads } from '../src/areas/user-migrations/export-worker.ts';
 import { exportThreads } from '../src/areas/user-migrations/service.ts';
 import { classicToken } from './helpers/credentials.ts';
+import { repositoryWithBrokenGitData } from './helpers/migrations.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
@@ -81,12 +82,7 @@ describe('export threads', () => {
   });
 
   test('a thread whose export fails is not kept; the next export gets a new one', async () => {
-    await server.admin('POST', '/repos', { owner: 'alice', name: 'broken', init_git: true });
-    const db = server.server.ctx.db.kysely;
-    const broken = await db.selectFrom('repositories').select('git_path').where('name', '=', 'broken').executeTakeFirstOrThrow();
-    const gitDir = join(server.server.ctx.config.dataDir, broken.git_path!);
-    rmSync(gitDir, { recursive: true });
-    writeFileSync(gitDir, 'not git data');
+    await repositoryWithBrokenGitData(server, 'alice', 'broken');
     const started = threads().started;
     const failing = await exportOf(alice, 'broken');
     await server.drain();
