@@ -10,6 +10,7 @@ import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Octokit } from '@octokit/core';
 import { appJwt, appUserToken, classicToken, createApp, fineGrainedToken, installationToken, oauthToken } from './helpers/credentials.ts';
+import { repositoryWithBrokenGitData } from './helpers/migrations.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
@@ -378,12 +379,8 @@ describe('the archive', () => {
   });
 
   test('a failing export ends `failed` and leaves no archive', async () => {
-    await server.admin('POST', '/repos', { owner: 'alice', name: 'broken', init_git: true });
+    await repositoryWithBrokenGitData(server, 'alice', 'broken');
     const db = server.server.ctx.db.kysely;
-    const broken = await db.selectFrom('repositories').select('git_path').where('name', '=', 'broken').executeTakeFirstOrThrow();
-    const gitDir = join(server.server.ctx.config.dataDir, broken.git_path!);
-    rmSync(gitDir, { recursive: true });
-    writeFileSync(gitDir, 'not git data');
     const migration = await start({ repositories: ['alpha', 'broken'] });
     await server.drain();
     const failed = await status(migration.id);

@@ -17,6 +17,8 @@ export interface Area extends ActivityConsumer<Activity> {
   routes?(app: Api, ctx: Context): void;
   admin?(app: Api, ctx: Context): void;
   workers?(ctx: Context): void;
+  /** The server is closing, its queue stopped (no job running): ends what the area keeps running (an idle thread). */
+  close?(ctx: Context): Promise<void>;
   /** Seed-file keys this area loads, in order, after the core keys (users, orgs, repos, apps...). */
   seed?: Record<string, (ctx: Context, entries: unknown[]) => Promise<void>>;
   /**

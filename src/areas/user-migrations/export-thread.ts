@@ -1,22 +1,27 @@
-// The export thread's entry. Each export starts a thread that loads its modules afresh (Kysely, the
-// drivers, tar, the area's own TypeScript): about a fifth of a 60,000-record export's CPU time. With
-// Node's compile cache the compiled code is reused from the second export on, across restarts; it is
-// enabled here, before those modules load, and only for this thread. The cache lives in the data
-// directory (`compile-cache`; NODE_COMPILE_CACHE overrides it), which only the server writes: not in
-// a shared temporary directory, where another local user could plant compiled code. A cache that
-// cannot be enabled (an unwritable directory) only leaves the modules compiled as before.
-// The thread starts before its job is known (the database settings come with it): the job comes as its
-// first message, once the plan is made on the API thread, while the modules load here.
+// The export thread's entry. Loading its modules (Kysely, the drivers, tar, the area's own TypeScript)
+// is about a fifth of a 60,000-record export's CPU time, so a thread is started ahead (when an export
+// is requested, or when its job starts) and kept for the next export (`ExportThreads`): it runs one
+// export after another, each job a message. With Node's compile cache the compiled code is reused by
+// a new thread, across restarts (src/platform/data-dir.ts; `codehost serve` fills it with the modules
+// the server loads, most of the thread's); it is enabled here, before those modules load. It is written
+// (flushed) after each export has reported its archive, before the thread says it is idle: an export's
+// job ends only then, so nothing writes into the data directory once the queue is drained, and a
+// thread ended later has nothing left to write.
 import { once } from 'node:events';
-import { enableCompileCache } from 'node:module';
-import { join } from 'node:path';
+import { flushCompileCache } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ExportJob } from './export-worker.ts';
+import { enableCompileCacheIn } from '../../platform/data-dir.ts';
+import type { ExportJob, ThreadMessage } from './export-worker.ts';
 
 const database = workerData as ExportJob['database'];
-enableCompileCache(process.env.NODE_COMPILE_CACHE || join(database.dataDir, 'compile-cache'));
-const [{ exportOnThisThread }, [job]] = await Promise.all([
-  import('./export-worker.ts'),
-  once(parentPort!, 'message') as Promise<[Omit<ExportJob, 'database'>]>,
-]);
-await exportOnThisThread({ ...job, database });
+enableCompileCacheIn(database.dataDir);
+const modules = import('./export-worker.ts');
+// A failed load fails the thread's first export (awaited below), not before it has one.
+modules.catch(() => {});
+for (;;) {
+  const [job] = (await once(parentPort!, 'message')) as [Omit<ExportJob, 'database'>];
+  const { exportOnThisThread } = await modules;
+  await exportOnThisThread({ ...job, database });
+  flushCompileCache();
+  parentPort!.postMessage({ idle: true } satisfies ThreadMessage);
+}

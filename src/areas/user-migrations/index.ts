@@ -1,6 +1,6 @@
 import type { Area } from '../../core/area.ts';
 import { userMigrationAdminRoutes, userMigrationRoutes } from './routes.ts';
-import { EXPORT, UserMigrationService } from './service.ts';
+import { EXPORT, exportThreads, UserMigrationService } from './service.ts';
 
 /** How often the sweep looks for expired archives. */
 const EXPIRY_SWEEP_SECONDS = 3600;
@@ -13,6 +13,9 @@ export const userMigrations: Area = {
   admin: (app, ctx) => userMigrationAdminRoutes(app, new UserMigrationService(ctx)),
   async onActivity(ctx, trx, activity) {
     if (activity.name === 'user.deleted') await new UserMigrationService(ctx).sweepOrphanArchives(trx);
+  },
+  async close(ctx) {
+    await exportThreads.of(ctx).close();
   },
   workers(ctx) {
     const service = new UserMigrationService(ctx);

@@ -15,13 +15,17 @@ import { loadRepositoryFacts } from '../../core/repositories/facts.ts';
 import { FullRepository, fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../../core/accounts/representations.ts';
-import { startExportThread } from './export-worker.ts';
+import { ExportThreads } from './export-worker.ts';
+import { perServer } from '../../platform/per-server.ts';
 import { exportPlan } from './plan.ts';
 import { archiveStorage, type ArchiveStorage } from './storage.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
 import { defineJob } from '../../jobs/job.ts';
 import type { Executor } from '../../db/index.ts';
+
+/** The server's export threads (one kept idle between exports; see export-worker.ts). */
+export const exportThreads = perServer((ctx) => new ExportThreads({ databaseUrl: ctx.config.databaseUrl, dataDir: ctx.config.dataDir, databasePooler: ctx.config.databasePooler }));
 
 /** How many times an export job runs again after a failed or cut-short attempt. */
 const EXPORT_RETRY_LIMIT = 3;
@@ -205,6 +209,9 @@ export class UserMigrationService extends Service {
     }
     const repositories = await this.resolveRepositories(user, input.repositories, lock);
     if (repositories.some((r) => r.visibility !== 'public')) requireScopes(principal, ['repo']);
+    // A thread is started ahead when this process runs the exports: it loads its modules while the
+    // job is queued and picked up.
+    if (this.ctx.config.jobs.worker) exportThreads.of(this.ctx).warm();
     const now = this.now();
     const row = await this.db.transaction().execute(async (trx) => {
       // One user's exports cannot fill the queue others wait in.
@@ -321,8 +328,8 @@ export class UserMigrationService extends Service {
     const migration = await store.beginExport(this.db, migrationId, run, this.now());
     if (!migration) return;
     const key = `${archiveFolder(migrationId)}${run}.tar.gz`;
-    // Started first: the thread loads its modules while the folder is cleared and the plan made.
-    const thread = startExportThread({ databaseUrl: this.ctx.config.databaseUrl, dataDir: this.ctx.config.dataDir, databasePooler: this.ctx.config.databasePooler });
+    // Taken first: a new thread loads its modules while the folder is cleared and the plan made.
+    const thread = exportThreads.of(this.ctx).take();
     try {
       await this.storage.clear(archiveFolder(migrationId));
       const plan = await exportPlan(this.db, this.ctx.urls, migration);
@@ -335,7 +342,11 @@ export class UserMigrationService extends Service {
       // What this run wrote goes; failing to remove it is only logged, so the migration is still marked failed.
       await this.storage.remove(key).catch((err: unknown) => this.ctx.log.error({ err, migrationId }, 'could not remove a failed archive'));
       await store.failExport(this.db, migrationId, run, failure, this.now());
+      return;
     }
+    // The job ends once the thread is idle again (its compile cache written) or gone: a drained queue
+    // (`POST /_admin/jobs/drain`) or a stopped one leaves no export thread writing to the data directory.
+    await thread.release();
   }
 
   /**
