@@ -5,7 +5,6 @@
 // only at CODEHOST_LOG_LEVEL=debug).
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
-import { flushCompileCache } from 'node:module';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -14,7 +13,6 @@ import type { Server } from './app.ts';
 import { checkDataDir, ConfigError, loadConfig, readDotEnv, refusals, secretKeyWeakness, unknownSettings, type Config } from './config.ts';
 import { networkErrorCode } from './db/errors.ts';
 import type { Db } from './db/index.ts';
-import { enableCompileCacheIn, makeDataDir } from './platform/data-dir.ts';
 import { ApiError } from './platform/errors.ts';
 
 // The server and its dependencies load only for the commands that need them: `--help` and
@@ -357,10 +355,6 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
   const refused = refusals(config);
   if (refused.length) throw new ConfigError(refused.join('\n'));
 
-  // The server's modules are kept compiled in the data directory (src/platform/data-dir.ts): enabled
-  // before they load; written once the server listens, so an export thread finds them compiled.
-  makeDataDir(config.dataDir);
-  enableCompileCacheIn(config.dataDir);
   const log = new HeldLog();
   const server = await createServerOrExplain(config, { logStream: log });
 
@@ -398,7 +392,6 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
       throw listenError(error, config);
     });
     demo = await demoDataPresent(server);
-    flushCompileCache();
   } catch (error) {
     log.discard(debugging());
     // Stopped by a signal during the start: the stop above closes the server and exits.

@@ -2,8 +2,7 @@
 // is about a fifth of a 60,000-record export's CPU time, so a thread is started ahead (when an export
 // is requested, or when its job starts) and kept for the next export (`ExportThreads`): it runs one
 // export after another, each job a message. With Node's compile cache the compiled code is reused by
-// a new thread, across restarts (src/platform/data-dir.ts; `codehost serve` fills it with the modules
-// the server loads, most of the thread's); it is enabled here, before those modules load. It is written
+// a new thread, across restarts (src/platform/data-dir.ts); it is enabled here, before those modules load. It is written
 // (flushed) after each export has reported its archive, before the thread says it is idle: an export's
 // job ends only then, so nothing writes into the data directory once the queue is drained, and a
 // thread ended later has nothing left to write.
