@@ -320,14 +320,37 @@ export async function findDelivery(db: Executor, appId: number, deliveryId: numb
   return { ...rest, payload: messagePayload(body, installation) };
 }
 
-/**
- * The retention sweep: attempts delivered (or, if stuck, created) before `cutoff`, then messages
- * left without attempts, then event payloads left without messages. In batches, so neither database holds a long lock.
- */
-export async function deleteExpired(db: Executor, cutoff: string, batch = 1000): Promise<number> {
+/** Deletes batch after batch until one comes back short; answers the rows deleted. */
+async function deleteInBatches(batch: number, deleteBatch: () => Promise<bigint | undefined>): Promise<number> {
   let deleted = 0;
   for (;;) {
-    const result = await db
+    const count = Number((await deleteBatch()) ?? 0);
+    deleted += count;
+    if (count < batch) return deleted;
+  }
+}
+
+/** The rows of `table` created before `cutoff` that no row of `referrer` names by `column`, in batches. */
+function deleteUnreferenced(
+  db: Executor,
+  cutoff: string,
+  batch: number,
+  [table, referrer, column]: ['webhook_messages', 'webhook_deliveries', 'message_id'] | ['webhook_event_payloads', 'webhook_messages', 'event_payload_id'],
+): Promise<number> {
+  return deleteInBatches(batch, async () => (await sql`delete from ${sql.table(table)} where id in (
+    select t.id from ${sql.table(table)} as t
+    where t.created_at < ${cutoff} and not exists (select 1 from ${sql.table(referrer)} as r where ${sql.ref(`r.${column}`)} = t.id)
+    limit ${batch})`.execute(db)).numAffectedRows);
+}
+
+/**
+ * The retention sweep: attempts delivered (or, if stuck, created) before `cutoff`, then messages
+ * left without attempts, then event payloads left without messages. In batches, so neither
+ * database holds a long lock. Answers the attempts deleted.
+ */
+export async function deleteExpired(db: Executor, cutoff: string, batch = 1000): Promise<number> {
+  const deleted = await deleteInBatches(batch, async () =>
+    (await db
       .deleteFrom('webhook_deliveries')
       .where('id', 'in', (eb) =>
         eb
@@ -336,41 +359,11 @@ export async function deleteExpired(db: Executor, cutoff: string, batch = 1000):
           .where((w) => w.or([w('delivered_at', '<', cutoff), w.and([w('delivered_at', 'is', null), w('created_at', '<', cutoff)])]))
           .limit(batch),
       )
-      .executeTakeFirst();
-    const count = Number(result.numDeletedRows);
-    deleted += count;
-    if (count < batch) break;
-  }
-  for (;;) {
-    const result = await db
-      .deleteFrom('webhook_messages')
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('webhook_messages as m')
-          .select('m.id')
-          .where('m.created_at', '<', cutoff)
-          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.message_id', '=', 'm.id'))))
-          .limit(batch),
-      )
-      .executeTakeFirst();
-    if (Number(result.numDeletedRows) < batch) break;
-  }
+      .executeTakeFirst()).numDeletedRows);
+  await deleteUnreferenced(db, cutoff, batch, ['webhook_messages', 'webhook_deliveries', 'message_id']);
   // A message's deletion deletes its event payload when it was the last (a trigger). On PostgreSQL
   // two transactions deleting an event's last two messages at once (two apps deleted) each still
   // see the other's message, and leave the payload: those are removed here.
-  for (;;) {
-    const result = await db
-      .deleteFrom('webhook_event_payloads')
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('webhook_event_payloads as p')
-          .select('p.id')
-          .where('p.created_at', '<', cutoff)
-          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_messages as m').select('m.id').whereRef('m.event_payload_id', '=', 'p.id'))))
-          .limit(batch),
-      )
-      .executeTakeFirst();
-    if (Number(result.numDeletedRows) < batch) break;
-  }
+  await deleteUnreferenced(db, cutoff, batch, ['webhook_event_payloads', 'webhook_messages', 'event_payload_id']);
   return deleted;
 }
