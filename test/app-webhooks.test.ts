@@ -603,7 +603,8 @@ describe('app webhooks', () => {
       const db = server.server.ctx.db.kysely;
       const left = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       const messages = await db.selectFrom('webhook_messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      assert.deepEqual([Number(left.n), Number(messages.n)], [0, 0]);
+      const payloads = await db.selectFrom('webhook_event_payloads').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      assert.deepEqual([Number(left.n), Number(messages.n), Number(payloads.n)], [0, 0, 0]);
       // New activity is listed again.
       const fresh = await deliverOne();
       assert.equal(fresh.status, 'OK');

@@ -10,8 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { verify } from '@octokit/webhooks-methods';
 import { Secrets } from '../../platform/secrets.ts';
-import { buildRequest, type AttemptRequestFacts } from './engine.ts';
+import { buildRequest, storedPayloads, type AttemptRequestFacts } from './engine.ts';
 import { postWebhook } from './sender.ts';
+import { messagePayload } from './store.ts';
 
 const SECRET = 'It’s a secret to everybody';
 const secrets = new Secrets('engine test server key');
@@ -132,4 +133,38 @@ test('insecure_ssl "1" alone turns certificate checks off', () => {
   assert.equal(buildRequest(ctx, attemptOf({ insecure_ssl: '1' }), url).insecureSsl, true);
   assert.equal(buildRequest(ctx, attemptOf({ insecure_ssl: '0' }), url).insecureSsl, false);
   assert.equal(buildRequest(ctx, attemptOf(), url).url, url);
+});
+
+test('the stored payloads compose to the bytes of { ...body, ...installation }, the body stored once unless it has an installation member', () => {
+  const installation = (id: number) => ({ installation: { id, node_id: `MDIz${id}`, note: 'ü "q" \\ \u0000\u001f\u2028 ☕ 𝄞' } });
+  const bodies: Record<string, unknown>[] = [
+    {},
+    { action: 'opened', issue: { title: 'Café & crème: "quotes", \\back\\, \n\t\u0001\u007f\ud800 end', body: null }, n: -0, big: 1e21, list: [1, 'two', { three: 3 }] },
+    { '0': 'integer-like key first', b: 1, a: { installation: 'nested, not a member' } },
+    // A member of its own: the spread replaces it in place (first, middle, last), whatever its value.
+    { installation: { id: 1, account: { login: 'whole' } }, action: 'created', sender: { login: 'mona' } },
+    { action: 'created', installation: 'x', sender: { login: 'mona' } },
+    { action: 'created', installation: undefined, sender: { login: 'mona' } },
+    { action: 'created', skipped: undefined, installation: null },
+    { only: undefined },
+  ];
+  const fanOuts = [[installation(1), installation(2), null, installation(3)], [null], [installation(9)], [null, null]];
+  for (const body of bodies) {
+    for (const members of fanOuts) {
+      const stored = storedPayloads(body, members);
+      assert.equal(stored.messages.length, members.length);
+      members.forEach((member, i) => {
+        const message = stored.messages[i]!;
+        assert.equal(messagePayload(stored.bodies[message.body]!, message.installation), JSON.stringify({ ...body, ...member }), `${JSON.stringify(body)} with ${JSON.stringify(member)}`);
+      });
+      // Stored once for every app, unless the body has an installation member of its own.
+      if (!Object.hasOwn(body, 'installation')) assert.equal(stored.bodies.length, 1);
+      else assert.equal(stored.bodies.length, members.filter((m) => m !== null).length + (members.includes(null) ? 1 : 0));
+    }
+  }
+});
+
+test('a message without an installation sends its body as stored, whatever it is (a payload moved by the migration)', () => {
+  assert.equal(messagePayload(PAYLOAD, null), PAYLOAD);
+  assert.equal(messagePayload('{"installation":{"id":1},"a":1}', null), '{"installation":{"id":1},"a":1}');
 });

@@ -1,8 +1,9 @@
-// The delivery engine. Activity becomes one message per app (guid, payload) and a pending attempt
-// whose job is enqueued in the same transaction, so a delivery exists exactly when its activity was
-// consumed. The job posts the attempt and records the outcome with a conditional update: a job that
-// runs again after its process died mid-request posts again (same guid, so receivers can tell) but
-// the attempt is recorded once. Throttling defers the job to the app's next slot; failures may be
+// The delivery engine. Activity becomes one message per app (guid, installation; the event's body is
+// stored once for all its apps) and a pending attempt whose job is enqueued in the same
+// transaction, so a delivery exists exactly when its activity was consumed. The job posts the
+// attempt and records the outcome with a conditional update: a job that runs again after its
+// process died mid-request posts again (same guid, so receivers can tell) but the attempt is
+// recorded once. Throttling defers the job to the app's next slot; failures may be
 // retried automatically as new attempts of the same message.
 import { defineJob, type JobRun } from '../../jobs/job.ts';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
@@ -109,6 +110,30 @@ export async function targetsOf(trx: Executor, activity: Activity): Promise<stor
     coversEvent(intersectPermissions(parsePermissions(target.installation_permissions), parsePermissions(target.app_permissions)), activity.event, pull));
 }
 
+/**
+ * How the payloads of an event's messages are stored: `{ ...body, ...installations[i] }` for the
+ * i-th. The body once, each message's `installation` member apart (store.messagePayload puts it last,
+ * where the spread puts a member the body does not have). A body with an `installation` member of its
+ * own (an installation event's, a raw event's) has it replaced in place by the spread: then each
+ * message with an installation stores its whole payload as its body.
+ */
+export function storedPayloads(body: Record<string, unknown>, installations: ({ installation: Record<string, unknown> } | null)[]): {
+  bodies: string[];
+  messages: { body: number; installation: string | null }[];
+} {
+  const bodies: string[] = [];
+  let shared: number | undefined;
+  // Stored when a message sends it (or sends it with its installation), once.
+  const sharedBody = () => (shared ??= bodies.push(JSON.stringify(body)) - 1);
+  const own = Object.hasOwn(body, 'installation');
+  const messages = installations.map((member) => {
+    if (member === null) return { body: sharedBody(), installation: null };
+    if (!own) return { body: sharedBody(), installation: JSON.stringify(member.installation) };
+    return { body: bodies.push(JSON.stringify({ ...body, ...member })) - 1, installation: null };
+  });
+  return { bodies, messages };
+}
+
 /** The outbox consumer: one message, one pending attempt and its job per target app. */
 export async function fanOut(ctx: Context, trx: Executor, activity: OutboxActivity): Promise<number> {
   const targets = await targetsOf(trx, activity);
@@ -121,6 +146,9 @@ export async function fanOut(ctx: Context, trx: Executor, activity: OutboxActivi
   for (const { app_id, installation_id } of targets) {
     installations.push(installation_id === null ? null : { installation: await installationBody(trx, ctx.urls, activity.event, { app_id, installation_id }, recorded) });
   }
+  const stored = storedPayloads(body, installations);
+  const bodyIds: number[] = [];
+  for (const text of stored.bodies) bodyIds.push(await store.insertEventPayload(trx, text, now));
   const messages = await store.insertMessages(trx, targets.map((target, i) => ({
     app_id: target.app_id,
     guid: randomUUID(),
@@ -128,7 +156,8 @@ export async function fanOut(ctx: Context, trx: Executor, activity: OutboxActivi
     action: activity.action,
     installation_id: target.installation_id,
     repository_id: activity.repository_id,
-    payload: JSON.stringify({ ...body, ...installations[i] }),
+    event_payload_id: bodyIds[stored.messages[i]!.body]!,
+    installation: stored.messages[i]!.installation,
     created_at: now,
   })));
   const attempts = await store.insertAttempts(trx, messages.map((message) => ({ message_id: message.id, app_id: message.app_id, redelivery: false, retry_count: 0, created_at: now })));

@@ -111,6 +111,24 @@ function chunks<T>(items: T[]): T[][] {
   return out;
 }
 
+/** Stores an event's body (JSON text of an object) once for its messages; answers its id. */
+export async function insertEventPayload(db: Executor, body: string, createdAt: string): Promise<number> {
+  const row = await db.insertInto('webhook_event_payloads').values({ body, created_at: createdAt }).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/**
+ * The payload a message sends: its event's body with its `installation` member put last, in
+ * exactly the bytes of `JSON.stringify({ ...body, installation })` for a body without an
+ * `installation` member of its own (fan-out stores a body with one in full, per message, with no
+ * `installation` of the message's own: src/areas/app-webhooks/engine.ts). No member: the body as it is.
+ */
+export function messagePayload(body: string, installation: string | null): string {
+  if (installation === null) return body;
+  // `{}` has no member to follow; any other object's text ends in its last member and `}`.
+  return `${body.slice(0, -1)}${body.length > 2 ? ',' : ''}"installation":${installation}}`;
+}
+
 /** Inserts messages, many per statement; answers their ids with their apps, in the order given. */
 export async function insertMessages(db: Executor, messages: Insertable<WebhookMessagesTable>[]): Promise<{ id: number; app_id: number }[]> {
   const byGuid = new Map<string, { id: number; app_id: number }>();
@@ -142,12 +160,13 @@ function selectAttemptsToSend(db: Executor, postgres: boolean, ids: unknown) {
   return db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+    .innerJoin('webhook_event_payloads as p', 'p.id', 'm.event_payload_id')
     .innerJoin('app_webhooks as h', 'h.app_id', 'd.app_id')
     // The message's installation as it is now: gone (deleted) or suspended drops the delivery.
     .leftJoin('installations as i', 'i.id', 'm.installation_id')
     .select([
       'd.id', 'd.app_id', 'd.message_id', 'd.retry_count', 'd.generation', 'd.throttled_at', 'd.throttle_slot_at', 'd.delivered_at',
-      'm.guid', 'm.event', 'm.payload', 'm.installation_id', 'i.id as installation_found', 'i.suspended_at as installation_suspended_at',
+      'm.guid', 'm.event', 'p.body', 'm.installation', 'm.installation_id', 'i.id as installation_found', 'i.suspended_at as installation_suspended_at',
       'h.id as hook_id', 'h.url', 'h.content_type', 'h.secret', 'h.insecure_ssl', 'h.active',
     ])
     // One statement text for any number of ids: an array on PostgreSQL, a JSON array on SQLite.
@@ -158,12 +177,15 @@ function selectAttemptsToSend(db: Executor, postgres: boolean, ids: unknown) {
 const attemptsToSendPostgres = reusableQuery('webhook_attempts_to_send', (db, ids: number[]) => selectAttemptsToSend(db, true, ids));
 const attemptsToSendSqlite = reusableQuery('webhook_attempts_to_send', (db, ids: string) => selectAttemptsToSend(db, false, ids));
 
-/** An attempt with its message and the app's current webhook: everything its job needs. */
-export type AttemptToSend = Awaited<ReturnType<ReturnType<typeof selectAttemptsToSend>['execute']>>[number];
+type AttemptRow = Awaited<ReturnType<ReturnType<typeof selectAttemptsToSend>['execute']>>[number];
+
+/** An attempt with its message (and the payload it sends) and the app's current webhook: everything its job needs. */
+export type AttemptToSend = Omit<AttemptRow, 'body' | 'installation'> & { payload: string };
 
 /** The attempts of many jobs in one statement (those that exist: gone ones are left out). */
 export async function attemptsToSend(db: Executor, ids: number[], postgres: boolean): Promise<AttemptToSend[]> {
-  return postgres ? attemptsToSendPostgres(db, ids) : attemptsToSendSqlite(db, JSON.stringify(ids));
+  const rows = await (postgres ? attemptsToSendPostgres(db, ids) : attemptsToSendSqlite(db, JSON.stringify(ids)));
+  return rows.map(({ body, installation, ...row }) => ({ ...row, payload: messagePayload(body, installation) }));
 }
 
 /**
@@ -284,24 +306,51 @@ export type DeliverySummaryRow = Awaited<ReturnType<typeof listDeliveries>>[numb
 
 /** One delivered attempt of an app since `cutoff`, with request and response. */
 export async function findDelivery(db: Executor, appId: number, deliveryId: number, cutoff: string) {
-  return db
+  const row = await db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
-    .select([...summaryColumns, 'd.message_id', 'd.url', 'd.request_headers', 'd.response_headers', 'd.response_body', 'm.payload'])
+    .innerJoin('webhook_event_payloads as p', 'p.id', 'm.event_payload_id')
+    .select([...summaryColumns, 'd.message_id', 'd.url', 'd.request_headers', 'd.response_headers', 'd.response_body', 'p.body', 'm.installation'])
     .where('d.app_id', '=', appId)
     .where('d.id', '=', deliveryId)
     .where('d.delivered_at', '>=', cutoff)
     .executeTakeFirst();
+  if (!row) return undefined;
+  const { body, installation, ...rest } = row;
+  return { ...rest, payload: messagePayload(body, installation) };
+}
+
+/** Deletes batch after batch until one comes back short; answers the rows deleted. */
+async function deleteInBatches(batch: number, deleteBatch: () => Promise<bigint | undefined>): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const count = Number((await deleteBatch()) ?? 0);
+    deleted += count;
+    if (count < batch) return deleted;
+  }
+}
+
+/** The rows of `table` created before `cutoff` that no row of `referrer` names by `column`, in batches. */
+function deleteUnreferenced(
+  db: Executor,
+  cutoff: string,
+  batch: number,
+  [table, referrer, column]: ['webhook_messages', 'webhook_deliveries', 'message_id'] | ['webhook_event_payloads', 'webhook_messages', 'event_payload_id'],
+): Promise<number> {
+  return deleteInBatches(batch, async () => (await sql`delete from ${sql.table(table)} where id in (
+    select t.id from ${sql.table(table)} as t
+    where t.created_at < ${cutoff} and not exists (select 1 from ${sql.table(referrer)} as r where ${sql.ref(`r.${column}`)} = t.id)
+    limit ${batch})`.execute(db)).numAffectedRows);
 }
 
 /**
  * The retention sweep: attempts delivered (or, if stuck, created) before `cutoff`, then messages
- * left without attempts. In batches, so neither database holds a long lock.
+ * left without attempts, then event payloads left without messages. In batches, so neither
+ * database holds a long lock. Answers the attempts deleted.
  */
 export async function deleteExpired(db: Executor, cutoff: string, batch = 1000): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const result = await db
+  const deleted = await deleteInBatches(batch, async () =>
+    (await db
       .deleteFrom('webhook_deliveries')
       .where('id', 'in', (eb) =>
         eb
@@ -310,24 +359,11 @@ export async function deleteExpired(db: Executor, cutoff: string, batch = 1000):
           .where((w) => w.or([w('delivered_at', '<', cutoff), w.and([w('delivered_at', 'is', null), w('created_at', '<', cutoff)])]))
           .limit(batch),
       )
-      .executeTakeFirst();
-    const count = Number(result.numDeletedRows);
-    deleted += count;
-    if (count < batch) break;
-  }
-  for (;;) {
-    const result = await db
-      .deleteFrom('webhook_messages')
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('webhook_messages as m')
-          .select('m.id')
-          .where('m.created_at', '<', cutoff)
-          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.message_id', '=', 'm.id'))))
-          .limit(batch),
-      )
-      .executeTakeFirst();
-    if (Number(result.numDeletedRows) < batch) break;
-  }
+      .executeTakeFirst()).numDeletedRows);
+  await deleteUnreferenced(db, cutoff, batch, ['webhook_messages', 'webhook_deliveries', 'message_id']);
+  // A message's deletion deletes its event payload when it was the last (a trigger). On PostgreSQL
+  // two transactions deleting an event's last two messages at once (two apps deleted) each still
+  // see the other's message, and leave the payload: those are removed here.
+  await deleteUnreferenced(db, cutoff, batch, ['webhook_event_payloads', 'webhook_messages', 'event_payload_id']);
   return deleted;
 }

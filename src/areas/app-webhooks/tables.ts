@@ -1,5 +1,6 @@
-// Tables of the app webhooks area: each app's webhook configuration, the messages (one event for one
-// app, with its guid and payload) and the delivery attempts of each message (the API's deliveries).
+// Tables of the app webhooks area: each app's webhook configuration, the event payloads (an event's
+// body, once), the messages (one event for one app, with its guid and installation) and the
+// delivery attempts of each message (the API's deliveries).
 import type { Generated } from 'kysely';
 import type { Bool } from '../../db/schema.ts';
 
@@ -26,7 +27,22 @@ export interface AppWebhooksTable {
   updated_at: string;
 }
 
-/** One event for one app: what every attempt of the delivery sends (same guid, same payload). */
+/**
+ * An event's body, stored once for every app it is delivered to (each app's message adds its own
+ * `installation` member). Deleted with its last message (a trigger: src/db/migrations/0020_webhook_event_payloads.ts).
+ */
+export interface WebhookEventPayloadsTable {
+  id: Generated<number>;
+  /** The body as JSON text (an object). */
+  body: string;
+  created_at: string;
+}
+
+/**
+ * One event for one app: what every attempt of the delivery sends (same guid, same payload). The
+ * payload sent is its event payload's body with the message's `installation` member put last
+ * (store.ts, `messagePayload`): the bytes of `JSON.stringify({ ...body, installation })`.
+ */
 export interface WebhookMessagesTable {
   id: Generated<number>;
   app_id: number;
@@ -36,8 +52,10 @@ export interface WebhookMessagesTable {
   action: string | null;
   installation_id: number | null;
   repository_id: number | null;
-  /** The payload as JSON text: these exact bytes are sent (json) or url-encoded (form) and signed. */
-  payload: string;
+  /** The event's body, shared with the other apps' messages of the event. */
+  event_payload_id: number;
+  /** This app's `installation` member as JSON text; null: the body is the payload as it is. */
+  installation: string | null;
   created_at: string;
 }
 
@@ -82,6 +100,7 @@ export interface WebhookDeliveriesTable {
 
 export interface AppWebhookTables {
   app_webhooks: AppWebhooksTable;
+  webhook_event_payloads: WebhookEventPayloadsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { isPostgres } from '../prepared.ts';
+import { isPostgres } from './helpers.ts';
 
 // Stored versions that let a conditional GET be decided, and a rendered representation be reused,
 // without reading what they are made of.

@@ -18,6 +18,7 @@ import * as lifecycle from './0016_lifecycle.ts';
 import * as formerNames from './0017_former_names.ts';
 import * as unreadThreads from './0018_unread_threads.ts';
 import * as gitDataRemovals from './0019_git_data_removals.ts';
+import * as webhookEventPayloads from './0020_webhook_event_payloads.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0017_former_names': formerNames,
   '0018_unread_threads': unreadThreads,
   '0019_git_data_removals': gitDataRemovals,
+  '0020_webhook_event_payloads': webhookEventPayloads,
 };
