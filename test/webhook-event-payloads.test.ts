@@ -176,12 +176,11 @@ describe('messages stored before the migration', () => {
     }
 
     assert.deepEqual(await migrateToLatest(db), ['0020_webhook_event_payloads']);
-    const postgres = db.dialect === 'postgres';
     for (const [i, id] of deliveryIds.entries()) {
       const found = await store.findDelivery(db.kysely, app.id, id, '2000-01-01T00:00:00.000Z');
       assert.equal(found!.payload, payloads[i]);
     }
-    const toSend = await store.attemptsToSend(db.kysely, deliveryIds, postgres);
+    const toSend = await store.attemptsToSend(db.kysely, deliveryIds);
     assert.deepEqual(toSend.map((row) => row.payload).sort(), [...payloads].sort());
 
     // A body stored after them is numbered after them.

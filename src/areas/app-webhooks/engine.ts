@@ -268,7 +268,7 @@ interface PendingOutcome {
 const batches = perServer((ctx): Batches => {
   const postgres = ctx.db.dialect === 'postgres';
   return {
-    attempts: new BatchLoader(async (ids) => new Map((await store.attemptsToSend(ctx.db.kysely, ids, postgres)).map((row) => [row.id, row]))),
+    attempts: new BatchLoader(async (ids) => new Map((await store.attemptsToSend(ctx.db.kysely, ids)).map((row) => [row.id, row]))),
     outcomes: new WriteBatcher(async (outcomes) => {
       try {
         await ctx.db.kysely.transaction().execute(async (trx) => {

@@ -1,6 +1,6 @@
 // SQL of app webhooks: hook configurations, messages and their delivery attempts.
 import { CompiledQuery, sql, type Insertable, type Selectable, type Updateable } from 'kysely';
-import { reusableQuery, reusableText } from '../../db/prepared.ts';
+import { idList, isPostgres, reusableQuery, reusableText, type IdList } from '../../db/prepared.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AppWebhooksTable, WebhookDeliveriesTable, WebhookMessagesTable } from './tables.ts';
 
@@ -156,7 +156,7 @@ export async function insertAttempts(
   return attempts.map((attempt) => byMessage.get(attempt.message_id)!);
 }
 
-function selectAttemptsToSend(db: Executor, postgres: boolean, ids: unknown) {
+function selectAttemptsToSend(db: Executor, ids: unknown) {
   return db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
@@ -170,12 +170,11 @@ function selectAttemptsToSend(db: Executor, postgres: boolean, ids: unknown) {
       'h.id as hook_id', 'h.url', 'h.content_type', 'h.secret', 'h.insecure_ssl', 'h.active',
     ])
     // One statement text for any number of ids: an array on PostgreSQL, a JSON array on SQLite.
-    .where(postgres ? sql<boolean>`d.id = any(${ids}::int8[])` : sql<boolean>`d.id in (select value from json_each(${ids}))`);
+    .where(isPostgres(db) ? sql<boolean>`d.id = any(${ids}::int8[])` : sql<boolean>`d.id in (select value from json_each(${ids}))`);
 }
 
 // Every delivery runs these (a read per claim's batch): built once per database (src/db/prepared.ts).
-const attemptsToSendPostgres = reusableQuery('webhook_attempts_to_send', (db, ids: number[]) => selectAttemptsToSend(db, true, ids));
-const attemptsToSendSqlite = reusableQuery('webhook_attempts_to_send', (db, ids: string) => selectAttemptsToSend(db, false, ids));
+const attemptsToSendQuery = reusableQuery('webhook_attempts_to_send', (db, ids: IdList) => selectAttemptsToSend(db, ids));
 
 type AttemptRow = Awaited<ReturnType<ReturnType<typeof selectAttemptsToSend>['execute']>>[number];
 
@@ -183,8 +182,8 @@ type AttemptRow = Awaited<ReturnType<ReturnType<typeof selectAttemptsToSend>['ex
 export type AttemptToSend = Omit<AttemptRow, 'body' | 'installation'> & { payload: string };
 
 /** The attempts of many jobs in one statement (those that exist: gone ones are left out). */
-export async function attemptsToSend(db: Executor, ids: number[], postgres: boolean): Promise<AttemptToSend[]> {
-  const rows = await (postgres ? attemptsToSendPostgres(db, ids) : attemptsToSendSqlite(db, JSON.stringify(ids)));
+export async function attemptsToSend(db: Executor, ids: number[]): Promise<AttemptToSend[]> {
+  const rows = await attemptsToSendQuery(db, idList(db, ids));
   return rows.map(({ body, installation, ...row }) => ({ ...row, payload: messagePayload(body, installation) }));
 }
 
