@@ -126,10 +126,8 @@ function sqliteState(kysely: Kysely<any>, dir: string): StateTables {
         saved.delete('sequences');
         await inTransaction(connection, async () => {
           await run(connection, 'PRAGMA defer_foreign_keys = ON');
-          // Every table emptied before any is filled: a delete trigger (a webhook body goes with its
-          // last message) then finds nothing restored to remove, whatever the tables' order.
-          for (const table of present) await run(connection, `DELETE FROM main.${quote(table)}`);
           for (const table of present) {
+            await run(connection, `DELETE FROM main.${quote(table)}`);
             if (saved.has(table)) await run(connection, `INSERT INTO main.${quote(table)} SELECT * FROM snap.${quote(table)}`);
           }
           await run(connection, 'DELETE FROM main.sqlite_sequence');
