@@ -1,10 +1,10 @@
 // buildApp(config): the database, the queue, the platform's conventions, then each area's routes.
+import { mkdirSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { issues } from './core/issues/index.ts';
-import { makeDataDir } from './platform/data-dir.ts';
 import { registerDispatcher } from './activity/outbox.ts';
 import { adminArea } from './admin/index.ts';
 import { installFaults } from './admin/faults.ts';
@@ -138,7 +138,10 @@ export async function createServer(
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
   const http = gracefulHttp(app.server);
 
-  makeDataDir(config.dataDir);
+  // What codehost writes (the database, which may hold the generated secret key; archives; git data,
+  // also through git) is for its own user only: the data directory 0700, its files 0600.
+  process.umask(0o077);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
 
   const db = openDatabase({
     databaseUrl: config.databaseUrl,
