@@ -1,7 +1,7 @@
 // Queries built once and run many times with new parameters: building and compiling a Kysely query
 // cost more CPU than running it (a token lookup on SQLite), and PostgreSQL parses and plans a named
 // statement once per connection instead of on every request.
-import { PostgresAdapter, type Compilable, type CompiledQuery, type DialectAdapter, type RawBuilder } from 'kysely';
+import { PostgresAdapter, sql, type Compilable, type CompiledQuery, type DialectAdapter, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from './index.ts';
 
 /** Whether `db` (a database or one of its transactions) is PostgreSQL: for statements whose text differs by dialect. */
@@ -19,6 +19,13 @@ export const preparedNames = new Map<string, string>();
 export type IdList = number[] | string;
 export function idList(db: Executor, ids: readonly number[]): IdList {
   return isPostgres(db) ? [...ids] : JSON.stringify(ids);
+}
+
+/** `column` is one of `ids`, an `IdList` parameter (on PostgreSQL an array of `type`). */
+export function inIdList(postgres: boolean, column: string, ids: unknown, type: 'int4' | 'int8' = 'int4'): RawBuilder<SqlBool> {
+  return postgres
+    ? sql<SqlBool>`${sql.ref(column)} = any(cast(${ids} as ${sql.raw(type)}[]))`
+    : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${ids}))`;
 }
 
 /**

@@ -1,6 +1,6 @@
 // SQL of app webhooks: hook configurations, messages and their delivery attempts.
 import { CompiledQuery, sql, type Insertable, type Selectable, type Updateable } from 'kysely';
-import { idList, isPostgres, reusableQuery, reusableText, type IdList } from '../../db/prepared.ts';
+import { idList, inIdList, isPostgres, reusableQuery, reusableText, type IdList } from '../../db/prepared.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AppWebhooksTable, WebhookDeliveriesTable, WebhookMessagesTable } from './tables.ts';
 
@@ -170,7 +170,7 @@ function selectAttemptsToSend(db: Executor, ids: unknown) {
       'h.id as hook_id', 'h.url', 'h.content_type', 'h.secret', 'h.insecure_ssl', 'h.active',
     ])
     // One statement text for any number of ids: an array on PostgreSQL, a JSON array on SQLite.
-    .where(isPostgres(db) ? sql<boolean>`d.id = any(${ids}::int8[])` : sql<boolean>`d.id in (select value from json_each(${ids}))`);
+    .where(inIdList(isPostgres(db), 'd.id', ids, 'int8'));
 }
 
 // Every delivery runs these (a read per claim's batch): built once per database (src/db/prepared.ts).

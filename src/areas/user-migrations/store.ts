@@ -1,8 +1,8 @@
 // SQL of user migrations: the migration rows, their repositories and locks, and the batched reads the
 // export streams from (keyset pagination, so memory stays flat whatever the repository's size).
-import { sql, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import { idList, isPostgres, reusableQuery, type IdList } from '../../db/prepared.ts';
+import { idList, inIdList, isPostgres, reusableQuery, type IdList } from '../../db/prepared.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
 import type { IssueCommentsTable, IssuesTable } from '../../core/issues/tables.ts';
@@ -300,11 +300,6 @@ function afterInRepository(postgres: boolean, alias: string, key: 'id' | 'number
   return { where: sql`(repository_id, ${sql.ref(key)}) > (${repositoryId}, ${after}) and repository_id <= ${repositoryId}`, order: sql.raw(`${alias}.repository_id, ${alias}.${key}`) };
 }
 
-/** `column` is one of `ids` (an int4[] on PostgreSQL, a JSON array on SQLite). */
-function oneOf(column: string, ids: unknown, postgres: boolean) {
-  return postgres ? sql<SqlBool>`${sql.ref(column)} = any(cast(${ids} as int4[]))` : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${ids}))`;
-}
-
 /** The batch size, written into the statements' text (it is the same for every batch). */
 const LIMIT = sql.lit(BATCH);
 
@@ -340,7 +335,7 @@ export async function issuesAfter(db: Executor, repositoryId: number, pullReques
 
 function assigneesStatement(postgres: boolean, issueIds: unknown) {
   return sql<SimpleUserRow & { issue_id: number }>`select a.issue_id, u.id, u.login, u.type, u.site_admin
-    from (select * from issue_assignees where ${oneOf('issue_id', issueIds, postgres)}) a
+    from (select * from issue_assignees where ${inIdList(postgres, 'issue_id', issueIds)}) a
     ${byId(postgres, 'u', ['id', ...AUTHOR, 'login_lower'], 'users', 'a.user_id')}
     order by u.login_lower`;
 }
@@ -364,7 +359,7 @@ function teamById(postgres: boolean, alias: string, id: string) {
 function reviewRequestsStatement(postgres: boolean, issueIds: unknown) {
   return sql<{ issue_id: number; user_id: number | null; login: string | null; type: string | null; site_admin: number | null; team_id: number | null; name: string | null; slug: string | null; org_login: string | null }>`
     select r.issue_id, u.id as user_id, u.login, u.type, u.site_admin, t.id as team_id, t.name, t.slug, t.org_login
-    from (select * from issue_review_requests where ${oneOf('issue_id', issueIds, postgres)}) r
+    from (select * from issue_review_requests where ${inIdList(postgres, 'issue_id', issueIds)}) r
     ${byId(postgres, 'u', ['id', ...AUTHOR], 'users', 'r.user_id', true)}
     ${teamById(postgres, 't', 'r.team_id')}
     order by r.id`;

@@ -1,7 +1,7 @@
 // Apps and their installations: lookups by slug and id, an app's installations (a page, one by id,
 // the one on an account or covering a repository), and the repositories an installation token reaches.
 import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
-import { idList, isPostgres, reusableQuery, type IdList } from '../../db/prepared.ts';
+import { idList, inIdList, isPostgres, reusableQuery, type IdList } from '../../db/prepared.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AppAuthorizationsTable, AppsTable, InstallationsTable } from '../../db/schema.ts';
 import { perServer } from '../../platform/per-server.ts';
@@ -279,9 +279,8 @@ export async function installationRepositoryVersions(
  */
 function repositoryVersionsStatement(appId: unknown, installationId: unknown, accountId: unknown, ids: unknown, limit: unknown, offset: unknown, postgres: boolean) {
   // The token's list is a value: an int4[] on PostgreSQL, a JSON array on SQLite, null when it names none.
-  const named = postgres
-    ? sql<SqlBool>`(cast(${ids} as int4[]) is null or r.id = any(cast(${ids} as int4[])))`
-    : sql<SqlBool>`(${ids} is null or r.id in (select value from json_each(${ids})))`;
+  const none = postgres ? sql`cast(${ids} as int4[]) is null` : sql`${ids} is null`;
+  const named = sql<SqlBool>`(${none} or ${inIdList(postgres, 'r.id', ids)})`;
   const reached = reachedBy(installationId, accountId, named);
   return sql<{ total: number | string; page: string | null; unversioned: number | string }>`select counted.total, listed.page, listed.unversioned
     from installations inst
