@@ -27,6 +27,11 @@ export interface Config {
   databasePooler: 'session' | 'transaction';
   /** How long a query waits for a PostgreSQL connection (a free one in the pool, or a new one) before answering 503. */
   databaseConnectTimeoutMs: number;
+  /**
+   * CODEHOST_CACHE_WINDOW_MS: how long another process's committed change may go unseen by this
+   * process's kept reads (token lookups, poll validators) on PostgreSQL; 0 keeps none (src/db/changes.ts).
+   */
+  cacheWindowMs: number;
   adminToken: string | null;
   /** Base of every `url` field, `Link` header and the OpenAPI `servers` entry (see `urlsFollowAddress`). */
   apiUrl: string;
@@ -345,6 +350,7 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: int(env, 'CODEHOST_DATABASE_POOL_SIZE', 10, 1),
     databasePooler: databasePooler(env),
     databaseConnectTimeoutMs: int(env, 'CODEHOST_DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100),
+    cacheWindowMs: int(env, 'CODEHOST_CACHE_WINDOW_MS', 1_000, 0, 60_000),
     adminToken: bearerToken(env, 'CODEHOST_ADMIN_TOKEN'),
     apiUrl,
     webUrl,

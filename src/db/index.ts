@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { Kysely, PostgresDialect, SqliteDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import pg from 'pg';
+import { ChangeFeed, NO_CACHE, postgresChanges, registerFeed, sqliteChanges } from './changes.ts';
 import { connectionLost } from './errors.ts';
 import { preparedNames } from './prepared.ts';
 import type { Database } from './schema.ts';
@@ -15,6 +16,8 @@ export interface Db {
   dialect: Dialect;
   /** The pg connection string, for components (the job queue) that open their own pool. */
   url: string | null;
+  /** What this process knows of the database's changes, for the reads kept between requests (changes.ts). */
+  feed: ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -57,14 +60,24 @@ export function sqliteText(sql: string): string {
  * Adapts node:sqlite's synchronous API to the interface Kysely's SqliteDialect drives. Prepared
  * statements are cached by their SQL: preparing was a fifth of a simple request's CPU time.
  */
-function nodeSqlite(path: string): SqliteDatabase {
+function nodeSqlite(path: string, feed: () => ChangeFeed): { database: SqliteDatabase; dataVersion: () => number } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new DatabaseSync(path);
   // Its own user's only, also when made by an older version (SQLite gives its -wal and -shm files the same mode).
   if (path !== ':memory:') chmodSync(path, 0o600);
   db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;');
   const cache = new Map<string, SqliteStatement>();
-  return {
+  // The one connection's statements, reported to the change feed after each (a write moves its generation once committed).
+  const connection = { pending: false };
+  const reported = <T>(sql: string, run: () => T): T => {
+    try {
+      return run();
+    } finally {
+      feed().ran(sql, db.isTransaction, connection);
+    }
+  };
+  const dataVersion = db.prepare('PRAGMA data_version');
+  const database: SqliteDatabase = {
     close: () => db.close(),
     prepare(sql: string): SqliteStatement {
       const cached = cache.get(sql);
@@ -74,14 +87,15 @@ function nodeSqlite(path: string): SqliteDatabase {
       // is active" and hide the statement's error: with no transaction left, there is nothing to do.
       if (/^rollback$/i.test(sql.trim())) {
         const rollback = db.prepare(sql);
-        const run = () => (db.isTransaction ? rollback.run() : { changes: 0, lastInsertRowid: 0 });
+        const run = () => reported(sql, () => (db.isTransaction ? rollback.run() : { changes: 0, lastInsertRowid: 0 }));
         return { reader: false, all: () => [], run, iterate: () => [][Symbol.iterator]() };
       }
       const statement = db.prepare(sqliteText(sql));
       const adapted: SqliteStatement = {
         reader: statement.columns().length > 0,
-        all: (parameters) => statement.all(...parameters.map(toSqlite)),
-        run: (parameters) => statement.run(...parameters.map(toSqlite)),
+        all: (parameters) => reported(sql, () => statement.all(...parameters.map(toSqlite))),
+        run: (parameters) => reported(sql, () => statement.run(...parameters.map(toSqlite))),
+        // Only reads are iterated (Kysely's streaming): nothing to report.
         iterate: (parameters) => statement.iterate(...parameters.map(toSqlite)) as IterableIterator<unknown>,
       };
       if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
@@ -89,6 +103,7 @@ function nodeSqlite(path: string): SqliteDatabase {
       return adapted;
     },
   };
+  return { database, dataVersion: () => Number((dataVersion.get() as { data_version: number }).data_version) };
 }
 
 // int8 (count(*), sums) arrive from pg as strings; every count here fits a JS number.
@@ -112,13 +127,22 @@ const TRANSACTION_END = /^\s*(commit|rollback|end|abort)\s*$/i;
  * repeat. Writes, and anything in a transaction, are never retried (they may have committed, or the
  * transaction is gone): the error goes up and the request answers 503.
  */
-function retryingReads(pool: pg.Pool, namedStatements: boolean): PostgresPool {
+function retryingReads(pool: pg.Pool, namedStatements: boolean, feed: () => ChangeFeed): PostgresPool {
   return {
     end: () => pool.end(),
     async connect(): Promise<PostgresPoolClient> {
       let client: pg.PoolClient | null = await pool.connect();
       let inTransaction = false;
+      const connection = { pending: false };
       const query = async (text: string, parameters: readonly unknown[]) => {
+        try {
+          return await queryOnce(text, parameters);
+        } finally {
+          // After it: a write moves the feed's generation once committed, before the request answers.
+          feed().ran(text, inTransaction, connection);
+        }
+      };
+      const queryOnce = async (text: string, parameters: readonly unknown[]) => {
         if (!client) throw new Error('Connection terminated: the lost connection could not be replaced');
         if (TRANSACTION_START.test(text)) inTransaction = true;
         else if (TRANSACTION_END.test(text)) inTransaction = false;
@@ -162,6 +186,11 @@ export interface OpenOptions {
   pooler?: 'session' | 'transaction';
   /** How long a query waits for a pooled connection (or for a new one to open) before failing: an exhausted pool answers 503, not a hang. */
   connectTimeoutMs?: number;
+  /**
+   * How long another process's committed change may go unseen by the reads kept between requests
+   * (changes.ts; PostgreSQL only, SQLite's are exact). 0 (the default): none kept, every read runs its statement.
+   */
+  cacheWindowMs?: number;
   log?: DbLog;
 }
 
@@ -179,10 +208,22 @@ export function openDatabase(options: OpenOptions): Db {
     pool.on('connect', (client) => client.on('error', lost));
     // An idle client's error is also reported by the pool: the client's own listener logged it.
     pool.on('error', () => {});
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: retryingReads(pool, options.pooler !== 'transaction') }) });
-    return { kysely, dialect: 'postgres', url: options.databaseUrl, close: () => kysely.destroy() };
+    const window = options.cacheWindowMs ?? 0;
+    // Behind a transaction pooler a LISTEN connection hears nothing reliably (its server connection serves others).
+    const feed = new ChangeFeed(window > 0 && options.pooler !== 'transaction' ? postgresChanges(options.databaseUrl, window, options.log) : NO_CACHE);
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: retryingReads(pool, options.pooler !== 'transaction', () => feed) }) });
+    registerFeed(kysely, feed);
+    return { kysely, dialect: 'postgres', url: options.databaseUrl, feed, close: () => closeBoth(kysely, feed) };
   }
-  const sqlite = nodeSqlite(options.sqlitePath);
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { kysely, dialect: 'sqlite', url: null, close: () => kysely.destroy() };
+  let feed: ChangeFeed | null = null;
+  const sqlite = nodeSqlite(options.sqlitePath, () => feed!);
+  feed = new ChangeFeed((options.cacheWindowMs ?? 0) > 0 ? sqliteChanges(sqlite.dataVersion) : NO_CACHE);
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite.database }) });
+  registerFeed(kysely, feed);
+  return { kysely, dialect: 'sqlite', url: null, feed, close: () => closeBoth(kysely, feed) };
+}
+
+async function closeBoth(kysely: Kysely<Database>, feed: ChangeFeed): Promise<void> {
+  await feed.close();
+  await kysely.destroy();
 }

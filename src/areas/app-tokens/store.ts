@@ -1,5 +1,6 @@
 // SQL of app token management.
 import type { Executor } from '../../db/index.ts';
+import { cachedRead } from '../../db/changes.ts';
 import { reusableQuery } from '../../db/prepared.ts';
 import { hashSecret } from '../../platform/tokens.ts';
 
@@ -8,9 +9,13 @@ import { hashSecret } from '../../platform/tokens.ts';
  * round trip (every token check pays for it).
  */
 export async function findAppUserToken(db: Executor, appId: number, token: string) {
-  const [row] = await appUserTokenQuery(db, hashSecret(token), appId);
+  const hashed = hashSecret(token);
+  const row = await appUserTokens(db, `${appId}:${hashed}`, async () => (await appUserTokenQuery(db, hashed, appId))[0]);
   return row ? appUserToken(row) : undefined;
 }
+
+// The row, kept between requests while nothing changed (src/db/changes.ts); each answer is made anew from it.
+const appUserTokens = cachedRead<string, Awaited<ReturnType<typeof appUserTokenQuery>>[number] | undefined>('app_user_token');
 
 const appUserTokenQuery = reusableQuery('app_user_token', (db, hashedToken: string, appId: number) =>
   db

@@ -10,6 +10,7 @@
 import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import { reusableQuery } from '../../db/prepared.ts';
+import { cachedRead } from '../../db/changes.ts';
 import { readableBy } from '../../core/repositories/store.ts';
 import type { NotificationThreadsTable, ThreadSubscriptionsTable } from './tables.ts';
 
@@ -214,9 +215,13 @@ const threadValidatorQuery = reusableQuery('notifications_thread_validator', (_d
  * reads that thread of the user by primary key (one thread's GETs are decided from it too).
  */
 export async function listValidator(db: Executor, userId: number, threadId?: number): Promise<ListValidator> {
-  const rows = threadId === undefined ? await listValidatorQuery(db, userId) : await threadValidatorQuery(db, userId, threadId);
-  return validatorOf(rows);
+  return validators(db, threadId === undefined ? userId : `${userId}:${threadId}`, async () =>
+    validatorOf(threadId === undefined ? await listValidatorQuery(db, userId) : await threadValidatorQuery(db, userId, threadId)));
 }
+
+// Kept between requests while nothing changed (src/db/changes.ts): a poll that changes nothing runs no
+// statement. Shared by the requests that read it: never changed after `validatorOf`.
+const validators = cachedRead<number | string, ListValidator>('notifications_validator');
 
 /** The validator's rows (kind r: a repository, i: the inbox, t: the thread), as what the lists are decided from. */
 function validatorOf(rows: readonly ValidatorRow[]): ListValidator {

@@ -2,6 +2,7 @@
 // the one on an account or covering a repository), and the repositories an installation token reaches.
 import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import { idList, inIdList, isPostgres, reusableQuery, type IdList } from '../../db/prepared.ts';
+import { cachedRead } from '../../db/changes.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AppAuthorizationsTable, AppsTable, InstallationsTable } from '../../db/schema.ts';
 import { perServer } from '../../platform/per-server.ts';
@@ -267,7 +268,8 @@ export async function installationRepositoryVersions(
   page: { offset: number; limit: number },
 ): Promise<{ total: number; page: string; unversioned: number } | undefined> {
   const ids = scope.repositoryIds && idList(db, scope.repositoryIds);
-  const [row] = await repositoryVersionsQuery(db, appId, scope.installationId, scope.accountId, ids, page.limit, page.offset);
+  const key = `${appId}:${scope.installationId}:${scope.accountId}:${scope.repositoryIds?.join(',') ?? '*'}:${page.limit}:${page.offset}`;
+  const row = await repositoryVersions(db, key, async () => (await repositoryVersionsQuery(db, appId, scope.installationId, scope.accountId, ids, page.limit, page.offset))[0]);
   if (!row) return undefined;
   return { total: Number(row.total), page: row.page ?? '', unversioned: Number(row.unversioned) };
 }
@@ -293,6 +295,9 @@ function repositoryVersionsStatement(appId: unknown, installationId: unknown, ac
     ) listed
     where inst.id = ${installationId} and inst.app_id = ${appId}`;
 }
+
+// Kept between requests while nothing changed (src/db/changes.ts).
+const repositoryVersions = cachedRead<string, { total: number | string; page: string | null; unversioned: number | string } | undefined>('installation_repository_versions');
 
 // Every poll of an installation's repositories runs one of these (docs/performance.md, "Third round, repository lists").
 const repositoryVersionsQuery = reusableQuery('installation_repository_versions', (db, appId: number, installationId: number, accountId: number, ids: IdList | null, limit: number, offset: number) =>

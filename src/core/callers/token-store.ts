@@ -1,5 +1,6 @@
 // Issuing tokens: every kind is created here, so the format and the stored hash have one source.
 import type { Executor } from '../../db/index.ts';
+import { cachedRead } from '../../db/changes.ts';
 import { reusableQuery } from '../../db/prepared.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { insertUnique, invalidField } from '../../platform/errors.ts';
@@ -65,9 +66,11 @@ export async function issueToken(db: Executor, clock: Clock, input: IssueTokenIn
  * and its user.
  */
 export async function findTokenByHash(db: Executor, hashedToken: string) {
-  const [row] = await tokenByHashQuery(db, hashedToken);
-  return row;
+  return tokensByHash(db, hashedToken, async () => (await tokenByHashQuery(db, hashedToken))[0]);
 }
+
+// Kept between requests while nothing changed (src/db/changes.ts): a revoked token stops at once here, within the window elsewhere.
+const tokensByHash = cachedRead<string, Awaited<ReturnType<typeof tokenByHashQuery>>[number] | undefined>('token_by_hash');
 
 const tokenByHashQuery = reusableQuery('token_by_hash', (db, hashedToken: string) =>
   db

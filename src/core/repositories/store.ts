@@ -4,13 +4,16 @@
 import { sql, type ExpressionBuilder, type Insertable, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import { reusableQuery } from '../../db/prepared.ts';
+import { cachedRead } from '../../db/changes.ts';
 import type { Database, RepositoriesTable, RepositoryPermission } from '../../db/schema.ts';
 import { type OrgRole, type TeamRow, type UserRow } from '../accounts/store.ts';
 import type { RepositoryFacts, RepositoryOwner, RepositoryRow } from './representations.ts';
 
 /** The repository `owner/name` (a `.git` suffix and the case of either ignored), with its owner's account. */
 export async function findRepository(db: Executor, owner: string, name: string): Promise<(RepositoryRow & { owner: UserRow }) | undefined> {
-  const [row] = await repositoryByName(db, owner.toLowerCase(), name.replace(/\.git$/i, '').toLowerCase());
+  const ownerLower = owner.toLowerCase();
+  const nameLower = name.replace(/\.git$/i, '').toLowerCase();
+  const row = await repositoriesByName(db, `${ownerLower}/${nameLower}`, async () => (await repositoryByName(db, ownerLower, nameLower))[0]);
   return row ? repositoryWithOwner(row) : undefined;
 }
 
@@ -561,6 +564,9 @@ const repositoryByName = reusableQuery('repository_by_name', (db, ownerLower: st
     .where('u.login_lower', '=', ownerLower)
     .where('r.name_lower', '=', nameLower),
 );
+
+// The row, kept between requests while nothing changed (src/db/changes.ts); each answer is made anew from it.
+const repositoriesByName = cachedRead<string, Awaited<ReturnType<typeof repositoryByName>>[number] | undefined>('repository_by_name');
 
 function repositoryWithOwner(row: Awaited<ReturnType<typeof repositoryByName>>[number]): RepositoryRow & { owner: UserRow } {
   const owner: UserRow = {

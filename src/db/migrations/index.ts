@@ -19,6 +19,7 @@ import * as formerNames from './0017_former_names.ts';
 import * as unreadThreads from './0018_unread_threads.ts';
 import * as gitDataRemovals from './0019_git_data_removals.ts';
 import * as webhookEventPayloads from './0020_webhook_event_payloads.ts';
+import * as changeNotifications from './0021_change_notifications.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0018_unread_threads': unreadThreads,
   '0019_git_data_removals': gitDataRemovals,
   '0020_webhook_event_payloads': webhookEventPayloads,
+  '0021_change_notifications': changeNotifications,
 };

@@ -1,0 +1,250 @@
+// What this process knows of the database's changes, for reads kept between requests (`cachedRead`):
+// a token's lookup, a poll's validators. An entry is answered only while nothing has changed since it
+// was read, as far as this process can know:
+//   - this process's own writes move `generation` as soon as they commit (the drivers in index.ts
+//     report every statement), before the request that wrote answers: 0 staleness here;
+//   - SQLite: another connection's commit (the CLI, an export thread) moves `PRAGMA data_version`,
+//     read before each cached answer: exact;
+//   - PostgreSQL: another process's commit sends a NOTIFY (a statement trigger on every table a
+//     cached read can depend on, migration 0021), heard on a LISTEN connection of this process. A
+//     heartbeat this process notifies itself every quarter of the window proves the connection
+//     hears: PostgreSQL delivers notifications in commit order, so once a heartbeat sent at t is
+//     heard, every change committed before t has been. Cached reads are answered only while the
+//     newest heard heartbeat was sent less than `windowMs` ago: another process's change is unseen
+//     here for at most that long (CODEHOST_CACHE_WINDOW_MS). No LISTEN (behind a transaction
+//     pooler, a connection lost): no cached answers, every read runs its statement.
+import type { DialectAdapter } from 'kysely';
+import pg from 'pg';
+import type { Executor } from './index.ts';
+
+/** The channel the triggers of migration 0021 notify (their payload: the table). */
+export const CHANGES_CHANNEL = 'codehost_changes';
+
+/**
+ * Tables whose writes no cached read depends on: bookkeeping written many times a second (job
+ * queues, rate-limit counters, webhook deliveries, the activity outbox's progress, an export's
+ * progress). A write to one of them moves no generation and sends no notification.
+ */
+export const UNCACHED_TABLES: ReadonlySet<string> = new Set([
+  'jobs', 'rate_limits', 'webhook_event_payloads', 'webhook_messages', 'webhook_deliveries',
+  'activity_outbox', 'activity_consumptions', 'user_migrations', 'user_migration_repositories', 'git_data_removals',
+]);
+
+const WRITE_TARGET = /^\s*(?:insert\s+into|update|delete\s+from)\s+(?:"?main"?\.)?"?([a-z_]+)"?/i;
+const READ_ONLY = /^\s*(?:select|begin|start\s+transaction|savepoint|release|pragma\s+data_version)\b/i;
+
+/** Whether a statement may have changed something a cached read depends on (any write but one to `UNCACHED_TABLES`). */
+export function mayChangeCached(text: string): boolean {
+  if (READ_ONLY.test(text)) return false;
+  const target = WRITE_TARGET.exec(text)?.[1];
+  return target === undefined || !UNCACHED_TABLES.has(target.toLowerCase());
+}
+
+interface Entry {
+  generation: number;
+  value: unknown;
+}
+
+export class ChangeFeed {
+  /** Moves whenever something a cached read depends on may have changed. */
+  generation = 0;
+  /** Statements of a transaction not yet committed changed something: the generation moves at its end. */
+  readonly #caches = new Map<string, Map<unknown, Entry>>();
+  readonly #source: ChangeSource;
+
+  constructor(source: ChangeSource) {
+    this.#source = source;
+  }
+
+  /** A statement ran on one of this process's connections; `inTransaction`: whether one is still open there after it. */
+  ran(text: string, inTransaction: boolean, connection: { pending: boolean }): void {
+    if (mayChangeCached(text)) connection.pending = true;
+    if (connection.pending && !inTransaction) {
+      connection.pending = false;
+      this.generation++;
+    }
+  }
+
+  /** Whatever happened (a reset, a lost connection): no entry read before now is answered. */
+  moved(): void {
+    this.generation++;
+  }
+
+  /** Whether a cached read may answer now (on SQLite this also hears other connections' commits). */
+  fresh(): boolean {
+    return this.#source.fresh(this);
+  }
+
+  cache(name: string): Map<unknown, Entry> {
+    let cache = this.#caches.get(name);
+    if (!cache) this.#caches.set(name, (cache = new Map()));
+    return cache;
+  }
+
+  close(): Promise<void> {
+    return this.#source.close();
+  }
+}
+
+export interface ChangeSource {
+  fresh(feed: ChangeFeed): boolean;
+  close(): Promise<void>;
+}
+
+/** Caches off (CODEHOST_CACHE_WINDOW_MS=0, or PostgreSQL behind a transaction pooler). */
+export const NO_CACHE: ChangeSource = { fresh: () => false, close: async () => {} };
+
+/** SQLite: other connections' commits, from `PRAGMA data_version` (it moves when another connection commits). */
+export function sqliteChanges(dataVersion: () => number): ChangeSource {
+  let seen = dataVersion();
+  return {
+    fresh(feed) {
+      const now = dataVersion();
+      if (now !== seen) {
+        seen = now;
+        feed.moved();
+      }
+      return true;
+    },
+    close: async () => {},
+  };
+}
+
+export interface ListenLog {
+  warn(object: object, message: string): void;
+}
+
+/** PostgreSQL: other processes' commits, heard by LISTEN, and the heartbeat that bounds what is unheard. */
+export function postgresChanges(url: string, windowMs: number, log?: ListenLog): ChangeSource {
+  const id = `${process.pid}.${Math.random().toString(36).slice(2, 10)}`;
+  const heartbeat = `hb:${id}:`;
+  let client: pg.Client | null = null;
+  let starting = false;
+  let closed = false;
+  let timer: NodeJS.Timeout | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  let heardSentAt = -Infinity;
+  let sequence = 0;
+  const sent = new Map<number, number>();
+  let feedOfSource: ChangeFeed | null = null;
+
+  const lose = (err: unknown) => {
+    if (!client) return;
+    log?.warn({ err }, 'the change feed lost its LISTEN connection; cached reads are off until it is back');
+    const lost = client;
+    client = null;
+    heardSentAt = -Infinity;
+    sent.clear();
+    feedOfSource?.moved();
+    if (timer) clearInterval(timer);
+    timer = null;
+    lost.end().catch(() => {});
+    if (!closed) retry = setTimeout(() => start(), Math.max(windowMs, 1_000)).unref();
+  };
+
+  const beat = () => {
+    if (!client) return;
+    const n = ++sequence;
+    sent.set(n, Date.now());
+    // On the LISTEN connection itself: a session hears its own notifications, after the others committed before.
+    client.query('select pg_notify($1, $2)', [CHANGES_CHANNEL, `${heartbeat}${n}`]).catch(lose);
+  };
+
+  const start = () => {
+    if (starting || client || closed) return;
+    starting = true;
+    retry = null;
+    // Named, so that an operator sees it in pg_stat_activity: one per process that keeps reads.
+    const connecting = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, application_name: 'codehost change feed' });
+    connecting.on('error', (err) => (client === connecting ? lose(err) : undefined));
+    connecting.on('end', () => (client === connecting ? lose(new Error('LISTEN connection ended')) : undefined));
+    connecting.on('notification', (message) => {
+      if (client !== connecting || message.channel !== CHANGES_CHANNEL) return;
+      const payload = message.payload ?? '';
+      if (payload.startsWith(heartbeat)) {
+        const n = Number(payload.slice(heartbeat.length));
+        const at = sent.get(n);
+        if (at !== undefined) {
+          for (const key of sent.keys()) if (key <= n) sent.delete(key);
+          if (at > heardSentAt) heardSentAt = at;
+        }
+      } else if (!payload.startsWith('hb:')) {
+        feedOfSource?.moved();
+      }
+    });
+    connecting
+      .connect()
+      .then(() => connecting.query(`listen ${CHANGES_CHANNEL}`))
+      .then(() => {
+        starting = false;
+        if (closed) return void connecting.end().catch(() => {});
+        client = connecting;
+        // Nothing was heard before the LISTEN: what was read before is not answered.
+        feedOfSource?.moved();
+        timer = setInterval(beat, Math.max(Math.floor(windowMs / 4), 10)).unref();
+        beat();
+      })
+      .catch((err) => {
+        starting = false;
+        connecting.end().catch(() => {});
+        log?.warn({ err }, 'the change feed could not LISTEN; cached reads are off until it can');
+        if (!closed) retry = setTimeout(() => start(), Math.max(windowMs, 1_000)).unref();
+      });
+  };
+
+  return {
+    fresh(feed) {
+      feedOfSource = feed;
+      if (!client) {
+        if (!retry) start();
+        return false;
+      }
+      return Date.now() - heardSentAt <= windowMs;
+    },
+    async close() {
+      closed = true;
+      if (timer) clearInterval(timer);
+      if (retry) clearTimeout(retry);
+      const open = client;
+      client = null;
+      await open?.end().catch(() => {});
+    },
+  };
+}
+
+const feeds = new WeakMap<DialectAdapter, ChangeFeed>();
+
+/** Registers a database's feed (openDatabase): its transactions share the adapter, so they find it too. */
+export function registerFeed(db: Executor, feed: ChangeFeed): void {
+  feeds.set(db.getExecutor().adapter, feed);
+}
+
+/** The feed of a database, or of one of its transactions. */
+export function feedOf(db: Executor): ChangeFeed | undefined {
+  return feeds.get(db.getExecutor().adapter);
+}
+
+/**
+ * A read kept per database and key, answered again while the feed says nothing changed since it
+ * was read (see above). Never inside a transaction (it may have written what the read depends on);
+ * an answer that is `undefined` is not kept (an unknown token is not remembered). The value is
+ * shared between requests: callers must not change it. At most `limit` entries, the oldest go first.
+ */
+export function cachedRead<K, V>(name: string, limit = 10_000) {
+  return async (db: Executor, key: K, read: () => Promise<V>): Promise<V> => {
+    const feed = db.isTransaction ? undefined : feedOf(db);
+    if (!feed || !feed.fresh()) return read();
+    const cache = feed.cache(name);
+    const generation = feed.generation;
+    const hit = cache.get(key);
+    if (hit && hit.generation === generation) return hit.value as V;
+    const value = await read();
+    // Something changed while it was read: the value may be older than the change.
+    if (value !== undefined && feed.generation === generation) {
+      cache.delete(key);
+      if (cache.size >= limit) cache.delete(cache.keys().next().value);
+      cache.set(key, { generation, value });
+    }
+    return value;
+  };
+}
