@@ -33,8 +33,14 @@ export const UNCACHED_TABLES: ReadonlySet<string> = new Set([
 const WRITE_TARGET = /^\s*(?:insert\s+into|update|delete\s+from)\s+(?:"?main"?\.)?"?([a-z_]+)"?/i;
 const READ_ONLY = /^\s*(?:select|begin|start\s+transaction|savepoint|release|pragma\s+data_version)\b/i;
 
-/** Whether a statement may have changed something a cached read depends on (any write but one to `UNCACHED_TABLES`). */
+const SEVERAL = /;\s*\S/;
+
+/**
+ * Whether a statement may have changed something a cached read depends on: any write but one to
+ * `UNCACHED_TABLES`, and any text of several statements (whatever its first one is).
+ */
 export function mayChangeCached(text: string): boolean {
+  if (SEVERAL.test(text)) return true;
   if (READ_ONLY.test(text)) return false;
   const target = WRITE_TARGET.exec(text)?.[1];
   return target === undefined || !UNCACHED_TABLES.has(target.toLowerCase());

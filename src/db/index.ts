@@ -139,7 +139,7 @@ function retryingReads(pool: pg.Pool, namedStatements: boolean, feed: () => Chan
           return await queryOnce(text, parameters);
         } finally {
           // After it: a write moves the feed's generation once committed, before the request answers.
-          feed().ran(text, inTransaction, connection);
+          feed().ran(text, transactionOpen(client, inTransaction), connection);
         }
       };
       const queryOnce = async (text: string, parameters: readonly unknown[]) => {
@@ -171,6 +171,17 @@ function retryingReads(pool: pg.Pool, namedStatements: boolean, feed: () => Chan
       };
     },
   };
+}
+
+/**
+ * Whether a transaction is open on the connection after its last statement: what the server said
+ * in its last ReadyForQuery (pg keeps it as `_txStatus`: I idle, T in a transaction, E in a failed
+ * one), which a text of several statements (`BEGIN; …; COMMIT`) also gets right; `tracked` (from
+ * the statements' texts) when the client has none.
+ */
+function transactionOpen(client: pg.PoolClient | null, tracked: boolean): boolean {
+  const status = (client as { _txStatus?: string | null } | null)?._txStatus;
+  return status === 'I' ? false : status === 'T' || status === 'E' ? true : tracked;
 }
 
 /** Where the database layer reports a lost connection (the server's logger). */
