@@ -149,7 +149,7 @@ export async function createServer(
     poolSize: config.databasePoolSize,
     pooler: config.databasePooler,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
-    cacheWindowMs: config.cacheWindowMs,
+    lookupCacheMs: config.lookupCacheMs,
     log: app.log,
   });
   const applied = await migrateToLatest(db);

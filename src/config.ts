@@ -27,11 +27,6 @@ export interface Config {
   databasePooler: 'session' | 'transaction';
   /** How long a query waits for a PostgreSQL connection (a free one in the pool, or a new one) before answering 503. */
   databaseConnectTimeoutMs: number;
-  /**
-   * CODEHOST_CACHE_WINDOW_MS: how long another process's committed change may go unseen by this
-   * process's kept reads (token lookups, poll validators) on PostgreSQL; 0 keeps none (src/db/changes.ts).
-   */
-  cacheWindowMs: number;
   adminToken: string | null;
   /** Base of every `url` field, `Link` header and the OpenAPI `servers` entry (see `urlsFollowAddress`). */
   apiUrl: string;
@@ -74,8 +69,9 @@ export interface Config {
   };
   /**
    * How long a process trusts what it read of state another process may change: an app by its
-   * client id (Basic credentials), an address's failed-login count. Changes made by this process
-   * take effect at once.
+   * client id (Basic credentials), an address's failed-login count, and on PostgreSQL the reads kept
+   * between requests (src/db/changes.ts: token lookups, poll validators), which another process's
+   * change reaches within this window. Changes made by this process take effect at once; 0 keeps nothing.
    */
   lookupCacheMs: number;
   jobs: {
@@ -350,7 +346,6 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: int(env, 'CODEHOST_DATABASE_POOL_SIZE', 10, 1),
     databasePooler: databasePooler(env),
     databaseConnectTimeoutMs: int(env, 'CODEHOST_DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100),
-    cacheWindowMs: int(env, 'CODEHOST_CACHE_WINDOW_MS', 1_000, 0, 60_000),
     adminToken: bearerToken(env, 'CODEHOST_ADMIN_TOKEN'),
     apiUrl,
     webUrl,

@@ -113,3 +113,23 @@ test('a list whose repositories changed records them, then reads its page again 
   assert.equal(statements.slice(recorded + 1).filter((text) => preparedNames.has(text) && /notification_subjects/.test(text)).length, 1, 'the page read after the record');
   assert.equal((await statementsOf('/notifications', { 'if-none-match': response.headers.get('etag')! })).response.status, 304);
 });
+
+test('a conditional poll repeated while nothing changed runs no statement: its caller and validator are kept reads (src/db/changes.ts)', async () => {
+  const etag = (await statementsOf('/notifications')).response.headers.get('etag')!;
+  const deadline = Date.now() + 10_000;
+  while (!server.server.ctx.db.feed.fresh()) {
+    assert.ok(Date.now() < deadline, 'the change feed never became fresh');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await statementsOf('/notifications', { 'if-none-match': etag });
+  const again = await statementsOf('/notifications', { 'if-none-match': etag });
+  assert.equal(again.response.status, 304);
+  // Every statement, not only the notifications': the token's lookup is kept too (the rate limit's
+  // lease is read once per block of requests; on SQLite the job queue polls through the same connection).
+  assert.deepEqual(sent.filter((text) => !/rate_limits|\bjobs\b/.test(text)), [], 'no statement but the rate limit\'s lease and the job queue\'s own (SQLite)');
+  // A write, and the next poll reads its validator again.
+  await notify('five');
+  const changed = await statementsOf('/notifications', { 'if-none-match': etag });
+  assert.equal(changed.response.status, 200);
+  assert.equal(changed.response.body[0].subject.title, 'five');
+});

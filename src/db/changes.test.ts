@@ -14,8 +14,8 @@ const WINDOW_MS = 1_000;
 let database: TestDatabase;
 let db: Db;
 
-const open = (cacheWindowMs = WINDOW_MS) =>
-  openDatabase({ databaseUrl: database.databaseUrl, sqlitePath: `${database.dataDir}/codehost.db`, poolSize: 3, cacheWindowMs });
+const open = (lookupCacheMs = WINDOW_MS) =>
+  openDatabase({ databaseUrl: database.databaseUrl, sqlitePath: `${database.dataDir}/codehost.db`, poolSize: 3, lookupCacheMs });
 
 before(async () => {
   database = await createTestDatabase();
@@ -78,6 +78,7 @@ const rename = (on: Db['kysely'], name: string) => on.updateTable('users').set({
 
 test('which statements move the generation: writes, except to the bookkeeping tables', () => {
   assert.equal(mayChangeCached('select 1'), false);
+  assert.equal(mayChangeCached('with recursive walk(id) as (select 1) select id, updated_at from walk'), false);
   assert.equal(mayChangeCached('update "users" set "name" = $1'), true);
   assert.equal(mayChangeCached('insert into "rate_limits" ("key") values (?)'), false);
   assert.equal(mayChangeCached('delete from "webhook_deliveries" where id = 1'), false);

@@ -11,11 +11,11 @@
 //     hears: PostgreSQL delivers notifications in commit order, so once a heartbeat sent at t is
 //     heard, every change committed before t has been. Cached reads are answered only while the
 //     newest heard heartbeat was sent less than `windowMs` ago: another process's change is unseen
-//     here for at most that long (CODEHOST_CACHE_WINDOW_MS). No LISTEN (behind a transaction
+//     here for at most that long (CODEHOST_LOOKUP_CACHE_MS). No LISTEN (behind a transaction
 //     pooler, a connection lost): no cached answers, every read runs its statement.
 import type { DialectAdapter } from 'kysely';
 import pg from 'pg';
-import type { Executor } from './index.ts';
+import { onlyReads, type Executor } from './index.ts';
 
 /** The channel the triggers of migration 0021 notify (their payload: the table). */
 export const CHANGES_CHANNEL = 'codehost_changes';
@@ -31,7 +31,7 @@ export const UNCACHED_TABLES: ReadonlySet<string> = new Set([
 ]);
 
 const WRITE_TARGET = /^\s*(?:insert\s+into|update|delete\s+from)\s+(?:"?main"?\.)?"?([a-z_]+)"?/i;
-const READ_ONLY = /^\s*(?:select|begin|start\s+transaction|savepoint|release|pragma\s+data_version)\b/i;
+const NO_WRITE = /^\s*(?:begin|start\s+transaction|savepoint|release)\b/i;
 
 const SEVERAL = /;\s*\S/;
 
@@ -41,7 +41,7 @@ const SEVERAL = /;\s*\S/;
  */
 export function mayChangeCached(text: string): boolean {
   if (SEVERAL.test(text)) return true;
-  if (READ_ONLY.test(text)) return false;
+  if (onlyReads(text) || NO_WRITE.test(text)) return false;
   const target = WRITE_TARGET.exec(text)?.[1];
   return target === undefined || !UNCACHED_TABLES.has(target.toLowerCase());
 }
@@ -97,7 +97,7 @@ export interface ChangeSource {
   close(): Promise<void>;
 }
 
-/** Caches off (CODEHOST_CACHE_WINDOW_MS=0, or PostgreSQL behind a transaction pooler). */
+/** Caches off (CODEHOST_LOOKUP_CACHE_MS=0, or PostgreSQL behind a transaction pooler). */
 export const NO_CACHE: ChangeSource = { fresh: () => false, close: async () => {} };
 
 /** SQLite: other connections' commits, from `PRAGMA data_version` (it moves when another connection commits). */
@@ -187,7 +187,7 @@ export function postgresChanges(url: string, windowMs: number, log?: ListenLog):
         client = connecting;
         // Nothing was heard before the LISTEN: what was read before is not answered.
         feedOfSource?.moved();
-        timer = setInterval(beat, Math.max(Math.floor(windowMs / 4), 10)).unref();
+        timer = setInterval(beat, Math.min(Math.max(Math.floor(windowMs / 4), 10), 60_000)).unref();
         beat();
       })
       .catch((err) => {
@@ -218,16 +218,17 @@ export function postgresChanges(url: string, windowMs: number, log?: ListenLog):
   };
 }
 
-const feeds = new WeakMap<DialectAdapter, ChangeFeed>();
+const FEED = Symbol('codehost change feed');
+type WithFeed = DialectAdapter & { [FEED]?: ChangeFeed };
 
-/** Registers a database's feed (openDatabase): its transactions share the adapter, so they find it too. */
+/** Gives a database its feed (openDatabase), on its dialect adapter: its transactions share the adapter, so they find it too. */
 export function registerFeed(db: Executor, feed: ChangeFeed): void {
-  feeds.set(db.getExecutor().adapter, feed);
+  (db.getExecutor().adapter as WithFeed)[FEED] = feed;
 }
 
 /** The feed of a database, or of one of its transactions. */
 export function feedOf(db: Executor): ChangeFeed | undefined {
-  return feeds.get(db.getExecutor().adapter);
+  return (db.getExecutor().adapter as WithFeed)[FEED];
 }
 
 /**

@@ -201,7 +201,7 @@ export interface OpenOptions {
    * How long another process's committed change may go unseen by the reads kept between requests
    * (changes.ts; PostgreSQL only, SQLite's are exact). 0 (the default): none kept, every read runs its statement.
    */
-  cacheWindowMs?: number;
+  lookupCacheMs?: number;
   log?: DbLog;
 }
 
@@ -219,7 +219,7 @@ export function openDatabase(options: OpenOptions): Db {
     pool.on('connect', (client) => client.on('error', lost));
     // An idle client's error is also reported by the pool: the client's own listener logged it.
     pool.on('error', () => {});
-    const window = options.cacheWindowMs ?? 0;
+    const window = options.lookupCacheMs ?? 0;
     // Behind a transaction pooler a LISTEN connection hears nothing reliably (its server connection serves others).
     const feed = new ChangeFeed(window > 0 && options.pooler !== 'transaction' ? postgresChanges(options.databaseUrl, window, options.log) : NO_CACHE);
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: retryingReads(pool, options.pooler !== 'transaction', () => feed) }) });
@@ -228,7 +228,7 @@ export function openDatabase(options: OpenOptions): Db {
   }
   let feed: ChangeFeed | null = null;
   const sqlite = nodeSqlite(options.sqlitePath, () => feed!);
-  feed = new ChangeFeed((options.cacheWindowMs ?? 0) > 0 ? sqliteChanges(sqlite.dataVersion) : NO_CACHE);
+  feed = new ChangeFeed((options.lookupCacheMs ?? 0) > 0 ? sqliteChanges(sqlite.dataVersion) : NO_CACHE);
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite.database }) });
   registerFeed(kysely, feed);
   return { kysely, dialect: 'sqlite', url: null, feed, close: () => closeBoth(kysely, feed) };
