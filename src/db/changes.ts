@@ -54,7 +54,7 @@ interface Entry {
 export class ChangeFeed {
   /** Moves whenever something a cached read depends on may have changed. */
   generation = 0;
-  /** Statements of a transaction not yet committed changed something: the generation moves at its end. */
+  /** The kept reads, by the name of their kind (`cachedRead`), then by key. */
   readonly #caches = new Map<string, Map<unknown, Entry>>();
   readonly #source: ChangeSource;
 
@@ -62,7 +62,11 @@ export class ChangeFeed {
     this.#source = source;
   }
 
-  /** A statement ran on one of this process's connections; `inTransaction`: whether one is still open there after it. */
+  /**
+   * A statement ran on one of this process's connections; `inTransaction`: whether a transaction is
+   * still open there after it. A write in a transaction marks the connection `pending`, and the
+   * generation moves when the transaction ends (committed or not): its writes are seen from then on.
+   */
   ran(text: string, inTransaction: boolean, connection: { pending: boolean }): void {
     if (mayChangeCached(text)) connection.pending = true;
     if (connection.pending && !inTransaction) {
@@ -105,7 +109,12 @@ export function sqliteChanges(dataVersion: () => number): ChangeSource {
   let seen = dataVersion();
   return {
     fresh(feed) {
-      const now = dataVersion();
+      let now: number;
+      try {
+        now = dataVersion();
+      } catch {
+        return false; // closed: nothing is answered from memory
+      }
       if (now !== seen) {
         seen = now;
         feed.moved();
@@ -134,10 +143,10 @@ export function postgresChanges(url: string, windowMs: number, log?: ListenLog):
   const sent = new Map<number, number>();
   let feedOfSource: ChangeFeed | null = null;
 
-  const lose = (err: unknown) => {
-    if (!client) return;
+  /** `lost` failed (an error, its end, a heartbeat refused); nothing if it is not the connection in use any more. */
+  const lose = (lost: pg.Client, err: unknown) => {
+    if (client !== lost) return;
     log?.warn({ err }, 'the change feed lost its LISTEN connection; cached reads are off until it is back');
-    const lost = client;
     client = null;
     heardSentAt = -Infinity;
     sent.clear();
@@ -149,11 +158,14 @@ export function postgresChanges(url: string, windowMs: number, log?: ListenLog):
   };
 
   const beat = () => {
-    if (!client) return;
+    const on = client;
+    if (!on) return;
+    // Unheard for a long while (a connection that hangs): start again rather than keep counting.
+    if (sent.size >= 1_000) return lose(on, new Error('the change feed heard none of its last 1,000 heartbeats'));
     const n = ++sequence;
     sent.set(n, Date.now());
     // On the LISTEN connection itself: a session hears its own notifications, after the others committed before.
-    client.query('select pg_notify($1, $2)', [CHANGES_CHANNEL, `${heartbeat}${n}`]).catch(lose);
+    on.query('select pg_notify($1, $2)', [CHANGES_CHANNEL, `${heartbeat}${n}`]).catch((err) => lose(on, err));
   };
 
   const start = () => {
@@ -162,8 +174,8 @@ export function postgresChanges(url: string, windowMs: number, log?: ListenLog):
     retry = null;
     // Named, so that an operator sees it in pg_stat_activity: one per process that keeps reads.
     const connecting = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, application_name: 'codehost change feed' });
-    connecting.on('error', (err) => (client === connecting ? lose(err) : undefined));
-    connecting.on('end', () => (client === connecting ? lose(new Error('LISTEN connection ended')) : undefined));
+    connecting.on('error', (err) => lose(connecting, err));
+    connecting.on('end', () => lose(connecting, new Error('LISTEN connection ended')));
     connecting.on('notification', (message) => {
       if (client !== connecting || message.channel !== CHANGES_CHANNEL) return;
       const payload = message.payload ?? '';

@@ -303,7 +303,7 @@ const repositoryVersions = cachedRead<string, { total: number | string; page: st
 const repositoryVersionsQuery = reusableQuery('installation_repository_versions', (db, appId: number, installationId: number, accountId: number, ids: IdList | null, limit: number, offset: number) =>
   repositoryVersionsStatement(appId, installationId, accountId, ids, limit, offset, isPostgres(db)));
 
-/** Revokes one token: it stops working at once (credentials are looked up on every request). */
+/** Revokes one token: it stops working at once on this process, within CODEHOST_LOOKUP_CACHE_MS on others (src/db/changes.ts). */
 export async function deleteToken(db: Executor, tokenId: number): Promise<void> {
   await db.deleteFrom('tokens').where('id', '=', tokenId).execute();
 }

@@ -105,7 +105,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
   const kind = tokenKindOf(token);
   if (!kind) throw badCredentials();
   // One round trip: the token, its installation (account and grant), its app's requested permissions,
-  // and its user (every request pays for this).
+  // and its user; kept between requests while nothing changed (findTokenByHash, src/db/changes.ts).
   const row = await findTokenByHash(db, hashSecret(token));
   if (!row || row.kind !== kind) throw badCredentials();
   if (row.expires_at && row.expires_at <= clock.now().toISOString()) throw badCredentials();
