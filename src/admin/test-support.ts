@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { Type } from 'typebox';
 import { parse } from 'yaml';
 import type { Area } from '../core/area.ts';
-import { forgetCachedApps } from '../core/apps/store.ts';
 import { stateTables, type SnapshotMeta, type StateTables } from '../db/snapshots.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { invalidField, notFound, validationFailed } from '../platform/errors.ts';
@@ -182,7 +181,6 @@ export class TestSupport {
     faultsOf(this.#ctx).replace(memory.faults);
     journalOf(this.#ctx).replace(memory.journal);
     this.#ctx.rateLimiter.forget();
-    forgetCachedApps();
   }
 }
 

@@ -5,7 +5,6 @@ import { idList, inIdList, isPostgres, reusableQuery, type IdList } from '../../
 import { cachedRead } from '../../db/changes.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AppAuthorizationsTable, AppsTable, InstallationsTable } from '../../db/schema.ts';
-import { perServer } from '../../platform/per-server.ts';
 import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 
@@ -29,42 +28,15 @@ export async function findAppBy(db: Executor, key: { id: number } | { clientId: 
 }
 
 /**
- * Bumped by every app write through this module in this process: a cached app read before it is
- * stale (a read that overlapped a write is not kept either).
+ * An app by the client id Basic credentials present (every app token request), kept between
+ * requests while nothing changed (src/db/changes.ts): a secret reset or an app deleted is seen at
+ * once by this process, within CODEHOST_LOOKUP_CACHE_MS by others. Unknown client ids are not kept.
  */
-let generation = 0;
-const MAX_CACHED_APPS = 10_000;
-
-/**
- * Apps by client id as Basic credentials present them on every app token request, one cache per
- * server (`appsByClientId.of(ctx)`), each entry kept for `maxAgeMs`. A write through this module in
- * this process empties it at once; a change another process makes is seen within `maxAgeMs`. Unknown
- * client ids are not kept (an app created elsewhere works at once).
- */
-export class AppsByClientId {
-  readonly #apps = new Map<string, { app: AppRow; at: number; generation: number }>();
-  readonly #maxAgeMs: number;
-
-  constructor(maxAgeMs: number) {
-    this.#maxAgeMs = maxAgeMs;
-  }
-
-  async find(db: Executor, clientId: string): Promise<AppRow | undefined> {
-    if (this.#maxAgeMs <= 0) return findAppBy(db, { clientId });
-    const cached = this.#apps.get(clientId);
-    if (cached && cached.generation === generation && performance.now() - cached.at < this.#maxAgeMs) return cached.app;
-    const [seen, at] = [generation, performance.now()];
-    const app = await findAppBy(db, { clientId });
-    if (app && seen === generation) {
-      this.#apps.delete(clientId);
-      this.#apps.set(clientId, { app, at, generation: seen });
-      if (this.#apps.size > MAX_CACHED_APPS) this.#apps.delete(this.#apps.keys().next().value!);
-    }
-    return app;
-  }
+export async function findAppByClientId(db: Executor, clientId: string): Promise<AppRow | undefined> {
+  return appsByClientId(db, clientId, () => findAppBy(db, { clientId }));
 }
 
-export const appsByClientId = perServer((ctx) => new AppsByClientId(ctx.config.lookupCacheMs));
+const appsByClientId = cachedRead<string, AppRow | undefined>('app_by_client_id');
 
 /** An app's installation on an account: its id, repository selection and granted permissions. */
 export async function installationGrantOn(db: Executor, appId: number, accountId: number) {
@@ -89,21 +61,12 @@ export async function installationCovers(db: Executor, installationId: number, r
   return installation !== undefined && (installation.repository_selection === 'all' || installation.repository_id !== null);
 }
 
-/** Forgets every cached app (a reset or snapshot restore of the test double replaced them all). */
-export function forgetCachedApps(): void {
-  generation++;
-}
-
 export async function insertApp(db: Executor, values: Insertable<AppsTable>): Promise<AppRow> {
-  generation++;
   return db.insertInto('apps').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
 export async function updateApp(db: Executor, id: number, values: Pick<AppsTable, 'permissions' | 'events' | 'updated_at'>): Promise<AppRow> {
-  generation++;
-  const app = await db.updateTable('apps').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
-  generation++;
-  return app;
+  return db.updateTable('apps').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
 /** An installation and, for a selection, its repositories. */

@@ -8,7 +8,6 @@ import { ApiError } from '../../platform/errors.ts';
 import { routeConfig } from '../../platform/route-config.ts';
 import { anonymousRateLimit, anonymousRateLimitHeaders, selectApiVersion } from '../../platform/http.ts';
 import { clientAddress, rateLimitExceededMessage, rateLimitHeaders, type RateLimitKey, type RateLimitState } from '../../platform/rate-limit.ts';
-import { appsByClientId } from '../apps/store.ts';
 import { acceptedHeaders, checkRule, type AccessRule } from './access.ts';
 import { ANONYMOUS, authenticate, isFailedLogin, type AnonymousPrincipal, type Principal } from './principal.ts';
 
@@ -62,7 +61,7 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
     // Every credential check runs under the failed-login limit of the client's address (the check
     // and the limit's read side by side; the read at most once per CODEHOST_LOOKUP_CACHE_MS).
     const authorization = request.headers.authorization;
-    const check = () => authenticate(ctx.db.kysely, ctx.clock, authorization, { basicApp: Boolean(config.basicApp), apps: appsByClientId.of(ctx) });
+    const check = () => authenticate(ctx.db.kysely, ctx.clock, authorization, { basicApp: Boolean(config.basicApp) });
     try {
       request.principal = authorization
         ? await ctx.rateLimiter.guardLogin(address, ctx.config.rateLimit.failedLoginsPerHour, check, isFailedLogin)

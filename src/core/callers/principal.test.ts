@@ -11,7 +11,6 @@ import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { Clock } from '../../platform/clock.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { AppsByClientId } from '../apps/store.ts';
 import { generateToken, hashSecret } from '../../platform/tokens.ts';
 import { ANONYMOUS, authenticate, ClientCredentialsRejected, principalFromToken, type InstallationPrincipal, type Principal, type UserPrincipal } from './principal.ts';
 import { issueToken, type IssueTokenInput } from './token-store.ts';
@@ -245,23 +244,25 @@ test('authenticate: no header or a blank one is anonymous; an unreadable one is 
 
 test('authenticate: Basic client credentials where the route takes them (an app); a wrong one is the platform\'s 404', async () => {
   const basic = (user: string, secret: string) => `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`;
-  for (const appCacheMs of [0, 60_000]) {
-    const principal = await authenticate(db.kysely, clock, basic('Iv1.theapp42', CLIENT_SECRET), { basicApp: true, apps: new AppsByClientId(appCacheMs) });
-    assert.deepEqual(principal.type === 'app' ? [principal.kind, principal.app.id] : principal, ['basic', id.app]);
-  }
+  const principal = await authenticate(db.kysely, clock, basic('Iv1.theapp42', CLIENT_SECRET), { basicApp: true });
+  assert.deepEqual(principal.type === 'app' ? [principal.kind, principal.app.id] : principal, ['basic', id.app]);
   for (const [user, secret] of [['Iv1.theapp42', 'wrong'], ['Iv1.nobody', CLIENT_SECRET], ['Iv1.the\0app', CLIENT_SECRET]] as const) {
     await assert.rejects(authenticate(db.kysely, clock, basic(user, secret), { basicApp: true }), (error) => error instanceof ClientCredentialsRejected && (error as ApiError).status === 404);
   }
-  // Within the cache time (CODEHOST_LOOKUP_CACHE_MS) the app read before is used (a secret changed by another process is seen
-  // after it); without a cache time, every request reads it.
-  const apps = new AppsByClientId(60_000);
-  await authenticate(db.kysely, clock, basic('Iv1.theapp42', CLIENT_SECRET), { basicApp: true, apps });
-  await db.kysely.updateTable('apps').set({ client_secret_hash: hashSecret('a new secret') }).where('id', '=', id.app!).execute();
+  // The app is a kept read (src/db/changes.ts): a secret changed through the same database is seen by the next request.
+  const kept = openDatabase({ databaseUrl: testDatabase.databaseUrl, sqlitePath: `${testDatabase.dataDir}/codehost.db`, lookupCacheMs: 60_000 });
   try {
-    assert.equal((await authenticate(db.kysely, clock, basic('Iv1.theapp42', CLIENT_SECRET), { basicApp: true, apps })).type, 'app');
-    await assert.rejects(authenticate(db.kysely, clock, basic('Iv1.theapp42', CLIENT_SECRET), { basicApp: true }), ClientCredentialsRejected);
+    for (const deadline = Date.now() + 10_000; !kept.feed.fresh(); ) {
+      assert.ok(Date.now() < deadline, 'the change feed never became fresh');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    for (let i = 0; i < 2; i++) assert.equal((await authenticate(kept.kysely, clock, basic('Iv1.theapp42', CLIENT_SECRET), { basicApp: true })).type, 'app');
+    await kept.kysely.updateTable('apps').set({ client_secret_hash: hashSecret('a new secret') }).where('id', '=', id.app!).execute();
+    await assert.rejects(authenticate(kept.kysely, clock, basic('Iv1.theapp42', CLIENT_SECRET), { basicApp: true }), ClientCredentialsRejected);
+    assert.equal((await authenticate(kept.kysely, clock, basic('Iv1.theapp42', 'a new secret'), { basicApp: true })).type, 'app');
   } finally {
-    await db.kysely.updateTable('apps').set({ client_secret_hash: hashSecret(CLIENT_SECRET) }).where('id', '=', id.app!).execute();
+    await kept.kysely.updateTable('apps').set({ client_secret_hash: hashSecret(CLIENT_SECRET) }).where('id', '=', id.app!).execute();
+    await kept.close();
   }
   // Elsewhere Basic carries a token: client credentials are no token.
   await assert.rejects(authenticate(db.kysely, clock, basic('Iv1.theapp42', CLIENT_SECRET), { basicApp: false }), badCredentials);

@@ -4,7 +4,7 @@ import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { Executor } from '../../db/index.ts';
 import type { UserRow } from '../accounts/store.ts';
 import { intersectPermissions, parsePermissions, type Permissions } from '../apps/permissions.ts';
-import { findAppBy, installationGrantOn, type AppRow, type AppsByClientId } from '../apps/store.ts';
+import { findAppBy, findAppByClientId, installationGrantOn, type AppRow } from '../apps/store.ts';
 import { findTokenByHash } from './token-store.ts';
 import type { AccessRule } from './access.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -267,13 +267,13 @@ export async function authenticate(
   db: Executor,
   clock: Clock,
   header: string | undefined,
-  options: { basicApp: boolean; apps?: AppsByClientId },
+  options: { basicApp: boolean },
 ): Promise<Principal> {
   const parsed = parseAuthorization(header);
   if (!parsed) return ANONYMOUS;
   if (parsed.scheme === 'basic') {
     if (options.basicApp) {
-      const app = isStorableText(parsed.username!) ? await (options.apps ? options.apps.find(db, parsed.username!) : findAppBy(db, { clientId: parsed.username! })) : undefined;
+      const app = isStorableText(parsed.username!) ? await findAppByClientId(db, parsed.username!) : undefined;
       if (!app || !secretMatches(parsed.credential, app.client_secret_hash)) throw new ClientCredentialsRejected();
       return { type: 'app', kind: 'basic', app };
     }
