@@ -159,6 +159,23 @@ test(`a write committed elsewhere (another process) is seen ${engine === 'sqlite
   }
 });
 
+test('the kept reads are bounded by their weight: the oldest go first, one heavier than the bound is not kept', async () => {
+  await warm();
+  const kept = cachedRead<string, string>('changes_test_weight', { limit: 3, weight: (value) => value.length });
+  const reads: string[] = [];
+  const read = (key: string) => kept(db.kysely, key, async () => (reads.push(key), key));
+  for (const key of ['a', 'bb', 'a', 'bb']) await read(key);
+  assert.deepEqual(reads, ['a', 'bb'], 'both kept: 1 + 2 parts');
+  await read('c'); // 1 + 2 + 1 > 3: 'a', the oldest, goes
+  await read('bb');
+  await read('c');
+  await read('a');
+  assert.deepEqual(reads, ['a', 'bb', 'c', 'a']);
+  await read('dddd');
+  await read('dddd');
+  assert.deepEqual(reads.slice(4), ['dddd', 'dddd'], 'heavier than the bound: read every time');
+});
+
 test('a window of 0 keeps nothing', async () => {
   const off = open(0);
   try {

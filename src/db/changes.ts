@@ -49,13 +49,20 @@ export function mayChangeCached(text: string): boolean {
 interface Entry {
   generation: number;
   value: unknown;
+  weight: number;
+}
+
+/** The kept reads of one kind: by key, oldest first, with the sum of their weights. */
+interface Kept {
+  entries: Map<unknown, Entry>;
+  weight: number;
 }
 
 export class ChangeFeed {
   /** Moves whenever something a cached read depends on may have changed. */
   generation = 0;
   /** The kept reads, by the name of their kind (`cachedRead`), then by key. */
-  readonly #caches = new Map<string, Map<unknown, Entry>>();
+  readonly #caches = new Map<string, Kept>();
   readonly #source: ChangeSource;
 
   constructor(source: ChangeSource) {
@@ -85,9 +92,9 @@ export class ChangeFeed {
     return this.#source.fresh(this);
   }
 
-  cache(name: string): Map<unknown, Entry> {
+  cache(name: string): Kept {
     let cache = this.#caches.get(name);
-    if (!cache) this.#caches.set(name, (cache = new Map()));
+    if (!cache) this.#caches.set(name, (cache = { entries: new Map(), weight: 0 }));
     return cache;
   }
 
@@ -247,23 +254,37 @@ export function feedOf(db: Executor): ChangeFeed | undefined {
  * A read kept per database and key, answered again while the feed says nothing changed since it
  * was read (see above). Never inside a transaction (it may have written what the read depends on);
  * an answer that is `undefined` is not kept (an unknown token is not remembered). The value is
- * shared between requests: callers must not change it. At most `limit` entries, the oldest go first.
+ * shared between requests: callers must not change it. Bounded per database: the weights of the
+ * kept values (1 each, unless `weight` says how many parts one holds) add up to at most `limit`,
+ * the oldest going first; a value heavier than that is not kept.
  */
-export function cachedRead<K, V>(name: string, limit = 10_000) {
+export function cachedRead<K, V>(name: string, bound: { limit?: number; weight?: (value: V) => number } = {}) {
+  const limit = bound.limit ?? 10_000;
+  const weigh = bound.weight ?? (() => 1);
   return async (db: Executor, key: K, read: () => Promise<V>): Promise<V> => {
     const feed = db.isTransaction ? undefined : feedOf(db);
     if (!feed || !feed.fresh()) return read();
-    const cache = feed.cache(name);
+    const kept = feed.cache(name);
     const generation = feed.generation;
-    const hit = cache.get(key);
+    const hit = kept.entries.get(key);
     if (hit && hit.generation === generation) return hit.value as V;
     const value = await read();
     // Something changed while it was read: the value may be older than the change.
-    if (value !== undefined && feed.generation === generation) {
-      cache.delete(key);
-      if (cache.size >= limit) cache.delete(cache.keys().next().value);
-      cache.set(key, { generation, value });
+    if (value === undefined || feed.generation !== generation) return value;
+    const weight = weigh(value);
+    if (weight > limit) return value;
+    if (hit) forget(kept, key, hit);
+    for (const [oldest, entry] of kept.entries) {
+      if (kept.weight + weight <= limit) break;
+      forget(kept, oldest, entry);
     }
+    kept.entries.set(key, { generation, value, weight });
+    kept.weight += weight;
     return value;
   };
+}
+
+function forget(kept: Kept, key: unknown, entry: Entry): void {
+  kept.entries.delete(key);
+  kept.weight -= entry.weight;
 }

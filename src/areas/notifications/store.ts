@@ -221,7 +221,8 @@ export async function listValidator(db: Executor, userId: number, threadId?: num
 
 // Kept between requests while nothing changed (src/db/changes.ts): a poll that changes nothing runs no
 // statement. Shared by the requests that read it: never changed after `validatorOf`.
-const validators = cachedRead<number | string, ListValidator>('notifications_validator');
+// A validator holds a part per repository of the user's threads: at most 200,000 parts kept in all.
+const validators = cachedRead<number | string, ListValidator>('notifications_validator', { limit: 200_000, weight: (v) => 1 + v.repositories.length });
 
 /** The validator's rows (kind r: a repository, i: the inbox, t: the thread), as what the lists are decided from. */
 function validatorOf(rows: readonly ValidatorRow[]): ListValidator {
