@@ -15,7 +15,7 @@
 //     pooler, a connection lost): no cached answers, every read runs its statement.
 import type { DialectAdapter } from 'kysely';
 import pg from 'pg';
-import { onlyReads, type Executor } from './index.ts';
+import { onlyReads, type DbLog, type Executor } from './index.ts';
 
 /** The channel the triggers of migration 0021 notify (their payload: the table). */
 export const CHANGES_CHANNEL = 'codehost_changes';
@@ -75,6 +75,8 @@ export class ChangeFeed {
    * generation moves when the transaction ends (committed or not): its writes are seen from then on.
    */
   ran(text: string, inTransaction: boolean, connection: { pending: boolean }): void {
+    // Nothing is kept (a window of 0, the CLI, an export thread): nothing to throw away.
+    if (this.#source === NO_CACHE) return;
     if (mayChangeCached(text)) connection.pending = true;
     if (connection.pending && !inTransaction) {
       connection.pending = false;
@@ -132,12 +134,8 @@ export function sqliteChanges(dataVersion: () => number): ChangeSource {
   };
 }
 
-export interface ListenLog {
-  warn(object: object, message: string): void;
-}
-
 /** PostgreSQL: other processes' commits, heard by LISTEN, and the heartbeat that bounds what is unheard. */
-export function postgresChanges(url: string, windowMs: number, log?: ListenLog): ChangeSource {
+export function postgresChanges(url: string, windowMs: number, log?: DbLog): ChangeSource {
   const id = `${process.pid}.${Math.random().toString(36).slice(2, 10)}`;
   const heartbeat = `hb:${id}:`;
   let client: pg.Client | null = null;

@@ -230,9 +230,12 @@ export async function installationRepositoryVersions(
   scope: RepositoryScope,
   page: { offset: number; limit: number },
 ): Promise<{ total: number; page: string; unversioned: number } | undefined> {
-  const ids = scope.repositoryIds && idList(db, scope.repositoryIds);
   const key = `${appId}:${scope.installationId}:${scope.accountId}:${scope.repositoryIds?.join(',') ?? '*'}:${page.limit}:${page.offset}`;
-  const row = await repositoryVersions(db, key, async () => (await repositoryVersionsQuery(db, appId, scope.installationId, scope.accountId, ids, page.limit, page.offset))[0]);
+  const row = await repositoryVersions(db, key, async () => {
+    // Only when it is read: a kept answer needs no parameter.
+    const ids = scope.repositoryIds && idList(db, scope.repositoryIds);
+    return (await repositoryVersionsQuery(db, appId, scope.installationId, scope.accountId, ids, page.limit, page.offset))[0];
+  });
   if (!row) return undefined;
   return { total: Number(row.total), page: row.page ?? '', unversioned: Number(row.unversioned) };
 }
