@@ -1,6 +1,6 @@
 // POST /applications/{client_id}/token with a valid token (Basic auth, token lookup, rate-limit
 // upsert, serialization) against a bare node:http server answering the same bytes, in one run.
-import { capture, cpuSeconds, load, ratio, startBaseline, startServerOnOwnDatabase } from './lib.ts';
+import { capture, cpuSeconds, load, ratio, startBaseline, startServerOnOwnDatabase, warmUp } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -27,8 +27,7 @@ export default async function appTokens(options: Options = {}): Promise<Record<s
     const baseline = await startBaseline(sample);
     try {
       // Warm both up, then measure the baseline and the server one after the other.
-      await load({ url: baseline.url, method: 'POST', headers, body, seconds: 1 });
-      await load({ url, method: 'POST', headers, body, seconds: 2, connections: options.connections });
+      await warmUp({ url: baseline.url, method: 'POST', headers, body }, { url, method: 'POST', headers, body, connections: options.connections });
       // CPU per request of each server process too: on a shared machine the throughput ratio moves
       // with what else runs (the load generator shares the cores), the CPU a request costs much less.
       const bareCpu = cpuSeconds([baseline.pid]) * 1000;

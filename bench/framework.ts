@@ -3,7 +3,7 @@
 // them, in turns, in the same run. A poll's 304 (GET /notifications with If-None-Match) and the token
 // check's 200 (POST /applications/{client_id}/token). The ratio Fastify/bare is as high as any
 // codehost route's ratio can be; codehost's own ratio is measured beside it with the same load.
-import { capture, compareLoads, cpuSeconds, load, ratio, startBaseline, startServerOnOwnDatabase, type Baseline } from './lib.ts';
+import { capture, compareLoads, cpuSeconds, ratio, startBaseline, startServerOnOwnDatabase, warmUp, type Baseline } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -47,7 +47,7 @@ export default async function framework(options: Options = {}): Promise<Record<s
         const path = new URL(request.url).pathname;
         const at = (baseline: Baseline) => ({ ...request, url: `${baseline.url}${path}`, seconds });
         // Warm each up, then Fastify against bare and codehost against bare, in turns.
-        for (const target of [at(bare), at(fastify), request]) await load({ ...target, seconds: 1 });
+        await warmUp(at(bare), at(fastify), request);
         const fastifyCpu = cpuSeconds([fastify.pid]);
         const floor = await compareLoads(at(bare), at(fastify));
         const fastifyMs = ((cpuSeconds([fastify.pid]) - fastifyCpu) * 1000) / (floor.real.requestsPerSecond * seconds);

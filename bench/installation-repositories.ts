@@ -4,7 +4,7 @@
 // Run directly: node bench/installation-repositories.ts (BENCH_DATABASE=postgres; BENCH_CPU_PROF_DIR=dir: a CPU profile of the server).
 import { fileURLToPath } from 'node:url';
 import { signAppJwt, type TestApp } from '../test/helpers/credentials.ts';
-import { capture, compareLoads, cpuSeconds, startBaseline, startServerOnOwnDatabase } from './lib.ts';
+import { capture, compareLoads, cpuSeconds, startBaseline, startServerOnOwnDatabase, warmUp } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -43,11 +43,13 @@ export default async function installationRepositories(options: Options = {}): P
       if (sample.status !== status) throw new Error(`${name} answered ${sample.status}`);
       const bare = await startBaseline(sample);
       try {
-        const cpuBefore = cpuSeconds([server.pid]);
-        const compared = await compareLoads(
+        const sides = [
           { url: bare.url, headers: requestHeaders, seconds, connections: options.connections },
           { url, headers: requestHeaders, seconds, connections: options.connections },
-        );
+        ] as const;
+        await warmUp(...sides);
+        const cpuBefore = cpuSeconds([server.pid]);
+        const compared = await compareLoads(...sides);
         if (compared.real.errors || (status === 200 && compared.real.non2xx)) throw new Error(`${name}: ${compared.real.errors} errors, ${compared.real.non2xx} non-2xx`);
         const served = compared.real.requestsPerSecond * seconds;
         Object.assign(results, {

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { capture, compareLoads, cpuSeconds, load, ratio, startBaseline, startServerProcess, type ServerProcess } from './lib.ts';
+import { capture, compareLoads, cpuSeconds, load, ratio, startBaseline, startServerProcess, warmUp, type ServerProcess } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -257,8 +257,7 @@ export default async function notifications(options: Options = {}): Promise<Reco
       if (sample.status !== 200) throw new Error(`list answered ${sample.status}`);
       const baseline = await startBaseline(sample);
       try {
-        await load({ url: baseline.url, headers, seconds: 1 });
-        await load({ url: listUrl, headers, seconds: 2, connections: options.connections });
+        await warmUp({ url: baseline.url, headers }, { url: listUrl, headers, connections: options.connections });
         // CPU of the server and of its database backends (PostgreSQL on this host) over the rounds; the
         // bare rounds leave both idle, so the difference is the list's.
         const backends = await bulk.backends();
@@ -303,12 +302,14 @@ export default async function notifications(options: Options = {}): Promise<Reco
         if (polled.status !== 304) throw new Error(`${name} answered ${polled.status}`);
         const bare = await startBaseline(polled);
         try {
-          const backends = await bulk.backends();
-          const cpuBefore = [cpuSeconds([server.pid]), cpuSeconds(backends)];
-          const compared = await compareLoads(
+          const sides = [
             { url: bare.url, headers: pollHeaders, seconds, connections: options.connections },
             { url, headers: pollHeaders, seconds, connections: options.connections },
-          );
+          ] as const;
+          await warmUp(...sides);
+          const backends = await bulk.backends();
+          const cpuBefore = [cpuSeconds([server.pid]), cpuSeconds(backends)];
+          const compared = await compareLoads(...sides);
           // Every answer is a 304 (autocannon counts them as non-2xx): anything else is a failure.
           if (compared.real.errors) throw new Error(`${name}: ${compared.real.errors} errors`);
           const served = compared.real.requestsPerSecond * seconds;

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/database.ts';
 import { pgbouncerUnavailable, startPgBouncer, type PgBouncer } from '../test/helpers/pgbouncer.ts';
 import { runCli } from '../test/helpers/process.ts';
-import { compareLoads, cpuSeconds, ratio, startServerProcess, type ServerProcess } from './lib.ts';
+import { compareLoads, cpuSeconds, ratio, startServerProcess, warmUp, type ServerProcess } from './lib.ts';
 
 export interface Options {
   seconds?: number;
@@ -119,7 +119,7 @@ export default async function pgbouncer(options: Options = {}): Promise<Record<s
 
     // The token check: direct and pooled in turns.
     const [directCheck, pooledCheck] = checks.map((check) => ({ ...check, method: 'POST', seconds }));
-    await compareLoads({ ...directCheck!, seconds: 2 }, { ...pooledCheck!, seconds: 2 }, 1);
+    await warmUp(directCheck!, pooledCheck!);
     const cpuBefore = sides.map((s) => cpuSeconds([s.server.pid]));
     const bouncerCpuBefore = cpuSeconds([bouncer.pid]);
     const tokens = await compareLoads(directCheck!, pooledCheck!, ROUNDS);
