@@ -282,6 +282,16 @@ export function cachedRead<K, V>(name: string, bound: { limit?: number; weight?:
   };
 }
 
+/**
+ * A kept read of the one row a reusable query finds by a unique key (a token by its hash, a
+ * repository by its name): the row, or `undefined` (not kept). `key` names the row among the others
+ * this query finds; the query runs with `params` only when the row is read.
+ */
+export function cachedRow<P extends unknown[], R>(name: string, query: (db: Executor, ...params: P) => Promise<R[]>) {
+  const read = cachedRead<string, R | undefined>(name);
+  return async (db: Executor, key: string, ...params: P): Promise<R | undefined> => read(db, key, async () => (await query(db, ...params))[0]);
+}
+
 function forget(kept: Kept, key: unknown, entry: Entry): void {
   kept.entries.delete(key);
   kept.weight -= entry.weight;

@@ -1,6 +1,6 @@
 // SQL of app token management.
 import type { Executor } from '../../db/index.ts';
-import { cachedRead } from '../../db/changes.ts';
+import { cachedRow } from '../../db/changes.ts';
 import { reusableQuery } from '../../db/prepared.ts';
 import { hashSecret } from '../../platform/tokens.ts';
 
@@ -10,12 +10,9 @@ import { hashSecret } from '../../platform/tokens.ts';
  */
 export async function findAppUserToken(db: Executor, appId: number, token: string) {
   const hashed = hashSecret(token);
-  const row = await appUserTokens(db, `${appId}:${hashed}`, async () => (await appUserTokenQuery(db, hashed, appId))[0]);
+  const row = await appUserTokens(db, `${appId}:${hashed}`, hashed, appId);
   return row ? appUserToken(row) : undefined;
 }
-
-// The row, kept between requests while nothing changed (src/db/changes.ts); each answer is made anew from it.
-const appUserTokens = cachedRead<string, Awaited<ReturnType<typeof appUserTokenQuery>>[number] | undefined>('app_user_token');
 
 const appUserTokenQuery = reusableQuery('app_user_token', (db, hashedToken: string, appId: number) =>
   db
@@ -38,6 +35,9 @@ const appUserTokenQuery = reusableQuery('app_user_token', (db, hashedToken: stri
     .where('tokens.app_id', '=', appId)
     .where('tokens.kind', 'in', ['oauth', 'app_user']),
 );
+
+// The row, kept between requests while nothing changed (src/db/changes.ts); each answer is made anew from it.
+const appUserTokens = cachedRow('app_user_token', appUserTokenQuery);
 
 // Field by field (an object rest of the row cost more than the query on SQLite).
 function appUserToken(row: Awaited<ReturnType<typeof appUserTokenQuery>>[number]) {

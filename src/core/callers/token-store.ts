@@ -1,6 +1,6 @@
 // Issuing tokens: every kind is created here, so the format and the stored hash have one source.
 import type { Executor } from '../../db/index.ts';
-import { cachedRead } from '../../db/changes.ts';
+import { cachedRow } from '../../db/changes.ts';
 import { reusableQuery } from '../../db/prepared.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { insertUnique, invalidField } from '../../platform/errors.ts';
@@ -66,11 +66,8 @@ export async function issueToken(db: Executor, clock: Clock, input: IssueTokenIn
  * and its user.
  */
 export async function findTokenByHash(db: Executor, hashedToken: string) {
-  return tokensByHash(db, hashedToken, async () => (await tokenByHashQuery(db, hashedToken))[0]);
+  return tokensByHash(db, hashedToken, hashedToken);
 }
-
-// Kept between requests while nothing changed (src/db/changes.ts): a revoked token stops at once here, within the window elsewhere.
-const tokensByHash = cachedRead<string, Awaited<ReturnType<typeof tokenByHashQuery>>[number] | undefined>('token_by_hash');
 
 const tokenByHashQuery = reusableQuery('token_by_hash', (db, hashedToken: string) =>
   db
@@ -89,6 +86,9 @@ const tokenByHashQuery = reusableQuery('token_by_hash', (db, hashedToken: string
     ])
     .where('tokens.hashed_token', '=', hashedToken),
 );
+
+// Kept between requests while nothing changed (src/db/changes.ts): a revoked token stops at once here, within the window elsewhere.
+const tokensByHash = cachedRow('token_by_hash', tokenByHashQuery);
 
 /** What an operator may see of a token: never its hash. */
 export interface ListedToken {

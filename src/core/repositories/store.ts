@@ -4,7 +4,7 @@
 import { sql, type ExpressionBuilder, type Insertable, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import { reusableQuery } from '../../db/prepared.ts';
-import { cachedRead } from '../../db/changes.ts';
+import { cachedRow } from '../../db/changes.ts';
 import type { Database, RepositoriesTable, RepositoryPermission } from '../../db/schema.ts';
 import { type OrgRole, type TeamRow, type UserRow } from '../accounts/store.ts';
 import type { RepositoryFacts, RepositoryOwner, RepositoryRow } from './representations.ts';
@@ -13,7 +13,7 @@ import type { RepositoryFacts, RepositoryOwner, RepositoryRow } from './represen
 export async function findRepository(db: Executor, owner: string, name: string): Promise<(RepositoryRow & { owner: UserRow }) | undefined> {
   const ownerLower = owner.toLowerCase();
   const nameLower = name.replace(/\.git$/i, '').toLowerCase();
-  const row = await repositoriesByName(db, `${ownerLower}/${nameLower}`, async () => (await repositoryByName(db, ownerLower, nameLower))[0]);
+  const row = await repositoriesByName(db, `${ownerLower}/${nameLower}`, ownerLower, nameLower);
   return row ? repositoryWithOwner(row) : undefined;
 }
 
@@ -566,7 +566,7 @@ const repositoryByName = reusableQuery('repository_by_name', (db, ownerLower: st
 );
 
 // The row, kept between requests while nothing changed (src/db/changes.ts); each answer is made anew from it.
-const repositoriesByName = cachedRead<string, Awaited<ReturnType<typeof repositoryByName>>[number] | undefined>('repository_by_name');
+const repositoriesByName = cachedRow('repository_by_name', repositoryByName);
 
 function repositoryWithOwner(row: Awaited<ReturnType<typeof repositoryByName>>[number]): RepositoryRow & { owner: UserRow } {
   const owner: UserRow = {
