@@ -1,12 +1,12 @@
 // The change feed and the reads it keeps (changes.ts): answered again only while nothing changed, on
-// both databases; this process's writes seen at once, another connection's (another process's) at
-// once on SQLite and within the window on PostgreSQL; a lost LISTEN connection keeps nothing.
+// both databases; this process's writes seen at once, another connection's (another process's) within
+// 1 ms on SQLite and within the window on PostgreSQL; a lost LISTEN connection keeps nothing.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { createTestDatabase, engine, type TestDatabase } from '../../test/helpers/database.ts';
-import { cachedRead, mayChangeCached, UNCACHED_TABLES } from './changes.ts';
+import { cachedRead, ChangeFeed, mayChangeCached, SQLITE_CHECK_REUSE_MS, sqliteChanges, UNCACHED_TABLES } from './changes.ts';
 import { openDatabase, type Db } from './index.ts';
 import { migrateToLatest } from './migrate.ts';
 
@@ -133,7 +133,7 @@ test(`a kept read answers again while nothing changed, and never after this proc
   assert.equal(await read(), 'Mona 3');
 });
 
-test(`a write committed elsewhere (another process) is seen ${engine === 'sqlite' ? 'at once' : `within the window (${WINDOW_MS} ms)`}`, async () => {
+test(`a write committed elsewhere (another process) is seen ${engine === 'sqlite' ? 'within 1 ms (the next reading of data_version)' : `within the window (${WINDOW_MS} ms)`}`, async () => {
   const other = open(0);
   try {
     await warm();
@@ -152,11 +152,42 @@ test(`a write committed elsewhere (another process) is seen ${engine === 'sqlite
       await sleep(1);
     }
     assert.ok(seenAfterMs >= 0, 'the other process\'s write was never seen');
-    if (engine === 'sqlite') assert.equal(seenAfterMs < 50 && reads() === 2, true, `SQLite reads it at once (${seenAfterMs} ms, ${reads()} reads)`);
+    if (engine === 'sqlite') assert.equal(seenAfterMs < 50 && reads() === 2, true, `SQLite reads it at its next reading of data_version (${seenAfterMs} ms, ${reads()} reads)`);
     else assert.ok(seenAfterMs <= WINDOW_MS, `seen after ${seenAfterMs} ms`);
   } finally {
     await other.close();
   }
+});
+
+test(`SQLite's data_version is read at most once per ${SQLITE_CHECK_REUSE_MS} ms: another connection's commit is seen within that`, () => {
+  let version = 1;
+  let readings = 0;
+  let now = 1_000;
+  const feed = new ChangeFeed(sqliteChanges(() => (readings++, version), () => now));
+  assert.equal(readings, 1, 'read once when opened');
+  assert.equal(feed.fresh(), true);
+  assert.equal(readings, 2);
+  const generation = feed.generation;
+  version = 2; // another connection commits
+  now += SQLITE_CHECK_REUSE_MS / 2;
+  assert.equal(feed.fresh(), true);
+  assert.equal(readings, 2, 'the reading of half a window ago answers');
+  assert.equal(feed.generation, generation, 'so the commit is not seen yet');
+  now += SQLITE_CHECK_REUSE_MS / 2;
+  assert.equal(feed.fresh(), true);
+  assert.equal(readings, 3, 'a window after the last reading, it is read again');
+  assert.equal(feed.generation, generation + 1, 'and the commit is seen');
+  assert.equal(feed.fresh(), true);
+  assert.equal(feed.generation, generation + 1, 'nothing else committed: nothing moves');
+  // A closed database answers nothing from memory, and is asked again next time.
+  const closed = new ChangeFeed(sqliteChanges(() => {
+    readings++;
+    if (readings > 4) throw new Error('closed');
+    return 1;
+  }, () => now));
+  now += SQLITE_CHECK_REUSE_MS;
+  assert.equal(closed.fresh(), false);
+  assert.equal(closed.fresh(), false);
 });
 
 test('the kept reads are bounded by their weight: the oldest go first, one heavier than the bound is not kept', async () => {

@@ -4,7 +4,8 @@
 //   - this process's own writes move `generation` as soon as they commit (the drivers in index.ts
 //     report every statement), before the request that wrote answers: 0 staleness here;
 //   - SQLite: another connection's commit (the CLI, an export thread) moves `PRAGMA data_version`,
-//     read before each cached answer: exact;
+//     read before a cached answer unless it was read less than SQLITE_CHECK_REUSE_MS (1 ms) ago:
+//     another connection's change is unseen here for at most that long;
 //   - PostgreSQL: another process's commit sends a NOTIFY (a statement trigger on every table a
 //     cached read can depend on, migration 0021), heard on a LISTEN connection of this process. A
 //     heartbeat this process notifies itself every quarter of the window proves the connection
@@ -113,17 +114,31 @@ export interface ChangeSource {
 /** Caches off (CODEHOST_LOOKUP_CACHE_MS=0, or PostgreSQL behind a transaction pooler). */
 export const NO_CACHE: ChangeSource = { fresh: () => false, close: async () => {} };
 
-/** SQLite: other connections' commits, from `PRAGMA data_version` (it moves when another connection commits). */
-export function sqliteChanges(dataVersion: () => number): ChangeSource {
+/**
+ * How long one reading of SQLite's `PRAGMA data_version` answers for the kept reads after it. Each
+ * reading is a statement with its own read lock (measured: about a third of a poll's CPU when every
+ * kept read made its own); reused for this long, another connection's commit is seen within it.
+ */
+export const SQLITE_CHECK_REUSE_MS = 1;
+
+/**
+ * SQLite: other connections' commits, from `PRAGMA data_version` (it moves when another connection
+ * commits), read at most once per SQLITE_CHECK_REUSE_MS (`clock` in milliseconds).
+ */
+export function sqliteChanges(dataVersion: () => number, clock: () => number = performance.now.bind(performance)): ChangeSource {
   let seen = dataVersion();
+  let checkedAt = -Infinity;
   return {
     fresh(feed) {
+      const at = clock();
+      if (at - checkedAt < SQLITE_CHECK_REUSE_MS) return true;
       let now: number;
       try {
         now = dataVersion();
       } catch {
         return false; // closed: nothing is answered from memory
       }
+      checkedAt = at;
       if (now !== seen) {
         seen = now;
         feed.moved();

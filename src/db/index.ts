@@ -199,7 +199,7 @@ export interface OpenOptions {
   connectTimeoutMs?: number;
   /**
    * How long another process's committed change may go unseen by the reads kept between requests
-   * (changes.ts; PostgreSQL only, SQLite's are exact). 0 (the default): none kept, every read runs its statement.
+   * (changes.ts; PostgreSQL only: on SQLite it is SQLITE_CHECK_REUSE_MS). 0 (the default): none kept, every read runs its statement.
    */
   lookupCacheMs?: number;
   log?: DbLog;
