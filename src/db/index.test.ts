@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { onlyReads, openDatabase, sqliteText } from './index.ts';
 
 test('a SELECT, and a WITH query that modifies nothing, are reads; anything that writes is not', () => {
@@ -80,5 +81,28 @@ test('on SQLite a transaction that reads, then writes, commits although another 
     other.close();
     await db.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('on PostgreSQL a read whose connection was lost runs again after a text that opened and closed a transaction itself (BEGIN; …; COMMIT)', { skip: process.env.DATABASE_URL ? false : 'PostgreSQL only' }, async () => {
+  const { createTestDatabase } = await import('../../test/helpers/database.ts');
+  const database = await createTestDatabase();
+  const db = openDatabase({ databaseUrl: database.databaseUrl, sqlitePath: '', poolSize: 1 });
+  const killer = new pg.Client({ connectionString: database.databaseUrl! });
+  await killer.connect();
+  try {
+    await db.kysely.connection().execute(async (connection) => {
+      // The snapshot restore sends its whole transaction as one text: the transaction ends in it.
+      await sql.raw('BEGIN; SELECT 1; COMMIT').execute(connection);
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(connection);
+      await killer.query('select pg_terminate_backend($1)', [rows[0]!.pid]);
+      // No transaction is open: the lone read runs again on a fresh connection instead of failing.
+      const again = await sql<{ one: number }>`select 1 as one`.execute(connection);
+      assert.equal(again.rows[0]!.one, 1);
+    });
+  } finally {
+    await killer.end();
+    await db.close();
+    await database.drop();
   }
 });

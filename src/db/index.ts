@@ -150,10 +150,12 @@ function retryingReads(pool: pg.Pool, namedStatements: boolean, feed: () => Chan
         // Behind a transaction-pooling PgBouncer a named statement may land on another server connection: none then.
         const name = namedStatements ? preparedNames.get(text) : undefined;
         const run = (on: pg.PoolClient) => (name ? on.query({ name, text, values: parameters as unknown[] }) : on.query(text, parameters as unknown[]));
+        // Whether it runs in a transaction: as the server last said (a text that began and ended one is over).
+        const inOpenTransaction = transactionOpen(client, inTransaction);
         try {
           return await run(client);
         } catch (error) {
-          if (inTransaction || !onlyReads(text) || LOCKING.test(text) || !connectionLost(error)) throw error;
+          if (inOpenTransaction || !onlyReads(text) || LOCKING.test(text) || !connectionLost(error)) throw error;
           const lost = client;
           client = null;
           lost.release(error as Error);
