@@ -7,6 +7,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { createTestDatabase, engine } from '../../test/helpers/database.ts';
 import { onlyReads, openDatabase, sqliteText } from './index.ts';
 
 test('a SELECT, and a WITH query that modifies nothing, are reads; anything that writes is not', () => {
@@ -84,8 +85,7 @@ test('on SQLite a transaction that reads, then writes, commits although another 
   }
 });
 
-test('on PostgreSQL a read whose connection was lost runs again after a text that opened and closed a transaction itself (BEGIN; …; COMMIT)', { skip: process.env.DATABASE_URL ? false : 'PostgreSQL only' }, async () => {
-  const { createTestDatabase } = await import('../../test/helpers/database.ts');
+test('on PostgreSQL a read whose connection was lost runs again after a text that opened and closed a transaction itself (BEGIN; …; COMMIT)', { skip: engine !== 'postgres' && 'PostgreSQL only' }, async () => {
   const database = await createTestDatabase();
   const db = openDatabase({ databaseUrl: database.databaseUrl, sqlitePath: '', poolSize: 1 });
   const killer = new pg.Client({ connectionString: database.databaseUrl! });
