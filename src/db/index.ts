@@ -118,8 +118,6 @@ export function onlyReads(text: string): boolean {
   return SELECT.test(text) || (WITH.test(text) && !MODIFYING.test(text));
 }
 const LOCKING = /\bfor\s+(update|share|no\s+key\s+update|key\s+share)\b/i;
-const TRANSACTION_START = /^\s*(begin|start\s+transaction)\b/i;
-const TRANSACTION_END = /^\s*(commit|rollback|end|abort)\s*$/i;
 
 /**
  * The pool as Kysely sees it, where a read that fails because its connection was lost (terminated,
@@ -132,30 +130,26 @@ function retryingReads(pool: pg.Pool, namedStatements: boolean, feed: () => Chan
     end: () => pool.end(),
     async connect(): Promise<PostgresPoolClient> {
       let client: pg.PoolClient | null = await pool.connect();
-      let inTransaction = false;
       const connection = { pending: false };
       const query = async (text: string, parameters: readonly unknown[]) => {
         try {
           return await queryOnce(text, parameters);
         } finally {
           // After it: a write moves the feed's generation once committed, before the request answers.
-          feed().ran(text, transactionOpen(client, inTransaction), connection);
+          feed().ran(text, transactionOpen(client), connection);
         }
       };
       const queryOnce = async (text: string, parameters: readonly unknown[]) => {
         if (!client) throw new Error('Connection terminated: the lost connection could not be replaced');
-        if (TRANSACTION_START.test(text)) inTransaction = true;
-        else if (TRANSACTION_END.test(text)) inTransaction = false;
         // A reusable query (prepared.ts) runs as a named statement: parsed and planned once per connection.
         // Behind a transaction-pooling PgBouncer a named statement may land on another server connection: none then.
         const name = namedStatements ? preparedNames.get(text) : undefined;
         const run = (on: pg.PoolClient) => (name ? on.query({ name, text, values: parameters as unknown[] }) : on.query(text, parameters as unknown[]));
-        // Whether it runs in a transaction: as the server last said (a text that began and ended one is over).
-        const inOpenTransaction = transactionOpen(client, inTransaction);
         try {
           return await run(client);
         } catch (error) {
-          if (inOpenTransaction || !onlyReads(text) || LOCKING.test(text) || !connectionLost(error)) throw error;
+          // A lost connection sends no new status: the server's last one says whether this ran in a transaction.
+          if (transactionOpen(client) || !onlyReads(text) || LOCKING.test(text) || !connectionLost(error)) throw error;
           const lost = client;
           client = null;
           lost.release(error as Error);
@@ -177,13 +171,12 @@ function retryingReads(pool: pg.Pool, namedStatements: boolean, feed: () => Chan
 
 /**
  * Whether a transaction is open on the connection after its last statement: what the server said
- * in its last ReadyForQuery (pg keeps it as `_txStatus`: I idle, T in a transaction, E in a failed
- * one), which a text of several statements (`BEGIN; …; COMMIT`) also gets right; `tracked` (from
- * the statements' texts) when the client has none.
+ * in its last ReadyForQuery (I idle, T in a transaction, E in a failed one), which a text of several
+ * statements (`BEGIN; …; COMMIT`) also gets right. No connection: no transaction.
  */
-function transactionOpen(client: pg.PoolClient | null, tracked: boolean): boolean {
-  const status = (client as { _txStatus?: string | null } | null)?._txStatus;
-  return status === 'I' ? false : status === 'T' || status === 'E' ? true : tracked;
+function transactionOpen(client: pg.PoolClient | null): boolean {
+  const status = client?.getTransactionStatus();
+  return status === 'T' || status === 'E';
 }
 
 /** Where the database layer reports a lost connection (the server's logger). */
