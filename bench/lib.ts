@@ -211,14 +211,14 @@ export async function load(options: { url: string; method?: string; headers?: Re
   };
 }
 
+type Target = Omit<Parameters<typeof load>[0], 'seconds'>;
+
 /**
  * Loads each target briefly and throws the figures away: a measurement that is the first its
  * process serves would otherwise pay for the compiler's warm-up (measured: the first of the polls
  * cost twice the CPU per request of the same poll measured second). The bare server for 1 s, the
  * others for 2 s. Call it before reading the CPU counters of a measurement.
  */
-type Target = Omit<Parameters<typeof load>[0], 'seconds'>;
-
 export async function warmUp(bare: Target, ...others: Target[]): Promise<void> {
   await load({ ...bare, seconds: 1 });
   for (const other of others) await load({ ...other, seconds: 2 });
