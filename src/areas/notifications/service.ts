@@ -17,7 +17,7 @@
 // - Opening, commenting and state changes reach subscribers and watchers; an assignment or a review
 //   request reaches only the assignee or the requested reviewers.
 import { defineJob } from '../../jobs/job.ts';
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { Activity } from '../../core/activities.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AccessChange } from '../../core/area.ts';
@@ -116,6 +116,36 @@ function storedTime(value: string, resource: string, field: string): string {
   if (Number.isNaN(ms)) throw invalidField(resource, field, `${field} is not a valid timestamp: ${value}`, 'invalid');
   return new Date(ms).toISOString();
 }
+
+/**
+ * What a validator read decides, made once per read: a kept read (src/db/changes.ts) is one shared,
+ * never-changed object while nothing changed, so a poll that changes nothing hashes nothing. The
+ * tags are per query (`key`) of the read's one user, a few kept.
+ */
+interface Decided {
+  digest: string;
+  versions: ReadonlyMap<number, number | null>;
+  etags: Map<string, string>;
+}
+const decided = new WeakMap<store.ListValidator, Decided>();
+const TAGS_PER_VALIDATOR = 16;
+
+function decidedOf(read: store.ListValidator): Decided {
+  let found = decided.get(read);
+  if (!found) {
+    const repositories = read.repositories;
+    found = {
+      digest: hash('sha1', repositories.map((r) => `${r.id}:${r.version}:${r.readable ? 1 : 0}`).join(','), 'base64'),
+      versions: new Map(repositories.map((r) => [r.id, r.version])),
+      etags: new Map(),
+    };
+    decided.set(read, found);
+  }
+  return found;
+}
+
+/** A list's (or thread's) entity tag: the user, the inbox version, the repositories' digest and the query. */
+const listTag = (userId: number, version: number, digest: string, key: string) => `W/"${hash('sha1', `${userId}\n${version}\n${digest}\n${key}`, 'hex')}"`;
 
 export class NotificationService extends Service {
   /** Shared by every service of this server: the repositories' JSON is kept across requests. */
@@ -368,19 +398,21 @@ export class NotificationService extends Service {
   }
 
   private async decide(userId: number, read: store.ListValidator, key: string): Promise<ListValidator> {
-    const { repositories, inbox } = read;
-    const digest = createHash('sha1').update(repositories.map((r) => `${r.id}:${r.version}:${r.readable ? 1 : 0}`).join(',')).digest('base64');
-    let current = inbox ? { version: inbox.version, modifiedAt: inbox.modifiedAt as string | null } : { version: 0, modifiedAt: null };
-    const recorded = inbox ? inbox.repositoriesDigest !== digest : repositories.length > 0;
-    if (recorded) current = await store.recordListedRepositories(this.db, userId, digest, this.now());
-    const etag = `W/"${createHash('sha1').update(`${userId}\n${current.version}\n${digest}\n${key}`).digest('hex')}"`;
-    return {
-      recorded,
-      etag,
-      modifiedAt: current.modifiedAt,
-      versions: new Map(repositories.map((r) => [r.id, r.version])),
-    };
+    const { inbox } = read;
+    const { digest, versions, etags } = decidedOf(read);
+    const recorded = inbox ? inbox.repositoriesDigest !== digest : read.repositories.length > 0;
+    if (recorded) {
+      const current = await store.recordListedRepositories(this.db, userId, digest, this.now());
+      return { recorded, etag: listTag(userId, current.version, digest, key), modifiedAt: current.modifiedAt, versions };
+    }
+    let etag = etags.get(key);
+    if (etag === undefined) {
+      if (etags.size >= TAGS_PER_VALIDATOR) etags.clear();
+      etags.set(key, (etag = listTag(userId, inbox?.version ?? 0, digest, key)));
+    }
+    return { recorded, etag, modifiedAt: inbox?.modifiedAt ?? null, versions };
   }
+
 
   /**
    * A page of the user's threads, as the JSON the API answers (see ThreadPageWriter), with what it
