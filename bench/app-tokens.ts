@@ -1,5 +1,6 @@
 // POST /applications/{client_id}/token with a valid token (Basic auth, token lookup, rate-limit
 // upsert, serialization) against a bare node:http server answering the same bytes, in one run.
+// Run directly: node bench/app-tokens.ts (BENCH_DATABASE=postgres; BENCH_CPU_PROF_DIR=dir: a CPU profile of the server).
 import { capture, cpuSeconds, load, ratio, startBaseline, startServerOnOwnDatabase, warmUp } from './lib.ts';
 
 export interface Options {
@@ -10,7 +11,9 @@ export interface Options {
 
 export default async function appTokens(options: Options = {}): Promise<Record<string, number | string>> {
   const seconds = options.seconds ?? 10;
-  const server = await startServerOnOwnDatabase(options.env);
+  // BENCH_CPU_PROF_DIR=dir: the server writes a V8 CPU profile there when it stops.
+  const profile: Record<string, string> = process.env.BENCH_CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` } : {};
+  const server = await startServerOnOwnDatabase({ ...profile, ...options.env });
   try {
     await server.admin('POST', '/users', { login: 'mona' });
     const app = await server.admin('POST', '/apps', { slug: 'bench-app' });
