@@ -413,7 +413,6 @@ export class NotificationService extends Service {
     return { recorded, etag, modifiedAt: inbox?.modifiedAt ?? null, versions };
   }
 
-
   /**
    * A page of the user's threads, as the JSON the API answers (see ThreadPageWriter), with what it
    * is decided from (its entity tag and Last-Modified, as `listValidator` gives them): the page, its
