@@ -179,6 +179,7 @@ test('no module-level maps but constant tables and pure memos: per-server state 
     'src/core/callers/principal.ts publicKeys', // an app's parsed public key, by its PEM text
     'src/db/prepared.ts preparedNames', // the prepared statement name of a query's SQL text
     'src/areas/notifications/store.ts pageQueries', // a list's reusable statement, by the shape of its filter
+    'src/areas/notifications/service.ts decided', // a validator read's digest and tags, by the (never-changed) read itself
   ]);
   const found = sourceFiles('src').flatMap((file) =>
     [...readFileSync(join(root, file), 'utf8').matchAll(/^(?:export )?(?:const|let) (\w+)(?::[^=]+)? = new (?:Weak)?Map\b/gm)].map((match) => `${file} ${match[1]}`));
