@@ -11,9 +11,7 @@ export interface Options {
 
 export default async function appTokens(options: Options = {}): Promise<Record<string, number | string>> {
   const seconds = options.seconds ?? 10;
-  // BENCH_CPU_PROF_DIR=dir: the server writes a V8 CPU profile there when it stops.
-  const profile: Record<string, string> = process.env.BENCH_CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` } : {};
-  const server = await startServerOnOwnDatabase({ ...profile, ...options.env });
+  const server = await startServerOnOwnDatabase(options.env);
   try {
     await server.admin('POST', '/users', { login: 'mona' });
     const app = await server.admin('POST', '/apps', { slug: 'bench-app' });

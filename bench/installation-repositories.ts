@@ -71,7 +71,5 @@ export default async function installationRepositories(options: Options = {}): P
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const env: Record<string, string> = process.env.BENCH_DATABASE === 'postgres' && process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
-  // BENCH_CPU_PROF_DIR=dir: the server writes a V8 CPU profile there when it stops.
-  if (process.env.BENCH_CPU_PROF_DIR) env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`;
   console.table(await installationRepositories({ seconds: Number(process.env.BENCH_SECONDS ?? 10), env }));
 }

@@ -79,6 +79,9 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
       // Measured as production runs: the request journal (on by default in laptop mode) is off unless
       // BENCH_JOURNAL=1 asks to measure its cost (docs/performance.md, "The request journal's cost").
       CODEHOST_JOURNAL: process.env.BENCH_JOURNAL === '1' ? '1' : '0',
+      // BENCH_CPU_PROF_DIR=dir: every server process writes a V8 CPU profile of each of its threads
+      // there when it (or the thread) ends.
+      ...(process.env.BENCH_CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` } : {}),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -206,7 +206,5 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const postgres = process.argv.includes('--postgres') || process.env.BENCH_DATABASE === 'postgres';
   if (postgres && !process.env.DATABASE_URL) throw new Error('--postgres (BENCH_DATABASE=postgres) needs DATABASE_URL');
   const env: Record<string, string> = postgres ? { DATABASE_URL: process.env.DATABASE_URL! } : {};
-  // BENCH_CPU_PROF_DIR=dir: the server writes a V8 CPU profile of each thread there (the export thread's when it ends).
-  if (process.env.BENCH_CPU_PROF_DIR) env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`;
   console.table(await migrations({ size: process.argv.includes('small') ? 'small' : undefined, env }));
 }

@@ -191,9 +191,7 @@ export default async function notifications(options: Options = {}): Promise<Reco
   let server: ServerProcess | undefined;
   let bulk: Bulk | undefined;
   try {
-    // BENCH_CPU_PROF_DIR=dir: the server writes a V8 CPU profile there when it stops.
-    const profile: Record<string, string> = process.env.BENCH_CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` } : {};
-    server = await startServerProcess({ ...options.env, ...profile, ...(scratch ? { DATABASE_URL: scratch.url } : {}) });
+    server = await startServerProcess({ ...options.env, ...(scratch ? { DATABASE_URL: scratch.url } : {}) });
     bulk = postgres ? await postgresBulk(scratch!.url) : sqliteBulk(server.dataDir);
     const results: Record<string, number | string> = { database: postgres ? 'postgres' : 'sqlite' };
 

@@ -278,6 +278,5 @@ if (process.argv[1] === new URL(import.meta.url).pathname) {
   const postgres = process.argv.includes('--postgres') || (process.argv.includes('--database') && process.argv[process.argv.indexOf('--database') + 1] === 'postgres');
   if (postgres && !process.env.DATABASE_URL) throw new Error('--postgres needs DATABASE_URL (the server it names; the run uses a database of its own there)');
   const env: Record<string, string> = postgres ? { DATABASE_URL: process.env.DATABASE_URL! } : {};
-  if (process.env.BENCH_CPU_PROF_DIR) env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`;
   console.table(await webhooks({ env }));
 }
