@@ -17,7 +17,7 @@
 // - Opening, commenting and state changes reach subscribers and watchers; an assignment or a review
 //   request reaches only the assignee or the requested reviewers.
 import { defineJob } from '../../jobs/job.ts';
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Activity } from '../../core/activities.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AccessChange } from '../../core/area.ts';
@@ -330,7 +330,7 @@ export class NotificationService extends Service {
     if (!(await this.canRead(this.db, user.id, repository))) {
       throw invalidField('Notification', 'login', `${user.login} cannot read ${input.repository}`);
     }
-    const key = createHash('sha256').update(`${input.subject.type}\n${input.subject.url}`).digest('base64url');
+    const key = hash('sha256', `${input.subject.type}\n${input.subject.url}`, 'base64url');
     const now = this.now();
     const threadId = await this.db.transaction().execute(async (trx) => {
       const subjectId = await store.upsertSubject(trx, {
