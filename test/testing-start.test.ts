@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { openDatabase } from '../src/db/index.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import pg from 'pg';
-import { copyMigratedTemplate, migrationsHash, templatePath } from '../src/db/template.ts';
+import { copyMigratedTemplate, templateDatabaseName, templatePath } from '../src/db/template.ts';
 import { startCodehost, type Codehost } from '../src/testing.ts';
 
 describe('the testing helper, started quickly', () => {
@@ -107,7 +107,7 @@ describe('the testing helper on PostgreSQL', { skip: !process.env.DATABASE_URL &
       assert.notEqual(names[0], names[1]);
       const present = await databases();
       for (const name of names) assert.ok(present.has(name), name);
-      assert.ok(present.has(`codehost_template_${migrationsHash()}`));
+      assert.ok(present.has(templateDatabaseName(decodeURIComponent(new URL(serverUrl!).username) || 'postgres')));
       await one.admin('POST', '/users', { login: 'mona' });
       assert.equal((await fetch(`${one.apiUrl}/users/mona`)).status, 200);
       assert.equal((await fetch(`${two.apiUrl}/users/mona`)).status, 404);
