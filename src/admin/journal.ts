@@ -46,73 +46,125 @@ export interface JournalEntry {
 const SECRET_KEY = /token|secret|password|private_key|key$|signature|^sig$|credential|^code$/i;
 /** A token shown by its last four characters only, as the platform's settings pages do. */
 const lastFour = (secret: string) => (secret.length > 12 ? `${MASK}…${secret.slice(-4)}` : MASK);
+/** A name of a field or parameter that holds a secret, inside a text (JSON, YAML, a query or a form). */
+const SECRET_NAME = '[A-Za-z_]*(?:token|secret|password|private_key|signature)[A-Za-z_]*';
+
+/**
+ * The secrets one journal entry has seen (every value masked in its request), so that the same value
+ * is masked wherever else it appears in the entry: in an answer, a header of another name, a text.
+ */
+type Seen = Set<string>;
+
+/** Keeps `secret` in `seen` (when it is long enough to be told apart from ordinary text) and masks it. */
+function masked(secret: string, seen: Seen | undefined, mask: (secret: string) => string = lastFour): string {
+  if (seen && secret.length >= 8 && secret !== MASK) seen.add(secret);
+  return mask(secret);
+}
 
 /**
  * Secrets inside any text: tokens of every kind (`chp_…`, `chpat_…`, `cho_…`), JWTs, PEM blocks, a
- * signed URL's signature or a token in a query string, and a JSON secret field in a body too long
- * to parse (cut at BODY_LIMIT).
+ * signed URL's signature or a secret in a query string or a form body, a JSON secret field in a
+ * body too long to parse (cut at BODY_LIMIT), and a YAML one (a seed file's `client_secret:` or a
+ * webhook's `secret:`, plain, quoted, in flow style or as a block).
  */
-const SECRET_TEXT: [RegExp, (match: string, prefix: string) => string][] = [
-  [/\bch[a-z]{1,4}_[A-Za-z0-9_]{8,}/g, (match) => lastFour(match)],
-  [/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g, (match) => lastFour(match)],
+const SECRET_TEXT: [RegExp, (seen: Seen | undefined, match: string, ...groups: string[]) => string][] = [
+  [/\bch[a-z]{1,4}_[A-Za-z0-9_]{8,}/g, (seen, match) => masked(match, seen)],
+  [/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g, (seen, match) => masked(match, seen)],
   [/-----BEGIN [A-Z ]+-----[\s\S]*?(?:-----END [A-Z ]+-----|$)/g, () => MASK],
-  [/([?&](?:signature|sig|token|access_token|client_secret|code)=)[^&#"\s]*/gi, (_match, prefix) => `${prefix}${MASK}`],
-  [/("[A-Za-z_]*(?:token|secret|password|private_key|signature)[A-Za-z_]*"\s*:\s*")(?:[^"\\]|\\.)*"?/gi, (_match, prefix) => `${prefix}${MASK}"`],
+  [new RegExp(`((?:^|[?&])(?:${SECRET_NAME}|sig|code)=)([^&#"\\s]*)`, 'gi'), (seen, _match, prefix, value) => `${prefix}${masked(decodeQuietly(value!), seen, () => MASK)}`],
+  [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")((?:[^"\\\\]|\\\\.)*)"?`, 'gi'), (seen, _match, prefix, value) => `${prefix}${masked(value!, seen, () => MASK)}"`],
+  // YAML: `key: |` and the more indented lines below it; `key: "…"`, `key: '…'`; `key: value` up to
+  // the end of the line, or to `,`/`}` in flow style.
+  [new RegExp(`((?:^|[\\s{,])["']?${SECRET_NAME}["']?[ \\t]*:[ \\t]*)([|>][-+]?[ \\t]*(?:\\n[ \\t]+[^\\n]*)+|"(?:[^"\\\\\\n]|\\\\.)*"?|'[^'\\n]*'?|[^\\s,}\\]#"'][^,}\\]\\n#]*)`, 'gi'), (seen, _match, prefix, value) => {
+    const quote = /^["']/.exec(value!)?.[0] ?? '';
+    const inner = value!.replace(/^[|>][-+]?[ \t]*\n/, '').replace(/^["']|["']$/g, '').trim();
+    for (const line of inner.split('\n')) masked(line.trim(), seen);
+    return `${prefix}${quote}${MASK}${quote}`;
+  }],
 ];
 
-/** One pass that every text holding a secret of SECRET_TEXT matches (a superset): most texts hold none. */
-const MAY_HOLD_SECRET = /ch[a-z]{1,4}_|eyJ|-----BEGIN |[?&](?:signature|sig|token|access_token|client_secret|code)=|"[A-Za-z_]*(?:token|secret|password|private_key|signature)/i;
+function decodeQuietly(value: string): string {
+  try {
+    return decodeURIComponent(value.replaceAll('+', ' '));
+  } catch {
+    return value;
+  }
+}
 
-function maskText(text: string): string {
+/** One pass that every text holding a secret of SECRET_TEXT matches (a superset): most texts hold none. */
+const MAY_HOLD_SECRET = /ch[a-z]{1,4}_|eyJ|-----BEGIN |(?:^|[?&])(?:sig|code)=|(?:token|secret|password|private_key|signature)[A-Za-z_]*["']?\s*[:=]/i;
+
+function maskText(text: string, seen?: Seen): string {
   if (!MAY_HOLD_SECRET.test(text)) return text;
   let out = text;
-  for (const [pattern, replace] of SECRET_TEXT) out = out.replace(pattern, replace as (match: string, ...rest: string[]) => string);
+  for (const [pattern, replace] of SECRET_TEXT) out = out.replace(pattern, (...args: unknown[]) => replace(seen, ...(args.filter((arg) => typeof arg === 'string') as [string, ...string[]])));
   return out;
 }
 
-function maskValue(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return maskText(value);
+function maskValue(value: unknown, seen?: Seen, depth = 0): unknown {
+  if (typeof value === 'string') return maskText(value, seen);
   if (value === null || typeof value !== 'object') return value;
   if (depth > 32) return MASK;
-  if (Array.isArray(value)) return value.map((item) => maskValue(item, depth + 1));
+  if (Array.isArray(value)) return value.map((item) => maskValue(item, seen, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     out[key] = SECRET_KEY.test(key) && item !== null && typeof item !== 'boolean' && typeof item !== 'number' && !(key === 'token_last_eight')
-      ? (typeof item === 'string' ? lastFour(item) : MASK)
-      : maskValue(item, depth + 1);
+      ? (typeof item === 'string' ? masked(item, seen) : MASK)
+      : maskValue(item, seen, depth + 1);
   }
   return out;
 }
 
-function maskAuthorization(value: string): string {
-  const [scheme, credential = ''] = value.split(/\s+/, 2);
+/** An Authorization value: a scheme and a credential, Basic's user kept (masked as text) and its password masked; a value with no scheme is a credential whole. */
+function maskAuthorization(value: string, seen?: Seen): string {
+  const parts = value.trim().split(/\s+/);
+  if (parts.length < 2) return masked(value.trim(), seen);
+  const [scheme, ...rest] = parts;
+  const credential = rest.join(' ');
   if (/^basic$/i.test(scheme!)) {
     const decoded = Buffer.from(credential, 'base64').toString('utf8');
+    masked(credential, seen);
     const colon = decoded.indexOf(':');
-    return `${scheme} ${colon < 0 ? MASK : `${maskText(decoded.slice(0, colon))}:${MASK}`}`;
+    if (colon >= 0) masked(decoded.slice(colon + 1), seen);
+    return `${scheme} ${colon < 0 ? MASK : `${maskText(decoded.slice(0, colon), seen)}:${MASK}`}`;
   }
-  return `${scheme} ${lastFour(credential)}`;
+  return `${scheme} ${masked(credential, seen)}`;
 }
 
-function maskHeaders(headers: Record<string, unknown>): Record<string, unknown> {
+function maskHeaders(headers: Record<string, unknown>, seen?: Seen): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
     if (value === undefined) continue;
-    if (lower === 'authorization' || lower === 'proxy-authorization') out[lower] = maskAuthorization(String(value));
-    else if (lower === 'cookie' || lower === 'set-cookie' || lower.includes('signature') || lower.includes('secret') || lower.includes('token')) out[lower] = MASK;
-    else out[lower] = Array.isArray(value) ? value.map((item) => maskText(String(item))) : maskText(String(value));
+    if (lower === 'authorization' || lower === 'proxy-authorization') out[lower] = maskAuthorization(String(value), seen);
+    else if (lower === 'cookie' || lower === 'set-cookie' || lower.includes('signature') || lower.includes('secret') || lower.includes('token')) {
+      for (const item of [value].flat()) masked(String(item), seen);
+      out[lower] = MASK;
+    } else out[lower] = Array.isArray(value) ? value.map((item) => maskText(String(item), seen)) : maskText(String(value), seen);
   }
   return out;
 }
 
+/** Every secret of `seen` that is still in `value` (an answer echoing a request's secret, say), masked. */
+function maskSeen(value: unknown, seen: Seen, depth = 0): unknown {
+  if (seen.size === 0) return value;
+  if (typeof value === 'string') {
+    let out = value;
+    for (const secret of seen) if (out.includes(secret)) out = out.replaceAll(secret, MASK);
+    return out;
+  }
+  if (value === null || typeof value !== 'object' || depth > 32) return value;
+  if (Array.isArray(value)) return value.map((item) => maskSeen(item, seen, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskSeen(item, seen, depth + 1)]));
+}
+
 /** A body as kept: JSON parsed and masked, other text masked and cut at BODY_LIMIT. */
-function keptBody(body: unknown): unknown {
+function keptBody(body: unknown, seen?: Seen): unknown {
   if (body === undefined || body === null || body === '') return null;
   if (Buffer.isBuffer(body)) return `(${body.length} bytes)`;
   if (typeof body === 'object' && typeof (body as { pipe?: unknown }).pipe === 'function') return '(a stream)';
   // Too long to keep whole: cut first (a list of thousands is not parsed for the journal), then masked.
-  if (typeof body === 'string' && body.length > BODY_LIMIT) return `${maskText(body.slice(0, BODY_LIMIT))}… (${body.length - BODY_LIMIT} more characters)`;
+  if (typeof body === 'string' && body.length > BODY_LIMIT) return `${maskText(body.slice(0, BODY_LIMIT), seen)}… (${body.length - BODY_LIMIT} more characters)`;
   let value = body;
   if (typeof body === 'string') {
     try {
@@ -121,12 +173,12 @@ function keptBody(body: unknown): unknown {
       value = body;
     }
   }
-  const masked = maskValue(value);
+  const maskedValue = maskValue(value, seen);
   // A text within BODY_LIMIT is kept whole once masked, without serializing it again to measure it:
   // masking lengthens it at most twofold (a secret field's `[]` becomes `"[masked]"`), so still bounded.
-  if (typeof body === 'string') return masked;
-  const text = typeof masked === 'string' ? masked : JSON.stringify(masked);
-  if (text.length <= BODY_LIMIT) return masked;
+  if (typeof body === 'string') return maskedValue;
+  const text = typeof maskedValue === 'string' ? maskedValue : JSON.stringify(maskedValue);
+  if (text.length <= BODY_LIMIT) return maskedValue;
   return `${text.slice(0, BODY_LIMIT)}… (${text.length - BODY_LIMIT} more characters)`;
 }
 
@@ -259,6 +311,8 @@ declare module 'fastify' {
 export function installJournal(app: Api, ctx: Context): void {
   if (!ctx.config.journal.enabled) return;
   const journal = journalOf(ctx);
+  // The server's own secrets, masked wherever a request or an answer carries them.
+  const knownSecrets = [ctx.config.adminToken, ctx.config.metricsToken, ctx.config.secretKey].filter((secret): secret is string => typeof secret === 'string' && secret.length >= 8);
   const slugs = new Map<number, string | null>();
   const appSlug = async (id: number | null) => {
     if (id === null) return null;
@@ -285,19 +339,24 @@ export function installJournal(app: Api, ctx: Context): void {
       else if (principal?.type === 'user') credential = { kind: principal.kind, login: principal.user.login, app: await appSlug(principal.appId), installation: null };
       else if (principal?.type === 'installation') credential = { kind: 'installation', login: null, app: await appSlug(principal.appId), installation: principal.installationId };
       else if (principal?.type === 'app') credential = { kind: principal.kind, login: null, app: principal.app.slug, installation: null };
-      journal.add({
+      // The request first, so that what it held is masked in the answer too.
+      const seen: Seen = new Set(knownSecrets);
+      const requestPart = { headers: maskHeaders(request.headers, seen), body: keptBody(request.body, seen) };
+      const maskedQuery = maskValue(query, seen) as Record<string, unknown>;
+      const responsePart = { headers: maskHeaders(reply.getHeaders(), seen), body: keptBody(payload, seen) };
+      journal.add(maskSeen({
         at: new Date().toISOString(),
         method: request.method,
         path,
-        query: maskValue(query) as Record<string, unknown>,
+        query: maskedQuery,
         operation,
         credential,
         status: reply.statusCode,
         duration_ms: Math.round((performance.now() - (request.journalStarted ?? performance.now())) * 10) / 10,
-        request: { headers: maskHeaders(request.headers), body: keptBody(request.body) },
-        response: { headers: maskHeaders(reply.getHeaders()), body: keptBody(payload) },
+        request: requestPart,
+        response: responsePart,
         warnings: warningsOf(request, query, Boolean(config.access) && !config.admin),
-      });
+      }, seen) as Omit<JournalEntry, 'id'>);
     } catch (err) {
       request.log.warn({ err }, 'the request journal could not record a request');
     }
