@@ -527,9 +527,39 @@ async function adminCall(config: Config, args: string[]): Promise<void> {
 
 // --- the commands ---------------------------------------------------------------------------------
 
+/**
+ * The options each command knows (besides --help): any other argument that starts with `-` is
+ * refused before anything is read or touched, so that a mistyped or imagined option
+ * (`migrate --check`) never runs the command without it.
+ */
+const OPTIONS: Record<string, string[]> = {
+  serve: ['--seed'],
+  migrate: [],
+  seed: [],
+  admin: ['--follow', '--page', '--per-page', '--seed', ...JOURNAL_OPTIONS.map((option) => `--${option}`)],
+  backup: [],
+  'admin-token': [],
+  'secret-key': [],
+  token: ['--kind'],
+  help: [],
+  '--version': [],
+};
+
+function refuseUnknownOptions(command: string, args: string[]): void {
+  const known = OPTIONS[command] ?? [];
+  for (const arg of args) {
+    if (!arg.startsWith('-') || arg === '-') continue;
+    const name = arg.split('=')[0]!;
+    if (known.includes(name)) continue;
+    const which = known.length ? `its options: ${known.join(' ')}` : 'it takes none';
+    throw new ConfigError(`${command === '--version' ? 'codehost --version' : command}: unknown option ${name} (${which}); see \`codehost help${command === '--version' ? '' : ` ${command}`}\``);
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === '--version' || command === '-v') {
+    refuseUnknownOptions('--version', rest);
     console.log(`codehost ${VERSION}`);
     return;
   }
@@ -538,6 +568,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'help') {
+    refuseUnknownOptions('help', rest);
     const topic = rest[0]!;
     if (!(topic in HELP) || topic === 'main') throw new ConfigError(`unknown command "${topic}"\n\n${HELP.main}`);
     console.log(HELP[topic]);
@@ -548,6 +579,7 @@ export async function main(argv: string[]): Promise<void> {
     console.log(HELP[command]);
     return;
   }
+  refuseUnknownOptions(command, rest);
   if (command === 'token' || (command === 'secret-key' && rest[0] !== 'rotate') || (command === 'admin-token' && rest[0] === 'generate')) {
     const [action, ...args] = rest;
     if (action !== 'generate' || (command !== 'token' && args.length)) {
