@@ -70,10 +70,18 @@ test(`${engine}: backup of a running demo server, restored into a new data direc
   const target = join(work, 'backup-1');
   const env = settings(source, source.dataDir, 0);
   const started = performance.now();
-  const { stdout } = await run(process.execPath, [CLI, 'backup', target], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+  // Under the usual umask 022, as a shell or cron runs it: the modes are the command's, not the umask's.
+  const { stdout } = await run('sh', ['-c', 'umask 022 && exec "$@"', 'sh', process.execPath, CLI, 'backup', target], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
   const backupMs = Math.round(performance.now() - started);
   assert.match(stdout, /^backup: .* files, .* KiB, in \d+ ms/);
   assert.equal(statSync(target).mode & 0o777, 0o700, 'the backup directory is 0700');
+  // Every file the backup wrote is readable by its owner only (the database holds secrets, and a
+  // restore's `cp -a` keeps the modes): the database copy 0600, nothing with a group or other bit.
+  assert.equal(statSync(join(target, engine === 'sqlite' ? 'codehost.db' : 'codehost.pgdump')).mode & 0o777, 0o600, 'the database copy is 0600');
+  const open = readdirSync(target, { recursive: true, encoding: 'utf8' })
+    .map((path) => ({ path, mode: statSync(join(target, path)).mode & 0o777 }))
+    .filter(({ mode }) => (mode & 0o077) !== 0);
+  assert.deepEqual(open, [], 'no file or directory of the backup is readable by others');
   assert.ok(existsSync(join(target, engine === 'sqlite' ? 'codehost.db' : 'codehost.pgdump')));
   assert.ok(readdirSync(join(target, 'git')).length >= 3, 'the git data of the demo repositories');
   // A second backup into the same directory is refused: a backup never overwrites one.
