@@ -4,13 +4,15 @@
 // it), with the unit's working directory, environment and umask; and the backup line that
 // docs/deployment.md gives for a cron job, run the same way beside it.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createTestDatabase, engine, type TestDatabase } from './helpers/database.ts';
-import { freePort, startCli, type CliProcess } from './helpers/process.ts';
+import { eventually, freePort, portOpen, startCli, type CliProcess } from './helpers/process.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
 const UNIT = readFileSync(join(ROOT, 'deploy/codehost.service'), 'utf8');
@@ -194,5 +196,96 @@ describe('deploy/codehost.service', { skip }, () => {
       .filter((path) => !path.startsWith('node_modules'))
       .filter((path) => (lstatSync(join(checkout, path)).mode & 0o222) !== 0 || lstatSync(join(checkout, path)).uid !== 0);
     assert.deepEqual(written, []);
+  });
+});
+
+const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((path) => existsSync(path));
+
+/** A GET over TLS to 127.0.0.1:port (the test's self-signed certificate), from a chosen loopback address. */
+function tlsGet(port: number, path: string, from = '127.0.0.1'): Promise<{ status: number; alpn: string | false }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port, path, servername: 'codehost.example.com', rejectUnauthorized: false, localAddress: from, agent: false, headers: { host: 'codehost.example.com' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, alpn: (res.socket as TLSSocket).alpnProtocol ?? false }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('deploy/nginx.conf', { skip: NGINX ? false : 'nginx is not installed (Debian: apt-get install nginx; .ci/run installs it)' }, () => {
+  test('its TLS lines and its allowlist, uncommented, run on this nginx: TLS with HTTP/2, /_admin and /metrics refused to other addresses', { timeout: 60_000 }, async () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'codehost-nginx-tls-'));
+    let nginx: ChildProcess | undefined;
+    try {
+      chmodSync(prefix, 0o755);
+      for (const dir of ['logs', 'temp']) mkdirSync(join(prefix, dir), { mode: 0o777 });
+      chmodSync(join(prefix, 'temp'), 0o777);
+      const [cert, key] = [join(prefix, 'fullchain.pem'), join(prefix, 'privkey.pem')];
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=codehost.example.com'], { stdio: 'ignore' });
+      const [port, upstream] = [await freePort(), await freePort()];
+
+      // The file as its comments say: inside the server block, the commented directives (`#   `)
+      // uncommented and `listen 80;` replaced by the TLS listen.
+      let inServer = false;
+      const lines: string[] = [];
+      for (const line of readFileSync(join(ROOT, 'deploy/nginx.conf'), 'utf8').split('\n')) {
+        if (/^server \{/.test(line)) inServer = true;
+        if (inServer && /^\s*listen 80;\s*$/.test(line)) continue;
+        const commented = inServer ? /^(\s*)# {3}(.*\S.*)$/.exec(line) : null;
+        lines.push(commented ? `${commented[1]}${commented[2]}` : line);
+      }
+      const site = lines.join('\n')
+        .replace(/^(\s*)listen 443 /m, `$1listen 127.0.0.1:${port} `)
+        .replace('/etc/letsencrypt/live/codehost.example.com/fullchain.pem', cert)
+        .replace('/etc/letsencrypt/live/codehost.example.com/privkey.pem', key)
+        .replace('server 127.0.0.1:3000;', `server 127.0.0.1:${upstream};`);
+      assert.match(site, new RegExp(`^\\s*listen 127\\.0\\.0\\.1:${port} ssl`, 'm'));
+      assert.match(site, /^\s*ssl_certificate_key \//m);
+      const temp = (name: string) => `${name}_temp_path ${join(prefix, 'temp', name)};`;
+      const conf = join(prefix, 'nginx.conf');
+      writeFileSync(conf, [
+        'daemon off;',
+        'worker_processes 1;',
+        `pid ${join(prefix, 'nginx.pid')};`,
+        `error_log ${join(prefix, 'logs/error.log')} warn;`,
+        'events { worker_connections 64; }',
+        'http {',
+        `  access_log ${join(prefix, 'logs/access.log')};`,
+        ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${temp(name)}`),
+        site,
+        '}',
+      ].join('\n'));
+      const args = ['-p', prefix, '-e', join(prefix, 'logs/error.log'), '-c', conf];
+      try {
+        execFileSync(NGINX!, ['-t', '-q', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      } catch (error) {
+        assert.fail(`nginx -t refuses the TLS form of deploy/nginx.conf:\n${(error as { stderr: Buffer }).stderr}`);
+      }
+      assert.match(site, /^\s*deny all;/m, 'the allowlist');
+      nginx = spawn(NGINX!, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+      assert.ok(await eventually(() => portOpen(port), 20), 'nginx listens');
+
+      // TLS, HTTP/2 offered (ALPN h2); the API is passed on (502: no codehost behind it here).
+      const alpn = await new Promise<string | false>((resolve, reject) => {
+        const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'codehost.example.com', rejectUnauthorized: false, ALPNProtocols: ['h2', 'http/1.1'] }, () => {
+          resolve(socket.alpnProtocol ?? false);
+          socket.end();
+        });
+        socket.on('error', reject);
+      });
+      assert.equal(alpn, 'h2', 'HTTP/2 over TLS');
+      assert.equal((await tlsGet(port, '/api/v3/')).status, 502, 'the API is passed on to codehost');
+      // The operators' endpoints from an address not on the list, however the path is spelt.
+      for (const path of ['/_admin/users', '/metrics', '/metrics/', '/%5Fadmin/users', '/_ADMIN/users', '//_admin/users', '/api/../_admin/users', '/Metrics']) {
+        assert.equal((await tlsGet(port, path)).status, 403, path);
+      }
+    } finally {
+      if (nginx && nginx.exitCode === null) {
+        nginx.kill('SIGQUIT');
+        await new Promise((resolve) => nginx!.once('exit', resolve));
+      }
+      rmSync(prefix, { recursive: true, force: true });
+    }
   });
 });
