@@ -552,7 +552,8 @@ function refuseUnknownOptions(command: string, args: string[]): void {
     const name = arg.split('=')[0]!;
     if (known.includes(name)) continue;
     const which = known.length ? `its options: ${known.join(' ')}` : 'it takes none';
-    throw new ConfigError(`${command === '--version' ? 'codehost --version' : command}: unknown option ${name} (${which}); see \`codehost help${command === '--version' ? '' : ` ${command}`}\``);
+    const own = command !== '--version' && command !== 'help';
+    throw new ConfigError(`${command === '--version' ? 'codehost --version' : command}: unknown option ${name} (${which}); see \`codehost help${own ? ` ${command}` : ''}\``);
   }
 }
 

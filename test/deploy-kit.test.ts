@@ -289,3 +289,32 @@ describe('deploy/nginx.conf', { skip: NGINX ? false : 'nginx is not installed (D
     }
   });
 });
+
+describe('the commands of README.md and docs/', () => {
+  const FILES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+
+  test("each names the checkout's own entry: never a bare `npx codehost`, which outside the checkout asks the npm registry", () => {
+    const bare: string[] = [];
+    for (const file of FILES) {
+      readFileSync(join(ROOT, file), 'utf8').split('\n').forEach((line, index) => {
+        // npx straight before the name (no --no-install, --offline…), or npx/npm in front of
+        // --version, which npm may take for its own.
+        if (/\bnpx\s+codehost\b/.test(line) || /\b(npx|npm)\b[^`\n]*\bcodehost\s+--version\b/.test(line)) bare.push(`${file}:${index + 1}: ${line.trim()}`);
+      });
+    }
+    assert.deepEqual(bare, []);
+  });
+
+  test("`bin/codehost.js --version`, from the checkout and by its path from elsewhere, prints codehost's version", async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const elsewhere = mkdtempSync(join(tmpdir(), 'codehost-elsewhere-'));
+    try {
+      for (const [cwd, command] of [[ROOT, 'bin/codehost.js --version'], [elsewhere, `${ROOT}/bin/codehost.js --version`]] as const) {
+        const stdout = execFileSync('sh', ['-c', command], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+        assert.equal(stdout, `codehost ${version}\n`, `${command} in ${cwd}`);
+      }
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+});
