@@ -1,8 +1,10 @@
 // The deploy kit as a platform team uses it, literally: deploy/codehost.service's ExecStart (parsed
 // out of the file) run as an unprivileged user from a checkout it cannot write (a copy owned by root
 // with no write bit, as `npm ci` as root in /opt/codehost leaves it, or ProtectSystem=strict makes
-// it), with the unit's working directory, environment and umask; and the backup line that
-// docs/deployment.md gives for a cron job, run the same way beside it.
+// it), with the unit's working directory, environment and umask; the daily backup script that
+// docs/deployment.md gives for cron, run by root beside it; deploy/nginx.conf with its TLS lines
+// and its /_admin and /metrics allowlist uncommented, on this machine's nginx (Debian 12: 1.22);
+// and the command spellings of README.md and docs/ (the checkout's own entry, never a bare npx).
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { request as httpsRequest } from 'node:https';
