@@ -85,7 +85,7 @@ Examples:
 
 Backs up the configured server's data while it runs: the database (SQLite: a consistent copy made
 with VACUUM INTO; PostgreSQL: pg_dump's custom format, codehost.pgdump), the git data and the finished
-migration archives, into DIR (created, 0700; it must not exist). DIR is laid out as a data
+migration archives, into DIR (created, 0700, every file in it 0600; it must not exist). DIR is laid out as a data
 directory: restore by copying it to an empty CODEHOST_DATA_DIR (and, for PostgreSQL, pg_restore of
 codehost.pgdump into an empty database). See docs/backup.md.`,
   'admin-token': `Usage: codehost admin-token reset

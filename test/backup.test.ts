@@ -160,13 +160,15 @@ test(`${engine}: backup of a running demo server, restored into a new data direc
   const backupMs = Math.round(performance.now() - started);
   assert.match(stdout, /^backup: .* files, .* KiB, in \d+ ms/);
   assert.equal(statSync(target).mode & 0o777, 0o700, 'the backup directory is 0700');
-  // Every file the backup wrote is readable by its owner only (the database holds secrets, and a
-  // restore's `cp -a` keeps the modes): the database copy 0600, nothing with a group or other bit.
+  // Every file the backup wrote is its owner's only (the database holds secrets, and a restore's
+  // `cp -a` keeps the modes): the database copy and every other file 0600, every directory 0700.
   assert.equal(statSync(join(target, engine === 'sqlite' ? 'codehost.db' : 'codehost.pgdump')).mode & 0o777, 0o600, 'the database copy is 0600');
-  const open = readdirSync(target, { recursive: true, encoding: 'utf8' })
-    .map((path) => ({ path, mode: statSync(join(target, path)).mode & 0o777 }))
-    .filter(({ mode }) => (mode & 0o077) !== 0);
-  assert.deepEqual(open, [], 'no file or directory of the backup is readable by others');
+  const entries = readdirSync(target, { recursive: true, encoding: 'utf8' }).map((path) => ({ path, stat: statSync(join(target, path)) }));
+  assert.ok(entries.some(({ stat }) => stat.isDirectory()) && entries.filter(({ stat }) => stat.isFile()).length > 10);
+  const other = entries
+    .map(({ path, stat }) => ({ path, mode: (stat.mode & 0o777).toString(8), want: stat.isDirectory() ? '700' : '600' }))
+    .filter(({ mode, want }) => mode !== want);
+  assert.deepEqual(other, [], 'every file of the backup 0600, every directory 0700');
   assert.ok(existsSync(join(target, engine === 'sqlite' ? 'codehost.db' : 'codehost.pgdump')));
   assert.ok(readdirSync(join(target, 'git')).length >= 3, 'the git data of the demo repositories');
   // A second backup into the same directory is refused: a backup never overwrites one.

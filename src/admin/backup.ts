@@ -59,14 +59,14 @@ function libpqEnvironment(databaseUrl: string): Record<string, string> {
 
 /**
  * What the backup holds is its owner's only, whatever the umask or the modes of the data directory
- * it copied: files lose their group and other bits, directories are 0700 (a restore's `cp -a` keeps
- * them).
+ * it copied: every file 0600, every directory 0700 (a restore's `cp -a` keeps them). Nothing in it
+ * is run (a bare repository's hooks are git's samples).
  */
 async function restrictModes(target: string): Promise<void> {
   for (const entry of await readdir(target, { withFileTypes: true, recursive: true })) {
     const path = join(entry.parentPath, entry.name);
     if (entry.isDirectory()) await chmod(path, 0o700);
-    else if (entry.isFile()) await chmod(path, (await stat(path)).mode & 0o700);
+    else if (entry.isFile()) await chmod(path, 0o600);
   }
 }
 
