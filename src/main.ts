@@ -85,7 +85,7 @@ Examples:
 
 Backs up the configured server's data while it runs: the database (SQLite: a consistent copy made
 with VACUUM INTO; PostgreSQL: pg_dump's custom format, codehost.pgdump), the git data and the finished
-migration archives, into DIR (created, 0700; it must not exist). DIR is laid out as a data
+migration archives, into DIR (created, 0700, every file in it 0600; it must not exist). DIR is laid out as a data
 directory: restore by copying it to an empty CODEHOST_DATA_DIR (and, for PostgreSQL, pg_restore of
 codehost.pgdump into an empty database). See docs/backup.md.`,
   'admin-token': `Usage: codehost admin-token reset
@@ -527,9 +527,40 @@ async function adminCall(config: Config, args: string[]): Promise<void> {
 
 // --- the commands ---------------------------------------------------------------------------------
 
+/**
+ * The options each command knows (besides --help): any other argument that starts with `-` is
+ * refused before anything is read or touched, so that a mistyped or imagined option
+ * (`migrate --check`) never runs the command without it.
+ */
+const OPTIONS: Record<string, string[]> = {
+  serve: ['--seed'],
+  migrate: [],
+  seed: [],
+  admin: ['--follow', '--page', '--per-page', '--seed', ...JOURNAL_OPTIONS.map((option) => `--${option}`)],
+  backup: [],
+  'admin-token': [],
+  'secret-key': [],
+  token: ['--kind'],
+  help: [],
+  '--version': [],
+};
+
+function refuseUnknownOptions(command: string, args: string[]): void {
+  const known = OPTIONS[command] ?? [];
+  for (const arg of args) {
+    if (!arg.startsWith('-') || arg === '-') continue;
+    const name = arg.split('=')[0]!;
+    if (known.includes(name)) continue;
+    const which = known.length ? `its options: ${known.join(' ')}` : 'it takes none';
+    const own = command !== '--version' && command !== 'help';
+    throw new ConfigError(`${command === '--version' ? 'codehost --version' : command}: unknown option ${name} (${which}); see \`codehost help${own ? ` ${command}` : ''}\``);
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === '--version' || command === '-v') {
+    refuseUnknownOptions('--version', rest);
     console.log(`codehost ${VERSION}`);
     return;
   }
@@ -538,6 +569,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'help') {
+    refuseUnknownOptions('help', rest);
     const topic = rest[0]!;
     if (!(topic in HELP) || topic === 'main') throw new ConfigError(`unknown command "${topic}"\n\n${HELP.main}`);
     console.log(HELP[topic]);
@@ -548,6 +580,7 @@ export async function main(argv: string[]): Promise<void> {
     console.log(HELP[command]);
     return;
   }
+  refuseUnknownOptions(command, rest);
   if (command === 'token' || (command === 'secret-key' && rest[0] !== 'rotate') || (command === 'admin-token' && rest[0] === 'generate')) {
     const [action, ...args] = rest;
     if (action !== 'generate' || (command !== 'token' && args.length)) {

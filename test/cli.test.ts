@@ -2,7 +2,7 @@
 // its printed curl lines, `admin` against the running server, and a graceful SIGTERM.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -43,6 +43,50 @@ describe('help and errors', () => {
     await assert.rejects(cli(['frobnicate']), (error: { code: number; stderr: string }) => error.code === 1 && /unknown command/.test(error.stderr));
     await assert.rejects(cli(['migrate'], { CODEHOST_PORT: 'eighty' }), (error: { code: number; stderr: string }) => error.code === 1 && /CODEHOST_PORT/.test(error.stderr));
   });
+});
+
+describe('unknown options', () => {
+  // Every command refuses an option it does not know, with one line and exit status 1, before it
+  // touches anything: `migrate --check` must not migrate.
+  const CALLS: string[][] = [
+    ['migrate', '--check'],
+    ['serve', '--bogus'],
+    ['seed', 'seed.yaml', '--bogus'],
+    ['backup', '--bogus', 'target'],
+    ['backup', 'target', '--bogus'],
+    ['admin', 'GET', '/users', '--bogus'],
+    ['admin', 'reset', '--bogus'],
+    ['admin', 'snapshot', 'list', '--bogus'],
+    ['admin-token', 'reset', '--bogus'],
+    ['admin-token', 'generate', '--bogus'],
+    ['secret-key', 'generate', '--bogus'],
+    ['secret-key', 'rotate', '--bogus'],
+    ['token', 'generate', '--kind', 'classic', '--bogus'],
+    ['help', 'serve', '--bogus'],
+    ['--version', '--bogus'],
+  ];
+  for (const args of CALLS) {
+    test(`codehost ${args.join(' ')}: one line, exit 1, nothing touched`, async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'codehost-options-'));
+      try {
+        const option = args.find((arg) => arg === '--check' || arg === '--bogus')!;
+        const extra: Record<string, string> = { CODEHOST_DATA_DIR: dataDir, CODEHOST_NEW_SECRET_KEY: 'x'.repeat(43), CODEHOST_ADMIN_TOKEN: 'a'.repeat(40), CODEHOST_URL: 'http://127.0.0.1:9' };
+        const { DATABASE_URL: _db, ...without } = env(extra);
+        const failed = await run(process.execPath, [CLI, ...args], { cwd: dataDir, env: without }).then(
+          ({ stdout }) => assert.fail(`exit 0, printed:\n${stdout}`),
+          (error: { code: number; stdout: string; stderr: string }) => error,
+        );
+        assert.equal(failed.code, 1);
+        assert.equal(failed.stdout, '');
+        const lines = failed.stderr.trim().split('\n');
+        assert.equal(lines.length, 1, failed.stderr);
+        assert.match(lines[0]!, new RegExp(`unknown option ${option}\\b`));
+        assert.deepEqual(readdirSync(dataDir), [], 'nothing written: no database, no backup');
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  }
 });
 
 describe('migrate and seed', () => {

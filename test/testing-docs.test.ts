@@ -67,8 +67,8 @@ describe('docs/testing.md', () => {
     test('each line answers, and the snapshot list and journal say what happened', async () => {
       const outputs: string[] = [];
       for (const line of example('cli').trim().split('\n')) {
-        const command = line.replace(/^npx codehost /, `${process.execPath} src/main.ts `);
-        const { stdout } = await run('sh', ['-c', command], {
+        // As the reader runs it: the line as written, from the checkout.
+        const { stdout } = await run('sh', ['-c', line], {
           cwd: ROOT,
           timeout: 120_000,
           env: { PATH: `${dirname(process.execPath)}:${process.env.PATH}`, CODEHOST_URL: server.url, CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN },

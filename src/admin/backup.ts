@@ -8,7 +8,7 @@
 // in it from that pass, one created before the database copy is in it from the second. Files no row
 // names (a repository deleted meanwhile) are harmless. Unfinished archives (`.partial`) are skipped.
 import { execFile } from 'node:child_process';
-import { chmod, cp, mkdir, readdir, stat } from 'node:fs/promises';
+import { chmod, cp, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -57,6 +57,19 @@ function libpqEnvironment(databaseUrl: string): Record<string, string> {
   return env;
 }
 
+/**
+ * What the backup holds is its owner's only, whatever the umask or the modes of the data directory
+ * it copied: every file 0600, every directory 0700 (a restore's `cp -a` keeps them). Nothing in it
+ * is run (a bare repository's hooks are git's samples).
+ */
+async function restrictModes(target: string): Promise<void> {
+  for (const entry of await readdir(target, { withFileTypes: true, recursive: true })) {
+    const path = join(entry.parentPath, entry.name);
+    if (entry.isDirectory()) await chmod(path, 0o700);
+    else if (entry.isFile()) await chmod(path, 0o600);
+  }
+}
+
 async function sizeOf(path: string): Promise<{ files: number; bytes: number }> {
   let files = 0;
   let bytes = 0;
@@ -81,8 +94,12 @@ export async function backup(options: { dataDir: string; databaseUrl: string | n
 
   await copyFiles(dataDir, target);
   let database: string;
+  // The database copy is made into an empty file of mode 0600 (pg_dump and VACUUM INTO would create
+  // theirs under the umask, 0644 under the usual 022): never readable by others, not even while written.
+  const createPrivate = (path: string) => writeFile(path, '', { mode: 0o600, flag: 'wx' }).then(() => chmod(path, 0o600));
   if (databaseUrl) {
     database = join(target, PG_DUMP_FILE);
+    await createPrivate(database);
     // The URL's parts go in the environment, not the arguments: `ps` shows arguments, passwords included.
     await run('pg_dump', ['--format=custom', '--no-owner', '--file', database], { env: { ...process.env, ...libpqEnvironment(databaseUrl) } }).catch((error: Error & { stderr?: string; code?: string }) => {
       const why = error.code === 'ENOENT' ? 'pg_dump is not installed (Debian: apt-get install postgresql-client)' : (error.stderr?.trim() || error.message);
@@ -92,6 +109,8 @@ export async function backup(options: { dataDir: string; databaseUrl: string | n
     const source = join(dataDir, 'codehost.db');
     if (!existsSync(source)) throw new Error(`no database at ${source}; is CODEHOST_DATA_DIR the server's data directory?`);
     database = join(target, 'codehost.db');
+    // VACUUM INTO writes into a file that does not exist or is empty.
+    await createPrivate(database);
     const db = new DatabaseSync(source);
     try {
       db.exec('PRAGMA busy_timeout = 5000');
@@ -101,6 +120,7 @@ export async function backup(options: { dataDir: string; databaseUrl: string | n
     }
   }
   await copyFiles(dataDir, target);
+  await restrictModes(target);
   const { files, bytes } = await sizeOf(target);
   return { database, files, bytes, ms: Math.round(performance.now() - started) };
 }
