@@ -90,11 +90,23 @@ before(async () => {
     recursive: true,
     filter: (source) => !/^\/(\.git|node_modules|data|reports|\.stryker-tmp)(\/|$)/.test(source.slice(ROOT.length)),
   });
-  symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(checkout, 'node_modules'));
   readOnly(checkout);
-  // The user must reach the dependencies through the link (and everything above them).
-  for (let dir = realpathSync(join(ROOT, 'node_modules')); dir !== '/'; dir = join(dir, '..')) {
-    assert.ok((statSync(dir).mode & 0o005) === 0o005, `${dir} is readable and searchable by others`);
+  // The dependencies as the service's user reaches them: through a link when every folder above
+  // them is searchable by others; else (a clone under /root, say) as hard links in the copy (the
+  // same files, no folder above them to cross), or a copy when they are on another file system.
+  const modules = realpathSync(join(ROOT, 'node_modules'));
+  const reachable = (): boolean => {
+    for (let dir = modules; dir !== '/'; dir = join(dir, '..')) if ((statSync(dir).mode & 0o005) !== 0o005) return false;
+    return true;
+  };
+  if (reachable()) symlinkSync(modules, join(checkout, 'node_modules'));
+  else {
+    try {
+      execFileSync('cp', ['-al', modules, join(checkout, 'node_modules')]);
+    } catch {
+      rmSync(join(checkout, 'node_modules'), { recursive: true, force: true });
+      execFileSync('cp', ['-a', modules, join(checkout, 'node_modules')]);
+    }
   }
   database = await createTestDatabase();
   const data = database.dataDir;
