@@ -8,9 +8,15 @@ import { parseEnv } from 'node:util';
 export interface Config {
   /**
    * `laptop` (loopback, demo data, generated secrets, test support) or `production` (a server others
-   * use). `CODEHOST_MODE`; unset, `production` when the server listens beyond loopback.
+   * use). `CODEHOST_MODE`; unset, `production` when others can reach the server (`reachedBy`).
    */
   mode: 'laptop' | 'production';
+  /**
+   * What lets others reach this server, or null (loopback only): it listens beyond loopback, it
+   * trusts a proxy in front, or a public URL is not loopback (the first of these, as the banner says
+   * it). Production mode is the default when it is set.
+   */
+  reachedBy: string | null;
   /**
    * The settings this process derived rather than read, each with its value and what it followed
    * (the start banner prints them): `CODEHOST_MODE`, `CODEHOST_DEMO`, `CODEHOST_TEST_MODE`,
@@ -181,8 +187,8 @@ function isLoopbackHost(value: string): boolean {
 
 export const MODES = ['laptop', 'production'] as const;
 
-function mode(env: Env, listenHost: string): Config['mode'] {
-  const value = str(env, 'CODEHOST_MODE', isLoopbackHost(listenHost) ? 'laptop' : 'production');
+function mode(env: Env, reachedBy: string | null): Config['mode'] {
+  const value = str(env, 'CODEHOST_MODE', reachedBy ? 'production' : 'laptop');
   if (!(MODES as readonly string[]).includes(value)) {
     throw new ConfigError(`CODEHOST_MODE must be laptop or production, got "${value}"`);
   }
@@ -315,15 +321,22 @@ export function loadConfig(env: Env = process.env): Config {
     derived.push({ name, value: typeof fallback === 'boolean' ? (fallback ? '1' : '0') : String(fallback), from });
     return fallback;
   };
-  const loopback = isLoopbackHost(listenHost);
-  const serverMode = mode(env, listenHost);
+  const proxy = trustProxy(env);
+  const publicLoopback = isLoopbackUrl(webUrl) && isLoopbackUrl(apiUrl);
+  // Who else can reach this server: anyone on a network it listens on, whoever a trusted proxy
+  // forwards, whoever uses a public URL (a TLS front on this machine forwards them to loopback).
+  const reachedBy = !isLoopbackHost(listenHost) ? `CODEHOST_HOST=${listenHost} listens beyond loopback`
+    : proxy !== false ? `CODEHOST_TRUST_PROXY=${str(env, 'CODEHOST_TRUST_PROXY', '').trim()}: a proxy forwards to it`
+    // On a loopback host an unset URL is loopback (it follows the address, the API URL the web URL).
+    : !isLoopbackUrl(webUrl) ? `CODEHOST_WEB_URL=${webUrl} is not loopback`
+    : !isLoopbackUrl(apiUrl) ? `CODEHOST_API_URL=${apiUrl} is not loopback`
+    : null;
+  const serverMode = mode(env, reachedBy);
   if (!env.CODEHOST_MODE) {
-    derived.push({ name: 'CODEHOST_MODE', value: serverMode, from: `CODEHOST_HOST=${listenHost} ${loopback ? 'is loopback' : 'listens beyond loopback'}` });
+    derived.push({ name: 'CODEHOST_MODE', value: serverMode, from: reachedBy ?? `CODEHOST_HOST=${listenHost} is loopback, no proxy is trusted, the URLs are loopback` });
   }
   const laptop = serverMode === 'laptop';
   const testClock = bool(env, 'CODEHOST_TEST_CLOCK', false);
-  const proxy = trustProxy(env);
-  const publicLoopback = isLoopbackUrl(webUrl) && isLoopbackUrl(apiUrl);
   // Private and loopback webhook targets: only a laptop server, reached by no proxy, whose public
   // URLs are loopback, may deliver to the receivers beside it (refusals() holds the rule when set).
   const allowPrivate = follow(
@@ -338,6 +351,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return {
     mode: serverMode,
+    reachedBy,
     derived,
     port,
     host: listenHost,
@@ -502,15 +516,22 @@ export function secretKeyWeakness(key: string): string | null {
  * may start. Production mode refuses what is safe only on a machine nobody else reaches; every mode
  * refuses private webhook targets where a proxy or public URLs make the server reachable.
  */
-export function refusals(config: Config): string[] {
+export function refusals(config: Config, env: Env = {}): string[] {
   const lines: string[] = [];
   const laptop = 'CODEHOST_MODE=laptop on a machine only you reach';
   if (config.mode === 'production') {
+    // A setting production mode would ignore (a misspelled name) is a setting the operator believes in force.
+    for (const { name, nearest } of unknownNames(env)) {
+      lines.push(`${name} is not a codehost setting: production mode does not start with a setting it would ignore; the nearest one is ${nearest} (the README lists them all)`);
+    }
     if (config.demo) {
       lines.push(`CODEHOST_DEMO=1: production mode loads no demo data (its credentials are public); set CODEHOST_DEMO=0 (or ${laptop})`);
     }
-    if (config.adminToken && config.adminToken.length < 32) {
-      lines.push(`CODEHOST_ADMIN_TOKEN has ${config.adminToken.length} character${config.adminToken.length === 1 ? '' : 's'}: production mode needs at least 32; make one with \`codehost admin-token generate\`, or unset it to use the stored token`);
+    if (!config.adminToken) {
+      // A generated token would be printed in the start banner, and so kept in the service's journal.
+      lines.push('CODEHOST_ADMIN_TOKEN is not set: production mode generates none (the start banner would print it into the service\'s log for good); make one with `codehost admin-token generate` and set it');
+    } else if (config.adminToken.length < 32) {
+      lines.push(`CODEHOST_ADMIN_TOKEN has ${config.adminToken.length} character${config.adminToken.length === 1 ? '' : 's'}: production mode needs at least 32; make one with \`codehost admin-token generate\``);
     }
     const weakness = config.secretKey === null ? null : secretKeyWeakness(config.secretKey);
     if (!config.secretKey) {
@@ -576,11 +597,21 @@ function editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-/** One warning line for each CODEHOST_* variable in `env` that no setting reads, naming the nearest known one. */
-export function unknownSettings(env: Env = process.env): string[] {
+/** Each CODEHOST_* variable in `env` that no setting reads, with the nearest known name. */
+function unknownNames(env: Env): { name: string; nearest: string }[] {
+  const names = Object.keys(env).filter((name) => name.startsWith('CODEHOST_'));
+  if (!names.length) return [];
   const known = knownNames();
-  return Object.keys(env).filter((name) => name.startsWith('CODEHOST_') && !known.includes(name)).sort().map((name) => {
-    const nearest = known.reduce((best, candidate) => (editDistance(name, candidate) < editDistance(name, best) ? candidate : best));
-    return `warning: ${name} is not a codehost setting and is ignored; the nearest one is ${nearest} (the README lists them all)`;
-  });
+  return names.filter((name) => !known.includes(name)).sort().map((name) => ({
+    name,
+    nearest: known.reduce((best, candidate) => (editDistance(name, candidate) < editDistance(name, best) ? candidate : best)),
+  }));
+}
+
+/**
+ * One warning line for each CODEHOST_* variable in `env` that no setting reads, naming the nearest
+ * known one (a production server's start refuses them instead: `refusals`).
+ */
+export function unknownSettings(env: Env = process.env): string[] {
+  return unknownNames(env).map(({ name, nearest }) => `warning: ${name} is not a codehost setting and is ignored; the nearest one is ${nearest} (the README lists them all)`);
 }
