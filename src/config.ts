@@ -1,7 +1,7 @@
 // Every CODEHOST_* setting, parsed, checked and typed in one place, before anything is touched.
 // The README's configuration table mirrors this file.
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 
@@ -101,6 +101,11 @@ export interface Config {
     retries: number;
     retryBaseSeconds: number;
     allowPrivateAddresses: boolean;
+    /**
+     * Private and loopback networks deliveries may reach whatever `allowPrivateAddresses` says
+     * (`address/prefix`, inside LOOPBACK_NETWORKS or PRIVATE_NETWORKS): a company's receivers.
+     */
+    allowNetworks: string[];
     responseBodyLimit: number;
   };
   migrations: {
@@ -292,6 +297,53 @@ function trustProxy(env: Env): false | number | string[] {
   return addresses;
 }
 
+/**
+ * The loopback and private networks: the webhook address guard's `loopback` and `private` classes
+ * (src/areas/app-webhooks/sender.ts), and where CODEHOST_WEBHOOK_ALLOW_NETWORKS may open. Private:
+ * RFC 1918, carrier-grade NAT, benchmarking; IPv6 unique-local and the deprecated site-local.
+ */
+export const LOOPBACK_NETWORKS: readonly (readonly [string, number])[] = [['127.0.0.0', 8], ['::1', 128]];
+export const PRIVATE_NETWORKS: readonly (readonly [string, number])[] = [
+  ['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['198.18.0.0', 15], ['fc00::', 7], ['fec0::', 10],
+];
+
+/**
+ * CODEHOST_WEBHOOK_ALLOW_NETWORKS: comma-separated CIDRs (or addresses), each inside one loopback or
+ * private network, so that no list opens more than those (link-local and metadata addresses stay
+ * refused whatever it says). An address is written in its plain form: the guard reads every
+ * spelling of the addresses it checks, the settings take one.
+ */
+function allowNetworks(env: Env): string[] {
+  const raw = env.CODEHOST_WEBHOOK_ALLOW_NETWORKS;
+  if (!raw) return [];
+  const entries = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  const name = 'CODEHOST_WEBHOOK_ALLOW_NETWORKS';
+  if (!entries.length) throw new ConfigError(`${name} must list at least one network (10.20.0.0/16, fd12:3456::/32); unset it to allow none`);
+  return entries.map((entry) => {
+    const [address = '', prefixText, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const prefix = prefixText === undefined ? (family === 6 ? 128 : 32) : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
+    if (!family || rest.length || !(prefix <= (family === 4 ? 32 : 128))) {
+      throw new ConfigError(`${name} must be comma-separated networks like 10.20.0.0/16 or fd12:3456::/32 (an IPv4 or IPv6 address, a prefix length), got "${entry}"`);
+    }
+    const kind = family === 4 ? 'ipv4' : 'ipv6';
+    // Inside a range: as long a prefix, and its address in it (ranges are aligned, so all of it is).
+    const inside = [...LOOPBACK_NETWORKS, ...PRIVATE_NETWORKS].some(([base, length]) => {
+      if (isIP(base) !== family || prefix < length) return false;
+      const range = new BlockList();
+      range.addSubnet(base, length, kind);
+      return range.check(address, kind);
+    });
+    if (!inside) {
+      throw new ConfigError(
+        `${name}: "${entry}" is not inside a private or loopback range (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, 198.18.0.0/15, 127.0.0.0/8, fc00::/7, fec0::/10, ::1/128); ` +
+          'name your receivers\' networks (public addresses need no allowing; link-local and metadata addresses are never allowed)',
+      );
+    }
+    return `${address.toLowerCase()}/${prefix}`;
+  });
+}
+
 function timeouts(env: Env): Config['timeouts'] {
   const headersMs = int(env, 'CODEHOST_HEADERS_TIMEOUT_MS', 10_000, 1);
   const requestMs = int(env, 'CODEHOST_REQUEST_TIMEOUT_MS', 60_000, 1);
@@ -398,6 +450,7 @@ export function loadConfig(env: Env = process.env): Config {
       retries: int(env, 'CODEHOST_WEBHOOK_RETRIES', 0, 0),
       retryBaseSeconds: int(env, 'CODEHOST_WEBHOOK_RETRY_BASE_SECONDS', 60, 1),
       allowPrivateAddresses: allowPrivate,
+      allowNetworks: allowNetworks(env),
       responseBodyLimit: int(env, 'CODEHOST_WEBHOOK_RESPONSE_BODY_LIMIT', 65_536, 0),
     },
     migrations: {
@@ -555,7 +608,7 @@ export function refusals(config: Config, env: Env = {}): string[] {
       : !isLoopbackUrl(config.webUrl) || !isLoopbackUrl(config.apiUrl) ? 'when the public URLs (CODEHOST_WEB_URL, CODEHOST_API_URL) are not loopback'
       : null;
     if (why) {
-      lines.push(`CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses ${why} (an app owner would read internal services' answers in its deliveries); unset it`);
+      lines.push(`CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses ${why} (an app owner would read internal services' answers in its deliveries); unset it, and list your receivers' networks in CODEHOST_WEBHOOK_ALLOW_NETWORKS (10.20.0.0/16)`);
     }
   }
   return lines;
