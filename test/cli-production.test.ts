@@ -60,7 +60,7 @@ describe('production mode refuses to start', () => {
     ['test mode', { CODEHOST_TEST_MODE: '1' }, /^CODEHOST_TEST_MODE=1 turns on fault injection .*unset CODEHOST_TEST_MODE$/],
     ['/metrics open on 0.0.0.0', { CODEHOST_METRICS_TOKEN: undefined }, /^CODEHOST_METRICS_TOKEN is not set: GET \/metrics would be open to anyone \(the server listens on 0\.0\.0\.0\); set CODEHOST_METRICS_TOKEN/],
     ['/metrics open behind a proxy on loopback', { CODEHOST_MODE: 'production', CODEHOST_HOST: '127.0.0.1', CODEHOST_TRUST_PROXY: 'loopback', CODEHOST_METRICS_TOKEN: undefined }, /^CODEHOST_METRICS_TOKEN is not set: .*CODEHOST_TRUST_PROXY/],
-    ['private webhook targets', { CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' }, /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses in production mode .*unset it$/],
+    ['private webhook targets', { CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' }, /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses in production mode .*unset it, and list your receivers' networks in CODEHOST_WEBHOOK_ALLOW_NETWORKS \(10\.20\.0\.0\/16\)$/],
   ];
   for (const [what, extra, pattern] of cases) {
     test(`${what}: one line, exit 1, nothing created`, async () => {
