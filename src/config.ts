@@ -1,16 +1,22 @@
 // Every CODEHOST_* setting, parsed, checked and typed in one place, before anything is touched.
 // The README's configuration table mirrors this file.
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 
 export interface Config {
   /**
    * `laptop` (loopback, demo data, generated secrets, test support) or `production` (a server others
-   * use). `CODEHOST_MODE`; unset, `production` when the server listens beyond loopback.
+   * use). `CODEHOST_MODE`; unset, `production` when others can reach the server (`reachedBy`).
    */
   mode: 'laptop' | 'production';
+  /**
+   * What lets others reach this server, or null (loopback only): it listens beyond loopback, it
+   * trusts a proxy in front, or a public URL is not loopback (the first of these, as the banner says
+   * it). Production mode is the default when it is set.
+   */
+  reachedBy: string | null;
   /**
    * The settings this process derived rather than read, each with its value and what it followed
    * (the start banner prints them): `CODEHOST_MODE`, `CODEHOST_DEMO`, `CODEHOST_TEST_MODE`,
@@ -95,6 +101,11 @@ export interface Config {
     retries: number;
     retryBaseSeconds: number;
     allowPrivateAddresses: boolean;
+    /**
+     * Private and loopback networks deliveries may reach whatever `allowPrivateAddresses` says
+     * (`address/prefix`, inside LOOPBACK_NETWORKS or PRIVATE_NETWORKS): a company's receivers.
+     */
+    allowNetworks: string[];
     responseBodyLimit: number;
   };
   migrations: {
@@ -181,8 +192,8 @@ function isLoopbackHost(value: string): boolean {
 
 export const MODES = ['laptop', 'production'] as const;
 
-function mode(env: Env, listenHost: string): Config['mode'] {
-  const value = str(env, 'CODEHOST_MODE', isLoopbackHost(listenHost) ? 'laptop' : 'production');
+function mode(env: Env, reachedBy: string | null): Config['mode'] {
+  const value = str(env, 'CODEHOST_MODE', reachedBy ? 'production' : 'laptop');
   if (!(MODES as readonly string[]).includes(value)) {
     throw new ConfigError(`CODEHOST_MODE must be laptop or production, got "${value}"`);
   }
@@ -286,6 +297,53 @@ function trustProxy(env: Env): false | number | string[] {
   return addresses;
 }
 
+/**
+ * The loopback and private networks: the webhook address guard's `loopback` and `private` classes
+ * (src/areas/app-webhooks/sender.ts), and where CODEHOST_WEBHOOK_ALLOW_NETWORKS may open. Private:
+ * RFC 1918, carrier-grade NAT, benchmarking; IPv6 unique-local and the deprecated site-local.
+ */
+export const LOOPBACK_NETWORKS: readonly (readonly [string, number])[] = [['127.0.0.0', 8], ['::1', 128]];
+export const PRIVATE_NETWORKS: readonly (readonly [string, number])[] = [
+  ['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['198.18.0.0', 15], ['fc00::', 7], ['fec0::', 10],
+];
+
+/**
+ * CODEHOST_WEBHOOK_ALLOW_NETWORKS: comma-separated CIDRs (or addresses), each inside one loopback or
+ * private network, so that no list opens more than those (link-local and metadata addresses stay
+ * refused whatever it says). An address is written in its plain form: the guard reads every
+ * spelling of the addresses it checks, the settings take one.
+ */
+function allowNetworks(env: Env): string[] {
+  const raw = env.CODEHOST_WEBHOOK_ALLOW_NETWORKS;
+  if (!raw) return [];
+  const entries = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  const name = 'CODEHOST_WEBHOOK_ALLOW_NETWORKS';
+  if (!entries.length) throw new ConfigError(`${name} must list at least one network (10.20.0.0/16, fd12:3456::/32); unset it to allow none`);
+  return entries.map((entry) => {
+    const [address = '', prefixText, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const prefix = prefixText === undefined ? (family === 6 ? 128 : 32) : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
+    if (!family || rest.length || !(prefix <= (family === 4 ? 32 : 128))) {
+      throw new ConfigError(`${name} must be comma-separated networks like 10.20.0.0/16 or fd12:3456::/32 (an IPv4 or IPv6 address, a prefix length), got "${entry}"`);
+    }
+    const kind = family === 4 ? 'ipv4' : 'ipv6';
+    // Inside a range: as long a prefix, and its address in it (ranges are aligned, so all of it is).
+    const inside = [...LOOPBACK_NETWORKS, ...PRIVATE_NETWORKS].some(([base, length]) => {
+      if (isIP(base) !== family || prefix < length) return false;
+      const range = new BlockList();
+      range.addSubnet(base, length, kind);
+      return range.check(address, kind);
+    });
+    if (!inside) {
+      throw new ConfigError(
+        `${name}: "${entry}" is not inside a private or loopback range (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, 198.18.0.0/15, 127.0.0.0/8, fc00::/7, fec0::/10, ::1/128); ` +
+          'name your receivers\' networks (public addresses need no allowing; link-local and metadata addresses are never allowed)',
+      );
+    }
+    return `${address.toLowerCase()}/${prefix}`;
+  });
+}
+
 function timeouts(env: Env): Config['timeouts'] {
   const headersMs = int(env, 'CODEHOST_HEADERS_TIMEOUT_MS', 10_000, 1);
   const requestMs = int(env, 'CODEHOST_REQUEST_TIMEOUT_MS', 60_000, 1);
@@ -315,15 +373,22 @@ export function loadConfig(env: Env = process.env): Config {
     derived.push({ name, value: typeof fallback === 'boolean' ? (fallback ? '1' : '0') : String(fallback), from });
     return fallback;
   };
-  const loopback = isLoopbackHost(listenHost);
-  const serverMode = mode(env, listenHost);
+  const proxy = trustProxy(env);
+  const publicLoopback = isLoopbackUrl(webUrl) && isLoopbackUrl(apiUrl);
+  // Who else can reach this server: anyone on a network it listens on, whoever a trusted proxy
+  // forwards, whoever uses a public URL (a TLS front on this machine forwards them to loopback).
+  const reachedBy = !isLoopbackHost(listenHost) ? `CODEHOST_HOST=${listenHost} listens beyond loopback`
+    : proxy !== false ? `CODEHOST_TRUST_PROXY=${str(env, 'CODEHOST_TRUST_PROXY', '').trim()}: a proxy forwards to it`
+    // On a loopback host an unset URL is loopback (it follows the address, the API URL the web URL).
+    : !isLoopbackUrl(webUrl) ? `CODEHOST_WEB_URL=${webUrl} is not loopback`
+    : !isLoopbackUrl(apiUrl) ? `CODEHOST_API_URL=${apiUrl} is not loopback`
+    : null;
+  const serverMode = mode(env, reachedBy);
   if (!env.CODEHOST_MODE) {
-    derived.push({ name: 'CODEHOST_MODE', value: serverMode, from: `CODEHOST_HOST=${listenHost} ${loopback ? 'is loopback' : 'listens beyond loopback'}` });
+    derived.push({ name: 'CODEHOST_MODE', value: serverMode, from: reachedBy ?? `CODEHOST_HOST=${listenHost} is loopback, no proxy is trusted, the URLs are loopback` });
   }
   const laptop = serverMode === 'laptop';
   const testClock = bool(env, 'CODEHOST_TEST_CLOCK', false);
-  const proxy = trustProxy(env);
-  const publicLoopback = isLoopbackUrl(webUrl) && isLoopbackUrl(apiUrl);
   // Private and loopback webhook targets: only a laptop server, reached by no proxy, whose public
   // URLs are loopback, may deliver to the receivers beside it (refusals() holds the rule when set).
   const allowPrivate = follow(
@@ -338,6 +403,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return {
     mode: serverMode,
+    reachedBy,
     derived,
     port,
     host: listenHost,
@@ -384,6 +450,7 @@ export function loadConfig(env: Env = process.env): Config {
       retries: int(env, 'CODEHOST_WEBHOOK_RETRIES', 0, 0),
       retryBaseSeconds: int(env, 'CODEHOST_WEBHOOK_RETRY_BASE_SECONDS', 60, 1),
       allowPrivateAddresses: allowPrivate,
+      allowNetworks: allowNetworks(env),
       responseBodyLimit: int(env, 'CODEHOST_WEBHOOK_RESPONSE_BODY_LIMIT', 65_536, 0),
     },
     migrations: {
@@ -502,15 +569,22 @@ export function secretKeyWeakness(key: string): string | null {
  * may start. Production mode refuses what is safe only on a machine nobody else reaches; every mode
  * refuses private webhook targets where a proxy or public URLs make the server reachable.
  */
-export function refusals(config: Config): string[] {
+export function refusals(config: Config, env: Env = {}): string[] {
   const lines: string[] = [];
   const laptop = 'CODEHOST_MODE=laptop on a machine only you reach';
   if (config.mode === 'production') {
+    // A setting production mode would ignore (a misspelled name) is a setting the operator believes in force.
+    for (const { name, nearest } of unknownNames(env)) {
+      lines.push(`${name} is not a codehost setting: production mode does not start with a setting it would ignore; the nearest one is ${nearest} (the README lists them all)`);
+    }
     if (config.demo) {
       lines.push(`CODEHOST_DEMO=1: production mode loads no demo data (its credentials are public); set CODEHOST_DEMO=0 (or ${laptop})`);
     }
-    if (config.adminToken && config.adminToken.length < 32) {
-      lines.push(`CODEHOST_ADMIN_TOKEN has ${config.adminToken.length} character${config.adminToken.length === 1 ? '' : 's'}: production mode needs at least 32; make one with \`codehost admin-token generate\`, or unset it to use the stored token`);
+    if (!config.adminToken) {
+      // A generated token would be printed in the start banner, and so kept in the service's journal.
+      lines.push('CODEHOST_ADMIN_TOKEN is not set: production mode generates none (the start banner would print it into the service\'s log for good); make one with `codehost admin-token generate` and set it');
+    } else if (config.adminToken.length < 32) {
+      lines.push(`CODEHOST_ADMIN_TOKEN has ${config.adminToken.length} character${config.adminToken.length === 1 ? '' : 's'}: production mode needs at least 32; make one with \`codehost admin-token generate\``);
     }
     const weakness = config.secretKey === null ? null : secretKeyWeakness(config.secretKey);
     if (!config.secretKey) {
@@ -534,7 +608,7 @@ export function refusals(config: Config): string[] {
       : !isLoopbackUrl(config.webUrl) || !isLoopbackUrl(config.apiUrl) ? 'when the public URLs (CODEHOST_WEB_URL, CODEHOST_API_URL) are not loopback'
       : null;
     if (why) {
-      lines.push(`CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses ${why} (an app owner would read internal services' answers in its deliveries); unset it`);
+      lines.push(`CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses ${why} (an app owner would read internal services' answers in its deliveries); unset it, and list your receivers' networks in CODEHOST_WEBHOOK_ALLOW_NETWORKS (10.20.0.0/16)`);
     }
   }
   return lines;
@@ -576,11 +650,21 @@ function editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-/** One warning line for each CODEHOST_* variable in `env` that no setting reads, naming the nearest known one. */
-export function unknownSettings(env: Env = process.env): string[] {
+/** Each CODEHOST_* variable in `env` that no setting reads, with the nearest known name. */
+function unknownNames(env: Env): { name: string; nearest: string }[] {
+  const names = Object.keys(env).filter((name) => name.startsWith('CODEHOST_'));
+  if (!names.length) return [];
   const known = knownNames();
-  return Object.keys(env).filter((name) => name.startsWith('CODEHOST_') && !known.includes(name)).sort().map((name) => {
-    const nearest = known.reduce((best, candidate) => (editDistance(name, candidate) < editDistance(name, best) ? candidate : best));
-    return `warning: ${name} is not a codehost setting and is ignored; the nearest one is ${nearest} (the README lists them all)`;
-  });
+  return names.filter((name) => !known.includes(name)).sort().map((name) => ({
+    name,
+    nearest: known.reduce((best, candidate) => (editDistance(name, candidate) < editDistance(name, best) ? candidate : best)),
+  }));
+}
+
+/**
+ * One warning line for each CODEHOST_* variable in `env` that no setting reads, naming the nearest
+ * known one (a production server's start refuses them instead: `refusals`).
+ */
+export function unknownSettings(env: Env = process.env): string[] {
+  return unknownNames(env).map(({ name, nearest }) => `warning: ${name} is not a codehost setting and is ignored; the nearest one is ${nearest} (the README lists them all)`);
 }

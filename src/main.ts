@@ -311,7 +311,9 @@ function banner(address: string, server: Server, demo: boolean): string {
     }
   }
   if (urls.api !== base) lines.push(`  url fields and Link headers name ${urls.api} (CODEHOST_API_URL / CODEHOST_WEB_URL)`);
-  lines.push(`mode: ${config.mode} (${config.mode === 'laptop' ? 'this machine only: demo data, generated secrets and test support allowed' : 'a server others use: the start refused what is unsafe'})`);
+  lines.push(config.mode === 'production' ? 'mode: production (a server others use: the start refused what is unsafe)'
+    : config.reachedBy ? `mode: laptop, chosen by CODEHOST_MODE=laptop although ${config.reachedBy}: demo data, generated secrets and test support are open to whoever reaches it`
+    : 'mode: laptop (this machine only: demo data, generated secrets and test support allowed)');
   lines.push(`node: ${process.version} (${process.execPath})`);
   lines.push(`database: ${server.ctx.db.dialect === 'sqlite' ? `${config.dataDir}/codehost.db (embedded SQLite)` : 'PostgreSQL'}`);
   lines.push(config.jobs.worker
@@ -352,7 +354,7 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
   const seedPath = seedFile === undefined ? undefined : checkSeedFile(seedFile, '--seed');
   const seedData = seedPath === undefined ? undefined : await readCheckedSeed(seedPath);
   await checkListen(config);
-  const refused = refusals(config);
+  const refused = refusals(config, process.env);
   if (refused.length) throw new ConfigError(refused.join('\n'));
 
   const log = new HeldLog();
@@ -589,9 +591,11 @@ export async function main(argv: string[]): Promise<void> {
     }
     return generate(command, args);
   }
-  // Settings nobody reads and .env lines that set nothing are said, not ignored silently.
-  for (const warning of [...readDotEnv(process.cwd()), ...unknownSettings()]) console.error(warning);
+  // Settings nobody reads and .env lines that set nothing are said, not ignored silently (a
+  // production server's start refuses the settings: refusals).
+  for (const warning of readDotEnv(process.cwd())) console.error(warning);
   const config = loadConfig();
+  if (command !== 'serve' || config.mode !== 'production') for (const warning of unknownSettings()) console.error(warning);
   switch (command) {
     case 'serve': {
       let seed: string | undefined;

@@ -69,6 +69,8 @@ export async function startCodehost(options: StartOptions = {}): Promise<Codehos
   const dataDir = mkdtempSync(join(tmpdir(), 'codehost-testing-'));
   const adminToken = `testing-${randomBytes(16).toString('hex')}`;
   const configFor = (databaseUrl: string | undefined) => loadConfig({
+    // A test double on loopback: laptop mode (the journal, reset) even when options.env names public URLs.
+    CODEHOST_MODE: 'laptop',
     CODEHOST_HOST: '127.0.0.1',
     CODEHOST_PORT: '0',
     CODEHOST_DATA_DIR: dataDir,

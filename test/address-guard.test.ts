@@ -7,11 +7,12 @@
 // non-loopback address if the guard were wrong run only after the pure classifier has classed
 // those very spellings correctly, with a short delivery timeout.
 import assert from 'node:assert/strict';
+import { lookup } from 'node:dns/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { addressClass } from '../src/areas/app-webhooks/sender.ts';
-import { loadConfig, refusals } from '../src/config.ts';
+import { ConfigError, loadConfig, refusals } from '../src/config.ts';
 import { appJwt, type TestApp } from './helpers/credentials.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
@@ -203,3 +204,119 @@ describe('private targets refused (CODEHOST_WEBHOOK_ALLOW_PRIVATE=0)', () => {
     assert.deepEqual([...v4.paths, ...v6.paths], []);
   });
 });
+
+// --- Allowed networks: a company's receivers on its own network, in production mode ----------------
+
+describe('CODEHOST_WEBHOOK_ALLOW_NETWORKS: private and loopback networks, checked at start', () => {
+  const networks = (value: string, env: Record<string, string> = {}) => loadConfig({ ...env, CODEHOST_WEBHOOK_ALLOW_NETWORKS: value }).webhooks.allowNetworks;
+  test('CIDRs and addresses inside the private and loopback ranges', () => {
+    assert.deepEqual(loadConfig({}).webhooks.allowNetworks, []);
+    assert.deepEqual(networks(''), [], 'empty is unset, as for every setting');
+    assert.deepEqual(networks('10.20.0.0/16, 192.168.7.10,127.0.0.0/8 , fd12:3456::/32,::1'), ['10.20.0.0/16', '192.168.7.10/32', '127.0.0.0/8', 'fd12:3456::/32', '::1/128']);
+    assert.deepEqual(networks('172.16.0.0/12,100.64.0.0/10,198.18.0.0/15,fc00::/7,fec0::/10'), ['172.16.0.0/12', '100.64.0.0/10', '198.18.0.0/15', 'fc00::/7', 'fec0::/10']);
+  });
+  test('anything else is refused, naming the value and why', () => {
+    const cases: [string, RegExp][] = [
+      ['10.0.0.0/33', /"10\.0\.0\.0\/33"/],
+      ['10.0.0.0/8/8', /"10\.0\.0\.0\/8\/8"/],
+      ['10.0.0.0/255.0.0.0', /"10\.0\.0\.0\/255\.0\.0\.0"/],
+      ['loopback', /"loopback"/],
+      ['127.1', /"127\.1"/],
+      ['0x7f000001', /"0x7f000001"/],
+      ['internal.example.com', /"internal\.example\.com"/],
+      [',', /at least one network/],
+      // Wider than a private range, or outside every one: they would open more than the receivers' network.
+      ['0.0.0.0/0', /"0\.0\.0\.0\/0" is not inside a private or loopback range/],
+      ['10.0.0.0/7', /"10\.0\.0\.0\/7" is not inside/],
+      ['::/0', /"::\/0" is not inside/],
+      ['169.254.0.0/16', /"169\.254\.0\.0\/16" is not inside/],
+      ['8.8.8.0/24', /"8\.8\.8\.0\/24" is not inside .*public addresses need no allowing/],
+      ['::ffff:10.0.0.0/104', /"::ffff:10\.0\.0\.0\/104" is not inside/],
+      ['fe80::/10', /"fe80::\/10" is not inside/],
+    ];
+    for (const [value, message] of cases) {
+      assert.throws(() => networks(value), (error: Error) => error instanceof ConfigError && /^CODEHOST_WEBHOOK_ALLOW_NETWORKS[ :]/.test(error.message) && message.test(error.message), value);
+    }
+  });
+  test('production mode accepts them (it refuses CODEHOST_WEBHOOK_ALLOW_PRIVATE=1)', () => {
+    const production = {
+      CODEHOST_MODE: 'production', CODEHOST_DEMO: '0', CODEHOST_ADMIN_TOKEN: 'chadm_8fK2pQ9xL4mZ7tR1wV6yB3nH5sJ0cD2gE4aU9iO1',
+      CODEHOST_SECRET_KEY: 'Jq3v9TzX2mB7wKc5Ld8Rf1Hs6Np4Gy0UeAoViWxZbQ7', CODEHOST_METRICS_TOKEN: 'metrics-7Yc2Kq9Lm4Px8Rt1Vw6Zb3Nh5Sj0Df2Ga',
+    };
+    assert.deepEqual(refusals(loadConfig({ ...production, CODEHOST_WEBHOOK_ALLOW_NETWORKS: '10.20.0.0/16,127.0.0.0/8' })), []);
+    assert.equal(loadConfig({ ...production, CODEHOST_WEBHOOK_ALLOW_NETWORKS: '10.20.0.0/16' }).webhooks.allowPrivateAddresses, false);
+    assert.match(refusals(loadConfig({ ...production, CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' })).join('\n'), /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: .*in production mode.*CODEHOST_WEBHOOK_ALLOW_NETWORKS/m);
+  });
+});
+
+/** A production server (CODEHOST_MODE=production) with `networks` allowed, or none. */
+function productionGuard(networks: string | null) {
+  return setUp({ CODEHOST_MODE: 'production', ...(networks === null ? {} : { CODEHOST_WEBHOOK_ALLOW_NETWORKS: networks }) });
+}
+
+for (const [networks, reachable] of [['127.0.0.0/8', 'v4'], ['::1/128', 'v6'], ['127.0.0.0/8,::1/128', 'both'], [null, 'none']] as const) {
+  describe(`production mode, allowed networks: ${networks ?? '(none)'}`, () => {
+    let server: TestServer;
+    let app: TestApp;
+    let idle: TestApp;
+    let v4: Awaited<ReturnType<typeof receiver>>;
+    let v6: Awaited<ReturnType<typeof receiver>>;
+
+    before(async () => {
+      v4 = await receiver('127.0.0.1');
+      v6 = await receiver('::1');
+      ({ server, app, idle } = await productionGuard(networks));
+    });
+    after(async () => {
+      await server.close();
+      await stop(v4.server);
+      await stop(v6.server);
+    });
+
+    // Every spelling of 127.0.0.1 that is the IPv4 address itself (an IPv4-mapped IPv6 address is what
+    // a dual-stack socket reports for it); ::1; and IPv6 forms that only embed 127.0.0.1 (compatible,
+    // 6to4): other addresses, allowed by no IPv4 network.
+    const ipv4 = () => ['127.1', '2130706433', '0x7f000001', '0177.0.0.1', '0x7f.1', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]'].map((host) => `http://${host}:${v4.port}/${encodeURIComponent(host)}`);
+    const ipv6 = () => [`http://[::1]:${v6.port}/v6`, `http://[0:0:0:0:0:0:0:1]:${v6.port}/v6-long`];
+    const embedded = () => [`http://[::127.0.0.1]:${v4.port}/`, `http://[2002:7f00:1::]:${v4.port}/`];
+    const allowed = () => [...(reachable === 'v4' || reachable === 'both' ? ipv4() : []), ...(reachable === 'v6' || reachable === 'both' ? ipv6() : [])];
+    const refused = () => [...(reachable === 'v4' || reachable === 'both' ? [] : ipv4()), ...(reachable === 'v6' || reachable === 'both' ? [] : ipv6()), ...embedded()];
+
+    test('an allowed loopback receiver is reached in every spelling of its address', async () => {
+      for (const url of allowed()) {
+        assert.equal((await patchUrl(server, app, url)).status, 200, url);
+        assert.deepEqual(await deliverPush(server, app), ['OK', 200], url);
+        const path = new URL(url).pathname;
+        assert.equal([...v4.paths, ...v6.paths].filter((p) => p === path).length, 2, `${url}: the ping and the push`);
+      }
+    });
+
+    test('any other loopback address is refused in the configuration, in every spelling', async () => {
+      for (const url of refused()) {
+        const answer = await patchUrl(server, idle, url);
+        assert.equal(answer.status, 422, `${url}: ${answer.text}`);
+        assert.equal(answer.body.errors[0].message, 'url must not point to a loopback address', url);
+      }
+    });
+
+    test('and at delivery, before any connection: nothing reaches the receivers', { timeout: 20_000 }, async (t) => {
+      if (!classifierOk) return t.skip('the classifier failed: delivering would reach the network');
+      const before = v4.paths.length + v6.paths.length;
+      for (const url of refused()) {
+        await storeUrl(server, app, url);
+        assert.deepEqual(await deliverPush(server, app), ['blocked: refused to connect to a loopback address', 0], url);
+      }
+      assert.equal(v4.paths.length + v6.paths.length, before);
+    });
+
+    test('a host name is checked on every address it resolves to, at delivery', { timeout: 20_000 }, async () => {
+      const resolved = (await lookup('localhost', { all: true })).map(({ family }) => (family === 4 ? 'v4' : 'v6'));
+      const open = resolved.every((family) => reachable === 'both' || reachable === family);
+      await storeUrl(server, app, `http://localhost:${v4.port}/by-name`);
+      const [status] = await deliverPush(server, app);
+      // Allowed, localhost reaches the receiver on 127.0.0.1 (Node tries each address it resolved to).
+      assert.equal(status, open ? 'OK' : 'blocked: refused to connect to a loopback address', `localhost is ${resolved.join(', ')}`);
+      assert.equal(v4.paths.includes('/by-name'), open);
+    });
+  });
+}

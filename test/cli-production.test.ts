@@ -48,6 +48,8 @@ describe('production mode refuses to start', () => {
   // Each case: what is changed from a good production configuration, and the one line it prints.
   const cases: [string, Record<string, string | undefined>, RegExp][] = [
     ['demo data', { CODEHOST_DEMO: '1' }, /^CODEHOST_DEMO=1: production mode loads no demo data \(its credentials are public\); set CODEHOST_DEMO=0/],
+    ['no admin token', { CODEHOST_ADMIN_TOKEN: undefined }, /^CODEHOST_ADMIN_TOKEN is not set: production mode generates none \(the start banner would print it into the service's log for good\); make one with `codehost admin-token generate` and set it$/],
+    ['an unknown setting', { CODEHOST_WORKERS: '0' }, /^CODEHOST_WORKERS is not a codehost setting: production mode does not start with a setting it would ignore; the nearest one is CODEHOST_WORKER \(the README lists them all\)$/],
     ['a one-character admin token', { CODEHOST_ADMIN_TOKEN: 'x' }, /^CODEHOST_ADMIN_TOKEN has 1 character: production mode needs at least 32; make one with `codehost admin-token generate`/],
     ['a 31-character admin token', { CODEHOST_ADMIN_TOKEN: GOOD_TOKEN.slice(0, 31) }, /^CODEHOST_ADMIN_TOKEN has 31 characters/],
     ['no secret key', { CODEHOST_SECRET_KEY: undefined }, /^CODEHOST_SECRET_KEY is not set: production mode needs a key of 32 bytes of entropy, the same on every process; make one with `codehost secret-key generate`/],
@@ -58,7 +60,7 @@ describe('production mode refuses to start', () => {
     ['test mode', { CODEHOST_TEST_MODE: '1' }, /^CODEHOST_TEST_MODE=1 turns on fault injection .*unset CODEHOST_TEST_MODE$/],
     ['/metrics open on 0.0.0.0', { CODEHOST_METRICS_TOKEN: undefined }, /^CODEHOST_METRICS_TOKEN is not set: GET \/metrics would be open to anyone \(the server listens on 0\.0\.0\.0\); set CODEHOST_METRICS_TOKEN/],
     ['/metrics open behind a proxy on loopback', { CODEHOST_MODE: 'production', CODEHOST_HOST: '127.0.0.1', CODEHOST_TRUST_PROXY: 'loopback', CODEHOST_METRICS_TOKEN: undefined }, /^CODEHOST_METRICS_TOKEN is not set: .*CODEHOST_TRUST_PROXY/],
-    ['private webhook targets', { CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' }, /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses in production mode .*unset it$/],
+    ['private webhook targets', { CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' }, /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses in production mode .*unset it, and list your receivers' networks in CODEHOST_WEBHOOK_ALLOW_NETWORKS \(10\.20\.0\.0\/16\)$/],
   ];
   for (const [what, extra, pattern] of cases) {
     test(`${what}: one line, exit 1, nothing created`, async () => {
@@ -111,8 +113,11 @@ describe('private webhook targets follow the mode, the proxy and the public URLs
   test('set to 1 where it may not be, the start is refused', () => {
     const line = (env: Record<string, string>) => refusals(loadConfig({ ...env, CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' }));
     assert.deepEqual(line({}), []);
-    assert.match(line({ CODEHOST_TRUST_PROXY: 'loopback' }).join(), /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: .*when a proxy is trusted \(CODEHOST_TRUST_PROXY\)/);
-    assert.match(line({ CODEHOST_WEB_URL: 'https://code.example.com' }).join(), /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: .*when the public URLs .* are not loopback/);
+    // Laptop mode chosen where the settings would make it production: still refused.
+    assert.match(line({ CODEHOST_MODE: 'laptop', CODEHOST_TRUST_PROXY: 'loopback' }).join(), /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: .*when a proxy is trusted \(CODEHOST_TRUST_PROXY\)/);
+    assert.match(line({ CODEHOST_MODE: 'laptop', CODEHOST_WEB_URL: 'https://code.example.com' }).join(), /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: .*when the public URLs .* are not loopback/);
+    // Left to the default, those settings are production mode, where it is refused too.
+    assert.match(line({ CODEHOST_TRUST_PROXY: 'loopback' }).join('\n'), /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: .*in production mode/m);
   });
 });
 

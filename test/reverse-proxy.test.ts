@@ -37,6 +37,9 @@ before(async () => {
       CODEHOST_LOG_LEVEL: 'warn',
       CODEHOST_TRUST_PROXY: 'loopback',
       CODEHOST_WEB_URL: proxy,
+      // nginx's behaviour, with the demo data's credentials: laptop mode, chosen (the proxy would
+      // make it production; test/deployment-mode.test.ts starts the documented production settings).
+      CODEHOST_MODE: 'laptop',
       ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
     },
   });

@@ -59,7 +59,7 @@ after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 /** Builds the attempt's request, posts it, and answers what the receiver got. */
 async function send(attempt: AttemptRequestFacts): Promise<Received> {
   const before = received.length;
-  const result = await postWebhook(buildRequest(ctx, attempt, url), { timeoutMs: 5000, allowPrivateAddresses: true, responseBodyLimit: 64 });
+  const result = await postWebhook(buildRequest(ctx, attempt, url), { timeoutMs: 5000, allowPrivateAddresses: true, allowNetworks: [], responseBodyLimit: 64 });
   assert.equal(result.statusCode, 200, result.status);
   assert.equal(received.length, before + 1);
   return received.at(-1)!;

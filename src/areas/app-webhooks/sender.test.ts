@@ -10,7 +10,7 @@ import { addressClass, blockedReason, postWebhook, type SenderSettings } from '.
 
 // Answers that come are given time to come on a loaded machine (a first request under load took
 // over 300 ms); the timeout tests use `hurried`.
-const settings: SenderSettings = { timeoutMs: 5000, allowPrivateAddresses: true, responseBodyLimit: 64 };
+const settings: SenderSettings = { timeoutMs: 5000, allowPrivateAddresses: true, allowNetworks: [], responseBodyLimit: 64 };
 const hurried: SenderSettings = { ...settings, timeoutMs: 300 };
 const request = (url: string, insecureSsl = false) => ({ url, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"a":1}'), insecureSsl });
 
@@ -80,13 +80,31 @@ describe('address classes', () => {
     test(`${address} is ${kind}`, () => assert.equal(addressClass(address), kind));
   }
 
+  const open = { allowPrivateAddresses: true, allowNetworks: [] };
+  const closed = { allowPrivateAddresses: false, allowNetworks: [] };
   test('private and loopback are refused only when the setting says so; link-local and metadata always', () => {
-    assert.equal(blockedReason('127.0.0.1', true), null);
-    assert.equal(blockedReason('127.0.0.1', false), 'loopback');
-    assert.equal(blockedReason('10.0.0.1', false), 'private');
-    assert.equal(blockedReason('169.254.169.254', true), 'link-local');
-    assert.equal(blockedReason('100.100.100.200', true), 'metadata');
-    assert.equal(blockedReason('8.8.8.8', false), null);
+    assert.equal(blockedReason('127.0.0.1', open), null);
+    assert.equal(blockedReason('127.0.0.1', closed), 'loopback');
+    assert.equal(blockedReason('10.0.0.1', closed), 'private');
+    assert.equal(blockedReason('169.254.169.254', open), 'link-local');
+    assert.equal(blockedReason('100.100.100.200', open), 'metadata');
+    assert.equal(blockedReason('8.8.8.8', closed), null);
+  });
+
+  test('allowed networks open their private and loopback addresses only, in every spelling', () => {
+    const company = { allowPrivateAddresses: false, allowNetworks: ['10.20.0.0/16', '100.64.0.0/10', 'fd12:3456::/32', '127.0.0.1/32'] };
+    for (const address of ['10.20.0.1', '10.20.255.255', '0x0a140001', '169082881', '::ffff:10.20.0.1', '::ffff:a14:1', 'fd12:3456::1', 'FD12:3456:0:0::9', '127.0.0.1', '127.1', '100.64.0.1']) {
+      assert.equal(blockedReason(address, company), null, address);
+    }
+    for (const [address, kind] of [
+      ['10.21.0.1', 'private'], ['10.19.255.255', 'private'], ['192.168.0.1', 'private'], ['fd12:3457::1', 'private'], ['127.0.0.2', 'loopback'], ['::1', 'loopback'],
+      // Forms that only embed an allowed IPv4 address are other addresses.
+      ['::10.20.0.1', 'private'], ['64:ff9b::10.20.0.1', 'private'], ['2002:a14:1::', 'private'], ['::127.0.0.1', 'loopback'],
+      // Inside 100.64.0.0/10, but a metadata service: never.
+      ['100.100.100.200', 'metadata'], ['169.254.169.254', 'link-local'], ['0.0.0.0', 'reserved'],
+    ] as const) {
+      assert.equal(blockedReason(address, company), kind, address);
+    }
   });
 });
 

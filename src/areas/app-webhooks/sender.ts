@@ -9,10 +9,11 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { LOOPBACK_NETWORKS, PRIVATE_NETWORKS } from '../../config.ts';
 
 export type AddressClass = 'public' | 'private' | 'loopback' | 'link-local' | 'metadata' | 'reserved';
 
-function list(subnets: [string, number][]): BlockList {
+function list(subnets: readonly (readonly [string, number])[]): BlockList {
   const blocks = new BlockList();
   for (const [address, prefix] of subnets) blocks.addSubnet(address, prefix, isIP(address) === 4 ? 'ipv4' : 'ipv6');
   return blocks;
@@ -32,9 +33,9 @@ const CLASSES: [AddressClass, BlockList][] = [
     ['0.0.0.0', 8], ['192.0.0.0', 24], ['192.0.2.0', 24], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
     ['::', 128], ['100::', 64], ['2001::', 32], ['2001:db8::', 32], ['ff00::', 8],
   ])],
-  ['loopback', list([['127.0.0.0', 8], ['::1', 128]])],
+  ['loopback', list(LOOPBACK_NETWORKS)],
   // RFC 1918, carrier-grade NAT, benchmarking; IPv6 unique-local and the deprecated site-local.
-  ['private', list([['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['198.18.0.0', 15], ['fc00::', 7], ['fec0::', 10]])],
+  ['private', list(PRIVATE_NETWORKS)],
 ];
 
 /**
@@ -105,12 +106,42 @@ export function addressClass(text: string): AddressClass {
   return kind === 'public' && embedded.deprecated ? 'reserved' : kind;
 }
 
+/** Which addresses beside public ones deliveries may reach (the `webhooks` settings). */
+export interface AddressPolicy {
+  /** Every private and loopback address (CODEHOST_WEBHOOK_ALLOW_PRIVATE). */
+  allowPrivateAddresses: boolean;
+  /** The private and loopback addresses in these networks, `address/prefix` (CODEHOST_WEBHOOK_ALLOW_NETWORKS). */
+  allowNetworks: readonly string[];
+}
+
+/**
+ * Whether an address (any spelling) is in one of the networks. An IPv4-mapped IPv6 address
+ * (`::ffff:a.b.c.d`, how a dual-stack socket names an IPv4 peer) is that IPv4 address; the other
+ * forms that embed one (compatible, NAT64, 6to4) are other addresses, in IPv6 networks only.
+ */
+function inNetworks(text: string, networks: readonly string[]): boolean {
+  const address = canonicalAddress(text);
+  if (address === null || networks.length === 0) return false;
+  const v4: [string, number][] = [];
+  const v6: [string, number][] = [];
+  for (const network of networks) {
+    const [base, prefix] = network.split('/') as [string, string];
+    (isIP(base) === 4 ? v4 : v6).push([base, Number(prefix)]);
+  }
+  // Two lists, so that BlockList's own reading of mapped addresses against IPv4 rules plays no part.
+  if (isIP(address) === 4) return list(v4).check(address, 'ipv4');
+  if (list(v6).check(address, 'ipv6')) return true;
+  const groups = ipv6Groups(address);
+  const mapped = groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
+  return mapped && list(v4).check(dotted(groups[6]!, groups[7]!), 'ipv4');
+}
+
 /** Why an address may not be delivered to, or null when it may. */
-export function blockedReason(address: string, allowPrivateAddresses: boolean): AddressClass | null {
+export function blockedReason(address: string, policy: AddressPolicy): AddressClass | null {
   const kind = addressClass(address);
   if (kind === 'public') return null;
-  if ((kind === 'private' || kind === 'loopback') && allowPrivateAddresses) return null;
-  return kind;
+  if (kind !== 'private' && kind !== 'loopback') return kind;
+  return policy.allowPrivateAddresses || inNetworks(address, policy.allowNetworks) ? null : kind;
 }
 
 class BlockedAddressError extends Error {
@@ -125,13 +156,13 @@ class BlockedAddressError extends Error {
 class DeadlineError extends Error {}
 
 /** Resolves every address of the host and refuses the connection if any of them is blocked. */
-function guardedLookup(allowPrivateAddresses: boolean): LookupFunction {
+function guardedLookup(policy: AddressPolicy): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { family: options.family, hints: options.hints, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, '', 0);
       if (addresses.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
       for (const { address } of addresses) {
-        const reason = blockedReason(address, allowPrivateAddresses);
+        const reason = blockedReason(address, policy);
         if (reason) return callback(new BlockedAddressError(reason), '', 0);
       }
       if (options.all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
@@ -151,9 +182,8 @@ export interface WebhookRequest {
   insecureSsl: boolean;
 }
 
-export interface SenderSettings {
+export interface SenderSettings extends AddressPolicy {
   timeoutMs: number;
-  allowPrivateAddresses: boolean;
   /** Bytes of the response body kept; the rest is not read. */
   responseBodyLimit: number;
 }
@@ -196,7 +226,7 @@ export function postWebhook(request: WebhookRequest, settings: SenderSettings): 
   const target = new URL(request.url);
   const host = target.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) {
-    const reason = blockedReason(host, settings.allowPrivateAddresses);
+    const reason = blockedReason(host, settings);
     if (reason) return Promise.resolve({ status: transportStatus(new BlockedAddressError(reason)), statusCode: 0, durationSeconds: seconds(), responseHeaders: null, responseBody: null });
   }
   const secure = target.protocol === 'https:';
@@ -233,7 +263,7 @@ export function postWebhook(request: WebhookRequest, settings: SenderSettings): 
       method: 'POST',
       headers: { ...request.headers, 'content-length': String(request.body.length) },
       agent: secure ? agents.https : agents.http,
-      lookup: guardedLookup(settings.allowPrivateAddresses),
+      lookup: guardedLookup(settings),
       ...(secure ? { rejectUnauthorized: !request.insecureSsl } : {}),
     }, (incoming) => {
       response = incoming;
@@ -259,7 +289,7 @@ export function postWebhook(request: WebhookRequest, settings: SenderSettings): 
     outgoing.on('socket', (socket) => {
       if (!socket.connecting) return;
       socket.once('connect', () => {
-        const reason = blockedReason(socket.remoteAddress ?? '', settings.allowPrivateAddresses);
+        const reason = blockedReason(socket.remoteAddress ?? '', settings);
         if (reason) socket.destroy(new BlockedAddressError(reason, 'connected'));
       });
     });

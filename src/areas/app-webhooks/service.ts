@@ -149,7 +149,7 @@ export class AppWebhookService extends Service {
     if (value.length > MAX_URL_LENGTH) throw invalidField('Hook', 'url', `url is longer than ${MAX_URL_LENGTH} characters`);
     // A literal address that deliveries would refuse is refused now; host names are checked at each delivery, after DNS.
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    const reason = isIP(host) ? blockedReason(host, this.ctx.config.webhooks.allowPrivateAddresses) : null;
+    const reason = isIP(host) ? blockedReason(host, this.ctx.config.webhooks) : null;
     if (reason) throw invalidField('Hook', 'url', `url must not point to a ${reason} address`);
     return value;
   }
