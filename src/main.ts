@@ -332,11 +332,11 @@ function banner(address: string, server: Server, demo: boolean): string {
   const token = server.adminToken;
   if (token?.source === 'generated') {
     lines.push(`admin token (new, shown once, stored hashed): ${token.token}`);
-    lines.push('  lost it? `npx codehost admin-token reset` prints a new one; CODEHOST_ADMIN_TOKEN, while set, takes its place');
+    lines.push('  lost it? `bin/codehost.js admin-token reset` prints a new one; CODEHOST_ADMIN_TOKEN, while set, takes its place');
   } else if (token?.source === 'environment') {
     lines.push('admin token: CODEHOST_ADMIN_TOKEN (while it is set; the stored token is not used)');
   } else {
-    lines.push('admin token: the stored one (lost it? `npx codehost admin-token reset` prints a new one; or set CODEHOST_ADMIN_TOKEN)');
+    lines.push('admin token: the stored one (lost it? `bin/codehost.js admin-token reset` prints a new one; or set CODEHOST_ADMIN_TOKEN)');
   }
   if (demo) {
     lines.push('', 'Try the demo data:');
@@ -503,7 +503,7 @@ async function adminCall(config: Config, args: string[]): Promise<void> {
       body: body ?? (method.toUpperCase() === 'POST' ? '{}' : undefined),
     }).catch((error: unknown) => {
       throw new ConfigError(
-        `codehost admin: no server answers at ${base} (${errorCode(error) ?? (error as Error).message}); start one with \`npx codehost serve\`, or set CODEHOST_URL to its address`,
+        `codehost admin: no server answers at ${base} (${errorCode(error) ?? (error as Error).message}); start one with \`bin/codehost.js serve\`, or set CODEHOST_URL to its address`,
         { cause: error },
       );
     });
