@@ -430,6 +430,17 @@ export class CodeSecurityService extends Service {
     await queueApply(this.ctx, trx, configurationId);
   }
 
+  /**
+   * A repository moved to another owner (inside the transfer's transaction, the row moved): the old
+   * owner's configuration lets go of it and of the license it counted (its settings stay, as on a
+   * detach), and the new owner's default applies, as for a new repository.
+   */
+  async onTransferred(trx: Executor, repositoryId: number): Promise<void> {
+    await store.detachRepositories(trx, [repositoryId]);
+    await store.releaseSeat(trx, repositoryId);
+    await this.attachDefault(trx, repositoryId);
+  }
+
   private async effectiveDefaults(
     scope: { type: 'organization'; org: { id: number }; enterpriseId: number | null } | (Scope & { type: 'enterprise' }),
     db: Executor = this.db,

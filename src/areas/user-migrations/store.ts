@@ -48,16 +48,30 @@ export async function keptArchives(db: Executor, ownerId: number): Promise<{ cou
   return { count: Number(row.count), bytes: Number(row.bytes) };
 }
 
-/** Locks the repositories that no migration holds yet; returns how many it locked. */
-export async function lockRepositories(db: Executor, migrationId: number, repositoryIds: number[]): Promise<number> {
+/**
+ * Locks the repositories of `ownerId` that no migration holds yet; returns how many it locked. One
+ * that moved to another owner meanwhile (a transfer committed since the start read it) is not locked.
+ */
+export async function lockRepositories(db: Executor, migrationId: number, ownerId: number, repositoryIds: number[]): Promise<number> {
   if (!repositoryIds.length) return 0;
   const result = await db
     .updateTable('repositories')
     .set({ locked_by_migration_id: migrationId })
     .where('id', 'in', repositoryIds)
+    .where('owner_id', '=', ownerId)
     .where('locked_by_migration_id', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/**
+ * The migration that locks a repository (null: none), read inside a write's transaction; on
+ * PostgreSQL the row stays held until it commits, so a migration's lock waits for the write.
+ */
+export async function repositoryLock(trx: Executor, repositoryId: number, postgres: boolean): Promise<number | null> {
+  let query = trx.selectFrom('repositories').select('locked_by_migration_id').where('id', '=', repositoryId);
+  if (postgres) query = query.forUpdate();
+  return (await query.executeTakeFirst())?.locked_by_migration_id ?? null;
 }
 
 export async function unlockRepository(db: Executor, migrationId: number, repositoryId: number): Promise<boolean> {
