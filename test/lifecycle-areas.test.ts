@@ -61,7 +61,7 @@ const ROWS: Record<string, Partial<Record<LifecycleActivityName, Row>>> = {
     'installation.deleted': { shown: INSTALLATIONS, title: 'deleted: its tokens are gone' },
   },
   notifications: {
-    'repository.transferred': { notYet: 'onAccessChanged is shown for collaborators and teams (test/notifications-access.test.ts), not for a transfer' },
+    'repository.transferred': { shown: TRANSFERS, title: 'the threads of who read it only through the old organization go' },
     'repository.renamed': { shown: REPOSITORIES, title: 'a rename: 200 at the new place' },
     'repository.deleted': { shown: REPOSITORIES, title: '204: the repository, its issues and its threads go' },
     'user.suspended': suspendedUser,

@@ -203,3 +203,30 @@ describe('the old name of a moved private repository', () => {
     assert.equal((await server.api('GET', '/repos/acme/open')).status, 301);
   });
 });
+
+describe('notifications and a transfer', () => {
+  let server: TestServer;
+  let bob: string;
+
+  before(async () => {
+    server = await startServer();
+    for (const login of ['alice', 'bob']) await server.admin('POST', '/users', { login });
+    await server.admin('POST', '/orgs', { login: 'acme', owners: ['alice'] });
+    await server.admin('POST', '/orgs', { login: 'other', owners: ['alice'] });
+    await server.admin('POST', '/orgs/acme/teams', { slug: 'core', members: ['bob'] });
+    await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets', visibility: 'private' });
+    await server.admin('PUT', '/orgs/acme/teams/core/repos/acme/widgets', { permission: 'pull' });
+    await server.admin('POST', '/repos/acme/widgets/issues', { author: 'alice', title: 'Private to acme', assignees: ['bob'] });
+    await server.drain();
+    bob = await classicToken(server, 'bob', ['repo', 'notifications']);
+  });
+  after(() => server.close());
+
+  test('the threads of who read it only through the old organization go with their access', async () => {
+    const threads = async () => ((await server.api('GET', '/notifications?all=true', { token: bob })).body as { subject: { title: string } }[]).map((t) => t.subject.title);
+    assert.deepEqual(await threads(), ['Private to acme']);
+    assert.equal((await server.adminRaw('PATCH', '/repos/acme/widgets', { owner: 'other' })).status, 200);
+    await server.drain();
+    assert.deepEqual(await threads(), []);
+  });
+});
