@@ -103,33 +103,19 @@ export async function listMigrations(db: Executor, ownerId: number, limit: numbe
 }
 
 /** The repositories of some migrations, in request order, with their owners. */
-export async function migrationRepositories(
-  db: Executor,
-  migrationIds: number[],
-  page?: { limit: number; offset: number },
-): Promise<(RepositoryRow & { migration_id: number; owner: UserRow })[]> {
+export async function migrationRepositories(db: Executor, migrationIds: number[]): Promise<(RepositoryRow & { migration_id: number; owner: UserRow })[]> {
   if (!migrationIds.length) return [];
-  let query = db
+  const rows = await db
     .selectFrom('user_migration_repositories as m')
     .innerJoin('repositories as r', 'r.id', 'm.repository_id')
     .selectAll('r')
     .select('m.migration_id')
     .where('m.migration_id', 'in', migrationIds)
     .orderBy('m.migration_id')
-    .orderBy('m.position');
-  if (page) query = query.limit(page.limit).offset(page.offset);
-  const rows = await query.execute();
+    .orderBy('m.position')
+    .execute();
   const owners = await usersById(db, [...new Set(rows.map((r) => r.owner_id))]);
   return rows.map((r) => ({ ...r, owner: owners.get(r.owner_id)! }));
-}
-
-export async function countMigrationRepositories(db: Executor, migrationId: number): Promise<number> {
-  const { count } = await db
-    .selectFrom('user_migration_repositories')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('migration_id', '=', migrationId)
-    .executeTakeFirstOrThrow();
-  return Number(count);
 }
 
 export async function usersById(db: Executor, ids: number[]): Promise<Map<number, UserRow>> {
