@@ -99,6 +99,7 @@ describe('code security and a transfer', () => {
   let server: TestServer;
   let owner: string;
   let id: number;
+  let second: number;
   let acmeConfig: number;
   let otherConfig: number;
 
@@ -107,25 +108,29 @@ describe('code security and a transfer', () => {
   before(async () => {
     server = await startServer();
     await server.admin('POST', '/users', { login: 'olivia' });
-    for (const login of ['acme', 'other']) await server.admin('POST', '/orgs', { login, owners: ['olivia'] });
+    for (const login of ['acme', 'other', 'plain']) await server.admin('POST', '/orgs', { login, owners: ['olivia'] });
     id = (await server.admin('POST', '/repos', { owner: 'acme', name: 'vault', visibility: 'private' })).id;
+    second = (await server.admin('POST', '/repos', { owner: 'acme', name: 'safe', visibility: 'private' })).id;
     owner = await classicToken(server, 'olivia', ['admin:org', 'repo']);
-    await server.admin('PUT', '/orgs/acme/licenses', { advanced_security: 1 });
+    await server.admin('PUT', '/orgs/acme/licenses', { advanced_security: 2 });
     acmeConfig = (await call('POST', '/orgs/acme/code-security/configurations', { name: 'Strict', advanced_security: 'enabled', enforcement: 'enforced' })).body.id;
     otherConfig = (await call('POST', '/orgs/other/code-security/configurations', { name: 'Other default' })).body.id;
     assert.equal((await call('PUT', `/orgs/other/code-security/configurations/${otherConfig}/defaults`, { default_for_new_repos: 'private_and_internal' })).status, 200);
-    assert.equal((await call('POST', `/orgs/acme/code-security/configurations/${acmeConfig}/attach`, { scope: 'selected', selected_repository_ids: [id] })).status, 202);
+    assert.equal((await call('POST', `/orgs/acme/code-security/configurations/${acmeConfig}/attach`, { scope: 'selected', selected_repository_ids: [id, second] })).status, 202);
     await server.drain();
-    assert.deepEqual(await server.admin('GET', '/orgs/acme/licenses'), { advanced_security: 1, used: 1 });
+    assert.deepEqual(await server.admin('GET', '/orgs/acme/licenses'), { advanced_security: 2, used: 2 });
   });
   after(() => server.close());
 
   test('the old organization\'s configuration lets go of it and of its license; the new owner\'s default applies', async () => {
+    assert.equal((await server.admin('GET', '/repos/acme/vault')).security_and_analysis.advanced_security.status, 'enabled');
     assert.equal((await server.adminRaw('PATCH', '/repos/acme/vault', { owner: 'other' })).status, 200);
     await server.drain();
+    // The licensed features went with the license: other has none to give.
+    assert.equal((await server.admin('GET', '/repos/other/vault')).security_and_analysis.advanced_security.status, 'disabled');
     const attached = await call('GET', `/orgs/acme/code-security/configurations/${acmeConfig}/repositories`);
-    assert.deepEqual(attached.body, []);
-    assert.deepEqual(await server.admin('GET', '/orgs/acme/licenses'), { advanced_security: 1, used: 0 });
+    assert.deepEqual(attached.body.map((r: { repository: { id: number } }) => r.repository.id), [second]);
+    assert.deepEqual(await server.admin('GET', '/orgs/acme/licenses'), { advanced_security: 2, used: 1 });
     const now = await call('GET', '/repos/other/vault/code-security-configuration');
     assert.equal(now.status, 200, now.text);
     assert.equal(now.body.configuration.id, otherConfig);
@@ -137,6 +142,17 @@ describe('code security and a transfer', () => {
     // And the new one may detach it.
     assert.equal((await call('DELETE', '/orgs/other/code-security/configurations/detach', { selected_repository_ids: [id] })).status, 204);
     assert.equal((await call('GET', '/repos/other/vault/code-security-configuration')).status, 204);
+  });
+
+  test('moved to an owner with no default, it keeps no configuration and no licensed feature', async () => {
+    assert.equal((await server.admin('GET', '/repos/acme/safe')).security_and_analysis.advanced_security.status, 'enabled');
+    assert.equal((await server.adminRaw('PATCH', '/repos/acme/safe', { owner: 'plain' })).status, 200);
+    await server.drain();
+    assert.deepEqual(await server.admin('GET', '/orgs/acme/licenses'), { advanced_security: 2, used: 0 });
+    assert.equal((await call('GET', '/repos/plain/safe/code-security-configuration')).status, 204);
+    const features = (await server.admin('GET', '/repos/plain/safe')).security_and_analysis;
+    assert.equal(features.advanced_security.status, 'disabled', JSON.stringify(features));
+    assert.deepEqual(await server.admin('GET', '/orgs/plain/licenses'), { advanced_security: 0, used: 0 });
   });
 });
 
