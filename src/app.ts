@@ -28,7 +28,7 @@ import { isMigrated, migrateToLatest, ping } from './db/migrate.ts';
 import { createQueue } from './jobs/index.ts';
 import { Periodic } from './jobs/periodic.ts';
 import { Clock } from './platform/clock.ts';
-import type { Area } from './core/area.ts';
+import type { Area, LifecycleArea } from './core/area.ts';
 import type { Api, Context } from './platform/context.ts';
 import { installCallers } from './core/callers/hook.ts';
 import { accounts } from './core/accounts/routes.ts';
@@ -52,7 +52,7 @@ import { installRepositoryIdPaths } from './core/repositories/routes.ts';
 const CORE: readonly Area[] = [accounts, repositories, apps, callers];
 
 /** Every area, in registration order (also the order of their seed keys and activity consumers). */
-export const AREAS: readonly Area[] = [
+export const AREAS: readonly LifecycleArea[] = [
   appTokens,
   updaterAccess,
   codeSecurity,

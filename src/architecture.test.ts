@@ -207,3 +207,36 @@ test('src/admin/ writes core resources only through their core writers', () => {
   });
   assert.deepEqual(found, []);
 });
+
+// Every area says what it does on each lifecycle activity (src/core/area.ts `lifecycle`): typed as
+// `LifecycleArea` (AREAS holds nothing else), each answer one line, `inWrite` only where the write
+// calls it. An area that says nothing is a type error; one that slips by at run time fails here.
+test('every area of AREAS answers every lifecycle activity, in one line each', async () => {
+  const { AREAS } = await import('./app.ts');
+  const { LIFECYCLE_ACTIVITIES } = await import('./core/area.ts');
+  const inWrite = new Set(['repository.transferred', 'repository.renamed']);
+  const problems: string[] = [];
+  for (const area of AREAS) {
+    const lifecycle = (area as { lifecycle?: Record<string, Record<string, unknown>> }).lifecycle;
+    if (!lifecycle) {
+      problems.push(`${area.name}: no lifecycle`);
+      continue;
+    }
+    assert.deepEqual(Object.keys(lifecycle).sort(), [...LIFECYCLE_ACTIVITIES].sort(), `${area.name}: the lifecycle activities`);
+    for (const name of LIFECYCLE_ACTIVITIES) {
+      const answer = lifecycle[name]!;
+      const keys = Object.keys(answer).sort();
+      const why = answer.unaffected ?? answer.handled;
+      if (!(keys.join() === 'unaffected' || keys.join() === 'handled' || keys.join() === 'handled,inWrite')) problems.push(`${area.name} ${name}: ${keys.join()}`);
+      if (typeof why !== 'string' || !why.trim() || why.includes('\n')) problems.push(`${area.name} ${name}: the why is one line`);
+      if ('inWrite' in answer && (!inWrite.has(name) || typeof answer.inWrite !== 'function')) problems.push(`${area.name} ${name}: inWrite`);
+    }
+  }
+  assert.deepEqual(problems, []);
+  // Every area folder's index is typed so, and is in AREAS.
+  const folders = readdirSync(join(root, 'src/areas'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  for (const folder of folders) {
+    assert.match(readFileSync(join(root, `src/areas/${folder}/index.ts`), 'utf8'), /: LifecycleArea = \{/, `src/areas/${folder}/index.ts`);
+  }
+  assert.deepEqual(folders.filter((folder) => !AREAS.some((area) => area.name === folder)), []);
+});

@@ -419,6 +419,11 @@ const MATRIX: Row[] = [
     [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository, archived'),
   row('GET /repos/{owner}/{repo}/issues/{issue_number}', 'repo', at(() => `/repos/acme/vault/issues/${ids.vault.issue}`),
     [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository, archived'),
+  // The former name of a renamed private repository (acme/hideout, now acme/hideaway): its 301 (the
+  // success here) only to who reads the repository; anyone else gets the 404 of no repository.
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('GET /repos/{owner}/{repo}', 'repo', at(() => '/repos/acme/hideout'),
+    [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository, former name'),
 
   // Code security, enterprise: classic and OAuth tokens of an enterprise owner; enterprise members 403, others 404.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
@@ -662,6 +667,8 @@ before(async () => {
   await server.admin('POST', '/repos', { owner: 'globex', name: 'plans', visibility: 'private' });
   ids.internalRepo = (await server.admin('POST', '/repos', { owner: 'acme', name: 'inner', visibility: 'internal' })).id;
   await server.admin('POST', '/repos', { owner: 'acme', name: 'vault', visibility: 'private' });
+  await server.admin('POST', '/repos', { owner: 'acme', name: 'hideout', visibility: 'private' });
+  await server.admin('PATCH', '/repos/acme/hideout', { name: 'hideaway' });
   await server.admin('PUT', '/repos/acme/secret/collaborators/carl', { permission: 'pull' });
   await server.admin('POST', '/orgs/acme/teams', { slug: 'auditors' });
   await server.admin('PUT', '/orgs/acme/teams/auditors/members/tina', {});
@@ -759,7 +766,11 @@ after(async () => {
 // --- The run -------------------------------------------------------------------------------------
 
 const cell = (row: Row, column: Column) => `${row.key} | ${column}`;
-const successful = (row: Row, status: number) => (row.operation.endsWith('/archive') && row.operation.startsWith('GET') ? status === 302 : status >= 200 && status < 300);
+const successful = (row: Row, status: number) =>
+  row.operation.endsWith('/archive') && row.operation.startsWith('GET') ? status === 302
+  // A former name's success is its redirect.
+  : row.key.includes(', former name)') ? status === 301
+  : status >= 200 && status < 300;
 
 test('every public operation has a row, and every row a public operation', async () => {
   const covered = new Set(MATRIX.map((r) => r.operation));

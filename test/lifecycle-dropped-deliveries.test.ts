@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { appJwt, type TestApp } from './helpers/credentials.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 interface Received { event: string; action: string; title: string | null }
@@ -56,6 +57,7 @@ describe('deliveries queued for a suspended or deleted installation', () => {
   let server: TestServer;
   let receiver: HoldingReceiver;
   let installationId: number;
+  let app: TestApp;
 
   before(async () => {
     receiver = new HoldingReceiver();
@@ -64,7 +66,7 @@ describe('deliveries queued for a suspended or deleted installation', () => {
     await server.admin('POST', '/users', { login: 'mona' });
     await server.admin('POST', '/orgs', { login: 'acme', owners: ['mona'] });
     await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' });
-    await server.admin('POST', '/apps', { slug: 'bot', permissions: { metadata: 'read', issues: 'write' }, events: ['issues'], webhook: { url } });
+    app = await server.admin('POST', '/apps', { slug: 'bot', permissions: { metadata: 'read', issues: 'write' }, events: ['issues'], webhook: { url } });
     installationId = (await server.admin('POST', '/apps/bot/installations', { account: 'acme' })).id;
     await server.drain();
     // Creating the app with a URL pinged it, installing sent it its `installation` `created`: delivered before the tests count.
@@ -77,7 +79,17 @@ describe('deliveries queued for a suspended or deleted installation', () => {
     await receiver.stop();
   });
 
-  const deliveries = async () => (await server.admin('GET', '/apps/bot/deliveries?per_page=100')) as { event: string; action: string | null; status: string; status_code: number }[];
+  const deliveries = async () => (await server.admin('GET', '/apps/bot/deliveries?per_page=100')) as { id: number; event: string; action: string | null; status: string; status_code: number }[];
+
+  /** A dropped delivery as the app and the operator read it: never made, it carries no payload (the issue's title and body stay out). */
+  async function assertNoPayload(id: number, title: string): Promise<void> {
+    const read = await server.api('GET', `/app/hook/deliveries/${id}`, { authorization: `Bearer ${await appJwt(server, app)}` });
+    assert.equal(read.status, 200, read.text);
+    assert.deepEqual(read.body.request.payload, {});
+    assert.doesNotMatch(read.text, new RegExp(title));
+    const operator = await server.admin('GET', `/apps/bot/deliveries/${id}`);
+    assert.deepEqual(operator.request.payload, {});
+  }
   const db = () => server.server.ctx.db.kysely;
   const pending = async () => Number((await db().selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('delivered_at', 'is', null).executeTakeFirstOrThrow()).n);
 
@@ -104,7 +116,11 @@ describe('deliveries queued for a suspended or deleted installation', () => {
     for (const delivery of dropped) {
       assert.equal(delivery.event, 'issues');
       assert.equal(delivery.status_code, 0);
+      await assertNoPayload(delivery.id, 'queued [12]');
     }
+    // A delivery that was made keeps its payload.
+    const made = (await deliveries()).find((d) => d.status !== 'dropped: installation suspended' && d.event === 'issues')!;
+    assert.match(JSON.stringify((await server.admin('GET', `/apps/bot/deliveries/${made.id}`)).request.payload), /held/);
     assert.equal(await pending(), 0);
   });
 
@@ -118,6 +134,7 @@ describe('deliveries queued for a suspended or deleted installation', () => {
     assert.deepEqual(receiver.received.map((r) => `${r.event} ${r.action} ${r.title ?? ''}`.trim()), ['issues opened held again', 'installation deleted']);
     const dropped = (await deliveries()).filter((d) => d.status === 'dropped: installation deleted');
     assert.equal(dropped.length, 1, JSON.stringify(await deliveries()));
+    await assertNoPayload(dropped[0]!.id, 'queued 3');
     assert.equal(await pending(), 0);
   });
 });

@@ -3,10 +3,12 @@
 // activity happens (every change of the world is an activity: src/core/activities.ts).
 import type { ActivityConsumer } from '../activity/outbox.ts';
 import type { Executor } from '../db/index.ts';
-import type { Activity } from './activities.ts';
+import type { Activities, Activity } from './activities.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { Service } from '../platform/service.ts';
 import type { AppRow } from './apps/store.ts';
+import type { UserRow } from './accounts/store.ts';
+import type { RepositoryRow } from './repositories/representations.ts';
 
 /**
  * One area of the API (or the activity core): its public routes, its operator routes under /_admin,
@@ -33,7 +35,62 @@ export interface Area extends ActivityConsumer<Activity> {
   resealSecrets?(trx: Executor, reseal: (sealed: string) => string): Promise<number>;
   /** Repository access changed (memberships, collaborators, team repositories, visibility), inside `trx`. */
   onAccessChanged?(ctx: Context, trx: Executor, change: AccessChange): Promise<void>;
+  /** What the area does on each lifecycle activity: required of every area of AREAS (`LifecycleArea`). */
+  lifecycle?: AreaLifecycle;
 }
+
+/**
+ * The lifecycle activities: what ends or moves what an area keeps of a repository, a user or an
+ * installation. `user.suspended` records no outbox activity (a suspended user's tokens are refused
+ * where every token is read); the others are the outbox activities of those names.
+ */
+export const LIFECYCLE_ACTIVITIES = [
+  'repository.transferred', 'repository.renamed', 'repository.deleted', 'repository.archived',
+  'user.suspended', 'user.deleted',
+  'installation.suspend', 'installation.deleted',
+] as const;
+
+export type LifecycleActivityName = (typeof LIFECYCLE_ACTIVITIES)[number];
+
+// Each name is an activity of a core home's map (or the suspension, which records none): a name
+// that is not is a type error here.
+LIFECYCLE_ACTIVITIES satisfies readonly (keyof Activities | 'user.suspended')[];
+
+/**
+ * A repository about to move (a transfer to another owner, a rename, or both), told to each area
+ * inside the write's transaction before the row moves: the area may refuse the move (throw an
+ * ApiError: nothing changes) or let go of what its former owner gave the repository.
+ */
+export interface RepositoryMove {
+  repository: RepositoryRow;
+  from: UserRow;
+  to: UserRow;
+  name: string;
+  transferred: boolean;
+  renamed: boolean;
+}
+
+/** The lifecycle activities whose write calls the areas inside its transaction (`inWrite`). */
+export type InWriteHooks = {
+  'repository.transferred': (ctx: Context, trx: Executor, move: RepositoryMove) => Promise<void>;
+  'repository.renamed': (ctx: Context, trx: Executor, move: RepositoryMove) => Promise<void>;
+};
+
+/**
+ * An area's answer to one lifecycle activity, each with a one-line why: `unaffected` (nothing it
+ * keeps depends on it), or `handled` (how: its `onActivity` consumer, its reads, the database's
+ * cascades), with `inWrite` when the write itself must call it (refuse, let go) in its transaction.
+ */
+export type LifecycleAnswer<K extends LifecycleActivityName> =
+  | { unaffected: string }
+  | { handled: string }
+  | (K extends keyof InWriteHooks ? { handled: string; inWrite: InWriteHooks[K] } : never);
+
+/** Every lifecycle activity, answered: an area that leaves one out does not typecheck. */
+export type AreaLifecycle = { readonly [K in LifecycleActivityName]: LifecycleAnswer<K> };
+
+/** An area of AREAS (src/app.ts): it answers every lifecycle activity. */
+export type LifecycleArea = Area & { lifecycle: AreaLifecycle };
 
 /** Whose repository access changed: some users' (on some repositories), or anyone's on some repositories. */
 export type AccessChange = { userIds: readonly number[] } | { repositoryIds: readonly number[] };

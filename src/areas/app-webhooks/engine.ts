@@ -293,14 +293,20 @@ const batches = perServer((ctx): Batches => {
 /** What a delivery that was not posted records besides its time, status and URL. */
 const NOT_POSTED = { throttled_at: null, status_code: 0, duration: 0, request_headers: '{}', response_headers: null, response_body: null } as const;
 
+/** The status of a delivery dropped unsent (`droppedBecause`) starts so: it was never made, so it shows no payload. */
+export const DROPPED = 'dropped: ';
+
+/** Whether a recorded delivery was dropped unsent. */
+export const wasDropped = (status: string | null): boolean => status?.startsWith(DROPPED) === true;
+
 /**
  * Why a queued delivery is dropped when its job runs: its installation was deleted or suspended
  * since it was queued. The `installation` events themselves (`deleted`, `suspend`) are delivered.
  */
 function droppedBecause(attempt: store.AttemptToSend): string | null {
   if (attempt.installation_id === null || attempt.event === 'installation') return null;
-  if (attempt.installation_found === null) return 'dropped: installation deleted';
-  if (attempt.installation_suspended_at !== null) return 'dropped: installation suspended';
+  if (attempt.installation_found === null) return `${DROPPED}installation deleted`;
+  if (attempt.installation_suspended_at !== null) return `${DROPPED}installation suspended`;
   return null;
 }
 

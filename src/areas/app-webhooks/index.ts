@@ -1,6 +1,6 @@
 // App webhooks: the configuration and deliveries API (app JWT), the delivery engine fed by the
 // activity outbox, raw events on the operator surface, and the retention sweep.
-import type { Area } from '../../core/area.ts';
+import type { LifecycleArea } from '../../core/area.ts';
 import { DELIVER, fanOut } from './engine.ts';
 import { appWebhookAdminRoutes, appWebhookRoutes } from './routes.ts';
 import { AppWebhookService } from './service.ts';
@@ -9,8 +9,18 @@ import { deleteExpired, putSealedSecret, sealedSecrets } from './store.ts';
 /** How often the retention sweep runs. */
 const SWEEP_SECONDS = 600;
 
-export const appWebhooks: Area = {
+export const appWebhooks: LifecycleArea = {
   name: 'app-webhooks',
+  lifecycle: {
+    'repository.transferred': { handled: 'onActivity: `repository` `transferred` to the apps installed over it at its new place' },
+    'repository.renamed': { handled: 'onActivity: `repository` `renamed` to the apps installed over it' },
+    'repository.deleted': { handled: 'onActivity: `repository` `deleted` to the installations that covered it (kept in its payload)' },
+    'repository.archived': { handled: 'onActivity: `repository` `archived` to the apps installed over it' },
+    'user.suspended': { unaffected: 'deliveries go to apps, whose installations on the account stay as they are' },
+    'user.deleted': { handled: 'cascade: installations on the account go with it; the activity names no repository or account, so it is delivered to none' },
+    'installation.suspend': { handled: 'onActivity delivers `installation` `suspend`; deliveries queued before it are dropped unsent, recorded without their payload' },
+    'installation.deleted': { handled: 'onActivity delivers `installation` `deleted`; deliveries queued before it are dropped unsent, recorded without their payload' },
+  },
   routes: appWebhookRoutes,
   admin: appWebhookAdminRoutes,
   workers(ctx) {

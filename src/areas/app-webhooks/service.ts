@@ -13,7 +13,7 @@ import { findIdsByName } from '../../core/repositories/store.ts';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
 import type { AppRow } from '../../core/apps/store.ts';
 import type { Executor } from '../../db/index.ts';
-import { newAttempt, targetsOf } from './engine.ts';
+import { newAttempt, targetsOf, wasDropped } from './engine.ts';
 import { blockedReason } from './sender.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
@@ -231,7 +231,9 @@ export class AppWebhookService extends Service {
     return {
       ...summary(row),
       url: row.url ?? '',
-      request: { headers: JSON.parse(row.request_headers ?? '{}') as Record<string, string>, payload: JSON.parse(row.payload) as Record<string, unknown> },
+      // A delivery dropped unsent (its installation suspended or deleted since it was queued) was
+      // never made: it carries no payload, which its installation may no longer show the app.
+      request: { headers: JSON.parse(row.request_headers ?? '{}') as Record<string, string>, payload: wasDropped(row.status) ? {} : JSON.parse(row.payload) as Record<string, unknown> },
       response: { headers: JSON.parse(row.response_headers ?? '{}') as Record<string, string>, payload: row.response_body },
     };
   }

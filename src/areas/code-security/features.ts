@@ -121,6 +121,12 @@ export function usesPaidFeature(state: SecurityAndAnalysis): boolean {
   return ENABLEMENT_FIELDS.some((field) => isPaid(field) && state[field] === 'enabled');
 }
 
+/** The settings with every paid feature off: what a private or internal repository keeps once its license goes. */
+export function withoutPaidFeatures(state: SecurityAndAnalysis): SecurityAndAnalysis {
+  const paid = new Set<string>(ENABLEMENT_FIELDS.filter(isPaid));
+  return Object.fromEntries(Object.entries(state).map(([field, value]) => [field, paid.has(field) ? 'disabled' : value])) as SecurityAndAnalysis;
+}
+
 export function parseSecurityAndAnalysis(text: string): SecurityAndAnalysis {
   const parsed = JSON.parse(text) as Record<string, unknown>;
   return Object.fromEntries(Object.entries(parsed).filter(([, v]) => v === 'enabled' || v === 'disabled')) as SecurityAndAnalysis;

@@ -15,7 +15,7 @@ import type { Principal } from '../../core/callers/principal.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { Urls } from '../../platform/urls.ts';
 import { queueApply } from './apply.ts';
-import { defaultSettings, ENABLEMENT_FIELDS, type Enforcement, type Settings } from './features.ts';
+import { defaultSettings, ENABLEMENT_FIELDS, parseSecurityAndAnalysis, withoutPaidFeatures, type Enforcement, type Settings } from './features.ts';
 import { AttachmentStatus, type Configuration, type ConfigurationInput, DefaultForNewRepos as DefaultForNewReposValue } from './schemas.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
@@ -428,6 +428,22 @@ export class CodeSecurityService extends Service {
     if (!(await store.lockConfiguration(trx, configurationId, this.postgres))) return;
     await store.attachRepositories(trx, configurationId, [repository.id], 'attaching', this.now());
     await queueApply(this.ctx, trx, configurationId);
+  }
+
+  /**
+   * A repository moved to another owner (inside the transfer's transaction, the row moved): the old
+   * owner's configuration lets go of it, and of the license it counted, whose paid features go with
+   * it (the other settings stay, as on a detach); the new owner's default applies, as for a new
+   * repository, with the new owner's licenses.
+   */
+  async onTransferred(trx: Executor, repositoryId: number): Promise<void> {
+    await store.detachRepositories(trx, [repositoryId]);
+    const repository = await findRepositoryById(trx, repositoryId);
+    if (repository && (await store.seatOf(trx, repositoryId))) {
+      await store.setRepositorySecurityAndAnalysis(trx, repositoryId, JSON.stringify(withoutPaidFeatures(parseSecurityAndAnalysis(repository.security_and_analysis))));
+      await store.releaseSeat(trx, repositoryId);
+    }
+    await this.attachDefault(trx, repositoryId);
   }
 
   private async effectiveDefaults(

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { Area } from '../../core/area.ts';
+import type { LifecycleArea } from '../../core/area.ts';
 import { checkEntries } from '../../platform/seed.ts';
 import { issueTypeAdminRoutes, issueTypeRoutes } from './routes.ts';
 import { IssueTypeInput, IssueTypeService } from './service.ts';
@@ -15,8 +15,18 @@ const SeedOverride = Type.Object({
   is_enabled: Type.Boolean(),
 });
 
-export const issueTypes: Area = {
+export const issueTypes: LifecycleArea = {
   name: 'issue-types',
+  lifecycle: {
+    'repository.transferred': { handled: 'reads: a repository\'s types are its current owner\'s; the old organization\'s overrides name types the new owner does not have' },
+    'repository.renamed': { unaffected: 'overrides name repositories by id' },
+    'repository.deleted': { handled: 'cascade: its overrides go with the repository' },
+    'repository.archived': { unaffected: 'types are read, not written, through a repository' },
+    'user.suspended': { unaffected: 'types are an organization\'s; its owners\' tokens are refused when suspended' },
+    'user.deleted': { handled: 'cascade: an organization\'s types go with its account' },
+    'installation.suspend': { unaffected: 'an installation reads types through its permissions, read at each request' },
+    'installation.deleted': { unaffected: 'an installation reads types through its permissions, read at each request' },
+  },
   routes: issueTypeRoutes,
   admin: issueTypeAdminRoutes,
   seed: {

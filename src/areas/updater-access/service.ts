@@ -13,6 +13,7 @@ import { userWithProfile } from '../../core/accounts/representations.ts';
 import * as store from './store.ts';
 import type { ListOwner } from './store.ts';
 import { Service } from '../../platform/service.ts';
+import type { Executor } from '../../db/index.ts';
 
 export const DefaultLevel = Type.Union([Type.Literal('public'), Type.Literal('internal')], {
   description: '`public`: public repositories only unless granted otherwise; `internal`: public and internal ones',
@@ -101,6 +102,11 @@ export class UpdaterAccessService extends Service {
       await store.removeRepositories(trx, owner, remove);
       await store.addRepositories(trx, owner, add, now);
     });
+  }
+
+  /** A repository moved to another owner (inside the transfer's transaction): the lists that may no longer name it drop it. */
+  async onTransferred(trx: Executor, repositoryId: number, ownerId: number): Promise<void> {
+    await store.dropFromListsOutOfReach(trx, repositoryId, ownerId);
   }
 
   async setDefaultLevel(owner: ListOwner, level: Static<typeof DefaultLevel>): Promise<void> {

@@ -99,3 +99,21 @@ export async function removeRepositories(db: Executor, owner: ListOwner, ids: re
       .execute();
   }
 }
+
+/**
+ * A repository moved to account `ownerId`: it leaves the lists that may no longer name it (an
+ * organization's other than its new owner's, an enterprise's the new owner is not an organization of).
+ */
+export async function dropFromListsOutOfReach(db: Executor, repositoryId: number, ownerId: number): Promise<void> {
+  await db
+    .deleteFrom('updater_access_repositories')
+    .where('repository_id', '=', repositoryId)
+    .where((eb) => eb.or([
+      eb.and([eb('owner_type', '=', 'organization'), eb('owner_id', '!=', ownerId)]),
+      eb.and([
+        eb('owner_type', '=', 'enterprise'),
+        eb('owner_id', 'not in', eb.selectFrom('organizations').select('enterprise_id').where('id', '=', ownerId).where('enterprise_id', 'is not', null)),
+      ]),
+    ]))
+    .execute();
+}

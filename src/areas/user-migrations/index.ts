@@ -1,4 +1,6 @@
-import type { Area } from '../../core/area.ts';
+import type { LifecycleArea, RepositoryMove } from '../../core/area.ts';
+import type { Context } from '../../platform/context.ts';
+import type { Executor } from '../../db/index.ts';
 import { userMigrationAdminRoutes, userMigrationRoutes } from './routes.ts';
 import { EXPORT, exportThreads, UserMigrationService } from './service.ts';
 
@@ -7,8 +9,24 @@ const EXPIRY_SWEEP_SECONDS = 3600;
 /** How often the sweep looks for unfinished archive files of dead runs. */
 const UNFINISHED_SWEEP_SECONDS = 600;
 
-export const userMigrations: Area = {
+/** A repository a migration locked does not move (transfer or rename): 403. */
+const refuseLocked = (ctx: Context, trx: Executor, move: RepositoryMove) => new UserMigrationService(ctx).refuseLockedMove(trx, move);
+
+export const userMigrations: LifecycleArea = {
   name: 'user-migrations',
+  lifecycle: {
+    'repository.transferred': {
+      handled: 'in the write: a locked repository does not move (403); an export exports, and a migration lists, only what its user owns / may read when it runs',
+      inWrite: refuseLocked,
+    },
+    'repository.renamed': { handled: 'in the write: a locked repository is not renamed (403; its unlock names it)', inWrite: refuseLocked },
+    'repository.deleted': { handled: 'cascade: it leaves every migration\'s repositories (and its lock goes with the row)' },
+    'repository.archived': { unaffected: 'an archived repository is exported as it is, as on the platform' },
+    'user.suspended': { handled: 'reads: a suspended user\'s tokens are refused where every token is read, the migration API\'s included' },
+    'user.deleted': { handled: 'onActivity: the user\'s archives are removed once the deletion committed (rows cascade)' },
+    'installation.suspend': { unaffected: 'migrations are a user\'s, reached by user tokens only' },
+    'installation.deleted': { unaffected: 'migrations are a user\'s, reached by user tokens only' },
+  },
   routes: (app, ctx) => userMigrationRoutes(app, ctx, new UserMigrationService(ctx)),
   admin: (app, ctx) => userMigrationAdminRoutes(app, new UserMigrationService(ctx)),
   async onActivity(ctx, trx, activity) {

@@ -11,7 +11,9 @@ import * as store from './store.ts';
 
 export async function exportPlan(db: Executor, urls: Urls, migration: store.MigrationRow): Promise<ExportPlan> {
   const owner = (await store.usersById(db, [migration.owner_id])).get(migration.owner_id)!;
-  const repositories = await store.migrationRepositories(db, [migration.id]);
+  // Only what the user owns when the export runs: a repository moved to another owner since the
+  // start is not the user's to export any more.
+  const repositories = (await store.migrationRepositories(db, [migration.id])).filter((repo) => repo.owner_id === migration.owner_id);
   const contents = archiveContents(migration);
   const facts = contents.repositoryMetadata ? await loadRepositoryFacts(db, repositories.map((r) => r.id)) : null;
   const organizations = contents.organizations ? await store.userOrganizations(db, owner.id) : [];

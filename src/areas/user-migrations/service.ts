@@ -23,6 +23,11 @@ import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
 import { defineJob } from '../../jobs/job.ts';
 import type { Executor } from '../../db/index.ts';
+import type { RepositoryMove } from '../../core/area.ts';
+
+function withoutMigrationId(bodies: (FullRepository & { migration_id: number })[]): FullRepository[] {
+  return bodies.map(({ migration_id: _, ...body }) => body);
+}
 
 /** The server's export threads (one kept idle between exports; see export-worker.ts). */
 export const exportThreads = perServer((ctx) => new ExportThreads({ databaseUrl: ctx.config.databaseUrl, dataDir: ctx.config.dataDir, databasePooler: ctx.config.databasePooler }));
@@ -91,7 +96,7 @@ export interface StartInput {
 /** The spec gives migration timestamps with a numeric offset (`+00:00`) rather than `Z`. */
 const isoOffset = (value: string) => isoSeconds(value).replace(/Z$/, '+00:00');
 
-type MigrationRepository = RepositoryRow & { owner: UserRow };
+type MigrationRepository = RepositoryRow & { owner: UserRow; migration_id: number };
 
 function migrationBody(urls: Urls, row: store.MigrationRow, owner: UserRow, repositories: FullRepository[] | null): UserMigration {
   const url = `${urls.api}/user/migrations/${row.id}`;
@@ -144,25 +149,29 @@ export class UserMigrationService extends Service {
     return row;
   }
 
-  private async repositoryBodies(user: UserRow, repositories: MigrationRepository[]): Promise<FullRepository[]> {
+  /**
+   * The migration's repositories the user may read now, with their bodies: one moved to another
+   * owner since the start shows only to a user who still has access to it (the export leaves it out
+   * anyway: `exportPlan`).
+   */
+  private async repositoryBodies(user: UserRow, repositories: MigrationRepository[]): Promise<(FullRepository & { migration_id: number })[]> {
     const ids = repositories.map((r) => r.id);
     const [facts, permissions] = await Promise.all([loadRepositoryFacts(this.db, ids), userRepositoriesPermissions(this.db, user.id, ids)]);
-    return repositories.map((repo) => fullRepository(this.ctx.urls, repo, repo.owner, facts.get(repo.id)!, permissions.get(repo.id)));
+    return repositories
+      .filter((repo) => repo.visibility === 'public' || permissions.get(repo.id)?.pull)
+      .map((repo) => ({ ...fullRepository(this.ctx.urls, repo, repo.owner, facts.get(repo.id)!, permissions.get(repo.id)), migration_id: repo.migration_id }));
   }
 
   private async body(user: UserRow, row: store.MigrationRow, exclude: readonly string[] = []): Promise<UserMigration> {
     if (exclude.includes('repositories')) return migrationBody(this.ctx.urls, row, user, null);
     const repositories = await store.migrationRepositories(this.db, [row.id]);
-    return migrationBody(this.ctx.urls, row, user, await this.repositoryBodies(user, repositories));
+    return migrationBody(this.ctx.urls, row, user, withoutMigrationId(await this.repositoryBodies(user, repositories)));
   }
 
   async list(user: UserRow, page: { limit: number; offset: number }): Promise<{ migrations: UserMigration[]; total: number }> {
     const { rows, total } = await store.listMigrations(this.db, user.id, page.limit, page.offset);
-    const repositories = await store.migrationRepositories(this.db, rows.map((r) => r.id));
-    const bodies = await this.repositoryBodies(user, repositories);
-    const migrations = rows.map((row) =>
-      migrationBody(this.ctx.urls, row, user, bodies.filter((_, i) => repositories[i]!.migration_id === row.id)),
-    );
+    const bodies = await this.repositoryBodies(user, await store.migrationRepositories(this.db, rows.map((r) => r.id)));
+    const migrations = rows.map((row) => migrationBody(this.ctx.urls, row, user, withoutMigrationId(bodies.filter((body) => body.migration_id === row.id))));
     return { migrations, total };
   }
 
@@ -258,7 +267,7 @@ export class UserMigrationService extends Service {
         repositories.map((r) => r.id),
       );
       // Locked at start, in the same transaction; a repository another migration locked meanwhile undoes it all.
-      if (lock && (await store.lockRepositories(trx, row.id, repositories.map((r) => r.id))) !== repositories.length) {
+      if (lock && (await store.lockRepositories(trx, row.id, user.id, repositories.map((r) => r.id))) !== repositories.length) {
         throw invalidField('Migration', 'repositories', 'a repository was locked by another migration meanwhile');
       }
       // Grouped by owner: the workers run one export per user at a time, so one user's queue of
@@ -269,10 +278,11 @@ export class UserMigrationService extends Service {
     return this.body(user, row, input.exclude ?? []);
   }
 
+  /** A page of the migration's repositories the user may read (a migration names at most 1000). */
   async repositories(user: UserRow, migrationId: number, page: { limit: number; offset: number }): Promise<{ repositories: FullRepository[]; total: number }> {
     await this.owned(user, migrationId);
-    const rows = await store.migrationRepositories(this.db, [migrationId], page);
-    return { repositories: await this.repositoryBodies(user, rows), total: await store.countMigrationRepositories(this.db, migrationId) };
+    const readable = withoutMigrationId(await this.repositoryBodies(user, await store.migrationRepositories(this.db, [migrationId])));
+    return { repositories: readable.slice(page.offset, page.offset + page.limit), total: readable.length };
   }
 
   /** The signed, short-lived URL of the archive; 404 unless it is exported and neither deleted nor expired. */
@@ -305,6 +315,14 @@ export class UserMigrationService extends Service {
     if (!this.downloadable(row)) throw notFound();
     if (!(await store.dropArchive(this.db, row.id, this.now()))) throw notFound();
     await this.storage.clear(archiveFolder(row.id));
+  }
+
+  /**
+   * A repository a migration locked does not move (a transfer or a rename, inside the move's
+   * transaction): 403 with the message every write to a locked repository gets (assertRepositoryWritable).
+   */
+  async refuseLockedMove(trx: Executor, move: RepositoryMove): Promise<void> {
+    if ((await store.repositoryLock(trx, move.repository.id, this.ctx.db.dialect === 'postgres')) !== null) throw forbidden('Repository is locked for migration');
   }
 
   /** Unlocks one of the migration's repositories, by name, once the export has finished. */

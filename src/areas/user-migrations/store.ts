@@ -48,16 +48,30 @@ export async function keptArchives(db: Executor, ownerId: number): Promise<{ cou
   return { count: Number(row.count), bytes: Number(row.bytes) };
 }
 
-/** Locks the repositories that no migration holds yet; returns how many it locked. */
-export async function lockRepositories(db: Executor, migrationId: number, repositoryIds: number[]): Promise<number> {
+/**
+ * Locks the repositories of `ownerId` that no migration holds yet; returns how many it locked. One
+ * that moved to another owner meanwhile (a transfer committed since the start read it) is not locked.
+ */
+export async function lockRepositories(db: Executor, migrationId: number, ownerId: number, repositoryIds: number[]): Promise<number> {
   if (!repositoryIds.length) return 0;
   const result = await db
     .updateTable('repositories')
     .set({ locked_by_migration_id: migrationId })
     .where('id', 'in', repositoryIds)
+    .where('owner_id', '=', ownerId)
     .where('locked_by_migration_id', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/**
+ * The migration that locks a repository (null: none), read inside a write's transaction; on
+ * PostgreSQL the row stays held until it commits, so a migration's lock waits for the write.
+ */
+export async function repositoryLock(trx: Executor, repositoryId: number, postgres: boolean): Promise<number | null> {
+  let query = trx.selectFrom('repositories').select('locked_by_migration_id').where('id', '=', repositoryId);
+  if (postgres) query = query.forUpdate();
+  return (await query.executeTakeFirst())?.locked_by_migration_id ?? null;
 }
 
 export async function unlockRepository(db: Executor, migrationId: number, repositoryId: number): Promise<boolean> {
@@ -89,33 +103,19 @@ export async function listMigrations(db: Executor, ownerId: number, limit: numbe
 }
 
 /** The repositories of some migrations, in request order, with their owners. */
-export async function migrationRepositories(
-  db: Executor,
-  migrationIds: number[],
-  page?: { limit: number; offset: number },
-): Promise<(RepositoryRow & { migration_id: number; owner: UserRow })[]> {
+export async function migrationRepositories(db: Executor, migrationIds: number[]): Promise<(RepositoryRow & { migration_id: number; owner: UserRow })[]> {
   if (!migrationIds.length) return [];
-  let query = db
+  const rows = await db
     .selectFrom('user_migration_repositories as m')
     .innerJoin('repositories as r', 'r.id', 'm.repository_id')
     .selectAll('r')
     .select('m.migration_id')
     .where('m.migration_id', 'in', migrationIds)
     .orderBy('m.migration_id')
-    .orderBy('m.position');
-  if (page) query = query.limit(page.limit).offset(page.offset);
-  const rows = await query.execute();
+    .orderBy('m.position')
+    .execute();
   const owners = await usersById(db, [...new Set(rows.map((r) => r.owner_id))]);
   return rows.map((r) => ({ ...r, owner: owners.get(r.owner_id)! }));
-}
-
-export async function countMigrationRepositories(db: Executor, migrationId: number): Promise<number> {
-  const { count } = await db
-    .selectFrom('user_migration_repositories')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('migration_id', '=', migrationId)
-    .executeTakeFirstOrThrow();
-  return Number(count);
 }
 
 export async function usersById(db: Executor, ids: number[]): Promise<Map<number, UserRow>> {

@@ -3,7 +3,7 @@
 // state, its teams, and an account's repositories.
 import { Type } from 'typebox';
 import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
-import type { UserPrincipal } from '../callers/principal.ts';
+import { ANONYMOUS, type UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Api, Context } from '../../platform/context.ts';
@@ -11,7 +11,7 @@ import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ErrorBody, isRowId, RowId, ValidationErrorBody } from '../../platform/schemas.ts';
 import { DOCUMENTATION_URL, notFound } from '../../platform/errors.ts';
 import { routeConfig } from '../../platform/route-config.ts';
-import { findFormerName, findRepositoryName } from './store.ts';
+import { findRepositoryName } from './store.ts';
 import { isRepositoryName } from './names.ts';
 import { SimpleUser, Team } from '../accounts/representations.ts';
 import { FullRepository, RepositorySubscription } from './representations.ts';
@@ -116,7 +116,8 @@ function repositoryRoutes(app: Api, ctx: Context): void {
   }, async (request) => service.getById(request.principal, request.params.repository_id));
 
   // The old name of a renamed or transferred repository: where /repos/{owner}/{repo}... would answer
-  // 404, it answers as the platform does, a read 301 and a write 307 to /repositories/{id}. Only
+  // 404, it answers as the platform does, a read 301 and a write 307 to /repositories/{id}, to a
+  // caller who may read the repository (anyone else gets the 404 of no repository). Only
   // 404s look (no cost on the answers that find their repository); a former name is never the name
   // of a repository (it is dropped when one takes it).
   const formerName = async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
@@ -124,7 +125,8 @@ function repositoryRoutes(app: Api, ctx: Context): void {
     // Only names a repository could have had (a NUL byte or another stray character never reaches
     // the database); a lookup that fails leaves the 404 as it is.
     if (owner === undefined || repo === undefined || !/^[A-Za-z0-9-]{1,39}$/.test(owner) || !isRepositoryName(repo)) return payload;
-    const id = await findFormerName(ctx.db.kysely, owner, repo).catch(() => undefined);
+    // Only a caller who may read the repository is led to it; anyone else keeps the 404.
+    const id = await service.formerNameTarget(request.principal ?? ANONYMOUS, owner, repo).catch(() => undefined);
     if (id === undefined) return payload;
     const read = request.method === 'GET' || request.method === 'HEAD';
     // The same sub-path (and query) under the id: /repos/{old}/issues/1 → /repositories/{id}/issues/1.

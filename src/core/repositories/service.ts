@@ -5,7 +5,7 @@
 // Lists of repositories follow the same rule set-wise: every public one, and the private ones the
 // caller reads through a credential that reaches them (`reachOf`, one condition of the list's query).
 import { Service } from '../../platform/service.ts';
-import { notFound } from '../../platform/errors.ts';
+import { ApiError, notFound } from '../../platform/errors.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import { actsForOrganization, callerRepositoryPermissions, hasPermissions, hasScope, isFineGrained, requireReadableRepository } from '../callers/access.ts';
 import type { Permissions } from '../apps/permissions.ts';
@@ -17,7 +17,7 @@ import { representRepository, repositoriesWithFacts } from './facts.ts';
 import { userRepositoriesPermissions, fullPermissionsOf } from './permissions.ts';
 import { fullRepository, repositorySubscription, type FullRepository, type RepositoryRow, type RepositorySubscription } from './representations.ts';
 import {
-  findRepository, findRepositoryById, findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
+  findFormerName, findRepository, findRepositoryById, findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
   type PrivateReach, type RepositoryListFilter, type RepositoryListOrder,
 } from './store.ts';
 
@@ -55,6 +55,25 @@ export class RepositoryService extends Service {
   }
 
   /** GET /repositories/{repository_id}: the same, by id (where a renamed or transferred repository's old name leads). */
+  /**
+   * Where a renamed or transferred repository's former name leads a caller: the repository's id,
+   * only for a caller who may read it. Anyone else learns nothing (no id, not even that it existed):
+   * undefined, the 404 of a repository that never was.
+   */
+  async formerNameTarget(principal: Principal, owner: string, name: string): Promise<number | undefined> {
+    const id = await findFormerName(this.db, owner, name);
+    const row = id === undefined ? undefined : await findRepositoryById(this.db, id);
+    const account = row && await findAccountById(this.db, row.owner_id);
+    if (!row || !account) return undefined;
+    try {
+      await requireReadableRepository(this.db, principal, { ...row, owner: account });
+    } catch (error) {
+      if (error instanceof ApiError) return undefined;
+      throw error;
+    }
+    return row.id;
+  }
+
   async getById(principal: Principal, id: number): Promise<FullRepository> {
     const row = await findRepositoryById(this.db, id);
     const owner = row && await findAccountById(this.db, row.owner_id);

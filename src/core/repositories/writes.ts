@@ -12,7 +12,7 @@ import { ApiError, insertUnique, invalidField, notFound, validationFailed } from
 import { organizationSimple, simpleUser } from '../accounts/representations.ts';
 import { requireAccount, requireTeam } from '../accounts/lookup.ts';
 import { teamMemberIds, type UserRow } from '../accounts/store.ts';
-import { HookedWrites } from '../area.ts';
+import { HookedWrites, type InWriteHooks, type RepositoryMove } from '../area.ts';
 import { recordMemberActivity, recordRepositoryActivity } from './activities.ts';
 import { repositoriesWithFacts } from './facts.ts';
 import { removeGitData } from './git-sweep.ts';
@@ -194,6 +194,9 @@ export class RepositoryWrites extends HookedWrites {
         // Its new owner cannot be its collaborator.
         await removeCollaborator(trx, repository.id, destination.id);
       }
+      // The areas, once the row has moved: one may refuse the move (the transaction undoes it), or
+      // let go of what the former owner gave the repository (their `lifecycle` answers, src/core/area.ts).
+      if (transferred || renamed) await this.moving(trx, { repository, from: repository.owner, to: destination, name: newName, transferred, renamed });
       const row = await updateRepository(trx, repository.id, input, this.now());
       if (transferred || (input.visibility !== undefined && input.visibility !== repository.visibility)) await this.accessChanged(trx, { repositoryIds: [repository.id] });
       // Every event of the write shows the repository after all of it.
@@ -249,6 +252,23 @@ export class RepositoryWrites extends HookedWrites {
     const now = this.now();
     const row = await setSubscription(this.db, repository.id, user.id, { subscribed, ignored }, now);
     return { repository, user, row };
+  }
+
+  /**
+   * Tells each area whose lifecycle answers `repository.transferred` or `repository.renamed` with an
+   * `inWrite` hook that the repository is moving, inside the move's transaction; a hook given for
+   * both runs once.
+   */
+  private async moving(trx: Executor, move: RepositoryMove): Promise<void> {
+    const names = [...(move.transferred ? ['repository.transferred'] as const : []), ...(move.renamed ? ['repository.renamed'] as const : [])];
+    for (const area of this.areas) {
+      const hooks = new Set<InWriteHooks[(typeof names)[number]]>();
+      for (const name of names) {
+        const answer = area.lifecycle?.[name];
+        if (answer && 'inWrite' in answer) hooks.add(answer.inWrite);
+      }
+      for (const hook of hooks) await hook(this.ctx, trx, move);
+    }
   }
 
   /** A repository as `repository` events show it, read inside the write's transaction. */
