@@ -327,6 +327,15 @@ export function installConventions(app: FastifyInstance, ctx: Context, options: 
     done();
   });
 
+  // A create answers where the new resource is, in `Location`: its API URL, which every
+  // representation names as `url` (built from the configured API URL, /api/v3 included), so a
+  // create route says it once, in what it answers.
+  app.addHook('preSerialization', (_request, reply, payload, done) => {
+    const url = reply.statusCode === 201 ? (payload as { url?: unknown } | null)?.url : undefined;
+    if (typeof url === 'string' && url.startsWith(`${ctx.urls.api}/`)) reply.header('location', url);
+    done(null, payload);
+  });
+
   app.addHook('onSend', (request, reply, payload, done) => {
     if (request.method !== 'GET' || reply.statusCode !== 200) return done(null, payload);
     // A route that knows what its body is made of gives its own tag (one that changes whenever the
