@@ -37,6 +37,7 @@ import { callers } from './core/callers/routes.ts';
 import { repositories } from './core/repositories/routes.ts';
 import { installCors } from './platform/cors.ts';
 import { BODY_LIMIT_BYTES, installConventions, type ConventionOptions } from './platform/http.ts';
+import { referenceUrl } from './platform/urls.ts';
 import { installOperationIds } from './platform/openapi.ts';
 import { installMetrics } from './platform/metrics.ts';
 import { RateLimiter, SWEEP_SECONDS } from './platform/rate-limit.ts';
@@ -133,7 +134,7 @@ export async function createServer(
     frameworkErrors: (error, _request, reply) => {
       const status = error.statusCode === 414 ? 414 : 400;
       void (reply as unknown as FastifyReply).code(status).type('application/json; charset=utf-8')
-        .send(new ApiError(status, status === 414 ? 'URI Too Long' : 'Bad Request: the URL is not valid').body());
+        .send(new ApiError(status, status === 414 ? 'URI Too Long' : 'Bad Request: the URL is not valid').body(referenceUrl(ctx.urls)));
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
   const http = gracefulHttp(app.server);

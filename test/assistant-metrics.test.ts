@@ -218,7 +218,7 @@ describe('open until a closing date after the test clock', () => {
     const response = await octokit.request('GET /orgs/{org}/assistant/metrics', { org: 'acme', since: `${day[-3]}T00:00:00Z` });
     assert.equal(response.status, 200);
     assert.equal((response.data as unknown[]).length, 2);
-    assert.equal(response.headers['x-accepted-oauth-scopes'], 'manage_billing:assistant, read:org, read:enterprise');
+    assert.equal(response.headers['x-accepted-oauth-scopes'], 'admin:enterprise, admin:org, manage_billing:assistant, manage_billing:enterprise, read:enterprise, read:org, write:org');
     assert.equal(response.headers['x-accepted-vendor-permissions'], 'organization_assistant_business=read; organization_administration=read');
   });
 

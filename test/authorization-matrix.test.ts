@@ -80,9 +80,10 @@ interface Row {
   /**
    * The X-Accepted-OAuth-Scopes the operation announces, checked on every row; `refused` where a
    * refusal for want of scope names more than the operation itself asks (a private repository in
-   * the body needs `repo`).
+   * the body needs `repo`); null where the operation takes no OAuth scope at all (no classic or
+   * OAuth token may call it: Basic, JWT, installation tokens), which sends no such header.
    */
-  scopes: string | { accepted: string; refused: string };
+  scopes: string | null | { accepted: string; refused: string };
   send: Send;
   expect: Record<Column, Want>;
 }
@@ -288,43 +289,43 @@ const listed = (path: () => string): Send => async () => {
 const MATRIX: Row[] = [
   // App token management: Basic (client id and secret) only; a client id that is not the caller's is a 404.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
-  row('POST /applications/{client_id}/token', '', at(() => `/applications/${matrixApp.client_id}/token`, () => ({ access_token: tessToken })),
+  row('POST /applications/{client_id}/token', null, at(() => `/applications/${matrixApp.client_id}/token`, () => ({ access_token: tessToken })),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  OK,     403,     403,     403]),
-  row('POST /applications/{client_id}/token', '', at(() => `/applications/${narrowApp.client_id}/token`, () => ({ access_token: tessToken })),
+  row('POST /applications/{client_id}/token', null, at(() => `/applications/${narrowApp.client_id}/token`, () => ({ access_token: tessToken })),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  404,    403,     403,     403], 'another app\'s client id'),
-  row('PATCH /applications/{client_id}/token', '', async () => ({ path: `/applications/${matrixApp.client_id}/token`, body: { access_token: await freshAppUserToken('tess') } }),
+  row('PATCH /applications/{client_id}/token', null, async () => ({ path: `/applications/${matrixApp.client_id}/token`, body: { access_token: await freshAppUserToken('tess') } }),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  OK,     403,     403,     403]),
-  row('DELETE /applications/{client_id}/token', '', async () => ({ path: `/applications/${matrixApp.client_id}/token`, body: { access_token: await freshAppUserToken('tess') } }),
+  row('DELETE /applications/{client_id}/token', null, async () => ({ path: `/applications/${matrixApp.client_id}/token`, body: { access_token: await freshAppUserToken('tess') } }),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  OK,     403,     403,     403]),
-  row('DELETE /applications/{client_id}/grant', '', async () => ({ path: `/applications/${matrixApp.client_id}/grant`, body: { access_token: await freshAppUserToken('gus') } }),
+  row('DELETE /applications/{client_id}/grant', null, async () => ({ path: `/applications/${matrixApp.client_id}/grant`, body: { access_token: await freshAppUserToken('gus') } }),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  OK,     403,     403,     403]),
-  row('POST /applications/{client_id}/token/scoped', '', at(() => `/applications/${matrixApp.client_id}/token/scoped`, () => ({ access_token: tessToken, target: 'acme' })),
+  row('POST /applications/{client_id}/token/scoped', null, at(() => `/applications/${matrixApp.client_id}/token/scoped`, () => ({ access_token: tessToken, target: 'acme' })),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  OK,     403,     403,     403]),
 
   // Installation tokens: the app's JWT only; another app's installation is a 404.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
-  row('POST /app/installations/{installation_id}/access_tokens', '', at(() => `/app/installations/${ids.matrixInstallation}/access_tokens`, () => ({})),
+  row('POST /app/installations/{installation_id}/access_tokens', null, at(() => `/app/installations/${ids.matrixInstallation}/access_tokens`, () => ({})),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('POST /app/installations/{installation_id}/access_tokens', '', at(() => `/app/installations/${ids.narrowInstallation}/access_tokens`, () => ({})),
+  row('POST /app/installations/{installation_id}/access_tokens', null, at(() => `/app/installations/${ids.narrowInstallation}/access_tokens`, () => ({})),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     404,  401,    403,     403,     403], 'another app\'s installation'),
 
   // App webhooks: the app's JWT only.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
-  row('GET /app/hook/config', '', at(() => '/app/hook/config'),
+  row('GET /app/hook/config', null, at(() => '/app/hook/config'),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('PATCH /app/hook/config', '', at(() => '/app/hook/config', () => ({ content_type: 'json' })),
+  row('PATCH /app/hook/config', null, at(() => '/app/hook/config', () => ({ content_type: 'json' })),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('GET /app/hook/deliveries', '', at(() => '/app/hook/deliveries'),
+  row('GET /app/hook/deliveries', null, at(() => '/app/hook/deliveries'),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('GET /app/hook/deliveries/{delivery_id}', '', at(() => `/app/hook/deliveries/${ids.delivery}`),
+  row('GET /app/hook/deliveries/{delivery_id}', null, at(() => `/app/hook/deliveries/${ids.delivery}`),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('POST /app/hook/deliveries/{delivery_id}/attempts', '', at(() => `/app/hook/deliveries/${ids.delivery}/attempts`),
+  row('POST /app/hook/deliveries/{delivery_id}/attempts', null, at(() => `/app/hook/deliveries/${ids.delivery}/attempts`),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
 
   // The app API: with the app's JWT the app and its installations (another app's installation is a
   // 404); with an installation token the repositories it reaches and its own revocation; any app by slug.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
-  row('GET /app', '', at(() => '/app'),
+  row('GET /app', null, at(() => '/app'),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
   row('GET /', '', at(() => '/'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      OK,   401,    OK,      OK,      OK]),
@@ -332,38 +333,38 @@ const MATRIX: Row[] = [
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      OK,   401,    OK,      OK,      OK]),
   row('GET /apps/{app_slug}', '', at(() => '/apps/matrix-app'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      OK,   401,    OK,      OK,      OK]),
-  row('GET /app/installations', '', at(() => '/app/installations'),
+  row('GET /app/installations', null, at(() => '/app/installations'),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('GET /app/installations/{installation_id}', '', at(() => `/app/installations/${ids.matrixInstallation}`),
+  row('GET /app/installations/{installation_id}', null, at(() => `/app/installations/${ids.matrixInstallation}`),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('GET /app/installations/{installation_id}', '', at(() => `/app/installations/${ids.narrowInstallation}`),
+  row('GET /app/installations/{installation_id}', null, at(() => `/app/installations/${ids.narrowInstallation}`),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     404,  401,    403,     403,     403], 'another app\'s installation'),
   // Suspending, unsuspending and deleting an installation: the app's JWT only, on a new installation
   // of matrix-app for each caller (the operation changes its target); another app's is a 404.
-  row('PUT /app/installations/{installation_id}/suspended', '', throwaway(async () => ({ path: `/app/installations/${await freshInstallation()}/suspended` })),
+  row('PUT /app/installations/{installation_id}/suspended', null, throwaway(async () => ({ path: `/app/installations/${await freshInstallation()}/suspended` })),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('PUT /app/installations/{installation_id}/suspended', '', at(() => `/app/installations/${ids.narrowInstallation}/suspended`),
+  row('PUT /app/installations/{installation_id}/suspended', null, at(() => `/app/installations/${ids.narrowInstallation}/suspended`),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     404,  401,    403,     403,     403], 'another app\'s installation'),
-  row('DELETE /app/installations/{installation_id}/suspended', '', throwaway(async () => {
+  row('DELETE /app/installations/{installation_id}/suspended', null, throwaway(async () => {
     const installation = await freshInstallation();
     const suspended = await server.api('PUT', `/app/installations/${installation}/suspended`, { authorization: `Bearer ${await appJwt(server, matrixApp)}` });
     assert.equal(suspended.status, 204);
     return { path: `/app/installations/${installation}/suspended` };
   }),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('DELETE /app/installations/{installation_id}', '', throwaway(async () => ({ path: `/app/installations/${await freshInstallation()}` })),
+  row('DELETE /app/installations/{installation_id}', null, throwaway(async () => ({ path: `/app/installations/${await freshInstallation()}` })),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('DELETE /app/installations/{installation_id}', '', at(() => `/app/installations/${ids.narrowInstallation}`),
+  row('DELETE /app/installations/{installation_id}', null, at(() => `/app/installations/${ids.narrowInstallation}`),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     404,  401,    403,     403,     403], 'another app\'s installation'),
-  row('GET /repos/{owner}/{repo}/installation', '', at(() => '/repos/acme/secret/installation'),
+  row('GET /repos/{owner}/{repo}/installation', null, at(() => '/repos/acme/secret/installation'),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('GET /orgs/{org}/installation', '', at(() => '/orgs/acme/installation'),
+  row('GET /orgs/{org}/installation', null, at(() => '/orgs/acme/installation'),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('GET /users/{username}/installation', '', at(() => '/users/tess/installation'),
+  row('GET /users/{username}/installation', null, at(() => '/users/tess/installation'),
     [401,   403,      403,   403,    403,  403,    403,      403,   403,   403,    403,    403,     403,     OK,   401,    403,     403,     403]),
-  row('GET /installation/repositories', '', at(() => '/installation/repositories'),
+  row('GET /installation/repositories', null, at(() => '/installation/repositories'),
     [401,   403,      403,   403,    403,  403,    403,      403,   OK,    403,    OK,     403,     403,     403,  401,    403,     403,     403]),
-  row('DELETE /installation/token', '',
+  row('DELETE /installation/token', null,
     async (caller) => ({ path: '/installation/token', ...(caller === 'inst' || caller === 'instNarrow' || caller === 'instSome' ? { authorization: await freshInstallationToken(caller) } : {}) }),
     [401,   403,      403,   403,    403,  403,    403,      403,   OK,    403,    OK,     403,     403,     403,  401,    403,     403,     403]),
 
@@ -376,7 +377,7 @@ const MATRIX: Row[] = [
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK]),
   row('GET /orgs/{org}', '', at(() => '/orgs/acme'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK]),
-  row('GET /orgs/{org}/teams/{team_slug}', 'read:org', at(() => '/orgs/acme/teams/devs'),
+  row('GET /orgs/{org}/teams/{team_slug}', 'admin:org, read:org, write:org', at(() => '/orgs/acme/teams/devs'),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     OK,      403,  401,    OK,      OK,      404]),
 
   // Repositories and what is in them: a public one for anyone; a private one for whoever reads it,
@@ -427,13 +428,13 @@ const MATRIX: Row[] = [
 
   // Code security, enterprise: classic and OAuth tokens of an enterprise owner; enterprise members 403, others 404.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
-  row('GET /enterprises/{enterprise}/code-security/configurations', 'read:enterprise', at(() => ENT_CS),
+  row('GET /enterprises/{enterprise}/code-security/configurations', 'admin:enterprise, manage_billing:enterprise, read:enterprise', at(() => ENT_CS),
     [401,   OK,       403,   OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    403,     403,     404]),
   row('POST /enterprises/{enterprise}/code-security/configurations', 'admin:enterprise', at(() => ENT_CS, () => ({ name: `created ${++counter}` })),
     [401,   OK,       403,   OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    403,     403,     404]),
-  row('GET /enterprises/{enterprise}/code-security/configurations/defaults', 'read:enterprise', at(() => `${ENT_CS}/defaults`),
+  row('GET /enterprises/{enterprise}/code-security/configurations/defaults', 'admin:enterprise, manage_billing:enterprise, read:enterprise', at(() => `${ENT_CS}/defaults`),
     [401,   OK,       403,   OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    403,     403,     404]),
-  row('GET /enterprises/{enterprise}/code-security/configurations/{configuration_id}', 'read:enterprise', at(() => `${ENT_CS}/${ids.enterpriseConfiguration}`),
+  row('GET /enterprises/{enterprise}/code-security/configurations/{configuration_id}', 'admin:enterprise, manage_billing:enterprise, read:enterprise', at(() => `${ENT_CS}/${ids.enterpriseConfiguration}`),
     [401,   OK,       403,   OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    403,     403,     404]),
   row('PATCH /enterprises/{enterprise}/code-security/configurations/{configuration_id}', 'admin:enterprise', at(() => `${ENT_CS}/${ids.enterpriseConfiguration}`, () => ({ description: `described ${++counter}` })),
     [401,   OK,       403,   OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    403,     403,     404]),
@@ -444,32 +445,32 @@ const MATRIX: Row[] = [
     [401,   OK,       403,   OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    403,     403,     404]),
   row('PUT /enterprises/{enterprise}/code-security/configurations/{configuration_id}/defaults', 'admin:enterprise', at(() => `${ENT_CS}/${ids.enterpriseConfiguration}/defaults`, () => ({ default_for_new_repos: 'none' })),
     [401,   OK,       403,   OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    403,     403,     404]),
-  row('GET /enterprises/{enterprise}/code-security/configurations/{configuration_id}/repositories', 'read:enterprise', at(() => `${ENT_CS}/${ids.enterpriseConfiguration}/repositories`),
+  row('GET /enterprises/{enterprise}/code-security/configurations/{configuration_id}/repositories', 'admin:enterprise, manage_billing:enterprise, read:enterprise', at(() => `${ENT_CS}/${ids.enterpriseConfiguration}/repositories`),
     [401,   OK,       403,   OK,     403,  403,    403,      403,   403,   403,    403,    403,     403,     403,  401,    403,     403,     404]),
 
   // Code security, organization: owners and security managers (members 403, others 404), through a
   // credential that reaches acme with organization_administration read (GET) or write.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
-  row('GET /orgs/{org}/code-security/configurations', 'read:org', at(() => ORG_CS),
+  row('GET /orgs/{org}/code-security/configurations', 'admin:org, read:org, write:org', at(() => ORG_CS),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     OK,      403,  401,    403,     OK,      404]),
-  row('POST /orgs/{org}/code-security/configurations', 'write:org', at(() => ORG_CS, () => ({ name: `created ${++counter}` })),
+  row('POST /orgs/{org}/code-security/configurations', 'admin:org, write:org', at(() => ORG_CS, () => ({ name: `created ${++counter}` })),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     OK,      403,  401,    403,     OK,      404]),
-  row('GET /orgs/{org}/code-security/configurations/defaults', 'read:org', at(() => `${ORG_CS}/defaults`),
+  row('GET /orgs/{org}/code-security/configurations/defaults', 'admin:org, read:org, write:org', at(() => `${ORG_CS}/defaults`),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     OK,      403,  401,    403,     OK,      404]),
-  row('DELETE /orgs/{org}/code-security/configurations/detach', 'write:org', at(() => `${ORG_CS}/detach`, () => ({ selected_repository_ids: [ids.publicRepo] })),
+  row('DELETE /orgs/{org}/code-security/configurations/detach', 'admin:org, write:org', at(() => `${ORG_CS}/detach`, () => ({ selected_repository_ids: [ids.publicRepo] })),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     OK,      403,  401,    403,     OK,      404]),
-  row('GET /orgs/{org}/code-security/configurations/{configuration_id}', 'read:org', at(() => `${ORG_CS}/${ids.orgConfiguration}`),
+  row('GET /orgs/{org}/code-security/configurations/{configuration_id}', 'admin:org, read:org, write:org', at(() => `${ORG_CS}/${ids.orgConfiguration}`),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     OK,      403,  401,    403,     OK,      404]),
-  row('PATCH /orgs/{org}/code-security/configurations/{configuration_id}', 'write:org', at(() => `${ORG_CS}/${ids.orgConfiguration}`, () => ({ description: `described ${++counter}` })),
+  row('PATCH /orgs/{org}/code-security/configurations/{configuration_id}', 'admin:org, write:org', at(() => `${ORG_CS}/${ids.orgConfiguration}`, () => ({ description: `described ${++counter}` })),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     OK,      403,  401,    403,     OK,      404]),
-  row('DELETE /orgs/{org}/code-security/configurations/{configuration_id}', 'write:org',
+  row('DELETE /orgs/{org}/code-security/configurations/{configuration_id}', 'admin:org, write:org',
     throwaway(async () => ({ path: `${ORG_CS}/${await freshOrgConfiguration()}` })),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     OK,      403,  401,    403,     OK,      404]),
-  row('POST /orgs/{org}/code-security/configurations/{configuration_id}/attach', 'write:org', at(() => `${ORG_CS}/${ids.orgConfiguration}/attach`, () => ({ scope: 'selected', selected_repository_ids: [ids.privateRepo] })),
+  row('POST /orgs/{org}/code-security/configurations/{configuration_id}/attach', 'admin:org, write:org', at(() => `${ORG_CS}/${ids.orgConfiguration}/attach`, () => ({ scope: 'selected', selected_repository_ids: [ids.privateRepo] })),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     OK,      403,  401,    403,     OK,      404]),
-  row('PUT /orgs/{org}/code-security/configurations/{configuration_id}/defaults', 'write:org', at(() => `${ORG_CS}/${ids.orgConfiguration}/defaults`, () => ({ default_for_new_repos: 'none' })),
+  row('PUT /orgs/{org}/code-security/configurations/{configuration_id}/defaults', 'admin:org, write:org', at(() => `${ORG_CS}/${ids.orgConfiguration}/defaults`, () => ({ default_for_new_repos: 'none' })),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     OK,      403,  401,    403,     OK,      404]),
-  row('GET /orgs/{org}/code-security/configurations/{configuration_id}/repositories', 'read:org', at(() => `${ORG_CS}/${ids.orgConfiguration}/repositories`),
+  row('GET /orgs/{org}/code-security/configurations/{configuration_id}/repositories', 'admin:org, read:org, write:org', at(() => `${ORG_CS}/${ids.orgConfiguration}/repositories`),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     OK,      403,  401,    403,     OK,      404]),
 
   // Code security, a repository's configuration: its administrators and the organization's security
@@ -482,16 +483,16 @@ const MATRIX: Row[] = [
 
   // Updater access, organization: owners only (anyone else 404), organization_administration.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
-  row('GET /orgs/{org}/updater/repository-access', 'read:org', at(() => '/orgs/acme/updater/repository-access'),
+  row('GET /orgs/{org}/updater/repository-access', 'admin:org, read:org, write:org', at(() => '/orgs/acme/updater/repository-access'),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     OK,      403,  401,    404,     404,     404]),
-  row('PATCH /orgs/{org}/updater/repository-access', 'write:org', at(() => '/orgs/acme/updater/repository-access', () => ({ repository_ids_to_add: [ids.publicRepo] })),
+  row('PATCH /orgs/{org}/updater/repository-access', 'admin:org, write:org', at(() => '/orgs/acme/updater/repository-access', () => ({ repository_ids_to_add: [ids.publicRepo] })),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     OK,      403,  401,    404,     404,     404]),
-  row('PUT /orgs/{org}/updater/repository-access/default-level', 'write:org', at(() => '/orgs/acme/updater/repository-access/default-level', () => ({ default_level: 'public' })),
+  row('PUT /orgs/{org}/updater/repository-access/default-level', 'admin:org, write:org', at(() => '/orgs/acme/updater/repository-access/default-level', () => ({ default_level: 'public' })),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     OK,      403,  401,    404,     404,     404]),
 
   // Updater access, enterprise: enterprise owners through tokens acting as a user, enterprise_administration.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
-  row('GET /enterprises/{enterprise}/updater/repository-access', 'read:enterprise', at(() => '/enterprises/acme-ent/updater/repository-access'),
+  row('GET /enterprises/{enterprise}/updater/repository-access', 'admin:enterprise, manage_billing:enterprise, read:enterprise', at(() => '/enterprises/acme-ent/updater/repository-access'),
     [401,   OK,       403,   OK,     OK,   403,    404,      403,   403,   403,    403,    403,     403,     403,  401,    404,     404,     404]),
   row('PATCH /enterprises/{enterprise}/updater/repository-access', 'admin:enterprise', at(() => '/enterprises/acme-ent/updater/repository-access', () => ({ repository_ids_to_add: [ids.publicRepo] })),
     [401,   OK,       403,   OK,     OK,   403,    404,      403,   403,   403,    403,    403,     403,     403,  401,    404,     404,     404]),
@@ -501,9 +502,9 @@ const MATRIX: Row[] = [
   // Assistant metrics (kept open here): organization owners and billing managers, enterprise owners;
   // team metrics: owners. organization_assistant_business or organization_administration read.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
-  row('GET /orgs/{org}/assistant/metrics', 'manage_billing:assistant, read:org, read:enterprise', at(() => '/orgs/acme/assistant/metrics'),
+  row('GET /orgs/{org}/assistant/metrics', 'admin:enterprise, admin:org, manage_billing:assistant, manage_billing:enterprise, read:enterprise, read:org, write:org', at(() => '/orgs/acme/assistant/metrics'),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     OK,      403,  401,    404,     404,     404]),
-  row('GET /orgs/{org}/team/{team_slug}/assistant/metrics', 'manage_billing:assistant, read:org, read:enterprise', at(() => '/orgs/acme/team/devs/assistant/metrics'),
+  row('GET /orgs/{org}/team/{team_slug}/assistant/metrics', 'admin:enterprise, admin:org, manage_billing:assistant, manage_billing:enterprise, read:enterprise, read:org, write:org', at(() => '/orgs/acme/team/devs/assistant/metrics'),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     OK,      403,  401,    404,     404,     404]),
 
   // Issue types: a repository's list for whoever reads the repository (public ones without
@@ -513,7 +514,7 @@ const MATRIX: Row[] = [
     [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
   row('GET /repos/{owner}/{repo}/issue-types', 'repo', at(() => '/repos/acme/open/issue-types'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
-  row('GET /orgs/{org}/issue-types', 'read:org', at(() => '/orgs/acme/issue-types'),
+  row('GET /orgs/{org}/issue-types', 'admin:org, read:org, write:org', at(() => '/orgs/acme/issue-types'),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     OK,      403,  401,    404,     404,     404]),
   row('POST /orgs/{org}/issue-types', 'admin:org', at(() => '/orgs/acme/issue-types', () => ({ name: `Created ${++counter}`, is_enabled: true })),
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     OK,      403,  401,    404,     404,     404]),
@@ -601,9 +602,9 @@ const MATRIX: Row[] = [
     [401,   OK,       404,   OK,     OK,   OK,     404,      OK,    403,   OK,     403,    404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
   row('GET /repos/{owner}/{repo}/subscription', 'repo', listed(() => '/repos/acme/open/subscription'),
     [401,   OK,       OK,    OK,     OK,   OK,     OK,       OK,    403,   OK,     403,    OK,      OK,      403,  401,    OK,      OK,      404], 'public repository (olga does not watch it)'),
-  row('GET /repos/{owner}/{repo}/teams', 'repo, public_repo', listed(() => '/repos/acme/secret/teams'),
+  row('GET /repos/{owner}/{repo}/teams', 'public_repo, repo', listed(() => '/repos/acme/secret/teams'),
     [401,   OK,       403,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
-  row('GET /repos/{owner}/{repo}/teams', 'repo, public_repo', listed(() => '/repos/acme/open/teams'),
+  row('GET /repos/{owner}/{repo}/teams', 'public_repo, repo', listed(() => '/repos/acme/open/teams'),
     [401,   OK,       403,   OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
   row('GET /users/{username}/repos', 'repo', at(() => '/users/ana/repos?type=all'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK]),
@@ -811,7 +812,9 @@ test('every operation × every caller answers as the platform does', async () =>
       // caller is known: no scope header.
       if (column !== 'anon' && column !== 'expired' && column !== 'revoked' && column !== 'instDeleted') {
         const accepted = response.headers.get('x-accepted-oauth-scopes');
-        if (accepted === null) problems.push('no X-Accepted-OAuth-Scopes');
+        if (entry.scopes === null) {
+          if (accepted !== null) problems.push(`X-Accepted-OAuth-Scopes ${JSON.stringify(accepted)}, want none`);
+        } else if (accepted === null) problems.push('no X-Accepted-OAuth-Scopes');
         else {
           const scopeRefusal = response.status === 403 && typeof entry.scopes !== 'string' && column === 'classic0';
           const wanted = typeof entry.scopes === 'string' ? entry.scopes : scopeRefusal ? entry.scopes.refused : entry.scopes.accepted;

@@ -194,8 +194,8 @@ describe('organization endpoints', () => {
   for (const operation of operations) {
     test(`${operation.name}: every credential kind and role`, async () => {
       await check([operation], ORG_CASES, {
-        read: ['read:org', 'organization_administration=read'],
-        write: ['write:org', 'organization_administration=write'],
+        read: ['admin:org, read:org, write:org', 'organization_administration=read'],
+        write: ['admin:org, write:org', 'organization_administration=write'],
       });
     });
   }
@@ -221,7 +221,7 @@ describe('enterprise endpoints', () => {
   ];
   for (const operation of operations) {
     test(`${operation.name}: every credential kind and role`, async () => {
-      await check([operation], ENTERPRISE_CASES, { read: ['read:enterprise', ''], write: ['admin:enterprise', ''] });
+      await check([operation], ENTERPRISE_CASES, { read: ['admin:enterprise, manage_billing:enterprise, read:enterprise', ''], write: ['admin:enterprise', ''] });
     });
   }
 

@@ -123,7 +123,7 @@ describe('create', () => {
     assert.equal(created.description, '');
     assert.equal(created.enforcement, 'enforced');
     assert.deepEqual(created.dependency_graph_autosubmit_action_options, { labeled_runners: false });
-    assert.equal(created.code_scanning_default_setup_options, null);
+    assert.deepEqual(created.code_scanning_default_setup_options, { runner_type: 'not_set', runner_label: null });
     assert.equal(created.code_scanning_options, null);
     assert.deepEqual(created.secret_scanning_delegated_bypass_options, { reviewers: [] });
     assert.match(created.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);

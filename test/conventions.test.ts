@@ -67,7 +67,8 @@ describe('common headers and the /api/v3 alias', () => {
     const response = await server.api('POST', '/app/installations/1/access_tokens', { token: classicToken, body: {} });
     assert.equal(response.status, 403);
     assert.equal(response.headers.get('x-oauth-scopes'), 'repo, read:org, write:org');
-    assert.equal(response.headers.get('x-accepted-oauth-scopes'), '');
+    // A JWT endpoint takes no OAuth scope at all: no X-Accepted-OAuth-Scopes (not an empty one).
+    assert.equal(response.headers.get('x-accepted-oauth-scopes'), null);
     assert.equal(response.headers.get('x-accepted-vendor-permissions'), '');
   });
 });

@@ -257,7 +257,7 @@ describe('repository teams', () => {
     assert.equal((await get('/repos/acme/open/teams')).status, 401);
     const bare = await get('/repos/acme/open/teams', t.monaBare);
     assert.equal(bare.status, 403);
-    assert.equal(bare.headers.get('x-accepted-oauth-scopes'), 'repo, public_repo');
+    assert.equal(bare.headers.get('x-accepted-oauth-scopes'), 'public_repo, repo');
   });
 });
 

@@ -160,7 +160,7 @@ describe('organization form', () => {
     const body = response.data as { default_level: string; accessible_repositories: { id: number }[] };
     assert.equal(body.default_level, 'internal');
     assert.ok(body.accessible_repositories.some((r) => r.id === repo['acme/widgets']));
-    assert.equal(response.headers['x-accepted-oauth-scopes'], 'read:org');
+    assert.equal(response.headers['x-accepted-oauth-scopes'], 'admin:org, read:org, write:org');
     assert.equal(response.headers['x-accepted-vendor-permissions'], 'organization_administration=read');
   });
 });
@@ -177,7 +177,7 @@ describe('enterprise form', () => {
     response = await server.api('GET', ENT.replace('acme-corp', 'ACME-CORP'), { token: token.entOwner });
     assert.equal(response.body.default_level, 'internal');
     assert.deepEqual(response.body.accessible_repositories.map((r: { full_name: string }) => r.full_name), ['acme/secret', 'sister/tools']);
-    assert.equal(response.headers.get('x-accepted-oauth-scopes'), 'read:enterprise');
+    assert.equal(response.headers.get('x-accepted-oauth-scopes'), 'admin:enterprise, manage_billing:enterprise, read:enterprise');
     assert.equal(response.headers.get('x-accepted-vendor-permissions'), 'enterprise_administration=read');
   });
 

@@ -202,7 +202,8 @@ function warningsOf(request: FastifyRequest, query: Record<string, unknown>, pub
   }
   const bodyKeys = schema?.body?.properties;
   const body = request.body;
-  if (bodyKeys && body && typeof body === 'object' && !Array.isArray(body)) {
+  // A body that refuses fields it does not know (every operator route's) was answered 422 instead.
+  if (bodyKeys && schema?.body?.additionalProperties !== false && body && typeof body === 'object' && !Array.isArray(body)) {
     for (const key of Object.keys(body)) {
       if (!(key in bodyKeys)) warnings.push({ code: 'unknown_body_field', message: `${key} is not a field of this operation's body: it was ignored` });
     }

@@ -223,7 +223,7 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
     if (!result.drained) {
       // Without a worker here, only another process's worker can run what waits.
       const message = ctx.config.jobs.worker ? 'Background jobs are still waiting' : 'Background jobs are still waiting: no worker runs in this process (CODEHOST_WORKER=0); a process with the worker on runs them';
-      return reply.code(504).send(new ApiError(504, message, { extra: body }).body());
+      throw new ApiError(504, message, { extra: body });
     }
     return body;
   });

@@ -151,12 +151,12 @@ async function loadInto(ctx: Context, areas: readonly Area[], data: unknown, git
       if (repository.git_path) gitPaths.push(repository.git_path);
     }],
     // After repos: a team may name its repositories.
-    ['teams', Type.Intersect([Type.Object({ org: Type.String() }), TeamBody]), ({ org, ...team }) => memberships.createTeam(org, team)],
+    ['teams', Type.Object({ org: Type.String(), ...TeamBody.properties }), ({ org, ...team }) => memberships.createTeam(org, team)],
     ['collaborators', CollaboratorSeedBody, ({ repository, login, permission }) => {
       const [owner, name] = String(repository).split('/');
       return repositories.setCollaborator(owner!, name!, login, permission);
     }],
-    ['watching', Type.Intersect([Type.Object({ repository: Type.String({ pattern: '^[^/]+/[^/]+$' }) }), WatchBody]), ({ repository, ...watch }) => {
+    ['watching', Type.Object({ repository: Type.String({ pattern: '^[^/]+/[^/]+$' }), ...WatchBody.properties }), ({ repository, ...watch }) => {
       const [owner, name] = String(repository).split('/');
       return repositories.setWatch(owner!, name!, watch);
     }],
@@ -171,8 +171,8 @@ async function loadInto(ctx: Context, areas: readonly Area[], data: unknown, git
       if (!v.private_key) values.private_key = privateKey;
       report.secrets.push({ kind: 'app', name: app.slug, values });
     }],
-    ['installations', Type.Intersect([Type.Object({ app: Type.String() }), InstallationBody]), ({ app, ...installation }) => installations.createInstallation(app, installation)],
-    ['authorizations', Type.Intersect([Type.Object({ app: Type.String() }), AuthorizationBody]), async ({ app, ...authorization }) => {
+    ['installations', Type.Object({ app: Type.String(), ...InstallationBody.properties }), ({ app, ...installation }) => installations.createInstallation(app, installation)],
+    ['authorizations', Type.Object({ app: Type.String(), ...AuthorizationBody.properties }), async ({ app, ...authorization }) => {
       const { token } = await apps.createAuthorization(app, authorization);
       if (!authorization.value) report.secrets.push({ kind: 'authorization', name: `${app} for ${authorization.login}`, values: { token } });
     }],

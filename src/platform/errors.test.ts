@@ -3,9 +3,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  ApiError, DOCUMENTATION_URL, accountSuspended, badCredentials, badRequest, conflict, forbidden, insertUnique, invalidField,
+  ApiError, accountSuspended, documentationUrl, badCredentials, badRequest, conflict, forbidden, insertUnique, invalidField,
   installationSuspended, isUniqueViolation, notFound, requiresAuthentication, serviceUnavailable, validationFailed,
 } from './errors.ts';
+
+const REFERENCE = 'https://code.example.com/docs';
 
 test('ApiError: status, message, options and a body in the platform\'s order', () => {
   const plain = new ApiError(418, 'short');
@@ -15,23 +17,38 @@ test('ApiError: status, message, options and a body in the platform\'s order', (
   assert.equal(plain.errors, undefined);
   assert.equal(plain.headers, undefined);
   assert.equal(plain.extra, undefined);
-  assert.deepEqual(plain.body(), { message: 'short', documentation_url: DOCUMENTATION_URL, status: '418' });
-  assert.deepEqual(Object.keys(plain.body()), ['message', 'documentation_url', 'status']);
-  assert.equal(DOCUMENTATION_URL, 'https://docs.codehost.dev/rest');
+  assert.deepEqual(plain.body(REFERENCE), { message: 'short', documentation_url: REFERENCE, status: '418' });
+  assert.deepEqual(Object.keys(plain.body(REFERENCE)), ['message', 'documentation_url', 'status']);
 
   const errors = [{ resource: 'Issue', field: 'title', code: 'missing_field' as const }];
   const full = new ApiError(422, 'Validation Failed', { errors, headers: { 'retry-after': '1' }, extra: { block: { reason: 'x' } } });
   assert.deepEqual(full.errors, errors);
   assert.deepEqual(full.headers, { 'retry-after': '1' });
   assert.deepEqual(full.extra, { block: { reason: 'x' } });
-  assert.deepEqual(full.body(), {
-    message: 'Validation Failed', errors, block: { reason: 'x' }, documentation_url: DOCUMENTATION_URL, status: '422',
+  assert.deepEqual(full.body(REFERENCE), {
+    message: 'Validation Failed', errors, block: { reason: 'x' }, documentation_url: REFERENCE, status: '422',
   });
-  assert.deepEqual(Object.keys(full.body()), ['message', 'errors', 'block', 'documentation_url', 'status']);
+  assert.deepEqual(Object.keys(full.body(REFERENCE)), ['message', 'errors', 'block', 'documentation_url', 'status']);
   // `extra` cannot replace the documentation link or the status.
   const sneaky = new ApiError(400, 'm', { extra: { status: '200', documentation_url: 'x' } });
-  assert.equal(sneaky.body().status, '400');
-  assert.equal(sneaky.body().documentation_url, DOCUMENTATION_URL);
+  assert.equal(sneaky.body(REFERENCE).status, '400');
+  assert.equal(sneaky.body(REFERENCE).documentation_url, REFERENCE);
+});
+
+test('documentationUrl: the reference, at the operation\'s anchor where the reference shows the operation', () => {
+  const operation = { tags: ['code-security', 'other'], operationId: 'code-security/create-configuration' };
+  // Swagger UI's deep link, each part URI-encoded: the `/` of the operation id is %2F.
+  assert.equal(documentationUrl(REFERENCE, operation), `${REFERENCE}#/code-security/code-security%2Fcreate-configuration`);
+  assert.equal(documentationUrl(REFERENCE, { tags: ['a b'], operationId: 'x?y' }), `${REFERENCE}#/a%20b/x%3Fy`);
+  // No operation, a hidden one, one without a tag or without an id: the reference itself.
+  assert.equal(documentationUrl(REFERENCE), REFERENCE);
+  assert.equal(documentationUrl(REFERENCE, { ...operation, hide: true }), REFERENCE);
+  assert.equal(documentationUrl(REFERENCE, { ...operation, hide: false }), `${REFERENCE}#/code-security/code-security%2Fcreate-configuration`);
+  assert.equal(documentationUrl(REFERENCE, { operationId: 'x/y' }), REFERENCE);
+  assert.equal(documentationUrl(REFERENCE, { tags: [], operationId: 'x/y' }), REFERENCE);
+  assert.equal(documentationUrl(REFERENCE, { tags: [''], operationId: 'x/y' }), REFERENCE);
+  assert.equal(documentationUrl(REFERENCE, { tags: ['x'] }), REFERENCE);
+  assert.equal(documentationUrl(REFERENCE, { tags: ['x'], operationId: '' }), REFERENCE);
 });
 
 test('the named errors: status and message of each', () => {

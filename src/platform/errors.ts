@@ -1,6 +1,24 @@
 // The platform's error bodies: `{message, documentation_url, status}`, and for validation failures
-// 422 with `errors: [{resource, field, code}]`.
-export const DOCUMENTATION_URL = 'https://docs.codehost.dev/rest';
+// 422 with `errors: [{resource, field, code}]`. `documentation_url` names the server's own reference.
+
+/** An operation as the reference shows it (a route's schema): its first tag and its operation id; hidden ones are not shown. */
+export interface ReferencedOperation {
+  tags?: readonly string[];
+  operationId?: string;
+  hide?: boolean;
+}
+
+/**
+ * An error body's `documentation_url`: the server's own reference (`reference`, /docs under the
+ * public URL), at the operation's anchor where the reference shows it — Swagger UI's deep link
+ * `#/{tag}/{operationId}`, each part URI-encoded (operation ids hold a `/`).
+ */
+export function documentationUrl(reference: string, operation?: ReferencedOperation): string {
+  const tag = operation?.tags?.[0];
+  const id = operation?.operationId;
+  if (!tag || !id || operation.hide) return reference;
+  return `${reference}#/${encodeURIComponent(tag)}/${encodeURIComponent(id)}`;
+}
 
 export type ValidationCode = 'missing' | 'missing_field' | 'invalid' | 'already_exists' | 'unprocessable' | 'custom';
 
@@ -30,12 +48,13 @@ export class ApiError extends Error {
     this.extra = options.extra;
   }
 
-  body(): Record<string, unknown> {
+  /** The body, its `documentation_url` given (`documentationUrl`). */
+  body(documentation: string): Record<string, unknown> {
     return {
       message: this.message,
       ...(this.errors ? { errors: this.errors } : {}),
       ...this.extra,
-      documentation_url: DOCUMENTATION_URL,
+      documentation_url: documentation,
       status: String(this.status),
     };
   }

@@ -10,11 +10,12 @@ import { classifyDataError, databaseUnavailable } from '../db/errors.ts';
 import type { Context } from './context.ts';
 import { isAdminRequest } from './cors.ts';
 import { bodyBoundsError } from './bounds.ts';
-import { ApiError, serviceUnavailable, validationFailed, type ValidationError } from './errors.ts';
+import { ApiError, documentationUrl, serviceUnavailable, validationFailed, type ReferencedOperation, type ValidationError } from './errors.ts';
 import { clientAddress, rateLimitHeaders, type RateLimitKey } from './rate-limit.ts';
 import { forgetRouteConfig, routeConfig } from './route-config.ts';
 import { ADMIN_TOKEN_HASH, findSetting } from './settings-store.ts';
 import { isStorableText } from './schemas.ts';
+import { referenceUrl, type Urls } from './urls.ts';
 import { bearerCredential, hashSecret, secretMatches } from './tokens.ts';
 
 declare module 'fastify' {
@@ -179,9 +180,14 @@ function errorSentence(error: ValidationError): string {
   return `${error.field} is invalid`;
 }
 
-function errorReply(reply: FastifyReply, error: ApiError): FastifyReply {
+/** Where an answer to this request points for its documentation: the reference, at the route's operation (none for an unknown route). */
+export function requestDocumentation(urls: Urls, request: FastifyRequest): string {
+  return documentationUrl(referenceUrl(urls), request.routeOptions.schema as ReferencedOperation | undefined);
+}
+
+function errorReply(urls: Urls, reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
-  const body = error.body();
+  const body = error.body(requestDocumentation(urls, reply.request));
   if (error.errors && routeConfig(reply.request)?.errorStrings) body.errors = error.errors.map(errorSentence);
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
@@ -321,6 +327,15 @@ export function installConventions(app: FastifyInstance, ctx: Context, options: 
     done();
   });
 
+  // A create answers where the new resource is, in `Location`: its API URL, which every
+  // representation names as `url` (built from the configured API URL, /api/v3 included), so a
+  // create route says it once, in what it answers.
+  app.addHook('preSerialization', (_request, reply, payload, done) => {
+    const url = reply.statusCode === 201 ? (payload as { url?: unknown } | null)?.url : undefined;
+    if (typeof url === 'string' && url.startsWith(`${ctx.urls.api}/`)) reply.header('location', url);
+    done(null, payload);
+  });
+
   app.addHook('onSend', (request, reply, payload, done) => {
     if (request.method !== 'GET' || reply.statusCode !== 200) return done(null, payload);
     // A route that knows what its body is made of gives its own tag (one that changes whenever the
@@ -343,46 +358,46 @@ export function installConventions(app: FastifyInstance, ctx: Context, options: 
       reply.header('x-vendor-api-version-selected', known ? requested : DEFAULT_API_VERSION);
       await anonymousRateLimitHeaders(ctx, request, reply);
     }
-    return errorReply(reply, new ApiError(404, 'Not Found'));
+    return errorReply(ctx.urls, reply, new ApiError(404, 'Not Found'));
   });
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    if (error instanceof ApiError) return errorReply(reply, error);
+    if (error instanceof ApiError) return errorReply(ctx.urls, reply, error);
     const fastifyError = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
     if (fastifyError.validation) {
       const part = fastifyError.validationContext ?? 'body';
       const root = fastifyError.validation.find((e) => e.instancePath === '' && e.keyword === 'type');
-      if (part === 'body' && root) return errorReply(reply, new ApiError(400, 'Body should be a JSON object'));
+      if (part === 'body' && root) return errorReply(ctx.urls, reply, new ApiError(400, 'Body should be a JSON object'));
       // A path id outside the row ids (0, or above the largest) names no resource: Not Found, as for
       // any unknown id.
       if (part === 'params' && fastifyError.validation.every((e) => e.keyword === 'maximum' || e.keyword === 'minimum')) {
-        return errorReply(reply, new ApiError(404, 'Not Found'));
+        return errorReply(ctx.urls, reply, new ApiError(404, 'Not Found'));
       }
       const errors = validationErrors(fastifyError.validation, part);
       if (routeConfig(request)?.invalidStatus === 400) {
-        return errorReply(reply, new ApiError(400, `Invalid request: ${errors.map(errorSentence).join('; ')}`, { errors }));
+        return errorReply(ctx.urls, reply, new ApiError(400, `Invalid request: ${errors.map(errorSentence).join('; ')}`, { errors }));
       }
-      return errorReply(reply, validationFailed(errors));
+      return errorReply(ctx.urls, reply, validationFailed(errors));
     }
     if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       discardRestOfBody(request, reply);
-      return errorReply(reply, new ApiError(413, 'Payload Too Large'));
+      return errorReply(ctx.urls, reply, new ApiError(413, 'Payload Too Large'));
     }
     const unavailable = databaseUnavailable(error);
     if (unavailable) {
       request.log.warn({ err: error, reason: unavailable }, 'database unavailable; answered 503');
-      return errorReply(reply, serviceUnavailable());
+      return errorReply(ctx.urls, reply, serviceUnavailable());
     }
     const dataError = classifyDataError(error);
     if (dataError) {
       // An input the edge let through: the client's 422, logged so that the edge can learn it.
       request.log.warn({ err: error, code: dataError.code }, 'the database refused a value of the request; answered 422');
-      return errorReply(reply, validationFailed([{ resource: 'Request', field: '', code: 'invalid', message: dataError.message }], dataError.message));
+      return errorReply(ctx.urls, reply, validationFailed([{ resource: 'Request', field: '', code: 'invalid', message: dataError.message }], dataError.message));
     }
     const status = fastifyError.statusCode ?? 500;
-    if (status >= 400 && status < 500) return errorReply(reply, new ApiError(status, fastifyError.message));
+    if (status >= 400 && status < 500) return errorReply(ctx.urls, reply, new ApiError(status, fastifyError.message));
     request.log.error({ err: error }, 'request failed');
-    return errorReply(reply, new ApiError(500, 'Internal Server Error'));
+    return errorReply(ctx.urls, reply, new ApiError(500, 'Internal Server Error'));
   });
 }
 

@@ -4,7 +4,7 @@
 // produce usable method names; and an example for each response, sampled from its schema (errors
 // get the platform's body for their status).
 import type { FastifyInstance } from 'fastify';
-import { DOCUMENTATION_URL } from './errors.ts';
+import { documentationUrl, type ReferencedOperation } from './errors.ts';
 
 /** Words the platform's operation ids leave out of a summary. */
 const SKIPPED = new Set(['a', 'an', 'the']);
@@ -96,7 +96,7 @@ export function sample(schema: Schema | undefined, name = '', depth = 0): unknow
 }
 
 /** The example of one response: the platform's error body for an error status, else one sampled from the schema. */
-function responseExample(status: string, schema: Schema): unknown {
+function responseExample(status: string, schema: Schema, operation: ReferencedOperation): unknown {
   const properties = schema.properties ?? {};
   if (Number(status) >= 400 && 'message' in properties && 'documentation_url' in properties) {
     const message = ERROR_MESSAGES[status] ?? 'Error';
@@ -105,7 +105,7 @@ function responseExample(status: string, schema: Schema): unknown {
       ...('errors' in properties && status === '422'
         ? { errors: [properties.errors?.items?.type === 'string' ? 'Name has already been taken' : { resource: 'Resource', field: 'name', code: 'missing_field' }] }
         : {}),
-      documentation_url: DOCUMENTATION_URL,
+      documentation_url: documentationUrl('https://codehost.example/docs', operation),
       status,
     };
   }
@@ -126,7 +126,7 @@ export function installOperationIds(app: FastifyInstance): void {
     if (schema.response) {
       const responses: Record<string, Schema> = {};
       for (const [status, response] of Object.entries(schema.response)) {
-        const example = response && typeof response === 'object' && !('examples' in response) ? responseExample(status, response) : undefined;
+        const example = response && typeof response === 'object' && !('examples' in response) ? responseExample(status, response, { tags: schema.tags, operationId: schema.operationId ?? (extra.operationId as string | undefined) }) : undefined;
         // A copy: response schemas are shared between routes, and each status has its own example.
         responses[status] = example === undefined || (response.type === 'null') ? response : { ...response, examples: [example] };
       }

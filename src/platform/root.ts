@@ -5,7 +5,7 @@
 import type { FastifyContextConfig } from 'fastify';
 import { Type } from 'typebox';
 import type { Api } from './context.ts';
-import type { Urls } from './urls.ts';
+import { referenceUrl, type Urls } from './urls.ts';
 
 /** The platform's root document entries, as paths under the API URL (RFC 6570 templates). */
 const ENTRIES: readonly (readonly [string, string])[] = [
@@ -60,7 +60,7 @@ export function installRootDocument(app: Api, urls: Urls, access: NonNullable<Fa
     const root = urls.api.replace(/\/api\/v3$/, '');
     return {
       ...Object.fromEntries(ENTRIES.filter(([, template]) => served.has(templateShape(template))).map(([key, template]) => [key, `${urls.api}${template}`])),
-      documentation_url: `${root}/docs`,
+      documentation_url: referenceUrl(urls),
       openapi_url: `${root}/openapi.json`,
     };
   };

@@ -45,3 +45,24 @@ export function RowId(description?: string) {
 export function isStorableText(value: string): boolean {
   return !value.includes('\u0000');
 }
+
+/**
+ * A copy of a body schema in which every object that lists its fields and says nothing of others
+ * refuses others (`additionalProperties: false`): a field the operation does not know is a 422 naming
+ * it, not silently dropped. Maps (`Type.Record`: no listed fields) and objects that say what they take
+ * stay as they are, and so do the parts of an intersection (each would refuse the others' fields).
+ */
+export function closedObjects<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(closedObjects) as T;
+  if (schema === null || typeof schema !== 'object') return schema;
+  const node = schema as Record<string, unknown>;
+  // A copy with every property as it was (TypeBox's own markers included, which Value reads for
+  // defaults), then the parts below it closed in their turn.
+  const out = Object.create(Object.getPrototypeOf(node), Object.getOwnPropertyDescriptors(node)) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'allOf' || value === null || typeof value !== 'object') continue;
+    out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value).map(([name, property]) => [name, closedObjects(property)])) : closedObjects(value);
+  }
+  if (node.type === 'object' && node.properties && node.additionalProperties === undefined) out.additionalProperties = false;
+  return out as T;
+}

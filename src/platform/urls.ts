@@ -5,6 +5,11 @@ export interface Urls {
   web: string;
 }
 
+/** The server's own reference (the interactive one at /docs), beside the API: under the public URL, `/api/v3` taken off. */
+export function referenceUrl(urls: Urls): string {
+  return `${urls.api.replace(/\/api\/v3$/, '')}/docs`;
+}
+
 /** Opaque, stable node ids: a type tag and the integer id, base64-encoded. */
 export function nodeId(type: string, id: number): string {
   return Buffer.from(`0:${type}${id}`).toString('base64url').replace(/=+$/, '');

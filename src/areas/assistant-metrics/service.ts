@@ -6,7 +6,7 @@
 import { Value } from 'typebox/value';
 import { actingUser, actsForOrganization, reachesAccount, requirePermittedOn } from '../../core/callers/access.ts';
 import { findAccount, findTeam, isEnterpriseOwner, lockAccount, organizationEnterpriseId, type UserRow } from '../../core/accounts/store.ts';
-import { ApiError, DOCUMENTATION_URL, invalidField, notFound } from '../../platform/errors.ts';
+import { ApiError, invalidField, notFound } from '../../platform/errors.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
 import type { Principal } from '../../core/callers/principal.ts';
 import { checkEntries } from '../../platform/seed.ts';
@@ -22,7 +22,6 @@ export type MetricsPolicy = (typeof METRICS_POLICIES)[number];
 export const LICENSED_MINIMUM = 5;
 export const HISTORY_DAYS = 100;
 export const PAGE_DEFAULTS = { perPage: 100, maxPerPage: 100 };
-export const REPLACEMENT_URL = `${DOCUMENTATION_URL}/assistant/usage-metrics`;
 
 const DAY_MS = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -70,7 +69,7 @@ export class AssistantMetricsService extends Service {
     if (at === null || this.ctx.clock.nowMs() < at) return;
     throw new ApiError(
       404,
-      `The assistant metrics API was closed down on ${this.ctx.config.assistantMetricsSunset}. Use the assistant usage metrics API instead: ${REPLACEMENT_URL}`,
+      `The assistant metrics API was closed down on ${this.ctx.config.assistantMetricsSunset}. Use the assistant usage metrics API instead.`,
       { headers: this.sunsetHeaders() },
     );
   }

@@ -65,14 +65,18 @@ export type Settings = Record<Exclude<EnablementField, 'advanced_security'>, Ena
 
 export type Enforcement = 'enforced' | 'unenforced';
 
-/** Create defaults (decisions.md): every enablement field `disabled` except `dependency_graph`. */
+/**
+ * Create defaults (decisions.md): every enablement field `disabled` except `dependency_graph`; the
+ * default setup's runners `not_set`, as the platform answers a new configuration (the built-in
+ * global configuration's options are null instead).
+ */
 export function defaultSettings(): Settings {
   const fields = Object.fromEntries(ENABLEMENT_FIELDS.map((field) => [field, 'disabled'])) as Record<EnablementField, Enablement>;
   return {
     ...fields,
     dependency_graph: 'enabled',
     dependency_graph_autosubmit_action_options: { labeled_runners: false },
-    code_scanning_default_setup_options: null,
+    code_scanning_default_setup_options: { runner_type: 'not_set', runner_label: null },
     code_scanning_options: null,
     secret_scanning_delegated_bypass_options: { reviewers: [] },
   };

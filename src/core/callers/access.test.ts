@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/errors.ts';
 import {
-  acceptedHeaders, actingUser, assertRepositoryWritable, checkRule, expandScopes, hasPermissions, hasScope,
+  acceptedHeaders, acceptedScopes, actingUser, assertRepositoryWritable, checkRule, expandScopes, hasPermissions, hasScope,
   isFineGrained, notAccessible, permittedOn, reachesAccount, requirePermittedOn, requireScopes, type AccessRule,
 } from './access.ts';
 import { callingApp, callingInstallation } from './app.ts';
@@ -112,11 +112,30 @@ test('acceptedHeaders: the scopes and permission sets, worked out once per rule'
   const rule: AccessRule = { credentials: ['classic'], scopes: ['repo', 'public_repo'], permissions: [{ issues: 'write', metadata: 'read' }, { pull_requests: 'write' }] };
   const headers = acceptedHeaders(rule);
   assert.deepEqual(headers, {
-    'x-accepted-oauth-scopes': 'repo, public_repo',
+    'x-accepted-oauth-scopes': 'public_repo, repo',
     'x-accepted-vendor-permissions': 'issues=write,metadata=read; pull_requests=write',
   });
   assert.equal(acceptedHeaders(rule), headers);
   assert.deepEqual(acceptedHeaders({ credentials: ['classic'] }), { 'x-accepted-oauth-scopes': '', 'x-accepted-vendor-permissions': '' });
+  assert.deepEqual(acceptedHeaders({ credentials: ['oauth'], scopes: ['write:org'] }), { 'x-accepted-oauth-scopes': 'admin:org, write:org', 'x-accepted-vendor-permissions': '' });
+  // No classic or OAuth token may call it (Basic, a JWT, an installation token): no scope header at all.
+  for (const credentials of [['basic'], ['jwt'], ['installation'], ['fine_grained', 'app_user', 'installation']] as const) {
+    assert.deepEqual(acceptedHeaders({ credentials, scopes: ['repo'] }), { 'x-accepted-vendor-permissions': '' }, credentials.join());
+  }
+});
+
+test('acceptedScopes: every scope that includes one asked for, sorted', () => {
+  assert.equal(acceptedScopes([]), '');
+  assert.equal(acceptedScopes(['write:org']), 'admin:org, write:org');
+  assert.equal(acceptedScopes(['read:org']), 'admin:org, read:org, write:org');
+  assert.equal(acceptedScopes(['notifications', 'repo']), 'notifications, repo');
+  assert.equal(acceptedScopes(['repo', 'notifications']), 'notifications, repo');
+  assert.equal(acceptedScopes(['admin:org']), 'admin:org');
+  assert.equal(acceptedScopes(['read:enterprise']), 'admin:enterprise, manage_billing:enterprise, read:enterprise');
+  assert.equal(acceptedScopes(['public_repo']), 'public_repo, repo');
+  // A scope nothing implies, and one no token names, stand alone.
+  assert.equal(acceptedScopes(['manage_billing:assistant']), 'manage_billing:assistant');
+  assert.equal(acceptedScopes(['toString']), 'toString');
 });
 
 test('notAccessible and requireScopes: the 403 of each kind, with the scopes needed', () => {
@@ -130,7 +149,7 @@ test('notAccessible and requireScopes: the 403 of each kind, with the scopes nee
   requireScopes(user('classic', { scopes: ['repo'] }), ['repo']);
   assert.throws(() => requireScopes(user('classic', { scopes: ['gist'] }), ['repo', 'public_repo']), (error) => {
     assert.ok(is403(error, PAT));
-    assert.deepEqual((error as ApiError).headers, { 'x-accepted-oauth-scopes': 'repo, public_repo' });
+    assert.deepEqual((error as ApiError).headers, { 'x-accepted-oauth-scopes': 'public_repo, repo' });
     return true;
   });
   assert.throws(() => requireScopes(user('oauth'), ['repo']), (error) => is403(error, INTEGRATION));

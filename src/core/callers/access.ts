@@ -82,9 +82,20 @@ export function acceptedHeaders(rule: AccessRule): Record<string, string> {
   return headers;
 }
 
+/**
+ * `X-Accepted-OAuth-Scopes`: every scope that includes one of those asked for (the scope itself, or
+ * one that implies it), in the platform's order (`admin:org, write:org` for `write:org`).
+ */
+export function acceptedScopes(scopes: readonly string[]): string {
+  const candidates = new Set([...IMPLIED_SCOPES.keys(), ...scopes]);
+  return [...candidates].filter((scope) => scopes.some((asked) => expandScopes([scope]).has(asked))).sort().join(', ');
+}
+
 function acceptedHeadersOf(rule: AccessRule): Record<string, string> {
+  // An endpoint no classic or OAuth token may call (Basic, JWT) takes no OAuth scope: no header at all.
+  const takesScopes = rule.credentials.some((kind) => (CLASSIC_TOKENS as readonly string[]).includes(kind));
   return {
-    'x-accepted-oauth-scopes': (rule.scopes ?? []).join(', '),
+    ...(takesScopes ? { 'x-accepted-oauth-scopes': acceptedScopes(rule.scopes ?? []) } : {}),
     'x-accepted-vendor-permissions': (rule.permissions ?? [])
       .map((set) => Object.entries(set).map(([name, level]) => `${name}=${level}`).join(','))
       .join('; '),
@@ -106,7 +117,7 @@ export function notAccessible(principal: Principal): ApiError {
  */
 export function requireScopes(principal: Principal, scopes: readonly string[]): void {
   if (hasScope(principal, scopes)) return;
-  throw new ApiError(403, notAccessible(principal).message, { headers: { 'x-accepted-oauth-scopes': scopes.join(', ') } });
+  throw new ApiError(403, notAccessible(principal).message, { headers: { 'x-accepted-oauth-scopes': acceptedScopes(scopes) } });
 }
 
 /** The endpoint-level decision: credential kind, scopes, and whether the token holds a permission set at all. */

@@ -75,7 +75,7 @@ before(async () => {
   config.adminToken = ADMIN;
   config.rateLimit = { ...config.rateLimit, authenticatedPerHour: LIMIT, anonymousPerHour: ANONYMOUS_LIMIT, failedLoginsPerHour: FAILED_LOGINS };
   app = Fastify({ trustProxy: '127.0.0.1', logger: { level: 'error', stream: { write: (line: string) => void logged.push(line) } } });
-  const ctx = { config, db, clock, rateLimiter: new RateLimiter(limiterDb.kysely, clock), log: app.log, perServer: new Map() } as unknown as Context;
+  const ctx = { config, db, clock, rateLimiter: new RateLimiter(limiterDb.kysely, clock), log: app.log, perServer: new Map(), urls: { api: 'http://127.0.0.1/api/v3', web: 'http://127.0.0.1' } } as unknown as Context;
   installConventions(app, ctx, { compileSchemas: 'on first use' });
   installCallers(app, ctx);
 

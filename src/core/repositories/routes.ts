@@ -9,7 +9,8 @@ import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ErrorBody, isRowId, RowId, ValidationErrorBody } from '../../platform/schemas.ts';
-import { DOCUMENTATION_URL, notFound } from '../../platform/errors.ts';
+import { notFound } from '../../platform/errors.ts';
+import { requestDocumentation } from '../../platform/http.ts';
 import { routeConfig } from '../../platform/route-config.ts';
 import { findRepositoryName } from './store.ts';
 import { isRepositoryName } from './names.ts';
@@ -132,7 +133,7 @@ function repositoryRoutes(app: Api, ctx: Context): void {
     // The same sub-path (and query) under the id: /repos/{old}/issues/1 → /repositories/{id}/issues/1.
     const url = `${ctx.urls.api}/repositories/${id}${request.url.replace(/^\/repos\/[^/?#]*\/[^/?#]*/, '')}`;
     reply.code(read ? 301 : 307).header('location', url).type('application/json; charset=utf-8');
-    return JSON.stringify({ message: read ? 'Moved Permanently' : 'Temporary Redirect', url, documentation_url: DOCUMENTATION_URL });
+    return JSON.stringify({ message: read ? 'Moved Permanently' : 'Temporary Redirect', url, documentation_url: requestDocumentation(ctx.urls, request) });
   };
   // Not async: every answer passes here, and all but a few 404s go on at once.
   app.addHook('onSend', (request, reply, payload, done) => {

@@ -20,6 +20,7 @@ import * as unreadThreads from './0018_unread_threads.ts';
 import * as gitDataRemovals from './0019_git_data_removals.ts';
 import * as webhookEventPayloads from './0020_webhook_event_payloads.ts';
 import * as changeNotifications from './0021_change_notifications.ts';
+import * as globalSetupOptions from './0022_global_setup_options.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0019_git_data_removals': gitDataRemovals,
   '0020_webhook_event_payloads': webhookEventPayloads,
   '0021_change_notifications': changeNotifications,
+  '0022_global_setup_options': globalSetupOptions,
 };
