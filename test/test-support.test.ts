@@ -3,8 +3,10 @@
 // within what the databases hold; all of it 404 in production mode.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { gateOf } from '../src/platform/gate.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
 
 const MONA = 'chp_DemoMonaClassicToken00000000013Mkcu6';
@@ -248,5 +250,47 @@ describe('test support in production mode', () => {
       assert.equal(response.status, 404, `${method} ${path}`);
     }
     assert.equal(ADMIN_TOKEN.length > 0, true);
+  });
+});
+
+describe('the gate when clients give up', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_TEST_MODE: '1' });
+    await server.admin('POST', '/users', { login: 'waiter' });
+  });
+  after(() => server.close());
+
+  /** A GET that is abandoned (its socket destroyed) once it has been sent. */
+  const abandoned = (path: string) =>
+    new Promise<void>((resolve) => {
+      const request = httpRequest(`${server.url}${path}`, { method: 'GET' });
+      request.on('error', () => resolve());
+      request.end(() => setTimeout(() => {
+        request.destroy();
+        resolve();
+      }, 100));
+    });
+
+  test('clients that give up while they wait at the gate leave their place: the next snapshot and later requests answer', async () => {
+    const gate = gateOf(server.server.ctx);
+    let release!: () => void;
+    const held = gate.exclusive(() => new Promise<void>((resolve) => (release = resolve)));
+    // They wait behind the exclusive section, then give up.
+    await Promise.all([abandoned('/users/waiter'), abandoned('/healthz'), abandoned('/users/waiter')]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    await held;
+    const within = (ms: number) => AbortSignal.timeout(ms);
+    const snapshot = await fetch(`${server.url}/_admin/snapshots`, {
+      method: 'POST', signal: within(5_000), headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'after-abandon' }),
+    });
+    assert.equal(snapshot.status, 201, await snapshot.text());
+    const health = await fetch(`${server.url}/healthz`, { signal: within(5_000) });
+    assert.equal(health.status, 200);
+    const reset = await fetch(`${server.url}/_admin/reset`, {
+      method: 'POST', signal: within(5_000), headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{}',
+    });
+    assert.equal(reset.status, 200, await reset.text());
   });
 });

@@ -270,7 +270,15 @@ export function installGate(app: Api, ctx: Context): void {
       reply.raw.once('close', entered);
       return done();
     }
+    // A client that gives up while it waits has its `close` now, before it enters: heard from the
+    // start, it leaves as soon as it has entered (and its handler never runs), or its place would
+    // be held for good and the next reset or snapshot would wait forever.
+    let gone = false;
+    const giveUp = () => (gone = true);
+    reply.raw.once('close', giveUp);
     gate.enter().then((leave) => {
+      reply.raw.off('close', giveUp);
+      if (gone) return leave();
       reply.raw.once('close', leave);
       done();
     }, done);
