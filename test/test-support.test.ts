@@ -71,6 +71,34 @@ describe('reset and snapshots', () => {
     }
   });
 
+  test('a reset to a seed that fails answers its error and leaves the world as it was: rows, ids, git data, faults, clock', async () => {
+    await server.admin('POST', '/reset', {});
+    await server.admin('POST', '/users', { login: 'keeper' });
+    const repo = await server.admin('POST', '/repos', { owner: 'keeper', name: 'kept', init_git: true });
+    await server.admin('POST', '/faults', { effect: 'status', status: 500, times: 5, match: { path: '/nowhere' } });
+    await server.advance(3600);
+    const clockBefore = Date.parse((await server.admin('GET', '/clock')).now);
+    const gitData = join(server.server.ctx.config.dataDir, 'git', `${repo.id}.git`);
+    assert.ok(existsSync(gitData));
+    // Its first entries load (and make git data), a later one refers to nothing.
+    const failing = 'users:\n  - login: newcomer\nrepos:\n  - { owner: newcomer, name: fresh, init_git: true }\n  - { owner: nobody, name: x }\n';
+    const response = await server.adminRaw('POST', '/reset', { to: 'seed', seed: failing });
+    assert.equal(response.status, 404, response.text);
+    assert.match(response.body.message, /nobody/);
+    assert.equal((await server.api('GET', '/users/keeper')).status, 200, 'the world before the reset is there');
+    assert.equal((await server.api('GET', '/repos/keeper/kept')).status, 200);
+    assert.equal((await server.api('GET', '/users/newcomer')).status, 404, 'nothing of the seed stays');
+    assert.ok(existsSync(gitData), 'the git data before the reset is there');
+    assert.deepEqual(readdirSync(join(server.server.ctx.config.dataDir, 'git')), [`${repo.id}.git`], 'no git data of the seed stays');
+    assert.equal((await server.admin('GET', '/faults')).length, 1, 'the faults stay');
+    const clockAfter = Date.parse((await server.admin('GET', '/clock')).now);
+    assert.ok(clockAfter - clockBefore > -1_000 && clockAfter - clockBefore < 60_000, 'the clock keeps its move');
+    // Ids go on from where they were.
+    const next = await server.admin('POST', '/users', { login: 'after-failed-reset' });
+    assert.ok(next.id > repo.owner.id, `${next.id} after ${repo.owner.id}`);
+    await server.admin('POST', '/reset', {});
+  });
+
   test('a snapshot saves rows, git data, the clock and faults; restore puts them back in place; list, duplicate, delete, 404', async () => {
     await server.admin('POST', '/reset', {});
     await server.admin('POST', '/users', { login: 'mona' });

@@ -4,7 +4,7 @@
 // rules, rate-limit leases, cached apps, the request journal). A reset or restore runs alone behind
 // the gate (src/platform/gate.ts): requests and background jobs in flight finish first, new ones wait
 // and then see the new state, so none sees a mix. All of it answers 404 in production mode.
-import { cpSync, existsSync, lstatSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from 'typebox';
 import { parse } from 'yaml';
@@ -93,11 +93,14 @@ export class TestSupport {
         await this.#restoreAlone(DEMO_SNAPSHOT);
         return;
       }
+      if (to === 'seed') {
+        await this.#resetToSeed(seed);
+        return;
+      }
       await this.#tables.empty();
       for (const dir of FILE_STATE) rmSync(join(this.#ctx.config.dataDir, dir), { recursive: true, force: true });
       this.#filesAsSaved.clear();
       this.#setMemory({ clock_offset_ms: 0, faults: [], journal: [] });
-      if (to === 'seed') await loadSeed(this.#ctx, this.#areas, seed);
       if (to === 'demo') {
         await loadSeedFile(this.#ctx, this.#areas, DEMO_SEED.pathname);
         await this.#saveAlone(DEMO_SNAPSHOT);
@@ -105,6 +108,38 @@ export class TestSupport {
       }
     });
     return Math.round(performance.now() - started);
+  }
+
+  /**
+   * All or nothing: the rows are emptied in the seed's own transaction, the file state is moved
+   * aside (not removed) until it has committed, and the memory is put back when it fails, so a seed
+   * that fails (an entry referring to nothing) answers its error with the world as it was.
+   */
+  async #resetToSeed(seed: unknown): Promise<void> {
+    const data = this.#ctx.config.dataDir;
+    const moved = FILE_STATE.map((dir) => ({ dir: join(data, dir), aside: join(data, `.${dir}.before-reset`) }));
+    const memory = this.#memory();
+    for (const { dir, aside } of moved) {
+      rmSync(aside, { recursive: true, force: true });
+      if (existsSync(dir)) renameSync(dir, aside);
+    }
+    this.#setMemory({ clock_offset_ms: 0, faults: [], journal: [] });
+    let undo = async () => {};
+    try {
+      await loadSeed(this.#ctx, this.#areas, seed, async (trx) => {
+        undo = await this.#tables.emptyIn(trx);
+      });
+    } catch (error) {
+      await undo();
+      for (const { dir, aside } of moved) {
+        rmSync(dir, { recursive: true, force: true });
+        if (existsSync(aside)) renameSync(aside, dir);
+      }
+      this.#setMemory(memory);
+      throw error;
+    }
+    for (const { aside } of moved) rmSync(aside, { recursive: true, force: true });
+    this.#filesAsSaved.clear();
   }
 
   async save(name: string): Promise<SnapshotMeta> {
@@ -151,12 +186,7 @@ export class TestSupport {
       if (existsSync(from)) cpSync(from, join(files, dir), { recursive: true });
       this.#filesAsSaved.set(dir, { snapshot: name, fingerprint: fingerprint(from) });
     }
-    const memory: MemoryState = {
-      clock_offset_ms: this.#ctx.clock.offset,
-      faults: faultsOf(this.#ctx).save(),
-      journal: journalOf(this.#ctx).save(),
-    };
-    const bytes = await this.#tables.save(name, createdAt, JSON.stringify(memory));
+    const bytes = await this.#tables.save(name, createdAt, JSON.stringify(this.#memory()));
     return { name, createdAt, state: '', bytes };
   }
 
@@ -174,6 +204,10 @@ export class TestSupport {
     }
     this.#setMemory(JSON.parse(meta.state) as MemoryState);
     return true;
+  }
+
+  #memory(): MemoryState {
+    return { clock_offset_ms: this.#ctx.clock.offset, faults: faultsOf(this.#ctx).save(), journal: journalOf(this.#ctx).save() };
   }
 
   #setMemory(memory: MemoryState): void {

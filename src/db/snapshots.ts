@@ -34,6 +34,12 @@ export interface SnapshotMeta {
 export interface StateTables {
   /** Deletes every row of the state (and every queued job); ids start again at 1. */
   empty(): Promise<void>;
+  /**
+   * The same inside the caller's transaction `trx`, so that what the caller writes next commits with
+   * it or not at all. Answers what puts back what a rollback does not (PostgreSQL's sequences: setval
+   * is not transactional), to be called once the transaction has rolled back.
+   */
+  emptyIn(trx: Kysely<any>): Promise<() => Promise<void>>;
   save(name: string, createdAt: string, state: string): Promise<number>;
   /** Puts the saved rows back in place of the present ones; null when there is no such snapshot. */
   restore(name: string): Promise<SnapshotMeta | null>;
@@ -94,6 +100,13 @@ function sqliteState(kysely: Kysely<any>, dir: string): StateTables {
           await run(connection, 'DELETE FROM main.sqlite_sequence');
         });
       });
+    },
+    async emptyIn(trx) {
+      // Foreign keys checked at the transaction's commit (the pragma ends with it).
+      await run(trx, 'PRAGMA defer_foreign_keys = ON');
+      for (const table of await tablesOf(trx, 'main')) await run(trx, `DELETE FROM main.${quote(table)}`);
+      await run(trx, 'DELETE FROM main.sqlite_sequence');
+      return async () => {};
     },
     async save(name, createdAt, state) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -234,6 +247,22 @@ function postgresState(kysely: Kysely<any>): StateTables {
           ...(jobs ? ['DELETE FROM pgboss.job'] : []),
         ]);
       });
+    },
+    async emptyIn(trx) {
+      const tables = await ordered(trx);
+      const sequences = await sequencesOf(trx);
+      const jobs = await jobColumns(trx);
+      const before = sequences.length
+        ? await query<{ name: string; last_value: string; is_called: boolean }>(trx, sequences.map((sequence) => `SELECT '${sequence}'::text AS name, last_value, is_called FROM ${sequence}`).join(' UNION ALL '))
+        : [];
+      await query(trx, [
+        ...deleteAll(tables),
+        ...(sequences.length ? [`SELECT ${sequences.map((sequence) => `setval('${sequence}', 1, false)`).join(', ')}`] : []),
+        ...(jobs ? ['DELETE FROM pgboss.job'] : []),
+      ].join(';\n'));
+      return async () => {
+        if (before.length) await query(kysely, `SELECT ${before.map((row) => `setval('${row.name}', ${Number(row.last_value)}, ${row.is_called})`).join(', ')}`);
+      };
     },
     async save(name, createdAt, state) {
       const schema = schemaOf(name);
