@@ -22,6 +22,15 @@ export function networkErrorCode(code: string): boolean {
   return NETWORK_CODES.has(code);
 }
 
+/**
+ * PostgreSQL's code when it cancelled a transaction that is meant to be run again (a deadlock, a
+ * serialization failure): nothing of it committed. Null for every other error.
+ */
+export function retriedTransaction(error: unknown): '40P01' | '40001' | null {
+  const code = (error as DriverError | null)?.code;
+  return code === '40P01' || code === '40001' ? code : null;
+}
+
 /** pg's own errors for a lost connection (they have no code). */
 const PG_LOST_MESSAGES = [/^Connection terminated/, /is not queryable/, /^terminating connection/];
 
