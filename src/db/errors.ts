@@ -61,6 +61,7 @@ export function connectionLost(error: unknown): boolean {
 
 interface DriverError {
   code?: unknown;
+  syscall?: unknown;
   errcode?: unknown;
   message?: unknown;
   errors?: unknown[];
@@ -77,7 +78,10 @@ export function databaseUnavailable(error: unknown, depth = 0): string | null {
   const code = typeof e.code === 'string' ? e.code : '';
   const message = typeof e.message === 'string' ? e.message : '';
   if (PG_UNAVAILABLE.has(code) || code.startsWith('08')) return `PostgreSQL ${code}: ${message}`;
-  if (NETWORK_CODES.has(code)) return `the database connection failed (${code})`;
+  // Where it came from, not only its code: a driver's socket failing is the system's answer to a
+  // call on it (`syscall`: connect, read, write, getaddrinfo). Node's HTTP server gives a client that
+  // dropped its connection mid-body the same ECONNRESET ('aborted', no syscall): that is the client's.
+  if (NETWORK_CODES.has(code) && typeof e.syscall === 'string') return `the database connection failed (${code})`;
   if (PG_CONNECTION_MESSAGES.some((pattern) => pattern.test(message))) return message;
   if (code === 'ERR_SQLITE_ERROR' && typeof e.errcode === 'number') {
     const reason = SQLITE_UNAVAILABLE[e.errcode & 0xff];
