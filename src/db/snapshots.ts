@@ -222,6 +222,19 @@ function postgresState(kysely: Kysely<any>): StateTables {
       WHERE table_schema = 'pgboss' AND table_name = 'job' AND is_generated = 'NEVER' ORDER BY ordinal_position`.execute(executor)).rows;
     return rows.length === 0 ? null : rows.map((row) => quote(row.column_name)).join(', ');
   };
+  /**
+   * The saved jobs' columns as they go back: a job claimed when the snapshot was taken (`active`, its
+   * handler waiting at the gate) is claimable again (`created`, never started): no worker holds it
+   * in the restored world, and left active it would wait for pg-boss to expire it (drains answering
+   * 504 meanwhile), then run a second time. One claimed now too stays active: the worker that
+   * claimed it waits at the gate and completes it (made claimable, it would run twice).
+   */
+  const unheld = `state = 'active' AND id NOT IN (SELECT id FROM codehost_held_jobs)`;
+  const claimable = (columns: string) => columns.split(', ').map((column) => {
+    if (column === '"state"') return `CASE WHEN ${unheld} THEN 'created'::pgboss.job_state ELSE state END`;
+    if (column === '"started_on"' || column === '"heartbeat_on"') return `CASE WHEN ${unheld} THEN NULL ELSE ${column} END`;
+    return column;
+  }).join(', ');
   const readMeta = async (executor: Kysely<any>, schema: string): Promise<SnapshotMeta | null> => {
     const rows = await query<{ name: string; created_at: string; state: string; bytes: number }>(executor, `
       SELECT m.name, m.created_at, m.state, (
@@ -301,8 +314,10 @@ function postgresState(kysely: Kysely<any>): StateTables {
             `INSERT INTO public.${quote(table)} SELECT * FROM ${quote(schema)}.${quote(table)}`,
           ]),
           `SELECT setval(name::regclass, last_value, is_called) FROM ${quote(schema)}._sequences`,
+          // The jobs claimed now, by a worker whose handler waits at the gate: it completes them.
+          ...(jobs ? ['CREATE TEMPORARY TABLE codehost_held_jobs ON COMMIT DROP AS SELECT id FROM pgboss.job WHERE state = \'active\''] : []),
           ...(jobs ? ['DELETE FROM pgboss.job'] : []),
-          ...(jobs && savedJobs ? [`INSERT INTO pgboss.job (${jobs}) SELECT ${jobs} FROM ${quote(schema)}._jobs`] : []),
+          ...(jobs && savedJobs ? [`INSERT INTO pgboss.job (${jobs}) SELECT ${claimable(jobs)} FROM ${quote(schema)}._jobs`] : []),
         ]);
         return meta;
       });
