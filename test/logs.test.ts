@@ -2,6 +2,7 @@
 // archive URL's signature, a token in the query), never Authorization or Cookie; and a start on
 // PostgreSQL without CODEHOST_SECRET_KEY warns that the key is kept beside the data (never the key).
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createServer, type Server } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
@@ -79,6 +80,28 @@ describe('request logging', () => {
     for (const secret of [signature, token, ADMIN_TOKEN, 'cookie-secret-value', 'query-token-value', 'basic-secret-value', Buffer.from('Iv1.x:basic-secret-value').toString('base64')]) {
       assert.equal(log.includes(secret), false, `logged: ${secret}`);
     }
+  });
+
+  test('a client that drops its connection while sending a body is no database outage: no 503 and no database line, in the log or /metrics', async () => {
+    const before = lines.length;
+    const { port } = new URL(url);
+    for (let i = 0; i < 6; i++) {
+      await new Promise<void>((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          socket.write(`POST /_admin/users HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${ADMIN_TOKEN}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{"login": "half`);
+          setTimeout(() => socket.destroy(), 50 + i * 20);
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => resolve());
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const entries = lines.slice(before).map((line) => JSON.parse(line) as { msg: string; reason?: string });
+    assert.deepEqual(entries.filter((entry) => /database/i.test(entry.msg) || /database/i.test(entry.reason ?? '')), [], 'no database line');
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    assert.equal(/codehost_http_requests_total\{[^}]*status_code="503"/.test(metrics), false, metrics.split('\n').filter((line) => line.includes('status_code="5')).join('\n'));
+    // The server is fine: the next request is answered.
+    assert.equal((await admin('POST', '/users', { login: 'after-drops' })).login, 'after-drops');
   });
 });
 

@@ -267,3 +267,32 @@ describe('writes and a migration locking the repository', () => {
     }
   });
 });
+
+describe('deletions of one repository', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_DATABASE_POOL_SIZE: '8' });
+    await server.admin('POST', '/users', { login: 'mona' });
+    await server.admin('POST', '/users', { login: 'hubot' });
+  });
+  after(() => server?.close());
+
+  // Each deletion reads the repository, records its activity, tells the areas, then deletes the row
+  // (its cascades lock the rows that point at it): two at once took those locks in different orders.
+  test('2 to 4 concurrent deletions of one repository: one 204, the others 404, one repository.deleted activity', async () => {
+    const wrong: string[] = [];
+    for (let round = 0; round < 12; round++) {
+      const count = 2 + (round % 3);
+      const name = `doomed-${round}`;
+      await server.admin('POST', '/repos', { owner: 'mona', name });
+      await server.admin('PUT', `/repos/mona/${name}/collaborators/hubot`, { permission: 'push' });
+      await server.admin('POST', `/repos/mona/${name}/issues`, { author: 'mona', title: 'in the way' });
+      const responses = await Promise.all(Array.from({ length: count }, () => server.adminRaw('DELETE', `/repos/mona/${name}`)));
+      const statuses = responses.map((r) => r.status).sort();
+      if (statuses.join() !== [204, ...Array.from({ length: count - 1 }, () => 404)].join()) wrong.push(`round ${round}: ${responses.map((r) => `${r.status} ${r.text}`).join(' | ')}`);
+    }
+    assert.deepEqual(wrong, []);
+    const deleted = await server.server.ctx.db.kysely.selectFrom('activity_outbox').select('repository_id').where('name', '=', 'repository.deleted').execute();
+    assert.equal(deleted.length, 12, 'one repository.deleted activity per repository deleted');
+  });
+});

@@ -3,8 +3,10 @@
 // within what the databases hold; all of it 404 in production mode.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { gateOf } from '../src/platform/gate.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
 
 const MONA = 'chp_DemoMonaClassicToken00000000013Mkcu6';
@@ -67,6 +69,34 @@ describe('reset and snapshots', () => {
       assert.ok(response.status === 422 || response.status === 404, `${JSON.stringify(body)}: ${response.status} ${response.text}`);
       assert.ok(response.body.message, JSON.stringify(body));
     }
+  });
+
+  test('a reset to a seed that fails answers its error and leaves the world as it was: rows, ids, git data, faults, clock', async () => {
+    await server.admin('POST', '/reset', {});
+    await server.admin('POST', '/users', { login: 'keeper' });
+    const repo = await server.admin('POST', '/repos', { owner: 'keeper', name: 'kept', init_git: true });
+    await server.admin('POST', '/faults', { effect: 'status', status: 500, times: 5, match: { path: '/nowhere' } });
+    await server.advance(3600);
+    const clockBefore = Date.parse((await server.admin('GET', '/clock')).now);
+    const gitData = join(server.server.ctx.config.dataDir, 'git', `${repo.id}.git`);
+    assert.ok(existsSync(gitData));
+    // Its first entries load (and make git data), a later one refers to nothing.
+    const failing = 'users:\n  - login: newcomer\nrepos:\n  - { owner: newcomer, name: fresh, init_git: true }\n  - { owner: nobody, name: x }\n';
+    const response = await server.adminRaw('POST', '/reset', { to: 'seed', seed: failing });
+    assert.equal(response.status, 404, response.text);
+    assert.match(response.body.message, /nobody/);
+    assert.equal((await server.api('GET', '/users/keeper')).status, 200, 'the world before the reset is there');
+    assert.equal((await server.api('GET', '/repos/keeper/kept')).status, 200);
+    assert.equal((await server.api('GET', '/users/newcomer')).status, 404, 'nothing of the seed stays');
+    assert.ok(existsSync(gitData), 'the git data before the reset is there');
+    assert.deepEqual(readdirSync(join(server.server.ctx.config.dataDir, 'git')), [`${repo.id}.git`], 'no git data of the seed stays');
+    assert.equal((await server.admin('GET', '/faults')).length, 1, 'the faults stay');
+    const clockAfter = Date.parse((await server.admin('GET', '/clock')).now);
+    assert.ok(clockAfter - clockBefore > -1_000 && clockAfter - clockBefore < 60_000, 'the clock keeps its move');
+    // Ids go on from where they were.
+    const next = await server.admin('POST', '/users', { login: 'after-failed-reset' });
+    assert.ok(next.id > repo.owner.id, `${next.id} after ${repo.owner.id}`);
+    await server.admin('POST', '/reset', {});
   });
 
   test('a snapshot saves rows, git data, the clock and faults; restore puts them back in place; list, duplicate, delete, 404', async () => {
@@ -248,5 +278,47 @@ describe('test support in production mode', () => {
       assert.equal(response.status, 404, `${method} ${path}`);
     }
     assert.equal(ADMIN_TOKEN.length > 0, true);
+  });
+});
+
+describe('the gate when clients give up', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_TEST_MODE: '1' });
+    await server.admin('POST', '/users', { login: 'waiter' });
+  });
+  after(() => server.close());
+
+  /** A GET that is abandoned (its socket destroyed) once it has been sent. */
+  const abandoned = (path: string) =>
+    new Promise<void>((resolve) => {
+      const request = httpRequest(`${server.url}${path}`, { method: 'GET' });
+      request.on('error', () => resolve());
+      request.end(() => setTimeout(() => {
+        request.destroy();
+        resolve();
+      }, 100));
+    });
+
+  test('clients that give up while they wait at the gate leave their place: the next snapshot and later requests answer', async () => {
+    const gate = gateOf(server.server.ctx);
+    let release!: () => void;
+    const held = gate.exclusive(() => new Promise<void>((resolve) => (release = resolve)));
+    // They wait behind the exclusive section, then give up.
+    await Promise.all([abandoned('/users/waiter'), abandoned('/healthz'), abandoned('/users/waiter')]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    await held;
+    const within = (ms: number) => AbortSignal.timeout(ms);
+    const snapshot = await fetch(`${server.url}/_admin/snapshots`, {
+      method: 'POST', signal: within(5_000), headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'after-abandon' }),
+    });
+    assert.equal(snapshot.status, 201, await snapshot.text());
+    const health = await fetch(`${server.url}/healthz`, { signal: within(5_000) });
+    assert.equal(health.status, 200);
+    const reset = await fetch(`${server.url}/_admin/reset`, {
+      method: 'POST', signal: within(5_000), headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{}',
+    });
+    assert.equal(reset.status, 200, await reset.text());
   });
 });

@@ -103,11 +103,15 @@ async function entry(trx: Kysely<Database>, create: () => Promise<unknown>): Pro
   }
 }
 
-/** Loads seed files (already parsed) in one transaction: all of them, or nothing of any. */
-export async function loadSeeds(ctx: Context, areas: readonly Area[], files: readonly unknown[]): Promise<SeedReport[]> {
+/**
+ * Loads seed files (already parsed) in one transaction: all of them, or nothing of any. `first` runs
+ * at the start of that transaction (a reset empties the world there: emptied and seeded, or neither).
+ */
+export async function loadSeeds(ctx: Context, areas: readonly Area[], files: readonly unknown[], first?: (trx: Kysely<Database>) => Promise<void>): Promise<SeedReport[]> {
   const gitPaths: string[] = [];
   try {
     return await ctx.db.kysely.transaction().execute(async (trx) => {
+      await first?.(trx);
       const scoped: Context = { ...ctx, db: { ...ctx.db, kysely: flattened(trx) } };
       const reports: SeedReport[] = [];
       for (const data of files) reports.push(await loadInto(scoped, areas, data, gitPaths));
@@ -120,8 +124,8 @@ export async function loadSeeds(ctx: Context, areas: readonly Area[], files: rea
   }
 }
 
-export async function loadSeed(ctx: Context, areas: readonly Area[], data: unknown): Promise<SeedReport> {
-  const [report] = await loadSeeds(ctx, areas, [data]);
+export async function loadSeed(ctx: Context, areas: readonly Area[], data: unknown, first?: (trx: Kysely<Database>) => Promise<void>): Promise<SeedReport> {
+  const [report] = await loadSeeds(ctx, areas, [data], first);
   return report!;
 }
 

@@ -4,7 +4,10 @@
 // rules, rate-limit leases, cached apps, the request journal). A reset or restore runs alone behind
 // the gate (src/platform/gate.ts): requests and background jobs in flight finish first, new ones wait
 // and then see the new state, so none sees a mix. All of it answers 404 in production mode.
-import { cpSync, existsSync, lstatSync, readdirSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
 import { Type } from 'typebox';
 import { parse } from 'yaml';
@@ -33,6 +36,8 @@ const hidden = { hide: true, tags: ['admin'] } as const;
 const DEMO_SEED = new URL('./demo.yaml', import.meta.url);
 /** The demo world, saved the first time a reset asks for it: later resets restore it. Not a valid snapshot name, so never listed. */
 const DEMO_SNAPSHOT = '.demo';
+/** Folders in the data directory being removed in the background (test-support's own). */
+const DISCARDED = '.discarded-test-state-';
 /** The data directory's folders that are state: bare git repositories, migration archives. */
 const FILE_STATE = ['git', 'migration-archives'];
 
@@ -41,19 +46,54 @@ const FILE_STATE = ['git', 'migration-archives'];
  * fingerprints, the same files (a file written or replaced gets a new change time). `absent` when
  * there is no folder.
  */
-function fingerprint(dir: string): string {
+async function fingerprint(dir: string): Promise<string> {
   if (!existsSync(dir)) return 'absent';
   const parts: string[] = [];
+  const turns = new Turns();
   const walk = (at: string, prefix: string) => {
-    for (const entry of readdirSync(at, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    for (const entry of sorted(at)) {
       const path = join(at, entry.name);
       const stat = lstatSync(path, { bigint: true });
       parts.push(`${prefix}${entry.name} ${stat.mode} ${stat.size} ${stat.ino} ${stat.mtimeNs} ${stat.ctimeNs}`);
       if (entry.isDirectory()) walk(path, `${prefix}${entry.name}/`);
     }
   };
-  walk(dir, '');
+  // One top-level entry (a repository's git data) at a time, the event loop served in between.
+  for (const entry of sorted(dir)) {
+    const path = join(dir, entry.name);
+    const stat = lstatSync(path, { bigint: true });
+    parts.push(`${entry.name} ${stat.mode} ${stat.size} ${stat.ino} ${stat.mtimeNs} ${stat.ctimeNs}`);
+    if (entry.isDirectory()) walk(path, `${entry.name}/`);
+    await turns.maybe();
+  }
   return parts.join('\n');
+}
+
+const sorted = (dir: string) => readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
+
+/**
+ * Long file work done synchronously (a few hundred small files copy several times faster than
+ * through the thread pool one by one) in slices: after each slice of ~20 ms the event loop gets a
+ * turn, so what does not wait at the gate (/healthz) answers meanwhile. Thousands of repositories'
+ * files blocked it for a minute before.
+ */
+class Turns {
+  #since = performance.now();
+  async maybe(): Promise<void> {
+    if (performance.now() - this.#since < 20) return;
+    await nextTurn();
+    this.#since = performance.now();
+  }
+}
+
+/** Copies the folder `from` to `to`, one top-level entry at a time (see Turns). */
+async function copyFolder(from: string, to: string): Promise<void> {
+  mkdirSync(to, { recursive: true });
+  const turns = new Turns();
+  for (const entry of readdirSync(from)) {
+    cpSync(join(from, entry), join(to, entry), { recursive: true });
+    await turns.maybe();
+  }
 }
 
 /** What a snapshot keeps of this process's memory. */
@@ -83,6 +123,12 @@ export class TestSupport {
     this.#areas = areas;
     this.#dir = join(ctx.config.dataDir, 'snapshots');
     this.#tables = stateTables(ctx.db, this.#dir);
+    // What discards a killed process left.
+    if (existsSync(ctx.config.dataDir)) {
+      for (const name of readdirSync(ctx.config.dataDir)) {
+        if (name.startsWith(DISCARDED)) rm(join(ctx.config.dataDir, name), { recursive: true, force: true }).catch(() => {});
+      }
+    }
   }
 
   /** Empties the world, then loads the demo data or a seed (parsed YAML or JSON). */
@@ -93,11 +139,14 @@ export class TestSupport {
         await this.#restoreAlone(DEMO_SNAPSHOT);
         return;
       }
+      if (to === 'seed') {
+        await this.#resetToSeed(seed);
+        return;
+      }
       await this.#tables.empty();
-      for (const dir of FILE_STATE) rmSync(join(this.#ctx.config.dataDir, dir), { recursive: true, force: true });
+      for (const dir of FILE_STATE) this.#discard(join(this.#ctx.config.dataDir, dir));
       this.#filesAsSaved.clear();
       this.#setMemory({ clock_offset_ms: 0, faults: [], journal: [] });
-      if (to === 'seed') await loadSeed(this.#ctx, this.#areas, seed);
       if (to === 'demo') {
         await loadSeedFile(this.#ctx, this.#areas, DEMO_SEED.pathname);
         await this.#saveAlone(DEMO_SNAPSHOT);
@@ -105,6 +154,38 @@ export class TestSupport {
       }
     });
     return Math.round(performance.now() - started);
+  }
+
+  /**
+   * All or nothing: the rows are emptied in the seed's own transaction, the file state is moved
+   * aside (not removed) until it has committed, and the memory is put back when it fails, so a seed
+   * that fails (an entry referring to nothing) answers its error with the world as it was.
+   */
+  async #resetToSeed(seed: unknown): Promise<void> {
+    const data = this.#ctx.config.dataDir;
+    const moved = FILE_STATE.map((dir) => ({ dir: join(data, dir), aside: join(data, `.${dir}.before-reset`) }));
+    const memory = this.#memory();
+    for (const { dir, aside } of moved) {
+      this.#discard(aside);
+      if (existsSync(dir)) renameSync(dir, aside);
+    }
+    this.#setMemory({ clock_offset_ms: 0, faults: [], journal: [] });
+    let undo = async () => {};
+    try {
+      await loadSeed(this.#ctx, this.#areas, seed, async (trx) => {
+        undo = await this.#tables.emptyIn(trx);
+      });
+    } catch (error) {
+      await undo();
+      for (const { dir, aside } of moved) {
+        this.#discard(dir);
+        if (existsSync(aside)) renameSync(aside, dir);
+      }
+      this.#setMemory(memory);
+      throw error;
+    }
+    for (const { aside } of moved) this.#discard(aside);
+    this.#filesAsSaved.clear();
   }
 
   async save(name: string): Promise<SnapshotMeta> {
@@ -129,7 +210,7 @@ export class TestSupport {
   async drop(name: string): Promise<boolean> {
     return gateOf(this.#ctx).exclusive(async () => {
       const dropped = await this.#tables.drop(name);
-      rmSync(this.#filesOf(name), { recursive: true, force: true });
+      this.#discard(this.#filesOf(name));
       // A snapshot made later under the same name may hold other files.
       for (const [dir, known] of this.#filesAsSaved) if (known.snapshot === name) this.#filesAsSaved.delete(dir);
       return dropped;
@@ -143,20 +224,14 @@ export class TestSupport {
   async #saveAlone(name: string): Promise<SnapshotMeta> {
     const createdAt = new Date().toISOString();
     const files = this.#filesOf(name);
-    // Synchronous: the gate is held alone, nothing else may run meanwhile, and a few hundred small
-    // files copy several times faster without a trip through the thread pool for each.
-    rmSync(files, { recursive: true, force: true });
+    // Requests wait at the gate meanwhile; what does not hold it (/healthz) answers (copyFolder).
+    this.#discard(files);
     for (const dir of FILE_STATE) {
       const from = join(this.#ctx.config.dataDir, dir);
-      if (existsSync(from)) cpSync(from, join(files, dir), { recursive: true });
-      this.#filesAsSaved.set(dir, { snapshot: name, fingerprint: fingerprint(from) });
+      if (existsSync(from)) await copyFolder(from, join(files, dir));
+      this.#filesAsSaved.set(dir, { snapshot: name, fingerprint: await fingerprint(from) });
     }
-    const memory: MemoryState = {
-      clock_offset_ms: this.#ctx.clock.offset,
-      faults: faultsOf(this.#ctx).save(),
-      journal: journalOf(this.#ctx).save(),
-    };
-    const bytes = await this.#tables.save(name, createdAt, JSON.stringify(memory));
+    const bytes = await this.#tables.save(name, createdAt, JSON.stringify(this.#memory()));
     return { name, createdAt, state: '', bytes };
   }
 
@@ -167,13 +242,29 @@ export class TestSupport {
     for (const dir of FILE_STATE) {
       const to = join(this.#ctx.config.dataDir, dir);
       const known = this.#filesAsSaved.get(dir);
-      if (known?.snapshot === name && known.fingerprint === fingerprint(to)) continue;
-      rmSync(to, { recursive: true, force: true });
-      if (existsSync(join(files, dir))) cpSync(join(files, dir), to, { recursive: true });
-      this.#filesAsSaved.set(dir, { snapshot: name, fingerprint: fingerprint(to) });
+      if (known?.snapshot === name && known.fingerprint === (await fingerprint(to))) continue;
+      this.#discard(to);
+      if (existsSync(join(files, dir))) await copyFolder(join(files, dir), to);
+      this.#filesAsSaved.set(dir, { snapshot: name, fingerprint: await fingerprint(to) });
     }
     this.#setMemory(JSON.parse(meta.state) as MemoryState);
     return true;
+  }
+
+  /**
+   * Takes a folder out of the way at once (a rename), and removes it in the background: removing
+   * thousands of repositories' files took minutes on a slow disk, all of it blocking before. What a
+   * process killed meanwhile left is removed at the next start (the constructor).
+   */
+  #discard(path: string): void {
+    if (!existsSync(path)) return;
+    const trash = join(this.#ctx.config.dataDir, `${DISCARDED}${randomUUID()}`);
+    renameSync(path, trash);
+    rm(trash, { recursive: true, force: true, maxRetries: 2 }).catch((err: unknown) => this.#ctx.log.warn({ err, path: trash }, 'could not remove discarded test state files'));
+  }
+
+  #memory(): MemoryState {
+    return { clock_offset_ms: this.#ctx.clock.offset, faults: faultsOf(this.#ctx).save(), journal: journalOf(this.#ctx).save() };
   }
 
   #setMemory(memory: MemoryState): void {
@@ -270,7 +361,15 @@ export function installGate(app: Api, ctx: Context): void {
       reply.raw.once('close', entered);
       return done();
     }
+    // A client that gives up while it waits has its `close` now, before it enters: heard from the
+    // start, it leaves as soon as it has entered (and its handler never runs), or its place would
+    // be held for good and the next reset or snapshot would wait forever.
+    let gone = false;
+    const giveUp = () => (gone = true);
+    reply.raw.once('close', giveUp);
     gate.enter().then((leave) => {
+      reply.raw.off('close', giveUp);
+      if (gone) return leave();
       reply.raw.once('close', leave);
       done();
     }, done);

@@ -22,6 +22,15 @@ export function networkErrorCode(code: string): boolean {
   return NETWORK_CODES.has(code);
 }
 
+/**
+ * PostgreSQL's code when it cancelled a transaction that is meant to be run again (a deadlock, a
+ * serialization failure): nothing of it committed. Null for every other error.
+ */
+export function retriedTransaction(error: unknown): '40P01' | '40001' | null {
+  const code = (error as DriverError | null)?.code;
+  return code === '40P01' || code === '40001' ? code : null;
+}
+
 /** pg's own errors for a lost connection (they have no code). */
 const PG_LOST_MESSAGES = [/^Connection terminated/, /is not queryable/, /^terminating connection/];
 
@@ -52,6 +61,7 @@ export function connectionLost(error: unknown): boolean {
 
 interface DriverError {
   code?: unknown;
+  syscall?: unknown;
   errcode?: unknown;
   message?: unknown;
   errors?: unknown[];
@@ -68,7 +78,10 @@ export function databaseUnavailable(error: unknown, depth = 0): string | null {
   const code = typeof e.code === 'string' ? e.code : '';
   const message = typeof e.message === 'string' ? e.message : '';
   if (PG_UNAVAILABLE.has(code) || code.startsWith('08')) return `PostgreSQL ${code}: ${message}`;
-  if (NETWORK_CODES.has(code)) return `the database connection failed (${code})`;
+  // Where it came from, not only its code: a driver's socket failing is the system's answer to a
+  // call on it (`syscall`: connect, read, write, getaddrinfo). Node's HTTP server gives a client that
+  // dropped its connection mid-body the same ECONNRESET ('aborted', no syscall): that is the client's.
+  if (NETWORK_CODES.has(code) && typeof e.syscall === 'string') return `the database connection failed (${code})`;
   if (PG_CONNECTION_MESSAGES.some((pattern) => pattern.test(message))) return message;
   if (code === 'ERR_SQLITE_ERROR' && typeof e.errcode === 'number') {
     const reason = SQLITE_UNAVAILABLE[e.errcode & 0xff];

@@ -2,10 +2,10 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
-import { Kysely, PostgresDialect, SqliteDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type KyselyConfig, type SqliteStatement, type TransactionBuilder } from 'kysely';
 import pg from 'pg';
 import { ChangeFeed, NO_CACHE, postgresChanges, registerFeed, sqliteChanges } from './changes.ts';
-import { connectionLost } from './errors.ts';
+import { connectionLost, retriedTransaction } from './errors.ts';
 import { preparedNames } from './prepared.ts';
 import type { Database } from './schema.ts';
 
@@ -179,6 +179,55 @@ function transactionOpen(client: pg.PoolClient | null): boolean {
   return status === 'T' || status === 'E';
 }
 
+/** How many times a transaction runs again after a deadlock or a serialization failure. */
+const TRANSACTION_RETRIES = 4;
+
+/**
+ * Kysely whose transactions run again when PostgreSQL cancelled them for a deadlock (40P01) or a
+ * serialization failure (40001), which it means to be retried: nothing of the attempt committed, and
+ * the race that caused it is the server's own, not the client's. A bounded number of times, after a
+ * growing pause with jitter (so the transactions that met do not meet again in step); then the error
+ * goes up (503). The callback runs again whole: it must not have effects outside the database that
+ * a second run would double (the services' transactions read what they need inside them).
+ */
+class RetryingKysely extends Kysely<Database> {
+  readonly #log: DbLog | undefined;
+  constructor(config: KyselyConfig, log: DbLog | undefined) {
+    super(config);
+    this.#log = log;
+  }
+
+  override transaction(): TransactionBuilder<Database> {
+    return retrying(super.transaction(), this.#log);
+  }
+}
+
+function retrying(builder: TransactionBuilder<Database>, log: DbLog | undefined): TransactionBuilder<Database> {
+  return new Proxy(builder, {
+    get(target, property) {
+      if (property === 'execute') {
+        return async <T>(callback: Parameters<typeof target.execute<T>>[0]): Promise<T> => {
+          for (let attempt = 1; ; attempt++) {
+            try {
+              return await target.execute(callback);
+            } catch (error) {
+              const code = retriedTransaction(error);
+              if (!code || attempt > TRANSACTION_RETRIES) throw error;
+              log?.warn({ code, attempt }, 'transaction cancelled by PostgreSQL (deadlock or serialization failure); running it again');
+              await new Promise((resolve) => setTimeout(resolve, attempt * (5 + Math.random() * 20)));
+            }
+          }
+        };
+      }
+      if (property === 'setIsolationLevel' || property === 'setAccessMode') {
+        return (value: never) => retrying((target[property] as (v: never) => TransactionBuilder<Database>).call(target, value), log);
+      }
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 /** Where the database layer reports a lost connection (the server's logger). */
 export interface DbLog {
   warn(object: object, message: string): void;
@@ -217,7 +266,7 @@ export function openDatabase(options: OpenOptions): Db {
     const window = options.lookupCacheMs ?? 0;
     // Behind a transaction pooler a LISTEN connection hears nothing reliably (its server connection serves others).
     const feed = new ChangeFeed(window > 0 && options.pooler !== 'transaction' ? postgresChanges(options.databaseUrl, window, options.log) : NO_CACHE);
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: retryingReads(pool, options.pooler !== 'transaction', () => feed) }) });
+    const kysely = new RetryingKysely({ dialect: new PostgresDialect({ pool: retryingReads(pool, options.pooler !== 'transaction', () => feed) }) }, options.log);
     registerFeed(kysely, feed);
     return { kysely, dialect: 'postgres', url: options.databaseUrl, feed, close: () => closeBoth(kysely, feed) };
   }

@@ -34,6 +34,12 @@ export interface SnapshotMeta {
 export interface StateTables {
   /** Deletes every row of the state (and every queued job); ids start again at 1. */
   empty(): Promise<void>;
+  /**
+   * The same inside the caller's transaction `trx`, so that what the caller writes next commits with
+   * it or not at all. Answers what puts back what a rollback does not (PostgreSQL's sequences: setval
+   * is not transactional), to be called once the transaction has rolled back.
+   */
+  emptyIn(trx: Kysely<any>): Promise<() => Promise<void>>;
   save(name: string, createdAt: string, state: string): Promise<number>;
   /** Puts the saved rows back in place of the present ones; null when there is no such snapshot. */
   restore(name: string): Promise<SnapshotMeta | null>;
@@ -94,6 +100,13 @@ function sqliteState(kysely: Kysely<any>, dir: string): StateTables {
           await run(connection, 'DELETE FROM main.sqlite_sequence');
         });
       });
+    },
+    async emptyIn(trx) {
+      // Foreign keys checked at the transaction's commit (the pragma ends with it).
+      await run(trx, 'PRAGMA defer_foreign_keys = ON');
+      for (const table of await tablesOf(trx, 'main')) await run(trx, `DELETE FROM main.${quote(table)}`);
+      await run(trx, 'DELETE FROM main.sqlite_sequence');
+      return async () => {};
     },
     async save(name, createdAt, state) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -209,6 +222,19 @@ function postgresState(kysely: Kysely<any>): StateTables {
       WHERE table_schema = 'pgboss' AND table_name = 'job' AND is_generated = 'NEVER' ORDER BY ordinal_position`.execute(executor)).rows;
     return rows.length === 0 ? null : rows.map((row) => quote(row.column_name)).join(', ');
   };
+  /**
+   * The saved jobs' columns as they go back: a job claimed when the snapshot was taken (`active`, its
+   * handler waiting at the gate) is claimable again (`created`, never started): no worker holds it
+   * in the restored world, and left active it would wait for pg-boss to expire it (drains answering
+   * 504 meanwhile), then run a second time. One claimed now too stays active: the worker that
+   * claimed it waits at the gate and completes it (made claimable, it would run twice).
+   */
+  const unheld = `state = 'active' AND id NOT IN (SELECT id FROM codehost_held_jobs)`;
+  const claimable = (columns: string) => columns.split(', ').map((column) => {
+    if (column === '"state"') return `CASE WHEN ${unheld} THEN 'created'::pgboss.job_state ELSE state END`;
+    if (column === '"started_on"' || column === '"heartbeat_on"') return `CASE WHEN ${unheld} THEN NULL ELSE ${column} END`;
+    return column;
+  }).join(', ');
   const readMeta = async (executor: Kysely<any>, schema: string): Promise<SnapshotMeta | null> => {
     const rows = await query<{ name: string; created_at: string; state: string; bytes: number }>(executor, `
       SELECT m.name, m.created_at, m.state, (
@@ -234,6 +260,22 @@ function postgresState(kysely: Kysely<any>): StateTables {
           ...(jobs ? ['DELETE FROM pgboss.job'] : []),
         ]);
       });
+    },
+    async emptyIn(trx) {
+      const tables = await ordered(trx);
+      const sequences = await sequencesOf(trx);
+      const jobs = await jobColumns(trx);
+      const before = sequences.length
+        ? await query<{ name: string; last_value: string; is_called: boolean }>(trx, sequences.map((sequence) => `SELECT '${sequence}'::text AS name, last_value, is_called FROM ${sequence}`).join(' UNION ALL '))
+        : [];
+      await query(trx, [
+        ...deleteAll(tables),
+        ...(sequences.length ? [`SELECT ${sequences.map((sequence) => `setval('${sequence}', 1, false)`).join(', ')}`] : []),
+        ...(jobs ? ['DELETE FROM pgboss.job'] : []),
+      ].join(';\n'));
+      return async () => {
+        if (before.length) await query(kysely, `SELECT ${before.map((row) => `setval('${row.name}', ${Number(row.last_value)}, ${row.is_called})`).join(', ')}`);
+      };
     },
     async save(name, createdAt, state) {
       const schema = schemaOf(name);
@@ -272,8 +314,10 @@ function postgresState(kysely: Kysely<any>): StateTables {
             `INSERT INTO public.${quote(table)} SELECT * FROM ${quote(schema)}.${quote(table)}`,
           ]),
           `SELECT setval(name::regclass, last_value, is_called) FROM ${quote(schema)}._sequences`,
+          // The jobs claimed now, by a worker whose handler waits at the gate: it completes them.
+          ...(jobs ? ['CREATE TEMPORARY TABLE codehost_held_jobs ON COMMIT DROP AS SELECT id FROM pgboss.job WHERE state = \'active\''] : []),
           ...(jobs ? ['DELETE FROM pgboss.job'] : []),
-          ...(jobs && savedJobs ? [`INSERT INTO pgboss.job (${jobs}) SELECT ${jobs} FROM ${quote(schema)}._jobs`] : []),
+          ...(jobs && savedJobs ? [`INSERT INTO pgboss.job (${jobs}) SELECT ${claimable(jobs)} FROM ${quote(schema)}._jobs`] : []),
         ]);
         return meta;
       });

@@ -64,8 +64,8 @@ export async function removeRecordedGitData(ctx: Context): Promise<string[]> {
 }
 
 /**
- * The full listing: removes the git data directories older than `ORPHAN_AGE_MS` (by the server's
- * clock) whose id has no repository row, and logs their ids; answers the ids removed. No transaction
+ * The full listing: removes the git data directories older than `ORPHAN_AGE_MS` (by real time, as
+ * the file system's mtime is) whose id has no repository row, and logs their ids; answers the ids removed. No transaction
  * is held: ids are compared in batches, and each directory is looked at again just before its removal
  * (on SQLite a creation may take the id of one that never committed, and clears its directory: then
  * it is young, and stays).
@@ -76,7 +76,9 @@ export async function sweepOrphanedGitData(ctx: Context): Promise<number[]> {
     if (error.code === 'ENOENT') return [];
     throw error;
   });
-  const cutoff = ctx.clock.now().getTime() - ORPHAN_AGE_MS;
+  // Real time, never the test clock: a clock moved forward would make the directory a creation is
+  // writing now (its row not yet committed) look old, and the sweep would delete it under it.
+  const cutoff = Date.now() - ORPHAN_AGE_MS;
   const old = async (id: number) => {
     const info = await stat(join(root, `${id}.git`)).catch(() => null);
     return Boolean(info?.isDirectory() && info.mtimeMs < cutoff);

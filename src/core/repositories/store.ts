@@ -21,6 +21,17 @@ export async function insertRepository(db: Executor, values: Insertable<Reposito
   return db.insertInto('repositories').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
+/**
+ * The repository a deletion is about to delete, locked for it (PostgreSQL) before any other row the
+ * deletion writes: concurrent deletions of one repository queue here, in one order, instead of
+ * taking the rows its cascades reach in different orders (a deadlock), and the later ones find it
+ * gone. SQLite runs one transaction at a time. Undefined when it is gone.
+ */
+export async function lockRepositoryToDelete(trx: Executor, id: number, postgres: boolean): Promise<{ id: number } | undefined> {
+  const query = trx.selectFrom('repositories').select('id').where('id', '=', id);
+  return (postgres ? query.forUpdate() : query).executeTakeFirst();
+}
+
 export async function deleteRepository(db: Executor, id: number): Promise<void> {
   await db.deleteFrom('repositories').where('id', '=', id).execute();
 }

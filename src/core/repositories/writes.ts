@@ -21,7 +21,7 @@ import { isBranchName, isRepositoryName } from './names.ts';
 import { permissionNames } from './permissions.ts';
 import { fullRepository, type RepositoryRow } from './representations.ts';
 import {
-  collaboratorPermission, deleteRepository, detachFromOwner, dropFormerName, findRepository, findRepositoryById, insertRepository, installationsCovering, moveRepository, removeCollaborator,
+  collaboratorPermission, deleteRepository, detachFromOwner, dropFormerName, findRepository, findRepositoryById, insertRepository, installationsCovering, lockRepositoryToDelete, moveRepository, removeCollaborator,
   recordGitDataRemovals, removeTeamRepository, setCollaborator, setGitPath, setSubscription, setTeamRepository, teamHasRepository, updateRepository,
 } from './store.ts';
 
@@ -234,6 +234,8 @@ export class RepositoryWrites extends HookedWrites {
   async deleteRepository(owner: string, name: string): Promise<void> {
     const repository = await requireRepository(this.db, owner, name);
     await this.db.transaction().execute(async (trx) => {
+      // Locked first, and found still there: of concurrent deletions one deletes, the others are 404.
+      if (!(await lockRepositoryToDelete(trx, repository.id, this.ctx.db.dialect === 'postgres'))) throw notFound('Repository not found');
       const payload = { repository: await this.asLeft(trx, repository.id), installation_ids: await installationsCovering(trx, repository) };
       await recordRepositoryActivity(this.ctx, trx, { name: 'repository.deleted', repository_id: repository.id, account_id: repository.owner_id, payload });
       await this.accessChanged(trx, { repositoryIds: [repository.id] });
