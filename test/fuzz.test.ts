@@ -49,3 +49,21 @@ test('a seeded fuzz of every operation, the admin ones too, answers no 5xx and n
   assert.ok((report.statuses['200'] ?? 0) > 100, `valid requests get through too: ${JSON.stringify(report.statuses)}`);
   assert.equal(report.failures.length, 0, report.failures.slice(0, 10).map((f) => describeFailure(server.url, f)).join('\n\n'));
 });
+
+test('a server that stops answering stops the run as a wedge, with the requests in flight and the last ones', async () => {
+  const stuck = await startServer(FUZZ_SERVER_ENV);
+  try {
+    // Every GET /rate_limit waits 6 s: past the 2 s a request may be in flight before it is a wedge.
+    await stuck.admin('POST', '/faults', { effect: 'delay', delay_ms: 6_000, match: { path: '/rate_limit' } });
+    const report = await fuzz(stuck, { requests: 3000, seed: 11, concurrency: 4, timeoutMs: 15_000, wedgeSeconds: 2 });
+    assert.ok(report.wedge, 'no wedge reported');
+    assert.match(report.wedge.reason, /in flight for over 2 s/);
+    assert.equal(report.wedge.healthz, 200);
+    assert.ok(report.wedge.inFlight.some((sent) => sent.request.path.startsWith('/api/v3/rate_limit') && sent.ms > 2_000), describeWedge(stuck.url, report.wedge));
+    assert.ok(report.wedge.recent.length > 0);
+    assert.ok(report.requests < 3000, `the run went on: ${report.requests} requests`);
+    assert.match(describeWedge(stuck.url, report.wedge), /^WEDGE: .*\nin flight \(\d+\):\n {2}\+[\d.]+ s in flight after \d+ ms: curl /);
+  } finally {
+    await stuck.close();
+  }
+});
