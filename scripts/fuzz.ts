@@ -1,5 +1,5 @@
 // `npm run fuzz -- --requests 100000 [--seed N] [--concurrency N] [--max-seconds N] [--wedge-seconds N]
-// [--sqlite | --postgres]`: the fuzzer of test/fuzz/fuzzer.ts against a fresh server (the demo data
+// [--worker] [--sqlite | --postgres]`: the fuzzer of test/fuzz/fuzzer.ts against a fresh server (the demo data
 // loaded), the public operations and the admin ones (races among them). The database is PostgreSQL
 // when DATABASE_URL is set (or with --postgres, which then needs DATABASE_URL), SQLite otherwise or
 // with --sqlite. Prints the statuses and every answer >= 500 or hang with a replay line; exits 1 if
@@ -16,6 +16,8 @@ const { values } = parseArgs({
     'timeout-ms': { type: 'string', default: '15000' },
     'max-seconds': { type: 'string' },
     'wedge-seconds': { type: 'string', default: '30' },
+    // The background jobs run in the server too (deliveries, fan-out, exports, sweeps); off by default.
+    worker: { type: 'boolean', default: false },
     sqlite: { type: 'boolean', default: false },
     postgres: { type: 'boolean', default: false },
   },
@@ -32,7 +34,7 @@ const { FUZZ_SERVER_ENV, describeFailure, describeSent, describeWedge, fuzz, inF
 const requests = Number(values.requests);
 const seed = Number(values.seed);
 const engine = process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite';
-const server = await startServer(FUZZ_SERVER_ENV);
+const server = await startServer({ ...FUZZ_SERVER_ENV, ...(values.worker ? { CODEHOST_WORKER: '1' } : {}) });
 // Interrupted: the server still closes, so its PostgreSQL database is dropped.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void server.close().finally(() => process.exit(130)));
@@ -46,7 +48,7 @@ for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
     process.exit(1);
   });
 }
-console.log(`fuzzing ${server.url} on ${engine}: ${requests} requests, seed ${seed}, concurrency ${values.concurrency}`);
+console.log(`fuzzing ${server.url} on ${engine}: ${requests} requests, seed ${seed}, concurrency ${values.concurrency}, worker ${values.worker ? 'on' : 'off'}`);
 // Memory of this process (the server and the fuzzer), in MB: rss, the V8 heap used and held, and
 // memory outside the heap (buffers); sampled every second for the peak. Run with
 // `node --expose-gc scripts/fuzz.ts` for a forced GC at the end.
