@@ -245,6 +245,33 @@ function fromDatabase(error: unknown): boolean {
     networkErrorCode(code);
 }
 
+/**
+ * A start on PostgreSQL looks for a transaction pooler in front (src/db/pooler.ts). Found with
+ * CODEHOST_DATABASE_POOLER unset (or `session`), the process runs as if it were `transaction`, and
+ * the banner says so among the settings derived. Found on a database not migrated, the start
+ * refuses: the migrations' lock is held across statements, which needs a direct connection.
+ */
+async function settlePooler(config: Config): Promise<Config> {
+  if (!config.databaseUrl) return config;
+  const [{ migrationsRecorded, transactionPoolerEvidence }, { migrations }] = await Promise.all([import('./db/pooler.ts'), import('./db/migrations/index.ts')]);
+  const options = { connectTimeoutMs: config.databaseConnectTimeoutMs };
+  let evidence: string | null;
+  try {
+    evidence = await transactionPoolerEvidence(config.databaseUrl, options);
+    if (evidence && !(await migrationsRecorded(config.databaseUrl, Object.keys(migrations), options))) {
+      throw new ConfigError(`DATABASE_URL leads to a transaction pooler (${evidence}) and the database is not migrated: migrations cannot run through it (their lock is held across statements); run \`codehost migrate\` with DATABASE_URL naming PostgreSQL itself (a direct connection), then start again`);
+    }
+  } catch (error) {
+    throw fromDatabase(error) ? databaseError(error, config) : error;
+  }
+  if (!evidence || config.databasePooler === 'transaction') return config;
+  return {
+    ...config,
+    databasePooler: 'transaction',
+    derived: [...config.derived, { name: 'CODEHOST_DATABASE_POOLER', value: 'transaction', from: `DATABASE_URL leads to a transaction pooler: ${evidence}` }],
+  };
+}
+
 async function createServerOrExplain(config: Config, options: Parameters<typeof import('./app.ts').createServer>[1]): Promise<Server> {
   const [{ createServer }] = await loadServer();
   try {
@@ -315,7 +342,8 @@ function banner(address: string, server: Server, demo: boolean): string {
     : config.reachedBy ? `mode: laptop, chosen by CODEHOST_MODE=laptop although ${config.reachedBy}: demo data, generated secrets and test support are open to whoever reaches it`
     : 'mode: laptop (this machine only: demo data, generated secrets and test support allowed)');
   lines.push(`node: ${process.version} (${process.execPath})`);
-  lines.push(`database: ${server.ctx.db.dialect === 'sqlite' ? `${config.dataDir}/codehost.db (embedded SQLite)` : 'PostgreSQL'}`);
+  const pooled = config.databasePooler === 'transaction' ? ' (CODEHOST_DATABASE_POOLER=transaction: no named prepared statements, no LISTEN)' : '';
+  lines.push(`database: ${server.ctx.db.dialect === 'sqlite' ? `${config.dataDir}/codehost.db (embedded SQLite)` : `PostgreSQL${pooled}`}`);
   lines.push(config.jobs.worker
     ? 'worker: on (background jobs run in this process; CODEHOST_WORKER=0 turns it off)'
     : 'worker: off (CODEHOST_WORKER=0): no background jobs run in this process; another process with the worker on must run them');
@@ -356,6 +384,8 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
   await checkListen(config);
   const refused = refusals(config, process.env);
   if (refused.length) throw new ConfigError(refused.join('\n'));
+  // Behind a transaction pooler found now, the server runs as if CODEHOST_DATABASE_POOLER=transaction.
+  config = await settlePooler(config);
 
   const log = new HeldLog();
   const server = await createServerOrExplain(config, { logStream: log });
@@ -607,7 +637,7 @@ export async function main(argv: string[]): Promise<void> {
       return serve(config, seed);
     }
     case 'migrate': {
-      const { db, applied } = await openMigrated(config);
+      const { db, applied } = await openMigrated(await settlePooler(config));
       try {
         console.log(applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date');
       } finally {

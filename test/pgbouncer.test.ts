@@ -18,7 +18,7 @@ import { leaseSize } from '../src/platform/rate-limit.ts';
 import { signAppJwt } from './helpers/credentials.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { pgbouncerUnavailable, startPgBouncer, type PgBouncer } from './helpers/pgbouncer.ts';
-import { eventually, freePort, runCli, spawnServe, waitFor } from './helpers/process.ts';
+import { eventually, freePort, runCli, spawnServe, startCli, stopped, waitFor } from './helpers/process.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { unavailable } from './helpers/skips.ts';
 
@@ -35,6 +35,8 @@ const EVENTS = 60;
 const LOOKUP_CACHE_MS = 300;
 
 let database: TestDatabase;
+/** A database left unmigrated, also behind the PgBouncer. */
+let unmigrated: TestDatabase;
 let bouncer: PgBouncer | null = null;
 const children: ChildProcess[] = [];
 const bases: string[] = [];
@@ -77,6 +79,15 @@ async function admin(base: string, method: string, path: string, body?: unknown)
   return text ? JSON.parse(text) : null;
 }
 
+const dbName = (db: TestDatabase) => new URL(db.databaseUrl!).pathname.slice(1);
+
+/** `codehost serve` with the settings of a deployment that left CODEHOST_DATABASE_POOLER unset. */
+function serveUnset(port: number, databaseUrl: string, dataDir: string) {
+  return startCli(['serve'], {
+    env: { CODEHOST_PORT: String(port), CODEHOST_DATA_DIR: dataDir, CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN, CODEHOST_DEMO: '0', CODEHOST_LOG_LEVEL: 'error', DATABASE_URL: databaseUrl },
+  });
+}
+
 function signed(body: Buffer, header: string | string[] | undefined): boolean {
   if (typeof header !== 'string') return false;
   const expected = Buffer.from(`sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`);
@@ -88,11 +99,12 @@ before(async () => {
   if (skip) return;
   await receiver.start();
   database = await createTestDatabase();
+  unmigrated = await createTestDatabase();
   const name = new URL(database.databaseUrl!).pathname.slice(1);
   // Migrated on a direct connection: the migrator's lock is a session advisory lock.
   const migrated = await runCli(['migrate'], { DATABASE_URL: database.databaseUrl!, CODEHOST_DATA_DIR: database.dataDir, CODEHOST_LOG_LEVEL: 'error' });
   assert.equal(migrated.code, 0, migrated.output);
-  bouncer = await startPgBouncer({ serverUrl: database.databaseUrl!, databases: [name], poolSize: SERVER_CONNECTIONS });
+  bouncer = await startPgBouncer({ serverUrl: database.databaseUrl!, databases: [name, dbName(unmigrated)], poolSize: SERVER_CONNECTIONS });
   // One at a time: the first one settles the secret key and creates the job queue's schema.
   for (let i = 0; i < PROCESSES; i++) {
     const port = await freePort();
@@ -110,6 +122,7 @@ after(async () => {
   await bouncer?.stop();
   await receiver.stop();
   await database?.drop();
+  await unmigrated?.drop();
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -216,5 +229,65 @@ describe(`${PROCESSES} processes through PgBouncer in transaction mode`, { skip 
     execFileSync('tar', ['-xzf', file, '-C', dir]);
     assert.ok(readdirSync(dir).includes('repositories'), readdirSync(dir).join(', '));
     assert.ok(readdirSync(join(dir, 'repositories', 'erin')).includes('carried.git'));
+  });
+});
+
+describe('a start through PgBouncer in transaction mode with CODEHOST_DATABASE_POOLER unset', { skip }, () => {
+  test('serve finds the pooler, runs as if it were set, says so in the banner, and its reusable queries answer', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const cli = serveUnset(port, bouncer!.url(dbName(database)), join(scratch, 'unset'));
+    try {
+      await cli.waitFor(/codehost is listening/, 90);
+      const output = cli.output();
+      assert.match(output, /database: PostgreSQL \(CODEHOST_DATABASE_POOLER=transaction: no named prepared statements, no LISTEN\)/);
+      assert.match(output, /^ {2}CODEHOST_DATABASE_POOLER=transaction \(DATABASE_URL leads to a transaction pooler: (two connections, both open, were answered by one backend|one connection was answered by two backends|a session setting was gone)/m);
+      const base = `http://127.0.0.1:${port}`;
+      await admin(base, 'POST', '/users', { login: 'unset' });
+      const token = (await admin(base, 'POST', '/tokens', { login: 'unset', kind: 'classic', scopes: [] })).token;
+      // The token lookup is a reusable query: named, it fails on the server connections that did not prepare it.
+      const statuses = await Promise.all(Array.from({ length: 60 }, async () => (await call(base, 'GET', '/api/v3/user', { token })).status));
+      assert.deepEqual([...new Set(statuses)], [200]);
+    } finally {
+      cli.child.kill('SIGTERM');
+      await cli.exited();
+      await stopped(cli);
+    }
+  });
+
+  test('serve and migrate through it on an unmigrated database refuse in one line: migrate on a direct connection', { timeout: 120_000 }, async () => {
+    for (const command of ['serve', 'migrate']) {
+      const port = await freePort();
+      const cli = command === 'serve'
+        ? serveUnset(port, bouncer!.url(dbName(unmigrated)), unmigrated.dataDir)
+        : startCli(['migrate'], { env: { CODEHOST_DATA_DIR: unmigrated.dataDir, CODEHOST_LOG_LEVEL: 'error', DATABASE_URL: bouncer!.url(dbName(unmigrated)) } });
+      const code = await cli.exited();
+      await stopped(cli);
+      const lines = cli.output().trim().split('\n');
+      assert.notEqual(code, 0, `${command}: ${cli.output()}`);
+      assert.equal(lines.length, 1, `${command}: ${cli.output()}`);
+      assert.match(lines[0]!, /DATABASE_URL leads to a transaction pooler \(.+\) and the database is not migrated: .*run `codehost migrate` with DATABASE_URL naming PostgreSQL itself \(a direct connection\)/);
+    }
+    // Nothing was migrated through the pooler.
+    const direct = new pg.Client({ connectionString: unmigrated.databaseUrl! });
+    await direct.connect();
+    try {
+      assert.equal((await direct.query("select to_regclass('kysely_migration') as t")).rows[0].t, null);
+    } finally {
+      await direct.end();
+    }
+  });
+
+  test('a direct connection is not taken for a pooler: the banner names no pooler', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const cli = serveUnset(port, database.databaseUrl!, join(scratch, 'direct'));
+    try {
+      await cli.waitFor(/codehost is listening/, 90);
+      assert.match(cli.output(), /^database: PostgreSQL$/m);
+      assert.doesNotMatch(cli.output(), /POOLER|pooler/);
+    } finally {
+      cli.child.kill('SIGTERM');
+      await cli.exited();
+      await stopped(cli);
+    }
   });
 });

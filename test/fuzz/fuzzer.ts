@@ -10,37 +10,108 @@ import { createPrivateKey } from 'node:crypto';
 import { SignJWT, importPKCS8 } from 'jose';
 import { AREAS } from '../../src/app.ts';
 import { loadSeedFile } from '../../src/admin/seed.ts';
+import { JournalFilter } from '../../src/admin/journal.ts';
 import * as admin from '../../src/admin/schemas.ts';
+import { OperatorBody } from '../../src/areas/assistant-metrics/routes.ts';
+import { CommentBody, IssueBody, IssueChangeBody } from '../../src/core/issues/admin-routes.ts';
 import { ADMIN_TOKEN, type TestServer } from '../helpers/server.ts';
 
 const DEMO_SEED = fileURLToPath(new URL('../../src/admin/demo.yaml', import.meta.url));
 
+const NAME = { type: 'string' };
+
 /**
- * The admin API's operations (hidden from /openapi.json), with their body schemas: the operator's
- * creates take names that end up in paths and in git (repository and branch names). The clock,
- * jobs and faults routes are left out: they change the test server itself.
+ * The admin API's operations (hidden from /openapi.json), every one the server has but those in
+ * ADMIN_LEFT_OUT (test/fuzz.test.ts checks the two lists against the source), with their body
+ * schemas: the operator's creates take names that end up in paths and in git (repository and branch
+ * names). Among them the test server's own: the clock, the jobs drain, the request journal, reset
+ * and snapshots (the fuzzer restores its own snapshot after a reset or a restore, and every
+ * RESTORE_EVERY requests, so that the demo data stays there to be reached).
  */
-const ADMIN_OPERATIONS: { method: string; path: string; body?: object; query?: string[] }[] = [
+export const ADMIN_OPERATIONS: { method: string; path: string; body?: object; query?: string[] }[] = [
   { method: 'POST', path: '/_admin/users', body: admin.UserBody },
+  { method: 'DELETE', path: '/_admin/users/{login}' },
+  { method: 'PUT', path: '/_admin/users/{login}/suspended', body: { type: 'object', properties: { reason: { type: 'string', maxLength: 1000 } } } },
+  { method: 'DELETE', path: '/_admin/users/{login}/suspended' },
   { method: 'POST', path: '/_admin/enterprises', body: admin.EnterpriseBody },
   { method: 'POST', path: '/_admin/orgs', body: admin.OrgBody },
+  { method: 'PUT', path: '/_admin/orgs/{org}/assistant', body: OperatorBody },
   { method: 'POST', path: '/_admin/orgs/{org}/teams', body: admin.TeamBody },
+  { method: 'PUT', path: '/_admin/orgs/{org}/teams/{team_slug}/members/{login}' },
+  { method: 'DELETE', path: '/_admin/orgs/{org}/teams/{team_slug}/members/{login}' },
   { method: 'POST', path: '/_admin/repos', body: admin.RepoBody },
   { method: 'GET', path: '/_admin/repos/{owner}/{repo}' },
   { method: 'PATCH', path: '/_admin/repos/{owner}/{repo}', body: admin.RepoChangeBody },
+  { method: 'DELETE', path: '/_admin/repos/{owner}/{repo}' },
   { method: 'PUT', path: '/_admin/repos/{owner}/{repo}/subscription', body: admin.WatchBody },
   { method: 'PUT', path: '/_admin/repos/{owner}/{repo}/collaborators/{login}', body: admin.RepositoryAccessBody },
+  { method: 'DELETE', path: '/_admin/repos/{owner}/{repo}/collaborators/{login}' },
+  { method: 'PUT', path: '/_admin/repos/{owner}/{repo}/issue-types/{name}', body: { type: 'object', required: ['is_enabled'], properties: { is_enabled: { type: 'boolean' } } } },
+  { method: 'POST', path: '/_admin/repos/{owner}/{repo}/issues', body: IssueBody },
+  { method: 'PATCH', path: '/_admin/repos/{owner}/{repo}/issues/{number}', body: IssueChangeBody },
+  { method: 'POST', path: '/_admin/repos/{owner}/{repo}/issues/{number}/comments', body: CommentBody },
   { method: 'PUT', path: '/_admin/orgs/{org}/members/{login}', body: admin.OrgMembershipBody },
+  { method: 'DELETE', path: '/_admin/orgs/{org}/members/{login}' },
   { method: 'PUT', path: '/_admin/orgs/{org}/teams/{team_slug}/repos/{owner}/{repo}', body: admin.RepositoryAccessBody },
+  { method: 'DELETE', path: '/_admin/orgs/{org}/teams/{team_slug}/repos/{owner}/{repo}' },
   { method: 'POST', path: '/_admin/tokens', body: admin.TokenBody },
   { method: 'POST', path: '/_admin/apps', body: admin.AppBody },
   { method: 'PATCH', path: '/_admin/apps/{app_slug}', body: admin.AppUpdateBody },
   { method: 'POST', path: '/_admin/apps/{app_slug}/installations', body: admin.InstallationBody },
   { method: 'PATCH', path: '/_admin/apps/{app_slug}/installations/{installation_id}', body: admin.InstallationUpdateBody },
   { method: 'POST', path: '/_admin/apps/{app_slug}/authorizations', body: admin.AuthorizationBody },
+  { method: 'GET', path: '/_admin/apps/{app_slug}/deliveries', query: ['page', 'per_page'] },
+  { method: 'GET', path: '/_admin/apps/{app_slug}/deliveries/{delivery_id}' },
+  { method: 'POST', path: '/_admin/apps/{app_slug}/deliveries/{delivery_id}/attempts' },
+  {
+    method: 'POST', path: '/_admin/events', body: {
+      type: 'object', required: ['event'], properties: {
+        event: { enum: ['push', 'issues', 'issue_comment', 'pull_request', 'installation', 'ping', 'x'] }, action: { enum: ['opened', 'created', 'closed'] },
+        repository: { type: 'string' }, account: { type: 'string' }, sender: { type: 'string' }, payload: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+    },
+  },
+  {
+    method: 'POST', path: '/_admin/notifications', body: {
+      type: 'object', required: ['login', 'repository', 'subject', 'reason'], properties: {
+        login: NAME, repository: NAME, reason: { enum: ['mention', 'subscribed', 'manual', 'author', 'x'] },
+        subject: { type: 'object', required: ['type', 'title', 'url'], properties: { type: { enum: ['Issue', 'Release', 'Discussion'] }, title: NAME, url: { type: 'string', format: 'uri' } } },
+      },
+    },
+  },
   { method: 'GET', path: '/_admin/migrations/{migration_id}' },
   ...['users', 'orgs', 'repos', 'apps', 'tokens'].map((list) => ({ method: 'GET', path: `/_admin/${list}`, query: ['page', 'per_page', ...(list === 'tokens' ? ['login'] : [])] })),
+  { method: 'GET', path: '/_admin/orgs/{org}/teams', query: ['page', 'per_page'] },
+  { method: 'GET', path: '/_admin/apps/{app_slug}/installations', query: ['page', 'per_page'] },
+  { method: 'GET', path: '/_admin/clock' },
+  { method: 'POST', path: '/_admin/clock', body: { type: 'object', required: ['advance_seconds'], properties: { advance_seconds: { type: 'integer', minimum: 0, maximum: 7200 } } } },
+  // The drain waits up to timeout_seconds for jobs no worker runs here (CODEHOST_WORKER=0), then
+  // answers its 504: the fuzzer keeps the wait short (`shortDrain`).
+  { method: 'POST', path: '/_admin/jobs/drain', body: { type: 'object', properties: { timeout_seconds: { type: 'integer', minimum: 0, maximum: 2 }, wait_for_deferred: { type: 'boolean' } } } },
+  { method: 'GET', path: '/_admin/requests', query: ['method', 'path', 'operation', 'login', 'app', 'status', 'since', 'page', 'per_page'] },
+  { method: 'POST', path: '/_admin/requests/count', body: JournalFilter },
+  { method: 'DELETE', path: '/_admin/requests' },
+  { method: 'GET', path: '/_admin/faults' },
+  { method: 'DELETE', path: '/_admin/faults' },
+  { method: 'DELETE', path: '/_admin/faults/{fault_id}' },
+  { method: 'POST', path: '/_admin/reset', body: { type: 'object', properties: { to: { enum: ['empty', 'demo', 'seed'] }, seed: { enum: ['users: [{login: seeded}]', '{}', 'users: 1', 'repos: [{owner: nobody, name: x}]', ': :'] } } } },
+  { method: 'GET', path: '/_admin/snapshots' },
+  { method: 'POST', path: '/_admin/snapshots', body: { type: 'object', required: ['name'], properties: { name: { enum: ['fuzz', 'fuzz-2', 'a'] } } } },
+  { method: 'POST', path: '/_admin/snapshots/{name}/restore' },
+  { method: 'DELETE', path: '/_admin/snapshots/{name}' },
 ];
+
+/** Admin operations the fuzzer does not send, each with why. */
+export const ADMIN_LEFT_OUT: Record<string, string> = {
+  'POST /_admin/faults': 'it makes the server fail on purpose: the 5xx and the waits that follow are the rule\'s answers',
+};
+
+/** The fuzzer's own snapshot (a name the fuzzed requests never use), of the demo data as prepared. */
+const BASE_SNAPSHOT = 'fuzzer-base';
+/** Requests between two restores of the fuzzer's snapshot (the deletes wear the demo data down). */
+const RESTORE_EVERY = 2500;
+/** Admin operations whose success changes the whole database: the fuzzer's snapshot is restored after them. */
+const WHOLESALE = new Set(['POST /_admin/reset', 'POST /_admin/snapshots/{name}/restore']);
 
 export interface FuzzRequest {
   operation: string;
@@ -67,6 +138,36 @@ export interface FuzzReport {
   /** Connections reset before an answer whose retry on a fresh connection was answered. */
   resetsRetried: number;
   seconds: number;
+  /** Requests sent as a race: the same request 2 to 4 times at once (each counts in `requests`). */
+  raced: number;
+  /** Restores of the fuzzer's own snapshot (after a reset or a restore, and every RESTORE_EVERY requests). */
+  restores: number;
+  /** The run stopped at its deadline (`maxSeconds`) before the budget was spent. */
+  stoppedAtDeadline: boolean;
+  /** Set when the server stopped answering: the run stopped there (see `Wedge`). */
+  wedge: Wedge | null;
+  /** The statuses of each admin operation. */
+  adminStatuses: Record<string, Record<string, number>>;
+}
+
+/** A request the fuzzer sent, with what came of it and when. */
+export interface Sent {
+  request: FuzzRequest;
+  /** Milliseconds since the run's start at which it was sent. */
+  startedMs: number;
+  /** How long it took; for one still in flight, how long it had waited. */
+  ms: number;
+  outcome: number | string | 'in flight';
+}
+
+/** The server stopped answering: a request waited past `wedgeSeconds`, or a hang with /healthz silent too. */
+export interface Wedge {
+  reason: string;
+  /** What /healthz answered right then. */
+  healthz: number | string;
+  inFlight: Sent[];
+  /** The last requests that ended, oldest first. */
+  recent: Sent[];
 }
 
 export interface FuzzOptions {
@@ -75,6 +176,10 @@ export interface FuzzOptions {
   concurrency?: number;
   /** Milliseconds after which a request without an answer counts as a hang. */
   timeoutMs?: number;
+  /** A request in flight this long (or a hang while /healthz does not answer) stops the run as a wedge. Default 30. */
+  wedgeSeconds?: number;
+  /** The run stops after this long, whatever is left of the budget. */
+  maxSeconds?: number;
   /** Called every `progressEvery` requests. */
   progress?: (done: number, report: FuzzReport) => void;
   progressEvery?: number;
@@ -390,6 +495,8 @@ function operationsOf(doc: any): Operation[] {
   return operations;
 }
 
+const INTEGER_PARAMS = new Set(['installation_id', 'migration_id', 'number', 'delivery_id', 'fault_id']);
+
 function adminOperations(): Operation[] {
   const pageSchema: Record<string, Schema> = { page: { type: 'integer', minimum: 1 }, per_page: { type: 'integer', minimum: 1 }, login: { type: 'string' } };
   return ADMIN_OPERATIONS.map((op) => ({
@@ -397,8 +504,8 @@ function adminOperations(): Operation[] {
     method: op.method,
     path: op.path,
     admin: true,
-    pathParams: [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1]!, schema: (m[1] === 'installation_id' || m[1] === 'migration_id' ? { type: 'integer' } : { type: 'string' }) as Schema })),
-    queryParams: (op.query ?? []).map((name) => ({ name, schema: pageSchema[name]! })),
+    pathParams: [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1]!, schema: (INTEGER_PARAMS.has(m[1]!) ? { type: 'integer' } : { type: 'string' }) as Schema })),
+    queryParams: (op.query ?? []).map((name) => ({ name, schema: pageSchema[name] ?? { type: 'string' } })),
     body: op.body as Schema | undefined,
   }));
 }
@@ -437,7 +544,7 @@ export async function prepare(server: TestServer): Promise<Setup> {
     names: {
       owner: ['acme', 'mona', 'ACME'], org: ['acme', 'Acme'], username: ['mona', 'hubot', 'octo', 'acme'], enterprise: ['acme-corp'],
       repo: ['widgets', 'secret-sauce', 'handbook', 'dotfiles', 'widgets.git'], team_slug: ['reviewers'], app_slug: ['demo-app', 'proto-app'],
-      client_id: [DEMO_APP.clientId], repo_name: ['widgets', 'dotfiles'], login: ['mona', 'hubot', 'octo'], name: ['widgets', 'Bug'],
+      client_id: [DEMO_APP.clientId], repo_name: ['widgets', 'dotfiles'], login: ['mona', 'hubot', 'octo'], name: ['widgets', 'Bug', 'fuzz', 'fuzz-2'],
       repository: ['acme/widgets', 'widgets'], default_branch: ['main', 'release/1.x'], account: ['acme', 'mona'], permission_name: ['metadata', 'issues', 'administration', 'organization_administration'],
     },
     ids: {},
@@ -482,8 +589,10 @@ export async function prepare(server: TestServer): Promise<Setup> {
     repository_id: [1, 2, 3],
     repository_ids: [1, 2, 3],
     selected_repository_ids: [1, 2, 3],
-    issue_number: [1], pull_number: [1], comment_id: [1], event_id: [1],
+    issue_number: [1], pull_number: [1], comment_id: [1], event_id: [1], number: [1, 2], fault_id: [1],
   };
+  // The fuzzer's own snapshot of all this, restored after a reset or a restore (see WHOLESALE).
+  await server.admin('POST', '/snapshots', { name: BASE_SNAPSHOT });
 
   const credentials: Credential[] = [
     { label: 'anonymous', authorization: () => null },
@@ -651,72 +760,208 @@ export function describeFailure(baseUrl: string, failure: FuzzFailure): string {
   ].join('\n');
 }
 
+/** What the fuzzer sent last, also while it runs (scripts/fuzz.ts prints it if the process is about to end). */
+export const journal = { recent: [] as Sent[], inFlight: new Map<number, { request: FuzzRequest; started: number }>(), started: Date.now() };
+const RECENT = 100;
+
+export function inFlightNow(): Sent[] {
+  const now = Date.now();
+  return [...journal.inFlight.values()].map(({ request, started }) => ({ request, startedMs: started - journal.started, ms: now - started, outcome: 'in flight' }));
+}
+
+export function describeSent(baseUrl: string, sent: Sent): string {
+  return `  +${(sent.startedMs / 1000).toFixed(1)} s ${sent.outcome} after ${sent.ms} ms: ${replayCommand(baseUrl, sent.request).slice(0, 600)}`;
+}
+
+export function describeWedge(baseUrl: string, wedge: Wedge): string {
+  return [
+    `WEDGE: ${wedge.reason}; /healthz: ${wedge.healthz}`,
+    `in flight (${wedge.inFlight.length}):`,
+    ...wedge.inFlight.map((sent) => describeSent(baseUrl, sent)),
+    `the last ${wedge.recent.length} requests that ended, oldest first:`,
+    ...wedge.recent.map((sent) => describeSent(baseUrl, sent)),
+  ].join('\n');
+}
+
+/** The drain waits its timeout_seconds for jobs no worker here runs: a fuzzed wait is kept to 2 s. */
+function shortDrain(request: FuzzRequest): FuzzRequest {
+  if (request.operation !== 'POST /_admin/jobs/drain' || request.body === undefined) return request;
+  try {
+    const body = JSON.parse(request.body);
+    const wait = body && typeof body === 'object' && !Array.isArray(body) ? body.timeout_seconds : null;
+    // Left out, it is 30 s; a number the route takes, up to 600.
+    if (wait === undefined || (typeof wait === 'number' && wait > 2 && wait <= 600)) {
+      return { ...request, body: JSON.stringify({ ...body, timeout_seconds: 2 }) };
+    }
+  } catch {
+    // not JSON: sent as it is
+  }
+  return request;
+}
+
+/** A 5xx an operation documents, not a failure: the drain's 504 while jobs wait (no worker runs them here). */
+function documented(request: FuzzRequest, status: number, text: string): boolean {
+  return request.operation === 'POST /_admin/jobs/drain' && status === 504 && text.includes('Background jobs are still waiting');
+}
+
 /**
- * Sends the probes (every operation × every credential, plausible values), then `requests` seeded
- * random ones, round-robin over the operations so that every operation is covered however small the
- * budget.
+ * Sends the probes (every operation × every credential, plausible values; the admin operations
+ * last), then `requests` seeded random ones, round-robin over the operations so that every operation
+ * is covered however small the budget; some are sent 2 to 4 times at once (a race). Stops early at a
+ * wedge (the server stopped answering: `report.wedge`, with the requests in flight and the last ones)
+ * or at `maxSeconds`.
  */
 export async function fuzz(server: TestServer, options: FuzzOptions): Promise<FuzzReport> {
   const started = Date.now();
+  journal.started = started;
+  journal.recent = [];
+  journal.inFlight.clear();
   const setup = await prepare(server);
   const base = new URL(server.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency ?? 4 });
-  const report: FuzzReport = { requests: 0, operations: setup.operations.length, covered: 0, statuses: {}, failures: [], resetsRetried: 0, seconds: 0 };
+  const concurrency = options.concurrency ?? 4;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const wedgeMs = (options.wedgeSeconds ?? 30) * 1000;
+  const deadline = options.maxSeconds === undefined ? Infinity : started + options.maxSeconds * 1000;
+  // Room for the races' copies, sent at once.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency * 4 });
+  const report: FuzzReport = {
+    requests: 0, operations: setup.operations.length, covered: 0, statuses: {}, failures: [], resetsRetried: 0, seconds: 0,
+    raced: 0, restores: 0, stoppedAtDeadline: false, wedge: null, adminStatuses: {},
+  };
   resetsRetried = 0;
   const covered = new Set<string>();
   let issued = 0;
   let lastRefresh = Date.now();
   let refreshing: Promise<void> | null = null;
+  let sequence = 0;
+  const stopped = () => report.wedge !== null || Date.now() > deadline;
+
+  const tracked = async (request: FuzzRequest, wait = timeoutMs) => {
+    const id = sequence++;
+    const at = Date.now();
+    journal.inFlight.set(id, { request, started: at });
+    try {
+      const answer = await send(base, agent, request, wait);
+      journal.recent.push({ request, startedMs: at - started, ms: Date.now() - at, outcome: answer.status });
+      if (journal.recent.length > RECENT) journal.recent.shift();
+      return answer;
+    } finally {
+      journal.inFlight.delete(id);
+    }
+  };
+
+  const wedged = async (reason: string) => {
+    if (report.wedge) return;
+    const inFlight = inFlightNow();
+    const recent = [...journal.recent];
+    const healthz = (await send(base, NO_AGENT, { operation: 'GET /healthz', method: 'GET', path: '/healthz', headers: {} }, 5_000, false)).status;
+    if (report.wedge) return;
+    report.wedge = { reason, healthz, inFlight, recent };
+  };
+  const watchdog = setInterval(() => {
+    const late = inFlightNow().filter((sent) => sent.ms > wedgeMs);
+    if (late.length) void wedged(`${late.length} request(s) in flight for over ${wedgeMs / 1000} s`);
+  }, 1000);
+  watchdog.unref();
+
+  const refresh = () => {
+    if (!refreshing) {
+      lastRefresh = Date.now();
+      refreshing = setup.refresh().catch(() => undefined).finally(() => (refreshing = null));
+    }
+    return refreshing;
+  };
+  // The fuzzer's own snapshot back (one at a time): after a reset, a restore, and every RESTORE_EVERY requests.
+  let restoring: Promise<void> | null = null;
+  const restore = () => {
+    restoring ??= (async () => {
+      const request: FuzzRequest = {
+        operation: 'POST /_admin/snapshots/{name}/restore (the fuzzer\'s own)', method: 'POST', path: `/_admin/snapshots/${BASE_SNAPSHOT}/restore`,
+        headers: { accept: 'application/json', authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{}',
+      };
+      const { status, text } = await tracked(request);
+      report.restores++;
+      if (status !== 200) report.failures.push({ request, outcome: status, response: text });
+      else await refresh();
+    })().finally(() => (restoring = null));
+    return restoring;
+  };
 
   const record = (operation: Operation, request: FuzzRequest, status: number | string, text: string) => {
     report.requests++;
     covered.add(operation.id);
     const key = String(status);
     report.statuses[key] = (report.statuses[key] ?? 0) + 1;
+    if (operation.admin) {
+      const statuses = (report.adminStatuses[operation.id] ??= {});
+      statuses[key] = (statuses[key] ?? 0) + 1;
+    }
     const clientSide = typeof status === 'string' && status.startsWith('client:');
-    if ((typeof status === 'number' && status >= 500) || (typeof status === 'string' && !clientSide)) {
+    if ((typeof status === 'number' && status >= 500 && !documented(request, status, text)) || (typeof status === 'string' && !clientSide)) {
       report.failures.push({ request, outcome: status, response: text });
+    }
+    if (status === 'hang') {
+      // The server may be stuck: /healthz silent too is a wedge.
+      void send(base, NO_AGENT, { operation: 'GET /healthz', method: 'GET', path: '/healthz', headers: {} }, 5_000, false).then(({ status: health }) => {
+        if (health !== 200) void wedged(`${request.operation} had no answer in ${timeoutMs / 1000} s and /healthz answered ${health}`);
+      });
+    }
+    if (typeof status === 'number' && status < 300) {
+      if (WHOLESALE.has(operation.id)) void restore();
+      if (operation.id === 'POST /_admin/clock') void refresh();
     }
   };
 
   // Probe: every operation once with every credential and plausible values; the credentials that
   // get past authentication and the access rule are then used 70% of the time, so that hostile
-  // values reach the handlers rather than stopping at a 401 or 403.
-  const probes = setup.operations.flatMap((operation) => (operation.admin ? setup.credentials.slice(0, 1) : setup.credentials).map((credential) => ({ operation, credential })));
+  // values reach the handlers rather than stopping at a 401 or 403. The admin operations come last
+  // (they delete and reset what the others need), and the fuzzer's snapshot is restored after them.
+  const ordered = [...setup.operations.filter((operation) => !operation.admin), ...setup.operations.filter((operation) => operation.admin)];
+  const probes = ordered.flatMap((operation) => (operation.admin ? setup.credentials.slice(0, 1) : setup.credentials).map((credential) => ({ operation, credential })));
   let next = 0;
   const prober = async () => {
-    while (next < probes.length) {
+    while (next < probes.length && !stopped()) {
       const { operation, credential } = probes[next]!;
-      const request = makeRequest(new Dice(options.seed + next++), operation, setup, { credential });
-      const { status, text } = await send(base, agent, request, options.timeoutMs ?? 15_000);
+      const request = shortDrain(makeRequest(new Dice(options.seed + next++), operation, setup, { credential }));
+      const { status, text } = await tracked(request);
       record(operation, request, status, text);
       if (typeof status === 'number' && status !== 401 && status !== 403) {
         setup.accepted.set(operation.id, [...(setup.accepted.get(operation.id) ?? []), credential]);
       }
     }
   };
-  await Promise.all(Array.from({ length: options.concurrency ?? 4 }, prober));
+  await Promise.all(Array.from({ length: concurrency }, prober));
+  await restore();
   // The probes count toward the budget.
   const budget = Math.max(0, options.requests - report.requests);
 
   const worker = async () => {
-    while (issued < budget) {
-      const index = issued++;
-      if (Date.now() - lastRefresh > 60_000 && !refreshing) {
-        lastRefresh = Date.now();
-        refreshing = setup.refresh().finally(() => (refreshing = null));
-      }
+    while (issued < budget && !stopped()) {
+      const index = issued;
+      if (Date.now() - lastRefresh > 60_000) void refresh();
       if (refreshing) await refreshing;
+      if (restoring) await restoring;
       const operation = setup.operations[index % setup.operations.length]!;
       // One die per request: request n of a seed is the same whatever the concurrency and timing.
-      const request = makeRequest(new Dice(Math.imul(options.seed, 0x9e3779b1) ^ index), operation, setup);
-      const { status, text } = await send(base, agent, request, options.timeoutMs ?? 15_000);
-      record(operation, request, status, text);
-      if (options.progress && report.requests % (options.progressEvery ?? 5000) === 0) options.progress(report.requests, report);
+      const request = shortDrain(makeRequest(new Dice(Math.imul(options.seed, 0x9e3779b1) ^ index), operation, setup));
+      // And one for whether it races (2 to 4 copies at once), apart, so that the requests stay the same.
+      const race = new Dice((Math.imul(options.seed, 0x85ebca6b) ^ index) + 1);
+      const copies = race.chance(0.06) ? race.int(2, 4) : 1;
+      issued += copies;
+      if (copies > 1) report.raced += copies;
+      const answers = await Promise.all(Array.from({ length: copies }, () => tracked(request)));
+      for (const { status, text } of answers) {
+        record(operation, request, status, text);
+        if (options.progress && report.requests % (options.progressEvery ?? 5000) === 0) options.progress(report.requests, report);
+      }
+      if (Math.floor((index + copies) / RESTORE_EVERY) > Math.floor(index / RESTORE_EVERY)) void restore();
     }
   };
-  await Promise.all(Array.from({ length: options.concurrency ?? 4 }, worker));
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  clearInterval(watchdog);
+  if (!report.wedge && restoring) await restoring;
   agent.destroy();
+  report.stoppedAtDeadline = !report.wedge && issued < budget;
   report.covered = covered.size;
   report.resetsRetried = resetsRetried;
   report.seconds = (Date.now() - started) / 1000;

@@ -51,9 +51,11 @@ export interface PgBouncerOptions {
   databases: string[];
   /** Server connections per database (default_pool_size). */
   poolSize?: number;
+  /** PgBouncer's pool_mode (default transaction). */
+  poolMode?: 'transaction' | 'session';
 }
 
-/** Starts PgBouncer (transaction pooling, trust authentication, loopback only) and waits until it accepts connections. */
+/** Starts PgBouncer (transaction pooling unless `poolMode` says otherwise, trust authentication, loopback only) and waits until it accepts connections. */
 export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBouncer> {
   const server = new URL(options.serverUrl);
   const user = decodeURIComponent(server.username || 'postgres');
@@ -71,7 +73,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
     'listen_addr = 127.0.0.1',
     `listen_port = ${port}`,
     'unix_socket_dir =',
-    'pool_mode = transaction',
+    `pool_mode = ${options.poolMode ?? 'transaction'}`,
     'auth_type = trust',
     `auth_file = ${join(dir, 'userlist.txt')}`,
     `admin_users = ${user}`,
