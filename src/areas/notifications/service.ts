@@ -20,6 +20,7 @@ import { defineJob } from '../../jobs/job.ts';
 import { hash } from 'node:crypto';
 import type { Activity } from '../../core/activities.ts';
 import type { Executor } from '../../db/index.ts';
+import { heldRows } from '../../db/held.ts';
 import type { AccessChange } from '../../core/area.ts';
 import { userRepositoryPermissions } from '../../core/callers/access.ts';
 import { readersOf } from '../../core/repositories/permissions.ts';
@@ -164,6 +165,9 @@ export class NotificationService extends Service {
     if (row.name === null || row.issue_id === null || row.actor_id === null) return;
     const issue = await findIssueById(trx, row.issue_id);
     if (!issue) return;
+    // The subject's repository and issue, held (src/db/held.ts) in the order a deletion removes them:
+    // gone since the activity, there is nothing to notify of; held, the subject's insert cannot fail.
+    if (!(await heldRows(trx, 'repositories', [issue.repository_id])).size || !(await heldRows(trx, 'issues', [issue.id])).size) return;
     const repository = await findRepositoryById(trx, issue.repository_id);
     if (!repository) return;
     const actorId = row.actor_id;
@@ -225,11 +229,15 @@ export class NotificationService extends Service {
     const subscriptions = new Map((await store.subscriptionsOf(trx, subjectId)).map((s) => [s.user_id, s]));
     const watches = new Map((await store.watchesOf(trx, repository.id, followers ? undefined : [...claims.keys()])).map((w) => [w.user_id, w]));
 
-    const users = new Set<number>([...claims.keys(), actorId]);
+    const candidates = new Set<number>([...claims.keys(), actorId]);
     if (followers) {
-      for (const s of subscriptions.values()) if (s.state === 'subscribed') users.add(s.user_id);
-      for (const w of watches.values()) if (w.subscribed && !w.ignored) users.add(w.user_id);
+      for (const s of subscriptions.values()) if (s.state === 'subscribed') candidates.add(s.user_id);
+      for (const w of watches.values()) if (w.subscribed && !w.ignored) candidates.add(w.user_id);
     }
+    // The users deleted since the activity (its payload names them by id) are skipped; those that
+    // remain are held until the fan-out commits, so a deletion racing it cannot make its inserts fail
+    // and cost every other recipient the activity (it waits, then its cascade removes their threads).
+    const users = await heldRows(trx, 'users', [...candidates]);
 
     const threads: NewThread[] = [];
     const subscriptionChanges: SubscriptionRow[] = [];
