@@ -66,3 +66,94 @@ describe('notification fan-out after a recipient was deleted', () => {
     assert.deepEqual(await threadTitles(api, tokens.alice!), ['Opened']);
   });
 });
+
+describe('reads and writes racing a deletion', () => {
+  let server: TestServer;
+  const tokens: Record<string, string> = {};
+  before(async () => {
+    server = await startServer({ CODEHOST_RATE_LIMIT_ANONYMOUS: '1000' });
+    for (const login of ['alice', 'mona']) {
+      await server.admin('POST', '/users', { login });
+      tokens[login] = await classicToken(server, login, ['notifications', 'repo']);
+    }
+  });
+  after(() => server?.close());
+
+  /** Statuses that are not among `allowed`, with their bodies. */
+  const unexpected = (responses: { status: number; text: string }[], allowed: number[]) => responses.filter((r) => !allowed.includes(r.status)).map((r) => `${r.status} ${r.text}`);
+
+  test('GET /notifications and a thread while their repository is deleted: 200 (without it) or 404, never a 500', { timeout: 120_000 }, async () => {
+    const ROUNDS = 12;
+    for (let i = 0; i < ROUNDS; i++) {
+      await server.admin('POST', '/repos', { owner: 'alice', name: `doomed-${i}` });
+      await server.admin('POST', `/repos/alice/doomed-${i}/issues`, { author: 'alice', title: `doomed ${i}`, body: 'for @mona' });
+    }
+    await server.admin('POST', '/repos', { owner: 'alice', name: 'kept' });
+    await server.admin('POST', '/repos/alice/kept/issues', { author: 'alice', title: 'kept', body: 'for @mona' });
+    await server.drain();
+    const listed = await server.api('GET', '/notifications?per_page=100', { token: tokens.mona });
+    assert.equal(listed.status, 200, listed.text);
+    const threadOf = new Map((listed.body as { id: string; repository: { name: string } }[]).map((t) => [t.repository.name, t.id]));
+    assert.equal(threadOf.size, ROUNDS + 1);
+
+    const problems: string[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      // A new version of the repository: the page must load it again (not from the kept JSON).
+      await server.admin('PATCH', `/repos/alice/doomed-${i}`, { description: `round ${i}` });
+      const get = () => server.api('GET', '/notifications?per_page=100', { token: tokens.mona });
+      const thread = () => server.api('GET', `/notifications/threads/${threadOf.get(`doomed-${i}`)}`, { token: tokens.mona });
+      const [deleted, ...reads] = await Promise.all([server.adminRaw('DELETE', `/repos/alice/doomed-${i}`), get(), thread(), get(), thread(), get()]);
+      assert.equal(deleted.status, 204, deleted.text);
+      problems.push(...unexpected(reads.filter((_, n) => n % 2 === 0), [200]), ...unexpected(reads.filter((_, n) => n % 2 === 1), [200, 404]));
+      for (const read of reads.filter((r, n) => n % 2 === 0 && r.status === 200)) {
+        assert.ok((read.body as { repository: { name: string } }[]).some((t) => t.repository.name === 'kept'), 'the kept repository\'s thread is listed');
+      }
+    }
+    assert.deepEqual(problems, []);
+    const after = await server.api('GET', '/notifications?per_page=100', { token: tokens.mona });
+    assert.deepEqual((after.body as { repository: { name: string } }[]).map((t) => t.repository.name), ['kept']);
+  });
+});
+
+describe('notification writes racing the deletion of their user or repository', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_RATE_LIMIT_ANONYMOUS: '1000' });
+    await server.admin('POST', '/users', { login: 'alice' });
+  });
+  after(() => server?.close());
+
+  test('thread and subscription writes answer as the platform does (a 404 or 401 for what is gone), never a 422 or a 5xx', { timeout: 120_000 }, async () => {
+    const ROUNDS = 8;
+    const rounds: { login: string; token: string; thread: string; repository: string }[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const login = `gone-${i}`;
+      await server.admin('POST', '/users', { login });
+      await server.admin('POST', '/repos', { owner: 'alice', name: `r${i}` });
+      await server.admin('POST', `/repos/alice/r${i}/issues`, { author: 'alice', title: `for ${login}`, body: `cc @${login}` });
+      rounds.push({ login, token: await classicToken(server, login, ['notifications', 'repo']), thread: '', repository: `r${i}` });
+    }
+    await server.drain();
+    for (const round of rounds) {
+      const listed = await server.api('GET', '/notifications', { token: round.token });
+      assert.equal(listed.body.length, 1, listed.text);
+      round.thread = listed.body[0].id;
+    }
+    const problems: string[] = [];
+    for (const [i, { login, token, thread, repository }] of rounds.entries()) {
+      const writes = () => [
+        server.api('PUT', `/notifications/threads/${thread}/subscription`, { token, body: { ignored: i % 2 === 0 } }),
+        server.api('DELETE', `/notifications/threads/${thread}/subscription`, { token }),
+        server.api('PATCH', `/notifications/threads/${thread}`, { token }),
+        server.api('DELETE', `/notifications/threads/${thread}`, { token }),
+        server.api('PUT', '/notifications', { token, body: {} }),
+      ];
+      // Odd rounds delete the user, even ones the thread's repository.
+      const deletion = i % 2 ? server.adminRaw('DELETE', `/users/${login}`) : server.adminRaw('DELETE', `/repos/alice/${repository}`);
+      const [deleted, ...answers] = await Promise.all([deletion, ...writes(), ...writes()]);
+      assert.equal(deleted.status, 204, deleted.text);
+      problems.push(...answers.filter((r) => r.status === 422 || r.status >= 500).map((r) => `round ${i}: ${r.status} ${r.text}`));
+    }
+    assert.deepEqual(problems, []);
+  });
+});

@@ -9,7 +9,7 @@ import type { Executor } from './index.ts';
 import { idList, inIdList, isPostgres } from './prepared.ts';
 
 /** The tables whose rows background work refers to by id. */
-export type HeldTable = 'users' | 'repositories' | 'issues' | 'apps';
+export type HeldTable = 'users' | 'repositories' | 'issues' | 'apps' | 'notification_subjects';
 
 /**
  * Of `ids`, those whose rows in `table` exist now, held until the transaction ends: on PostgreSQL
