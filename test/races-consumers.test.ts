@@ -4,6 +4,8 @@
 // 422. The deletions come before the queue is drained (deterministic), or, for requests, in rounds of
 // the same requests sent at once.
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { classicToken } from './helpers/credentials.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
@@ -155,5 +157,53 @@ describe('notification writes racing the deletion of their user or repository', 
       problems.push(...answers.filter((r) => r.status === 422 || r.status >= 500).map((r) => `round ${i}: ${r.status} ${r.text}`));
     }
     assert.deepEqual(problems, []);
+  });
+});
+
+describe('git data created while a deletion runs', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_RATE_LIMIT_ANONYMOUS: '1000' });
+    await server.admin('POST', '/users', { login: 'boss' });
+  });
+  after(() => server?.close());
+
+  const gitRoot = () => join(server.server.ctx.config.dataDir, 'git');
+  /** The git data directories on disk, and those the repositories' rows name. */
+  async function gitData() {
+    const onDisk = (existsSync(gitRoot()) ? readdirSync(gitRoot()) : []).map((name) => `git/${name}`).sort();
+    const rows = await server.server.ctx.db.kysely.selectFrom('repositories').select('git_path').where('git_path', 'is not', null).execute();
+    return { onDisk, named: rows.map((row) => row.git_path!.replaceAll('\\', '/')).sort() };
+  }
+
+  test('a creation racing the deletion of the repository before it, or of its owner: each ends cleanly, no stray files, every row\'s git data whole', { timeout: 120_000 }, async () => {
+    const ROUNDS = 10;
+    const problems: string[] = [];
+    let previous = (await server.admin('POST', '/repos', { owner: 'boss', name: 'first', init_git: true })).name as string;
+    for (let i = 0; i < ROUNDS; i++) {
+      // The repository created last is deleted as the next is created (on SQLite the next may get its id).
+      const [deleted, created] = await Promise.all([
+        server.adminRaw('DELETE', `/repos/boss/${previous}`),
+        server.adminRaw('POST', '/repos', { owner: 'boss', name: `next-${i}`, init_git: true }),
+      ]);
+      if (deleted.status !== 204) problems.push(`round ${i} delete: ${deleted.status} ${deleted.text}`);
+      if (created.status !== 201) problems.push(`round ${i} create: ${created.status} ${created.text}`);
+      else previous = created.body.name;
+      // An owner deleted as a repository of theirs is created: the creation is a 404 or the repository goes with its owner.
+      const login = `owner-${i}`;
+      await server.admin('POST', '/users', { login });
+      const [gone, made] = await Promise.all([
+        server.adminRaw('DELETE', `/users/${login}`),
+        server.adminRaw('POST', '/repos', { owner: login, name: 'theirs', init_git: true }),
+      ]);
+      if (gone.status !== 204) problems.push(`round ${i} delete owner: ${gone.status} ${gone.text}`);
+      if (made.status !== 201 && made.status !== 404) problems.push(`round ${i} create for owner: ${made.status} ${made.text}`);
+    }
+    assert.deepEqual(problems, []);
+    const { onDisk, named } = await gitData();
+    assert.deepEqual(onDisk, named, 'the git data on disk is exactly what the rows name');
+    for (const path of named) {
+      assert.ok(existsSync(join(server.server.ctx.config.dataDir, path, 'HEAD')), `${path} is a git repository`);
+    }
   });
 });

@@ -12,16 +12,24 @@ import { idList, inIdList, isPostgres } from './prepared.ts';
 export type HeldTable = 'users' | 'repositories' | 'issues' | 'apps' | 'notification_subjects';
 
 /**
+ * `key share` (the default) keeps the rows from being deleted; `share` also from being changed: it
+ * waits for (and makes wait) a writer that locks the row first to read what hangs off it, as a
+ * deletion does (`lockAccount`, FOR NO KEY UPDATE), so that writer then sees what this one inserted.
+ */
+export type HoldMode = 'key share' | 'share';
+
+/**
  * Of `ids`, those whose rows in `table` exist now, held until the transaction ends: on PostgreSQL
  * FOR KEY SHARE (what an insert that refers to a row takes anyway, so it blocks no other reader or
  * referrer, only a deletion or a change of the key), in id order so that concurrent holders never
  * deadlock; a row deleted by a transaction that commits meanwhile is not returned. SQLite runs one
  * transaction at a time: what it reads stays until it ends.
  */
-export async function heldRows(trx: Executor, table: HeldTable, ids: readonly number[]): Promise<Set<number>> {
+export async function heldRows(trx: Executor, table: HeldTable, ids: readonly number[], mode: HoldMode = 'key share'): Promise<Set<number>> {
   const wanted = [...new Set(ids)];
   if (!wanted.length) return new Set();
   const postgres = isPostgres(trx);
-  const { rows } = await sql<{ id: number }>`select id from ${sql.table(table)} where ${inIdList(postgres, 'id', idList(trx, wanted))} order by id ${postgres ? sql`for key share` : sql``}`.execute(trx);
+  const lock = postgres ? sql`for ${sql.raw(mode)}` : sql``;
+  const { rows } = await sql<{ id: number }>`select id from ${sql.table(table)} where ${inIdList(postgres, 'id', idList(trx, wanted))} order by id ${lock}`.execute(trx);
   return new Set(rows.map((row) => Number(row.id)));
 }
