@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { classicToken } from './helpers/credentials.ts';
+import { appJwt, classicToken, type TestApp } from './helpers/credentials.ts';
+import { Receiver } from './helpers/receiver.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
@@ -205,5 +206,53 @@ describe('git data created while a deletion runs', () => {
     for (const path of named) {
       assert.ok(existsSync(join(server.server.ctx.config.dataDir, path, 'HEAD')), `${path} is a git repository`);
     }
+  });
+});
+
+describe('webhook fan-out after an installation, a repository and a user were deleted', () => {
+  let database: TestDatabase;
+  let api: TestServer;
+  let worker: TestServer | undefined;
+  let receiver: Receiver;
+  before(async () => {
+    receiver = await new Receiver().start();
+    database = await createTestDatabase();
+    api = await startServer({ CODEHOST_WORKER: '0' }, { database });
+  });
+  after(async () => {
+    await worker?.close();
+    await api.close();
+    await database.drop();
+    await receiver.stop();
+  });
+
+  test('each remaining app gets each event once; nothing fails or waits for a retry', { timeout: 120_000 }, async () => {
+    for (const login of ['mona', 'leaver']) await api.admin('POST', '/users', { login });
+    await api.admin('POST', '/orgs', { login: 'acme', owners: ['mona'], members: ['leaver'] });
+    for (const name of ['widgets', 'doomed']) await api.admin('POST', '/repos', { owner: 'acme', name });
+    const apps: Record<string, TestApp> = {};
+    for (const slug of ['kept-app', 'gone-app']) {
+      apps[slug] = await api.admin('POST', '/apps', { slug, permissions: { issues: 'read' }, events: ['issues', 'issue_comment'], webhook: { url: receiver.url(`/${slug}`) } });
+      await api.admin('POST', `/apps/${slug}/installations`, { account: 'acme' });
+    }
+    const installation = await api.api('GET', '/app/installations', { token: await appJwt(api, apps['gone-app']!) });
+    assert.equal(installation.status, 200, installation.text);
+
+    await api.admin('POST', '/repos/acme/widgets/issues', { author: 'leaver', title: 'by the leaver', body: 'cc @mona' });
+    await api.admin('POST', '/repos/acme/widgets/issues/1/comments', { author: 'mona', body: 'thanks @leaver' });
+    await api.admin('POST', '/repos/acme/doomed/issues', { author: 'mona', title: 'in a doomed repository' });
+    // Deleted before any of it is consumed.
+    const removed = await api.api('DELETE', `/app/installations/${installation.body[0].id}`, { token: await appJwt(api, apps['gone-app']!) });
+    assert.equal(removed.status, 204, removed.text);
+    await api.admin('DELETE', '/repos/acme/doomed');
+    await api.admin('DELETE', '/users/leaver');
+
+    worker = await startServer({}, { database });
+    const left = await drainNow(worker);
+    assert.deepEqual(left, { ...left, pending: 0, deferred: 0 }, 'a fan-out or a delivery failed and waits for a retry');
+    // Of the issue events (the apps also get their ping and installation events).
+    const events = (slug: string) => receiver.received.filter((r) => r.path === `/${slug}` && String(r.headers['x-vendor-event']).startsWith('issue')).map((r) => `${r.headers['x-vendor-event']}.${r.json?.action}:${r.json?.repository?.name}`).sort();
+    assert.deepEqual(events('kept-app'), ['issue_comment.created:widgets', 'issues.opened:widgets']);
+    assert.deepEqual(events('gone-app'), []);
   });
 });
