@@ -256,3 +256,41 @@ describe('webhook fan-out after an installation, a repository and a user were de
     assert.deepEqual(events('gone-app'), []);
   });
 });
+
+describe('notification fan-out while its recipients and repositories are being deleted', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ CODEHOST_RATE_LIMIT_ANONYMOUS: '1000' });
+    for (const login of ['alice', 'carol']) await server.admin('POST', '/users', { login });
+    await server.admin('POST', '/orgs', { login: 'acme', owners: ['alice'], members: ['carol'] });
+    await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets' });
+  });
+  after(() => server?.close());
+
+  test('activity consumed as the users it names and the repositories it is in go: the rest get it, no job fails', { timeout: 120_000 }, async () => {
+    const ROUNDS = 12;
+    const problems: string[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const login = `leaving-${i}`;
+      await server.admin('POST', '/users', { login });
+      await server.admin('PUT', '/orgs/acme/members/' + login, { role: 'member' });
+      await server.admin('PUT', '/repos/acme/widgets/subscription', { login, subscribed: true });
+      await server.admin('POST', '/repos', { owner: 'acme', name: `doomed-${i}` });
+      const answers = await Promise.all([
+        server.adminRaw('POST', '/repos/acme/widgets/issues', { author: 'alice', title: `round ${i}`, body: `cc @${login} @carol` }),
+        server.adminRaw('POST', `/repos/acme/doomed-${i}/issues`, { author: 'alice', title: `doomed ${i}`, body: `cc @${login} @carol` }),
+        server.adminRaw('DELETE', `/users/${login}`),
+        server.adminRaw('DELETE', `/repos/acme/doomed-${i}`),
+      ]);
+      const [opened, inDoomed, ...deleted] = answers;
+      if (opened!.status !== 201) problems.push(`round ${i} issue: ${opened!.status} ${opened!.text}`);
+      if (inDoomed!.status !== 201 && inDoomed!.status !== 404) problems.push(`round ${i} issue in a doomed repository: ${inDoomed!.status} ${inDoomed!.text}`);
+      for (const d of deleted) if (d.status !== 204) problems.push(`round ${i} deletion: ${d.status} ${d.text}`);
+    }
+    assert.deepEqual(problems, []);
+    const left = await drainNow(server);
+    assert.deepEqual(left, { ...left, pending: 0, deferred: 0 }, 'a fan-out failed and waits for a retry');
+    const token = await classicToken(server, 'carol', ['notifications', 'repo']);
+    assert.deepEqual(await threadTitles(server, token), Array.from({ length: ROUNDS }, (_, i) => `round ${i}`).sort());
+  });
+});
