@@ -346,9 +346,11 @@ export class NotificationService extends Service {
     const key = hash('sha256', `${input.subject.type}\n${input.subject.url}`, 'base64url');
     const now = this.now();
     const threadId = await this.db.transaction().execute(async (trx) => {
-      // Deleted since they were looked up: a 404, as when they were not found (held, the inserts cannot fail).
-      if (!(await heldRows(trx, 'repositories', [repository.id])).size) throw notFound(`Repository not found: ${input.repository}`);
+      // Deleted since they were looked up: a 404, as when they were not found (held, the inserts
+      // cannot fail). In the order of every writer of notifications: the user, the inbox, the repository.
       if (!(await heldRows(trx, 'users', [user.id])).size) throw notFound(`User not found: ${input.login}`);
+      await store.lockInbox(trx, user.id, this.onPostgres);
+      if (!(await heldRows(trx, 'repositories', [repository.id])).size) throw notFound(`Repository not found: ${input.repository}`);
       const subjectId = await store.upsertSubject(trx, {
         repository_id: repository.id,
         issue_id: null,
@@ -515,6 +517,7 @@ export class NotificationService extends Service {
       const marked: { chosen: number; last: store.MarkPosition | null } = await this.db.transaction().execute(async (trx) => {
         // A user deleted since the job was queued took their threads with them: nothing is left to mark.
         if (!(await heldRows(trx, 'users', [job.userId])).size) return { chosen: 0, changed: 0, last: null };
+        await store.lockInbox(trx, job.userId, this.onPostgres);
         // Access may have changed since the job was queued: the hidden repositories as of now.
         const hidden = await store.hiddenRepositoryIds(trx, job.userId);
         const result = await store.markThreads(trx, job, hidden, job.readAt, batch, this.onPostgres, after);
