@@ -74,7 +74,10 @@ export interface ActivityConsumer<A = ActivityOf<Record<string, object>> | RawAc
   name: string;
   /**
    * Consumes one row of the activity outbox inside `trx` (which also records the consumption), so
-   * its effects and the marker commit together.
+   * its effects and the marker commit together. What the row names may have been deleted since it
+   * was recorded, or be deleted as it is consumed: a consumer inserts rows that refer to users,
+   * repositories or apps only for those `heldRows` (src/db/held.ts) says still exist, and skips the
+   * rest, so one deleted recipient never fails the row for all the others.
    */
   onActivity?(ctx: Context, trx: Executor, activity: A): Promise<void>;
 }

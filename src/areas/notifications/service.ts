@@ -20,6 +20,7 @@ import { defineJob } from '../../jobs/job.ts';
 import { hash } from 'node:crypto';
 import type { Activity } from '../../core/activities.ts';
 import type { Executor } from '../../db/index.ts';
+import { heldRows } from '../../db/held.ts';
 import type { AccessChange } from '../../core/area.ts';
 import { userRepositoryPermissions } from '../../core/callers/access.ts';
 import { readersOf } from '../../core/repositories/permissions.ts';
@@ -214,27 +215,24 @@ export class NotificationService extends Service {
     claim(mentions.mentioned_user_ids, 'mention', true);
 
     const now = this.now();
-    const subjectId = await store.upsertSubject(trx, {
-      repository_id: repository.id,
-      issue_id: issue.id,
-      subject_key: `issue:${issue.id}`,
-      type: issue.is_pull_request ? 'PullRequest' : 'Issue',
-      title: issue.title,
-      url: null,
-    }, now);
-    const subscriptions = new Map((await store.subscriptionsOf(trx, subjectId)).map((s) => [s.user_id, s]));
+    const subjectKey = `issue:${issue.id}`;
+    const subscriptions = new Map((await store.subscriptionsOfSubject(trx, subjectKey)).map((s) => [s.user_id, s]));
     const watches = new Map((await store.watchesOf(trx, repository.id, followers ? undefined : [...claims.keys()])).map((w) => [w.user_id, w]));
 
-    const users = new Set<number>([...claims.keys(), actorId]);
+    const candidates = new Set<number>([...claims.keys(), actorId]);
     if (followers) {
-      for (const s of subscriptions.values()) if (s.state === 'subscribed') users.add(s.user_id);
-      for (const w of watches.values()) if (w.subscribed && !w.ignored) users.add(w.user_id);
+      for (const s of subscriptions.values()) if (s.state === 'subscribed') candidates.add(s.user_id);
+      for (const w of watches.values()) if (w.subscribed && !w.ignored) candidates.add(w.user_id);
     }
+    // The users deleted since the activity (its payload names them by id) are skipped; those that
+    // remain are held until the fan-out commits, so a deletion racing it cannot make its inserts fail
+    // and cost every other recipient the activity (it waits, then its cascade removes their threads).
+    const users = await heldRows(trx, 'users', [...candidates]);
 
-    const threads: NewThread[] = [];
-    const subscriptionChanges: SubscriptionRow[] = [];
+    const threads: Omit<NewThread, 'subject_id'>[] = [];
+    const subscriptionChanges: Omit<SubscriptionRow, 'subject_id'>[] = [];
     const subscribe = (userId: number, reason: Reason | null, state: 'subscribed' | 'ignored' | 'muted' = 'subscribed') =>
-      subscriptionChanges.push({ user_id: userId, subject_id: subjectId, state, reason, created_at: subscriptions.get(userId)?.created_at ?? now });
+      subscriptionChanges.push({ user_id: userId, state, reason, created_at: subscriptions.get(userId)?.created_at ?? now });
 
     // Who of them can read the repository, in one query (anyone can read a public one).
     const readers = repository.visibility === 'public' ? null : await readersOf(trx, repository.id, [...users]);
@@ -275,7 +273,6 @@ export class NotificationService extends Service {
 
       threads.push({
         user_id: userId,
-        subject_id: subjectId,
         repository_id: repository.id,
         reason: mostDirect(allowed.map((c) => c.reason))!,
         unread: 1,
@@ -295,11 +292,27 @@ export class NotificationService extends Service {
       }
     }
 
-    await store.upsertThreads(trx, threads);
-    await store.saveSubscriptions(trx, subscriptionChanges);
+    // The writes, in the order every writer of notifications takes its locks (PostgreSQL), so that
+    // none waits for another that waits for it: the users (held above), their inboxes, then the
+    // subject's repository and issue and what hangs off them. A deletion of the repository moves
+    // the inboxes of its threads' users before it removes the repository; a user's own writes hold
+    // the user, then the inbox, then their threads (`userWrite`).
     // A subscription is part of what the user's notifications show (the subscription GET), the
     // actor's own included, whose participation changes it without a thread.
     await store.touchInboxes(trx, [...threads.map((t) => t.user_id), ...subscriptionChanges.map((s) => s.user_id)], now);
+    // The repository and the issue, held (src/db/held.ts): deleted since the activity, there is
+    // nothing to notify of (their threads would go with them); held, the inserts cannot fail.
+    if (!(await heldRows(trx, 'repositories', [repository.id])).size || !(await heldRows(trx, 'issues', [issue.id])).size) return;
+    const subjectId = await store.upsertSubject(trx, {
+      repository_id: repository.id,
+      issue_id: issue.id,
+      subject_key: subjectKey,
+      type: issue.is_pull_request ? 'PullRequest' : 'Issue',
+      title: issue.title,
+      url: null,
+    }, now);
+    await store.upsertThreads(trx, threads.map((thread) => ({ ...thread, subject_id: subjectId })));
+    await store.saveSubscriptions(trx, subscriptionChanges.map((change) => ({ ...change, subject_id: subjectId })));
   }
 
   /**
@@ -333,6 +346,11 @@ export class NotificationService extends Service {
     const key = hash('sha256', `${input.subject.type}\n${input.subject.url}`, 'base64url');
     const now = this.now();
     const threadId = await this.db.transaction().execute(async (trx) => {
+      // Deleted since they were looked up: a 404, as when they were not found (held, the inserts
+      // cannot fail). In the order of every writer of notifications: the user, the inbox, the repository.
+      if (!(await heldRows(trx, 'users', [user.id])).size) throw notFound(`User not found: ${input.login}`);
+      await store.lockInbox(trx, user.id, this.onPostgres);
+      if (!(await heldRows(trx, 'repositories', [repository.id])).size) throw notFound(`Repository not found: ${input.repository}`);
       const subjectId = await store.upsertSubject(trx, {
         repository_id: repository.id,
         issue_id: null,
@@ -357,7 +375,9 @@ export class NotificationService extends Service {
       await store.touchInboxes(trx, [user.id], now);
       return (await store.findThreadBySubject(trx, user.id, subjectId))!;
     });
-    return (await this.represent([threadId]))[0]!;
+    const [thread] = await this.represent([threadId]);
+    if (!thread) throw notFound(`Repository not found: ${input.repository}`);
+    return thread;
   }
 
   // --- The API -----------------------------------------------------------------------------------
@@ -445,11 +465,16 @@ export class NotificationService extends Service {
       else missing.push(id);
     }
     for (const found of await repositoriesWithFacts(this.db, missing)) repositories.set(found.repository.id, found);
-    return { validator, body: this.pages.write(read.threads, repositories).body, returned: read.threads.length, total: read.total };
+    // A repository deleted since the page was read took its threads with it: they are left out, as
+    // a read after the deletion would (the count, of the page's snapshot, may still include them).
+    const threads = read.threads.filter((thread) => repositories.has(thread.repository_id));
+    return { validator, body: this.pages.write(threads, repositories).body, returned: threads.length, total: read.total };
   }
 
   async thread(userId: number, threadId: number): Promise<NotificationThread> {
-    return (await this.represent([await this.requireThread(userId, threadId)]))[0]!;
+    const [thread] = await this.represent([await this.requireThread(userId, threadId)]);
+    if (!thread) throw notFound();
+    return thread;
   }
 
   /**
@@ -470,7 +495,7 @@ export class NotificationService extends Service {
       await MARK_READ.send(this.ctx.queue, job);
       return 'queued';
     }
-    await this.db.transaction().execute(async (trx) => {
+    await this.userWrite(userId, async (trx) => {
       // Again inside the transaction: what the user cannot read as the marking happens stays as it is.
       const current = await store.hiddenRepositoryIds(trx, userId);
       if ((await store.markThreads(trx, selection, current, readAt, threshold, this.onPostgres)).changed > 0) await store.touchInboxes(trx, [userId], now);
@@ -490,6 +515,9 @@ export class NotificationService extends Service {
     for (;;) {
       await new Promise((resolve) => setImmediate(resolve));
       const marked: { chosen: number; last: store.MarkPosition | null } = await this.db.transaction().execute(async (trx) => {
+        // A user deleted since the job was queued took their threads with them: nothing is left to mark.
+        if (!(await heldRows(trx, 'users', [job.userId])).size) return { chosen: 0, changed: 0, last: null };
+        await store.lockInbox(trx, job.userId, this.onPostgres);
         // Access may have changed since the job was queued: the hidden repositories as of now.
         const hidden = await store.hiddenRepositoryIds(trx, job.userId);
         const result = await store.markThreads(trx, job, hidden, job.readAt, batch, this.onPostgres, after);
@@ -548,7 +576,9 @@ export class NotificationService extends Service {
 
   /** A user's thread subscription, saved with their inbox version moved (the conditional GETs). */
   private async saveSubscription(userId: number, row: SubscriptionRow): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.userWrite(userId, async (trx) => {
+      // The thread's subject went with its repository (or issue) since the thread was read: gone.
+      if (!(await heldRows(trx, 'notification_subjects', [row.subject_id])).size) throw notFound();
       await store.saveSubscriptions(trx, [row]);
       await store.touchInboxes(trx, [userId], this.now());
     });
@@ -575,9 +605,23 @@ export class NotificationService extends Service {
   }
 
   private async changeThread(userId: number, threadId: number, values: { unread: 0; last_read_at: string; done?: 1 }): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.userWrite(userId, async (trx) => {
       await store.updateThread(trx, threadId, values);
       await store.touchInboxes(trx, [userId], this.now());
+    });
+  }
+
+  /**
+   * A write of the user's own notifications (threads, thread subscriptions, their inbox), in a
+   * transaction that first holds the user's row (src/db/held.ts): a user deleted since the request
+   * was authenticated is a 404, as for anything gone, and a deletion racing the write waits for it
+   * instead of making its inserts fail on a foreign key.
+   */
+  private async userWrite<T>(userId: number, write: (trx: Executor) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(async (trx) => {
+      if (!(await heldRows(trx, 'users', [userId])).size) throw notFound();
+      await store.lockInbox(trx, userId, this.onPostgres);
+      return write(trx);
     });
   }
 
@@ -591,6 +635,10 @@ export class NotificationService extends Service {
     const repositories = new Map<number, ShapedRepository>(
       (await repositoriesWithFacts(this.db, [...new Set(rows.map((r) => r.repository_id))])).map((facts) => [facts.repository.id, shapeRepository(this.ctx.urls, facts)]),
     );
-    return rows.map((row) => threadRepresentation(this.ctx.urls, row, repositories.get(row.repository_id)!));
+    // A repository deleted since the threads were read took them with it: they are not represented.
+    return rows.flatMap((row) => {
+      const repository = repositories.get(row.repository_id);
+      return repository ? [threadRepresentation(this.ctx.urls, row, repository)] : [];
+    });
   }
 }

@@ -41,8 +41,14 @@ export async function upsertSubject(
   return row.id;
 }
 
-export async function subscriptionsOf(db: Executor, subjectId: number): Promise<SubscriptionRow[]> {
-  return db.selectFrom('thread_subscriptions').selectAll().where('subject_id', '=', subjectId).execute();
+/** The thread subscriptions of a subject, by its key (none when the subject is not recorded yet). */
+export async function subscriptionsOfSubject(db: Executor, subjectKey: string): Promise<SubscriptionRow[]> {
+  return db
+    .selectFrom('thread_subscriptions')
+    .innerJoin('notification_subjects', 'notification_subjects.id', 'thread_subscriptions.subject_id')
+    .selectAll('thread_subscriptions')
+    .where('notification_subjects.subject_key', '=', subjectKey)
+    .execute();
 }
 
 export async function subscription(db: Executor, userId: number, subjectId: number): Promise<SubscriptionRow | undefined> {
@@ -123,6 +129,16 @@ export async function touchInboxes(db: Executor, userIds: readonly number[], now
       )
       .execute();
   }
+}
+
+/**
+ * Locks the user's inbox row until the transaction ends (PostgreSQL; SQLite runs one transaction at a
+ * time), before a write of their threads or thread subscriptions: a repository's deletion moves the
+ * inboxes of its threads' users before its cascade removes the threads, so a write that locked a
+ * thread first and the inbox last could wait for the deletion while the deletion waits for it.
+ */
+export async function lockInbox(db: Executor, userId: number, postgres: boolean): Promise<void> {
+  if (postgres) await db.selectFrom('notification_inboxes').select('user_id').where('user_id', '=', userId).forUpdate().execute();
 }
 
 /** The users who have threads in some repositories (whose lists a change of access there changes). */

@@ -1,6 +1,7 @@
 // The facts of repositories (open issues and pull requests, watchers, stars, forks), loaded in one
 // query for any number of them: every full Repository representation is built from these.
 import type { Executor } from '../../db/index.ts';
+import { notFound } from '../../platform/errors.ts';
 import type { Urls } from '../../platform/urls.ts';
 import { fullRepository, type FullRepository, type RepositoryFacts, type RepositoryOwner, type RepositoryRow } from './representations.ts';
 import { repositoryFacts } from './store.ts';
@@ -21,6 +22,8 @@ export async function representRepository(
   permissions?: { admin: boolean; push: boolean; pull: boolean },
   showSecurity = false,
 ): Promise<FullRepository> {
-  const facts = await loadRepositoryFacts(db, [repository.id]);
-  return fullRepository(urls, repository, owner, facts.get(repository.id)!, permissions, showSecurity);
+  const facts = (await loadRepositoryFacts(db, [repository.id])).get(repository.id);
+  // Deleted since it was read (a request racing its deletion): gone, as for any request after.
+  if (!facts) throw notFound('Repository not found');
+  return fullRepository(urls, repository, owner, facts, permissions, showSecurity);
 }

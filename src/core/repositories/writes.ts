@@ -7,6 +7,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Executor } from '../../db/index.ts';
+import { heldRows } from '../../db/held.ts';
 import type { RepositoryPermission } from '../../db/schema.ts';
 import { ApiError, insertUnique, invalidField, notFound, validationFailed } from '../../platform/errors.ts';
 import { organizationSimple, simpleUser } from '../accounts/representations.ts';
@@ -51,6 +52,10 @@ export class RepositoryWrites extends HookedWrites {
     // configuration) is sure to see it.
     const written: { id?: number; path?: string } = {};
     const repository = await this.db.transaction().execute(async (trx) => {
+      // The owner, held until the creation commits (src/db/held.ts): an owner deleted meanwhile is a
+      // 404; a deletion that comes after waits, then finds this repository and its git data to remove
+      // (it locks the owner before it lists what the owner has), so none is left behind.
+      if (!(await heldRows(trx, 'users', [owner.id], 'share')).size) throw notFound(`${owner.type === 'Organization' ? 'Organization' : 'User'} not found: ${owner.login}`);
       const row = await insertUnique('Repository', 'name', () =>
         insertRepository(trx, {
           owner_id: owner.id,
@@ -96,7 +101,9 @@ export class RepositoryWrites extends HookedWrites {
       throw error;
     });
     const current = await findRepositoryById(this.db, repository.id);
-    return { ...current!, owner };
+    // Deleted (with its owner, say) as soon as it was made: gone, as for any request after.
+    if (!current) throw notFound('Repository not found');
+    return { ...current, owner };
   }
 
   /** Gives a team access to a repository of its organization (or changes the permission). */
