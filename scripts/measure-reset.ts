@@ -2,10 +2,10 @@
 // DATABASE_URL), and /healthz's slowest answer meanwhile, asked from another process.
 // USERS, ISSUES, GIT (repositories with git data): the world's size.
 //   GIT=500 node_modules/.bin/node scripts/measure-reset.ts
-import { spawn } from 'node:child_process';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
+import { slowestHealthz } from '../test/helpers/healthz.ts';
 import { startServer } from '../test/helpers/server.ts';
 
 const USERS = Number(process.env.USERS ?? 5000);
@@ -34,30 +34,10 @@ for (let i = 0; i < GIT; i++) {
 }
 console.log(`world: ${GIT} repositories with git data, ${USERS} users, ${ISSUES} issues, built in ${Math.round(performance.now() - t0)} ms`);
 
-/** Runs `run` while another process asks /healthz every 20 ms: the time it took and /healthz's slowest answer meanwhile. */
+/** Runs `run` while another process asks /healthz every 20 ms, and prints the time it took and /healthz's slowest answer meanwhile. */
 async function timed(label: string, run: () => Promise<unknown>) {
-  const pinger = spawn(process.execPath, ['-e', `
-    let worst = 0;
-    process.on('SIGTERM', () => { console.log(Math.round(worst)); process.exit(0); });
-    (async () => { for (;;) {
-      const started = performance.now();
-      await fetch(${JSON.stringify(`${server.url}/healthz`)}).then((r) => r.text()).catch(() => {});
-      worst = Math.max(worst, performance.now() - started);
-      await new Promise((r) => setTimeout(r, 20));
-    } })();
-    console.log('ready');
-  `]);
-  let out = '';
-  pinger.stdout.on('data', (chunk) => (out += chunk));
-  while (!out.includes('ready')) await new Promise((r) => setTimeout(r, 10));
-  const started = performance.now();
-  const result = await run();
-  const took = performance.now() - started;
-  await new Promise((r) => setTimeout(r, 100));
-  pinger.kill('SIGTERM');
-  await new Promise((r) => pinger.on('exit', r));
-  const worst = out.trim().split('\n').at(-1);
-  console.log(`${label}: ${Math.round(took)} ms; /healthz slowest answer meanwhile ${worst} ms; ${JSON.stringify(result)}`);
+  const { result, tookMs, slowestMs } = await slowestHealthz(server.url, run);
+  console.log(`${label}: ${Math.round(tookMs)} ms; /healthz slowest answer meanwhile ${slowestMs} ms; ${JSON.stringify(result)}`);
 }
 await timed('snapshot', () => server.adminRaw('POST', '/snapshots', { name: 'big' }).then((r) => r.status));
 await timed('reset to empty', () => server.adminRaw('POST', '/reset', {}).then((r) => r.status));

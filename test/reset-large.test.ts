@@ -3,11 +3,11 @@
 // meanwhile (it waited for the whole copy before: 16 s for 400 repositories on this machine), and a
 // reset to empty removes the files in the background. Measured from another process.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
+import { slowestHealthz } from './helpers/healthz.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 const REPOSITORIES = 300;
@@ -31,37 +31,15 @@ before(async () => {
 });
 after(() => server?.close());
 
-/** /healthz's slowest answer, asked every 20 ms from another process while `run` runs. */
-async function slowestHealthz(run: () => Promise<void>): Promise<number> {
-  const pinger = spawn(process.execPath, ['-e', `
-    let worst = 0;
-    process.on('SIGTERM', () => { console.log(Math.round(worst)); process.exit(0); });
-    (async () => { for (;;) {
-      const started = performance.now();
-      await fetch(${JSON.stringify(`${server.url}/healthz`)}).then((r) => r.text()).catch(() => {});
-      worst = Math.max(worst, performance.now() - started);
-      await new Promise((r) => setTimeout(r, 20));
-    } })();
-    console.log('ready');
-  `]);
-  let out = '';
-  pinger.stdout.on('data', (chunk) => (out += chunk));
-  while (!out.includes('ready')) await new Promise((r) => setTimeout(r, 10));
-  await run();
-  await new Promise((r) => setTimeout(r, 100));
-  pinger.kill('SIGTERM');
-  await new Promise((r) => pinger.on('exit', r));
-  return Number(out.trim().split('\n').at(-1));
-}
-
 test(`with ${REPOSITORIES} repositories' git data, /healthz answers within ${BOUND_MS} ms during a snapshot, a reset and a restore`, { timeout: 300_000 }, async (t) => {
   const ok = async (method: string, path: string, body: unknown = {}) => {
     const response = await server.adminRaw(method, path, body);
     assert.ok(response.status < 300, `${path}: ${response.status} ${response.text}`);
   };
-  const snapshot = await slowestHealthz(() => ok('POST', '/snapshots', { name: 'many' }));
-  const reset = await slowestHealthz(() => ok('POST', '/reset'));
-  const restore = await slowestHealthz(() => ok('POST', '/snapshots/many/restore'));
+  const slowest = async (run: () => Promise<void>) => (await slowestHealthz(server.url, run)).slowestMs;
+  const snapshot = await slowest(() => ok('POST', '/snapshots', { name: 'many' }));
+  const reset = await slowest(() => ok('POST', '/reset'));
+  const restore = await slowest(() => ok('POST', '/snapshots/many/restore'));
   t.diagnostic(`/healthz slowest: snapshot ${snapshot} ms, reset ${reset} ms, restore ${restore} ms`);
   assert.ok(snapshot < BOUND_MS && reset < BOUND_MS && restore < BOUND_MS, `snapshot ${snapshot} ms, reset ${reset} ms, restore ${restore} ms`);
   // The world is back, git data included.
