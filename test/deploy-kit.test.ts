@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createTestDatabase, engine, type TestDatabase } from './helpers/database.ts';
+import { NGINX, NGINX_MISSING, nginxConfiguration, nginxPrefix } from './helpers/nginx.ts';
 import { eventually, freePort, portOpen, startCli, type CliProcess } from './helpers/process.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
@@ -213,7 +214,6 @@ describe('deploy/codehost.service', { skip }, () => {
   });
 });
 
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((path) => existsSync(path));
 
 /** A GET over TLS to 127.0.0.1:port (the test's self-signed certificate), from a chosen loopback address. */
 function tlsGet(port: number, path: string, from = '127.0.0.1'): Promise<{ status: number; alpn: string | false }> {
@@ -227,14 +227,11 @@ function tlsGet(port: number, path: string, from = '127.0.0.1'): Promise<{ statu
   });
 }
 
-describe('deploy/nginx.conf', { skip: NGINX ? false : 'nginx is not installed (Debian: apt-get install nginx; .ci/run installs it)' }, () => {
+describe('deploy/nginx.conf', { skip: NGINX ? false : NGINX_MISSING }, () => {
   test('its TLS lines and its allowlist, uncommented, run on this nginx: TLS with HTTP/2, /_admin and /metrics refused to other addresses', { timeout: 60_000 }, async () => {
-    const prefix = mkdtempSync(join(tmpdir(), 'codehost-nginx-tls-'));
+    const prefix = nginxPrefix('codehost-nginx-tls');
     let nginx: ChildProcess | undefined;
     try {
-      chmodSync(prefix, 0o755);
-      for (const dir of ['logs', 'temp']) mkdirSync(join(prefix, dir), { mode: 0o777 });
-      chmodSync(join(prefix, 'temp'), 0o777);
       const [cert, key] = [join(prefix, 'fullchain.pem'), join(prefix, 'privkey.pem')];
       execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=codehost.example.com'], { stdio: 'ignore' });
       const [port, upstream] = [await freePort(), await freePort()];
@@ -256,21 +253,7 @@ describe('deploy/nginx.conf', { skip: NGINX ? false : 'nginx is not installed (D
         .replace('server 127.0.0.1:3000;', `server 127.0.0.1:${upstream};`);
       assert.match(site, new RegExp(`^\\s*listen 127\\.0\\.0\\.1:${port} ssl`, 'm'));
       assert.match(site, /^\s*ssl_certificate_key \//m);
-      const temp = (name: string) => `${name}_temp_path ${join(prefix, 'temp', name)};`;
-      const conf = join(prefix, 'nginx.conf');
-      writeFileSync(conf, [
-        'daemon off;',
-        'worker_processes 1;',
-        `pid ${join(prefix, 'nginx.pid')};`,
-        `error_log ${join(prefix, 'logs/error.log')} warn;`,
-        'events { worker_connections 64; }',
-        'http {',
-        `  access_log ${join(prefix, 'logs/access.log')};`,
-        ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${temp(name)}`),
-        site,
-        '}',
-      ].join('\n'));
-      const args = ['-p', prefix, '-e', join(prefix, 'logs/error.log'), '-c', conf];
+      const args = nginxConfiguration(prefix, site);
       try {
         execFileSync(NGINX!, ['-t', '-q', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
       } catch (error) {

@@ -5,18 +5,17 @@
 // sends cannot pick its rate-limit bucket), and the body limits answer 413.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { NGINX, NGINX_MISSING, nginxConfiguration, nginxPrefix } from './helpers/nginx.ts';
 import { createTestDatabase, engine, type TestDatabase } from './helpers/database.ts';
 import { eventually, freePort, portOpen, startCli, type CliProcess } from './helpers/process.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const ADMIN = 'reverse-proxy-test-admin-token-0123456789';
 const MONA = 'chp_DemoMonaClassicToken00000000013Mkcu6';
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((path) => existsSync(path));
 
 let database: TestDatabase;
 let server: CliProcess;
@@ -45,30 +44,14 @@ before(async () => {
   });
   await server.waitFor(/codehost is listening on/, 90);
 
-  prefix = mkdtempSync(join(tmpdir(), 'codehost-nginx-'));
-  // nginx's workers run as nobody: they write request bodies to the temp directory.
-  chmodSync(prefix, 0o755);
-  for (const dir of ['logs', 'temp']) mkdirSync(join(prefix, dir), { mode: 0o777 });
-  chmodSync(join(prefix, 'temp'), 0o777);
+  prefix = nginxPrefix('codehost-nginx');
   const site = readFileSync(join(ROOT, 'deploy/nginx.conf'), 'utf8')
     .replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${nginxPort};`)
     .replace('server 127.0.0.1:3000;', `server 127.0.0.1:${codehostPort};`);
   assert.match(site, new RegExp(`listen 127\\.0\\.0\\.1:${nginxPort};`));
-  const temp = (name: string) => `${name}_temp_path ${join(prefix, 'temp', name)};`;
-  writeFileSync(join(prefix, 'nginx.conf'), [
-    'daemon off;',
-    'worker_processes 1;',
-    `pid ${join(prefix, 'nginx.pid')};`,
-    `error_log ${join(prefix, 'logs/error.log')} warn;`,
-    'events { worker_connections 64; }',
-    'http {',
-    `  access_log ${join(prefix, 'logs/access.log')};`,
-    ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${temp(name)}`),
-    site,
-    '}',
-  ].join('\n'));
-  execFileSync(NGINX, ['-t', '-q', '-p', prefix, '-e', join(prefix, 'logs/error.log'), '-c', join(prefix, 'nginx.conf')]);
-  nginx = spawn(NGINX, ['-p', prefix, '-e', join(prefix, 'logs/error.log'), '-c', join(prefix, 'nginx.conf')], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const args = nginxConfiguration(prefix, site);
+  execFileSync(NGINX, ['-t', '-q', ...args]);
+  nginx = spawn(NGINX, args, { stdio: ['ignore', 'inherit', 'inherit'] });
   assert.ok(await eventually(() => portOpen(nginxPort), 20), 'nginx listens');
 });
 
@@ -85,7 +68,7 @@ after(async () => {
   await database?.drop();
 });
 
-const skip = NGINX ? false : 'nginx is not installed (Debian: apt-get install nginx; .ci/run installs it)';
+const skip = NGINX ? false : NGINX_MISSING;
 
 /** A request to nginx from a chosen loopback address (127.0.0.x: Linux routes the whole range). */
 function send(options: { path: string; from?: string; method?: string; headers?: Record<string, string>; body?: Buffer }) {
