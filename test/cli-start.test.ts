@@ -160,7 +160,7 @@ describe('startup errors', () => {
 
   test('`codehost admin` with no server running says so and how to start one', async () => {
     const port = await freePort();
-    await failsWith(['admin', 'GET', '/clock'], { CODEHOST_ADMIN_TOKEN: 'x', CODEHOST_URL: `http://127.0.0.1:${port}` }, new RegExp(`127\\.0\\.0\\.1:${port}.*codehost serve`));
+    await failsWith(['admin', 'GET', '/clock'], { CODEHOST_ADMIN_TOKEN: 'x', CODEHOST_URL: `http://127.0.0.1:${port}` }, new RegExp(`127\\.0\\.0\\.1:${port}.*bin/codehost\\.js serve`));
     await failsWith(['admin', 'GET', '/clock'], { CODEHOST_ADMIN_TOKEN: 'x', CODEHOST_URL: 'nowhere' }, /CODEHOST_URL/);
   });
 });
