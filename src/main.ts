@@ -376,6 +376,8 @@ function banner(address: string, server: Server, demo: boolean): string {
 }
 
 async function serve(config: Config, seedFile: string | undefined): Promise<void> {
+  // Under npm, the shell npm started this process from (read first: it may be gone by the banner).
+  const parent = process.ppid;
   // Everything that can be checked is checked before the database is created: what cannot work,
   // then what the mode refuses (one line each).
   checkDataDir(config);
@@ -439,9 +441,9 @@ async function serve(config: Config, seedFile: string | undefined): Promise<void
   log.release();
   // Under npm (`npx codehost serve`, `npm start`) the server runs below `sh -c`: npm passes SIGTERM
   // and SIGINT on to that shell, which dies without passing them on. The shell going away is then
-  // the signal.
+  // the signal: the shell as it was when the process started (a signal sent as the banner is printed
+  // may have ended it before this line runs).
   if (process.env.npm_lifecycle_event) {
-    const parent = process.ppid;
     setInterval(() => {
       if (process.ppid !== parent) stop({ reason: 'npm ended (it was sent a signal)' });
     }, 200).unref();
