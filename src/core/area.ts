@@ -7,8 +7,6 @@ import type { Activities, Activity } from './activities.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { Service } from '../platform/service.ts';
 import type { AppRow } from './apps/store.ts';
-import type { UserRow } from './accounts/store.ts';
-import type { RepositoryRow } from './repositories/representations.ts';
 
 /**
  * One area of the API (or the activity core): its public routes, its operator routes under /_admin,
@@ -62,9 +60,11 @@ LIFECYCLE_ACTIVITIES satisfies readonly (keyof Activities | 'user.suspended')[];
  * ApiError: nothing changes) or let go of what its former owner gave the repository.
  */
 export interface RepositoryMove {
-  repository: RepositoryRow;
-  from: UserRow;
-  to: UserRow;
+  repositoryId: number;
+  /** The account (user or organization) that owns it, and the one it moves to (the same on a rename alone). */
+  fromOwnerId: number;
+  toOwnerId: number;
+  /** Its name after the move. */
   name: string;
   transferred: boolean;
   renamed: boolean;

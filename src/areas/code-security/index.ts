@@ -13,7 +13,7 @@ export const codeSecurity: LifecycleArea = {
   lifecycle: {
     'repository.transferred': {
       handled: 'in the write: the old owner\'s configuration lets go of it and of its license; the new owner\'s default applies, as for a new repository',
-      inWrite: (ctx, trx, move) => new CodeSecurityService(ctx).onTransferred(trx, move.repository.id),
+      inWrite: (ctx, trx, move) => new CodeSecurityService(ctx).onTransferred(trx, move.repositoryId),
     },
     'repository.renamed': { unaffected: 'attachments and license seats name repositories by id' },
     'repository.deleted': { handled: 'cascade: its attachment and its license seat go with the repository' },

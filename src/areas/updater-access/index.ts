@@ -8,7 +8,7 @@ export const updaterAccess: LifecycleArea = {
   lifecycle: {
     'repository.transferred': {
       handled: 'in the write: the lists that may no longer name it (the old organization\'s, an enterprise the new owner is outside of) drop it',
-      inWrite: (ctx, trx, move) => new UpdaterAccessService(ctx).onTransferred(trx, move.repository.id, move.to.id),
+      inWrite: (ctx, trx, move) => new UpdaterAccessService(ctx).onTransferred(trx, move.repositoryId, move.toOwnerId),
     },
     'repository.renamed': { unaffected: 'lists name repositories by id' },
     'repository.deleted': { handled: 'cascade: its rows in every list go with the repository' },

@@ -322,7 +322,7 @@ export class UserMigrationService extends Service {
    * transaction): 403 with the message every write to a locked repository gets (assertRepositoryWritable).
    */
   async refuseLockedMove(trx: Executor, move: RepositoryMove): Promise<void> {
-    if ((await store.repositoryLock(trx, move.repository.id, this.ctx.db.dialect === 'postgres')) !== null) throw forbidden('Repository is locked for migration');
+    if ((await store.repositoryLock(trx, move.repositoryId, this.ctx.db.dialect === 'postgres')) !== null) throw forbidden('Repository is locked for migration');
   }
 
   /** Unlocks one of the migration's repositories, by name, once the export has finished. */

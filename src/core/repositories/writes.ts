@@ -203,7 +203,7 @@ export class RepositoryWrites extends HookedWrites {
       }
       // The areas, once the row has moved: one may refuse the move (the transaction undoes it), or
       // let go of what the former owner gave the repository (their `lifecycle` answers, src/core/area.ts).
-      if (transferred || renamed) await this.moving(trx, { repository, from: repository.owner, to: destination, name: newName, transferred, renamed });
+      if (transferred || renamed) await this.moving(trx, { repositoryId: repository.id, fromOwnerId: repository.owner.id, toOwnerId: destination.id, name: newName, transferred, renamed });
       const row = await updateRepository(trx, repository.id, input, this.now());
       if (transferred || (input.visibility !== undefined && input.visibility !== repository.visibility)) await this.accessChanged(trx, { repositoryIds: [repository.id] });
       // Every event of the write shows the repository after all of it.
