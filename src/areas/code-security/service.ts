@@ -3,7 +3,7 @@
 import type { Selectable } from 'kysely';
 import type { Static } from 'typebox';
 import type { Executor } from '../../db/index.ts';
-import type { EnterprisesTable } from '../../db/schema.ts';
+import type { EnterprisesTable } from '../../db/tables/accounts.ts';
 import { enterpriseOrganizationIds, findAccount, findAccountById, findEnterprise, isEnterpriseMember, isEnterpriseOwner, organizationEnterpriseId, orgRoles, teamIdsOf, type UserRow } from '../../core/accounts/store.ts';
 import { notAccessible, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository, callerRepositoryPermissions } from '../../core/callers/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';

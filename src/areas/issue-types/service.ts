@@ -12,7 +12,7 @@ import { isRowId } from '../../platform/schemas.ts';
 import type { Principal } from '../../core/callers/principal.ts';
 import { nodeId } from '../../platform/urls.ts';
 import * as store from './store.ts';
-import type { IssueTypesTable } from './tables.ts';
+import type { IssueTypesTable } from '../../db/tables/issue-types.ts';
 import { Service } from '../../platform/service.ts';
 
 type IssueTypeRow = Selectable<IssueTypesTable>;

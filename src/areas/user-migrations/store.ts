@@ -5,9 +5,9 @@ import type { Executor } from '../../db/index.ts';
 import { idList, inIdList, isPostgres, reusableQuery, type IdList } from '../../db/prepared.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
-import type { IssueCommentsTable, IssuesTable } from '../../core/issues/tables.ts';
-import type { TeamsTable } from '../../db/schema.ts';
-import type { UserMigrationsTable } from './tables.ts';
+import type { IssueCommentsTable, IssuesTable } from '../../db/tables/issues.ts';
+import type { TeamsTable } from '../../db/tables/accounts.ts';
+import type { UserMigrationsTable } from '../../db/tables/user-migrations.ts';
 
 export type MigrationRow = Selectable<UserMigrationsTable>;
 export type IssueRow = Selectable<IssuesTable>;
