@@ -172,8 +172,14 @@ export function userMigrationRoutes(app: Api, ctx: Context, service: UserMigrati
     return reply.code(204).send(null);
   });
 
-  // The signed URL: the signature is the credential, so this route takes no token, counts against no
-  // rate limit and ignores any Authorization header a client carries over from the redirect.
+  signedArchiveRoute(app, service);
+}
+
+/**
+ * The signed URL: the signature is the credential, so this route takes no token, counts against no
+ * rate limit and ignores any Authorization header a client carries over from the redirect.
+ */
+function signedArchiveRoute(app: Api, service: UserMigrationService): void {
   app.get('/_storage/user-migrations/:migration_id/archive.tar.gz', {
     schema: {
       summary: 'Fetch a user migration archive by its signed URL',

@@ -313,7 +313,7 @@ export class UserMigrationService extends Service {
   async deleteArchive(user: UserRow, migrationId: number): Promise<void> {
     const row = await this.owned(user, migrationId);
     if (!this.downloadable(row)) throw notFound();
-    if (!(await store.dropArchive(this.db, row.id, this.now()))) throw notFound();
+    if (!(await this.dropArchive(row.id))) throw notFound();
     await this.storage.clear(archiveFolder(row.id));
   }
 
@@ -359,7 +359,7 @@ export class UserMigrationService extends Service {
       this.ctx.log.warn({ migrationId, failure }, 'user migration export failed');
       // What this run wrote goes; failing to remove it is only logged, so the migration is still marked failed.
       await this.storage.remove(key).catch((err: unknown) => this.ctx.log.error({ err, migrationId }, 'could not remove a failed archive'));
-      await store.failExport(this.db, migrationId, run, failure, this.now());
+      await this.failExport(migrationId, run, failure);
       return;
     }
     // The job ends once the thread is idle again (its compile cache written) or gone: a drained queue
@@ -373,7 +373,7 @@ export class UserMigrationService extends Service {
    */
   async exportExhausted(migrationId: number): Promise<void> {
     const failure = `the export did not finish in ${EXPORT_RETRY_LIMIT + 1} attempts`;
-    if (await store.failExport(this.db, migrationId, null, failure, this.now())) {
+    if (await this.failExport(migrationId, null, failure)) {
       this.ctx.log.warn({ migrationId, failure }, 'user migration export failed');
     }
     const migration = await store.findMigration(this.db, migrationId);
@@ -424,7 +424,7 @@ export class UserMigrationService extends Service {
     for (;;) {
       const ids = await store.expiredArchives(this.db, this.expiryCutoff(), 100);
       for (const id of ids) {
-        if (await store.dropArchive(this.db, id, this.now())) {
+        if (await this.dropArchive(id)) {
           await this.storage.clear(archiveFolder(id));
           removed += 1;
         }
@@ -455,5 +455,17 @@ export class UserMigrationService extends Service {
       created_at: isoSeconds(row.created_at),
       updated_at: isoSeconds(row.updated_at),
     };
+  }
+
+  /** Fails a migration and releases its repositories, in one transaction (store.failExport). */
+  private async failExport(migrationId: number, run: string | null, failure: string): Promise<boolean> {
+    const now = this.now();
+    return this.db.transaction().execute((trx) => store.failExport(trx, migrationId, run, failure, now));
+  }
+
+  /** Forgets a migration's archive, read and updated in one transaction (store.dropArchive). */
+  private async dropArchive(migrationId: number): Promise<string | null> {
+    const now = this.now();
+    return this.db.transaction().execute((trx) => store.dropArchive(trx, migrationId, now));
   }
 }
