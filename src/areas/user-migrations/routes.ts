@@ -11,7 +11,8 @@ import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.t
 import type { UserRow } from '../../core/accounts/store.ts';
 import { FullRepository } from '../../core/repositories/representations.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
-import { EXCLUDABLE, UserMigration, type UserMigrationService } from './service.ts';
+import { UserMigration } from './representations.ts';
+import { EXCLUDABLE, type UserMigrationService } from './service.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS };
 const tags = ['migrations'];
