@@ -147,8 +147,8 @@ test('activities are recorded through a typed map, and consumed, never hooked af
   const parsing = sourceFiles('src')
     .filter((file) => !file.startsWith('src/activity/'))
     .filter((file) => /JSON\.parse\((row|activity)\.payload\)/.test(readFileSync(join(root, file), 'utf8')));
-  // (app-webhooks/service.ts parses a delivery's stored request body, not an activity.)
-  assert.deepEqual(parsing, ['src/areas/app-webhooks/service.ts']);
+  // (app-webhooks/representations.ts parses a delivery's stored request body, not an activity.)
+  assert.deepEqual(parsing, ['src/areas/app-webhooks/representations.ts']);
 });
 
 // Jobs are typed objects defined once (`defineJob`, src/jobs/job.ts): outside src/jobs nothing sends
