@@ -1,5 +1,5 @@
 // What an area (or the operator surface, or a core resource) plugs into the server: its routes, its
-// operator routes, workers, seed keys, and what it does when an app is created or when platform
+// operator routes, seed keys, and what it does when an app is created or when platform
 // activity happens (every change of the world is an activity: src/core/activities.ts).
 import type { ActivityConsumer } from '../activity/outbox.ts';
 import type { Executor } from '../db/index.ts';
@@ -10,13 +10,12 @@ import type { AppRow } from './apps/store.ts';
 
 /**
  * One area of the API (or the activity core): its public routes, its operator routes under /_admin,
- * its background workers, the seed-file keys it loads, and what it does with each activity (`onActivity`).
+ * the seed-file keys it loads, and what it does with each activity (`onActivity`).
  */
 export interface Area extends ActivityConsumer<Activity> {
   name: string;
   routes?(app: Api, ctx: Context): void;
   admin?(app: Api, ctx: Context): void;
-  workers?(ctx: Context): void;
   /** The server is closing, its queue stopped (no job running): ends what the area keeps running (an idle thread). */
   close?(ctx: Context): Promise<void>;
   /** Seed-file keys this area loads, in order, after the core keys (users, orgs, repos, apps...). */

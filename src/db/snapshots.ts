@@ -1,4 +1,4 @@
-// The whole database state for the test double (src/admin/test-support.ts): emptied, saved under a
+// The whole database state for the test double (src/testing/support.ts): emptied, saved under a
 // name, put back. Every table but the server's own (settings: the admin token's hash and the secret
 // key; the migrations' bookkeeping) is state, and so are the queued jobs (the `jobs` table on SQLite,
 // pg-boss's `pgboss.job` on PostgreSQL).
