@@ -18,8 +18,8 @@ export interface Area extends ActivityConsumer<Activity> {
   admin?(app: Api, ctx: Context): void;
   /** The server is closing, its queue stopped (no job running): ends what the area keeps running (an idle thread). */
   close?(ctx: Context): Promise<void>;
-  /** Seed-file keys this area loads, in order, after the core keys (users, orgs, repos, apps...). */
-  seed?: Record<string, (ctx: Context, entries: unknown[]) => Promise<void>>;
+  /** Seed-file keys this area loads, in order, after the core keys (users, orgs, repos, apps...), in the seed's transaction `trx` (their writes join it). */
+  seed?: Record<string, (ctx: Context, entries: unknown[], trx: Executor) => Promise<void>>;
   /**
    * An app was created on the operator surface, inside `trx` (a failure undoes the app); `input` is
    * the whole create body (e.g. its `webhook`, whose secret must not travel in an activity).
@@ -101,8 +101,8 @@ export type AccessChange = { userIds: readonly number[] } | { repositoryIds: rea
 export abstract class HookedWrites extends Service {
   protected readonly areas: readonly Area[];
 
-  constructor(ctx: Context, areas: readonly Area[]) {
-    super(ctx);
+  constructor(ctx: Context, areas: readonly Area[], within?: Executor) {
+    super(ctx, within);
     this.areas = areas;
   }
 
