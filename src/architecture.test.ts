@@ -174,9 +174,6 @@ test('jobs are sent and worked only through their definitions', () => {
   assert.deepEqual(retries, ['src/areas/user-migrations/service.ts']);
 });
 
-// A service or cache of a server lives once per server (`perServer`, src/platform/per-server.ts),
-// reached through its context: no module-level map keyed by the context, its URLs or its database.
-// The module-level maps left are constant tables and memos of pure values, named here.
 // One list of every job and sweep (src/workers.ts): a job defined anywhere is worked there, and no
 // sweep is scheduled anywhere else.
 test('every job and periodic sweep is listed in src/workers.ts', () => {
@@ -191,6 +188,9 @@ test('every job and periodic sweep is listed in src/workers.ts', () => {
   assert.deepEqual(scheduled, []);
 });
 
+// A service or cache of a server lives once per server (`perServer`, src/platform/per-server.ts),
+// reached through its context: no module-level map keyed by the context, its URLs or its database.
+// The module-level maps left are constant tables and memos of pure values, named here.
 test('no module-level maps but constant tables and pure memos: per-server state is `perServer`', () => {
   const allowed = new Set([
     'src/platform/tokens.ts KIND_BY_PREFIX', // constant: token kind by prefix
