@@ -5,11 +5,11 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { issues } from './core/issues/index.ts';
-import { registerDispatcher } from './activity/outbox.ts';
 import { adminArea } from './admin/index.ts';
-import { installFaults } from './admin/faults.ts';
-import { installJournal } from './admin/journal.ts';
-import { installGate } from './admin/test-support.ts';
+import { installFaults } from './testing/faults.ts';
+import { installJournal } from './testing/journal.ts';
+import { testDoubleConsume, testDoubleRoutes } from './testing/plugin.ts';
+import { installGate } from './testing/support.ts';
 import { adminTokenInForce, type AdminTokenInForce } from './admin/token.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { appWebhooks } from './areas/app-webhooks/index.ts';
@@ -40,7 +40,7 @@ import { BODY_LIMIT_BYTES, installConventions, type ConventionOptions } from './
 import { referenceUrl } from './platform/urls.ts';
 import { installOperationIds } from './platform/openapi.ts';
 import { installMetrics } from './platform/metrics.ts';
-import { RateLimiter, SWEEP_SECONDS } from './platform/rate-limit.ts';
+import { RateLimiter } from './platform/rate-limit.ts';
 import { installRootDocument } from './platform/root.ts';
 import { installRouteConfig } from './platform/route-config.ts';
 import { Secrets, settleSecretKey } from './platform/secrets.ts';
@@ -48,6 +48,8 @@ import { gracefulHttp } from './platform/shutdown.ts';
 import { probeWrite } from './platform/settings-store.ts';
 import { ALL_TOKENS } from './core/callers/access.ts';
 import { installRepositoryIdPaths } from './core/repositories/routes.ts';
+import { registerWorkers } from './jobs/registry.ts';
+import { workers } from './workers.ts';
 
 /** The shared resources' public reads (src/core), registered before the areas; issues come in AREAS' order. */
 const CORE: readonly Area[] = [accounts, repositories, apps, callers];
@@ -164,7 +166,9 @@ export async function createServer(
   });
 
   const clock = new Clock(config.testClock);
-  const queue = createQueue(db, config, app.log);
+  // Outside production, each job and sweep holds the test double's gate while it runs.
+  const consume = testDoubleConsume(config, () => ctx);
+  const queue = createQueue(db, config, app.log, { consume });
   const ctx: Context = {
     config,
     db,
@@ -175,15 +179,12 @@ export async function createServer(
     secrets: new Secrets(secretKey),
     rateLimiter: new RateLimiter(db.kysely, clock, { block: config.rateLimit.block, cacheMs: config.lookupCacheMs }),
     log: app.log,
-    periodic: new Periodic(app.log),
+    periodic: new Periodic(app.log, { consume }),
     perServer: new Map(),
   };
   installRouteConfig(app);
   // First of the request hooks: a reset or snapshot restore waits for requests and jobs in flight.
   installGate(app, ctx);
-  ctx.periodic.every('rate-limits.sweep', SWEEP_SECONDS, async () => {
-    await ctx.rateLimiter.sweep();
-  });
 
   await app.register(swagger, {
     openapi: {
@@ -248,13 +249,11 @@ export async function createServer(
   for (const area of [...CORE, ...AREAS]) area.routes?.(app, ctx);
   const admin = adminArea(AREAS);
   admin.admin?.(app, ctx);
+  testDoubleRoutes(app, ctx, AREAS);
   for (const area of [...CORE, ...AREAS]) area.admin?.(app, ctx);
   consoleRoutes(app, ctx);
 
-  if (config.jobs.worker) {
-    registerDispatcher(ctx, AREAS);
-    for (const area of [...CORE, ...AREAS]) area.workers?.(ctx);
-  }
+  registerWorkers(workers(ctx, AREAS), { queue, periodic: ctx.periodic, worker: config.jobs.worker });
 
   let closed = false;
   const server: Server = {

@@ -1,5 +1,5 @@
 // A reset or a restore of a world with hundreds of repositories' git data does its file work in
-// slices (src/admin/test-support.ts): /healthz, which does not wait at the gate, keeps answering
+// slices (src/testing/support.ts): /healthz, which does not wait at the gate, keeps answering
 // meanwhile (it waited for the whole copy before: 16 s for 400 repositories on this machine), and a
 // reset to empty removes the files in the background. Measured from another process.
 import assert from 'node:assert/strict';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { stateTables } from '../src/db/snapshots.ts';
-import { gateOf } from '../src/platform/gate.ts';
+import { gateOf } from '../src/testing/gate.ts';
 import { engine } from './helpers/database.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { gateOf } from '../src/platform/gate.ts';
+import { gateOf } from '../src/testing/gate.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
 
 const MONA = 'chp_DemoMonaClassicToken00000000013Mkcu6';

@@ -10,7 +10,7 @@ import { openDatabase, type Db, type Executor } from '../db/index.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { createQueue, drainAll, type Queue } from '../jobs/index.ts';
 import type { Context } from '../platform/context.ts';
-import { recordActivity, registerDispatcher, type ActivityConsumer, type RawActivity } from './outbox.ts';
+import { DISPATCH, dispatcher, recordActivity, type ActivityConsumer, type RawActivity } from './outbox.ts';
 
 const config: Config = { ...loadConfig({}), databasePoolSize: 4, jobs: { worker: true, leaseSeconds: 10, pollMilliseconds: 50 } };
 const silent = { info() {}, warn() {}, error() {} };
@@ -45,7 +45,7 @@ function consumer(name: string, failing?: (row: RawActivity) => boolean): Activi
 async function withDispatcher(consumers: ActivityConsumer<RawActivity>[], run: (record: (n: number) => Promise<number[]>, queue: Queue) => Promise<void>) {
   const queue = createQueue(db, config, silent);
   const ctx = { db, queue, clock: { now: () => new Date() } } as unknown as Context;
-  registerDispatcher(ctx, consumers);
+  DISPATCH.work(ctx.queue, dispatcher(ctx, consumers));
   const record = async (n: number) => {
     const ids: number[] = [];
     // Each row in its own transaction, as writes record them.

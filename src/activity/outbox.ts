@@ -112,16 +112,16 @@ class Dispatcher {
 }
 
 /** One outbox row to every consumer; sent in the writer's transaction, once per row. */
-const DISPATCH = defineJob<{ outboxId: number }, Dispatcher>({
+export const DISPATCH = defineJob<{ outboxId: number }, Dispatcher>({
   name: 'activity.dispatch',
   handle: (dispatcher, { outboxId }) => dispatcher.dispatch(outboxId),
   options: () => ({ concurrency: DISPATCH_CONCURRENCY }),
 });
 
-/** Registers the dispatcher worker: each outbox row goes to every area that consumes activity. */
-export function registerDispatcher<A>(ctx: Context, areas: readonly ActivityConsumer<A>[]): void {
+/** The dispatcher worker (src/workers.ts): each outbox row goes to every area that consumes activity. */
+export function dispatcher<A>(ctx: Context, areas: readonly ActivityConsumer<A>[]): Dispatcher {
   const consumers = areas.filter((area) => area.onActivity);
-  DISPATCH.work(ctx.queue, new Dispatcher((batch) => dispatchTogether(ctx, consumers, batch)));
+  return new Dispatcher((batch) => dispatchTogether(ctx, consumers, batch));
 }
 
 /** Every row of the batch to every consumer in one transaction; on failure, one by one. */

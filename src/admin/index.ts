@@ -1,8 +1,5 @@
 // The operator surface as an area: the admin API routes. Seed files and the CLI use the same writers (src/core/<resource>/writes.ts).
 import type { Area } from '../core/area.ts';
-import { faultRoutes } from './faults.ts';
-import { journalRoutes } from './journal.ts';
-import { testSupportRoutes } from './test-support.ts';
 import { membershipRoutes } from './membership-routes.ts';
 import { adminRoutes } from './routes.ts';
 import { adminListRoutes } from './list-routes.ts';
@@ -21,9 +18,6 @@ export function adminArea(areas: readonly Area[]): Area {
       adminRoutes(app, ctx, areas);
       membershipRoutes(app, ctx, areas);
       adminListRoutes(app, ctx);
-      faultRoutes(app, ctx);
-      testSupportRoutes(app, ctx, areas);
-      journalRoutes(app, ctx);
     },
   };
 }

@@ -1,9 +1,9 @@
 // The admin API under /_admin (spec/admin-api.md): JSON in and out, the admin token as Bearer.
 import { Type } from 'typebox';
 import { drainAll } from '../jobs/queue.ts';
-import { isoSeconds, LATEST_CLOCK_MS } from '../platform/clock.ts';
+import { isoSeconds } from '../platform/clock.ts';
 import type { Api, Context } from '../platform/context.ts';
-import { ApiError, invalidField, notFound } from '../platform/errors.ts';
+import { ApiError, notFound } from '../platform/errors.ts';
 import { findRepository } from '../core/repositories/store.ts';
 import { representRepository } from '../core/repositories/facts.ts';
 import { repositorySubscription } from '../core/repositories/representations.ts';
@@ -43,10 +43,19 @@ export function installationAnswer(urls: Urls, installation: { id: number; repos
   };
 }
 
-export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): void {
-  const { urls } = ctx;
-  const { accounts, memberships, repositories, tokens, apps, installations } = coreWriters(ctx, areas);
+type Writers = ReturnType<typeof coreWriters>;
 
+/** The operator's writes of every core resource, and the jobs drain. */
+export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): void {
+  const writers = coreWriters(ctx, areas);
+  accountRoutes(app, ctx.urls, writers);
+  repositoryRoutes(app, ctx, writers);
+  appRoutes(app, ctx.urls, writers);
+  jobRoutes(app, ctx);
+}
+
+/** Users, enterprises, organizations and their teams. */
+function accountRoutes(app: Api, urls: Urls, { accounts, memberships }: Writers): void {
   app.post('/_admin/users', {
     config: admin,
     schema: {
@@ -82,7 +91,11 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
     const { team, org } = await memberships.createTeam(request.params.org, request.body);
     return reply.code(201).send(teamBody(urls, org, team));
   });
+}
 
+/** Repositories and their watchers; a repository as the operator reads it. */
+function repositoryRoutes(app: Api, ctx: Context, { repositories }: Writers): void {
+  const { urls } = ctx;
   app.post('/_admin/repos', {
     config: admin,
     schema: {
@@ -106,6 +119,18 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
     return { login: user.login, ...repositorySubscription(urls, repository, row) };
   });
 
+  app.get('/_admin/repos/:owner/:repo', {
+    config: admin,
+    schema: { ...hidden, params: Type.Object({ owner: Type.String(), repo: Type.String() }) },
+  }, async (request) => {
+    const repository = await findRepository(ctx.db.kysely, request.params.owner, request.params.repo);
+    if (!repository) throw notFound();
+    return representRepository(ctx.db.kysely, urls, repository, repository.owner, undefined, true);
+  });
+}
+
+/** Tokens, apps, their installations and authorizations. */
+function appRoutes(app: Api, urls: Urls, { tokens, apps, installations }: Writers): void {
   app.post('/_admin/tokens', {
     config: admin,
     schema: {
@@ -183,24 +208,9 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
     const result = await apps.createAuthorization(request.params.app_slug, request.body);
     return reply.code(201).send(authorizationBody(urls, { token: result.row, app: result.app, user: result.user, authorization: result.authorization }, result.token));
   });
+}
 
-  app.get('/_admin/clock', { config: admin, schema: hidden }, async () => {
-    if (!ctx.clock.adjustable) throw notFound();
-    return { now: ctx.clock.now().toISOString() };
-  });
-
-  app.post('/_admin/clock', {
-    config: admin,
-    schema: { ...hidden, body: Type.Object({ advance_seconds: Type.Number({ minimum: 0 }) }) },
-  }, async (request) => {
-    if (!ctx.clock.adjustable) throw notFound();
-    const seconds = request.body.advance_seconds;
-    if (!ctx.clock.canAdvance(seconds)) {
-      throw invalidField('Clock', 'advance_seconds', `advance_seconds would move the clock past ${new Date(LATEST_CLOCK_MS).toISOString()}, the latest time every database codehost runs on can hold`);
-    }
-    return { now: ctx.clock.advance(seconds).toISOString() };
-  });
-
+function jobRoutes(app: Api, ctx: Context): void {
   // Drained: no job ready or running and, unless `wait_for_deferred` is false, none scheduled for
   // later (throttled deliveries, retries). Due times are wall time: moving the test clock makes no
   // job due sooner, so a deferred job counts until its real time has come and it has run.
@@ -226,14 +236,5 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
       throw new ApiError(504, message, { extra: body });
     }
     return body;
-  });
-
-  app.get('/_admin/repos/:owner/:repo', {
-    config: admin,
-    schema: { ...hidden, params: Type.Object({ owner: Type.String(), repo: Type.String() }) },
-  }, async (request) => {
-    const repository = await findRepository(ctx.db.kysely, request.params.owner, request.params.repo);
-    if (!repository) throw notFound();
-    return representRepository(ctx.db.kysely, urls, repository, repository.owner, undefined, true);
   });
 }

@@ -77,21 +77,6 @@ function entryError(key: string, index: number, entry: unknown, error: unknown):
   return new ApiError(error.status, `${where}: ${reason}; nothing of the seed was loaded`);
 }
 
-/**
- * The transaction as a database in which nested transactions run in place: the services' own
- * transactions become part of the seed's one.
- */
-function flattened(trx: Transaction<Database>): Kysely<Database> {
-  const scoped: Kysely<Database> = new Proxy(trx, {
-    get(target, property) {
-      if (property === 'transaction') return () => ({ execute: <T>(fn: (t: Kysely<Database>) => Promise<T>) => fn(scoped) });
-      const value = Reflect.get(target, property, target) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-  return scoped;
-}
-
 /** Runs one entry; an entry that already exists is rolled back to where it started and skipped. */
 async function entry(trx: Kysely<Database>, create: () => Promise<unknown>): Promise<'created' | 'skipped'> {
   try {
@@ -112,9 +97,11 @@ export async function loadSeeds(ctx: Context, areas: readonly Area[], files: rea
   try {
     return await ctx.db.kysely.transaction().execute(async (trx) => {
       await first?.(trx);
-      const scoped: Context = { ...ctx, db: { ...ctx.db, kysely: flattened(trx) } };
+      // Every read of the seed sees its own writes (SQLite has one connection: a read outside the
+      // transaction would wait for it); the writers and the areas' loaders are given it, and join it.
+      const scoped: Context = { ...ctx, db: { ...ctx.db, kysely: trx } };
       const reports: SeedReport[] = [];
-      for (const data of files) reports.push(await loadInto(scoped, areas, data, gitPaths));
+      for (const data of files) reports.push(await loadInto(scoped, areas, data, gitPaths, trx));
       return reports;
     });
   } catch (error) {
@@ -139,10 +126,10 @@ export function checkSeed(areas: readonly Area[], data: unknown): void {
   }
 }
 
-async function loadInto(ctx: Context, areas: readonly Area[], data: unknown, gitPaths: string[]): Promise<SeedReport> {
+async function loadInto(ctx: Context, areas: readonly Area[], data: unknown, gitPaths: string[], trx: Transaction<Database>): Promise<SeedReport> {
   checkSeed(areas, data);
   const seed = data as Record<string, unknown>;
-  const { accounts, memberships, repositories, tokens, apps, installations } = coreWriters(ctx, areas);
+  const { accounts, memberships, repositories, tokens, apps, installations } = coreWriters(ctx, areas, trx);
   const report: SeedReport = { created: {}, skipped: {}, secrets: [] };
 
   // The core keys (CORE_KEYS), in the order their references need.
@@ -184,7 +171,6 @@ async function loadInto(ctx: Context, areas: readonly Area[], data: unknown, git
 
   // Every core entry is checked against its schema before anything is created.
   const checked = core.map(([key, schema, create]) => [key, checkEntries(schema, key, (seed[key] ?? []) as unknown[]), create] as const);
-  const trx = ctx.db.kysely;
   const count = (key: string, outcome: 'created' | 'skipped') => (report[outcome][key] = (report[outcome][key] ?? 0) + 1);
 
   for (const [key, entries, create] of checked) {
@@ -200,7 +186,7 @@ async function loadInto(ctx: Context, areas: readonly Area[], data: unknown, git
     for (const [key, load] of Object.entries(area.seed ?? {})) {
       const list = seed[key] as unknown[] | undefined;
       for (const [index, value] of (list ?? []).entries()) {
-        await entry(trx, () => load(ctx, [value])).catch((error: unknown) => {
+        await entry(trx, () => load(ctx, [value], trx)).catch((error: unknown) => {
           throw entryError(key, index, value, error);
         });
         count(key, 'created');

@@ -1,5 +1,5 @@
 // What an area (or the operator surface, or a core resource) plugs into the server: its routes, its
-// operator routes, workers, seed keys, and what it does when an app is created or when platform
+// operator routes, seed keys, and what it does when an app is created or when platform
 // activity happens (every change of the world is an activity: src/core/activities.ts).
 import type { ActivityConsumer } from '../activity/outbox.ts';
 import type { Executor } from '../db/index.ts';
@@ -10,17 +10,16 @@ import type { AppRow } from './apps/store.ts';
 
 /**
  * One area of the API (or the activity core): its public routes, its operator routes under /_admin,
- * its background workers, the seed-file keys it loads, and what it does with each activity (`onActivity`).
+ * the seed-file keys it loads, and what it does with each activity (`onActivity`).
  */
 export interface Area extends ActivityConsumer<Activity> {
   name: string;
   routes?(app: Api, ctx: Context): void;
   admin?(app: Api, ctx: Context): void;
-  workers?(ctx: Context): void;
   /** The server is closing, its queue stopped (no job running): ends what the area keeps running (an idle thread). */
   close?(ctx: Context): Promise<void>;
-  /** Seed-file keys this area loads, in order, after the core keys (users, orgs, repos, apps...). */
-  seed?: Record<string, (ctx: Context, entries: unknown[]) => Promise<void>>;
+  /** Seed-file keys this area loads, in order, after the core keys (users, orgs, repos, apps...), in the seed's transaction `trx` (their writes join it). */
+  seed?: Record<string, (ctx: Context, entries: unknown[], trx: Executor) => Promise<void>>;
   /**
    * An app was created on the operator surface, inside `trx` (a failure undoes the app); `input` is
    * the whole create body (e.g. its `webhook`, whose secret must not travel in an activity).
@@ -102,8 +101,8 @@ export type AccessChange = { userIds: readonly number[] } | { repositoryIds: rea
 export abstract class HookedWrites extends Service {
   protected readonly areas: readonly Area[];
 
-  constructor(ctx: Context, areas: readonly Area[]) {
-    super(ctx);
+  constructor(ctx: Context, areas: readonly Area[], within?: Executor) {
+    super(ctx, within);
     this.areas = areas;
   }
 

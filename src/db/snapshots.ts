@@ -1,4 +1,4 @@
-// The whole database state for the test double (src/admin/test-support.ts): emptied, saved under a
+// The whole database state for the test double (src/testing/support.ts): emptied, saved under a
 // name, put back. Every table but the server's own (settings: the admin token's hash and the secret
 // key; the migrations' bookkeeping) is state, and so are the queued jobs (the `jobs` table on SQLite,
 // pg-boss's `pgboss.job` on PostgreSQL).
@@ -171,83 +171,86 @@ function sqliteState(kysely: Kysely<any>, dir: string): StateTables {
 /** A snapshot's schema: the name may be 64 characters, an identifier at most 63. */
 const schemaOf = (name: string) => `codehost_snap_${createHash('sha256').update(name).digest('hex').slice(0, 40)}`;
 
+// PostgreSQL: a snapshot is a schema of its own holding a copy of every state table, the sequences'
+// positions and pg-boss's jobs.
+const pgQuery = async <T>(executor: Kysely<any>, text: string) => (await sql.raw<T>(text).execute(executor)).rows;
+/** Statements sent as one (no parameters: the simple protocol takes several), in one transaction. */
+const atomically = async (connection: Kysely<any>, statements: string[]) => {
+  try {
+    await pgQuery(connection, ['BEGIN', ...statements, 'COMMIT'].join(';\n'));
+  } catch (error) {
+    // The connection goes back to the pool: not in a failed transaction.
+    await pgQuery(connection, 'ROLLBACK').catch(() => {});
+    throw error;
+  }
+};
+const tablesOf = async (executor: Kysely<any>, schema: string) =>
+  (await sql<{ name: string }>`SELECT tablename AS name FROM pg_tables WHERE schemaname = ${schema}`.execute(executor)).rows
+    .map((row) => row.name)
+    .filter((name) => !KEPT.has(name) && !name.startsWith('_'));
+/** The state tables, each after the tables it refers to (foreign keys), so inserts in this order hold. */
+const ordered = async (executor: Kysely<any>) => {
+  const tables = await tablesOf(executor, 'public');
+  const edges = (await sql<{ child: string; parent: string }>`
+    SELECT c.relname AS child, p.relname AS parent FROM pg_constraint k
+    JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class p ON p.oid = k.confrelid
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE k.contype = 'f' AND n.nspname = 'public'`.execute(executor)).rows;
+  const parents = new Map<string, string[]>(tables.map((table) => [table, []]));
+  for (const { child, parent } of edges) if (child !== parent) parents.get(child)?.push(parent);
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const visit = (table: string) => {
+    if (seen.has(table)) return;
+    seen.add(table);
+    for (const parent of parents.get(table) ?? []) visit(parent);
+    out.push(table);
+  };
+  tables.forEach(visit);
+  return out;
+};
+/** Identity sequences of the state tables: `"public"."t_id_seq"`. */
+const sequencesOf = async (executor: Kysely<any>) =>
+  (await sql<{ sequence: string }>`
+    SELECT pg_get_serial_sequence(quote_ident(table_name), column_name) AS sequence FROM information_schema.columns
+    WHERE table_schema = 'public' AND is_identity = 'YES'`.execute(executor)).rows
+    .map((row) => row.sequence)
+    .filter((sequence) => !KEPT.has(sequence.replace(/^public\./, '').replace(/_id_seq$/, '').replace(/"/g, '')));
+/** pg-boss's jobs (a partitioned table): its writable columns, or null before pg-boss made its schema. */
+const jobColumns = async (executor: Kysely<any>) => {
+  const rows = (await sql<{ column_name: string }>`
+    SELECT column_name FROM information_schema.columns
+    WHERE table_schema = 'pgboss' AND table_name = 'job' AND is_generated = 'NEVER' ORDER BY ordinal_position`.execute(executor)).rows;
+  return rows.length === 0 ? null : rows.map((row) => quote(row.column_name)).join(', ');
+};
+/**
+ * The saved jobs' columns as they go back: a job claimed when the snapshot was taken (`active`, its
+ * handler waiting at the gate) is claimable again (`created`, never started): no worker holds it
+ * in the restored world, and left active it would wait for pg-boss to expire it (drains answering
+ * 504 meanwhile), then run a second time. One claimed now too stays active: the worker that
+ * claimed it waits at the gate and completes it (made claimable, it would run twice).
+ */
+const unheld = `state = 'active' AND id NOT IN (SELECT id FROM codehost_held_jobs)`;
+const claimable = (columns: string) => columns.split(', ').map((column) => {
+  if (column === '"state"') return `CASE WHEN ${unheld} THEN 'created'::pgboss.job_state ELSE state END`;
+  if (column === '"started_on"' || column === '"heartbeat_on"') return `CASE WHEN ${unheld} THEN NULL ELSE ${column} END`;
+  return column;
+}).join(', ');
+const readSchemaMeta = async (executor: Kysely<any>, schema: string): Promise<SnapshotMeta | null> => {
+  const rows = await pgQuery<{ name: string; created_at: string; state: string; bytes: number }>(executor, `
+    SELECT m.name, m.created_at, m.state, (
+      SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = '${schema}' AND c.relkind = 'r') AS bytes
+    FROM ${quote(schema)}.${META} m`).catch(() => []);
+  const row = rows[0];
+  return row ? { name: row.name, createdAt: row.created_at, state: row.state, bytes: Number(row.bytes) } : null;
+};
+/** Every row of the tables gone, children before the parents they refer to. */
+const deleteAll = (tables: string[]) => [...tables].reverse().map((table) => `DELETE FROM public.${quote(table)}`);
+const schemaExists = async (executor: Kysely<any>, schema: string) =>
+  (await sql`SELECT 1 FROM pg_namespace WHERE nspname = ${schema}`.execute(executor)).rows.length > 0;
+
 function postgresState(kysely: Kysely<any>): StateTables {
-  const query = async <T>(executor: Kysely<any>, text: string) => (await sql.raw<T>(text).execute(executor)).rows;
-  /** Statements sent as one (no parameters: the simple protocol takes several), in one transaction. */
-  const atomically = async (connection: Kysely<any>, statements: string[]) => {
-    try {
-      await query(connection, ['BEGIN', ...statements, 'COMMIT'].join(';\n'));
-    } catch (error) {
-      // The connection goes back to the pool: not in a failed transaction.
-      await query(connection, 'ROLLBACK').catch(() => {});
-      throw error;
-    }
-  };
-  const tablesOf = async (executor: Kysely<any>, schema: string) =>
-    (await sql<{ name: string }>`SELECT tablename AS name FROM pg_tables WHERE schemaname = ${schema}`.execute(executor)).rows
-      .map((row) => row.name)
-      .filter((name) => !KEPT.has(name) && !name.startsWith('_'));
-  /** The state tables, each after the tables it refers to (foreign keys), so inserts in this order hold. */
-  const ordered = async (executor: Kysely<any>) => {
-    const tables = await tablesOf(executor, 'public');
-    const edges = (await sql<{ child: string; parent: string }>`
-      SELECT c.relname AS child, p.relname AS parent FROM pg_constraint k
-      JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class p ON p.oid = k.confrelid
-      JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE k.contype = 'f' AND n.nspname = 'public'`.execute(executor)).rows;
-    const parents = new Map<string, string[]>(tables.map((table) => [table, []]));
-    for (const { child, parent } of edges) if (child !== parent) parents.get(child)?.push(parent);
-    const out: string[] = [];
-    const seen = new Set<string>();
-    const visit = (table: string) => {
-      if (seen.has(table)) return;
-      seen.add(table);
-      for (const parent of parents.get(table) ?? []) visit(parent);
-      out.push(table);
-    };
-    tables.forEach(visit);
-    return out;
-  };
-  /** Identity sequences of the state tables: `"public"."t_id_seq"`. */
-  const sequencesOf = async (executor: Kysely<any>) =>
-    (await sql<{ sequence: string }>`
-      SELECT pg_get_serial_sequence(quote_ident(table_name), column_name) AS sequence FROM information_schema.columns
-      WHERE table_schema = 'public' AND is_identity = 'YES'`.execute(executor)).rows
-      .map((row) => row.sequence)
-      .filter((sequence) => !KEPT.has(sequence.replace(/^public\./, '').replace(/_id_seq$/, '').replace(/"/g, '')));
-  /** pg-boss's jobs (a partitioned table): its writable columns, or null before pg-boss made its schema. */
-  const jobColumns = async (executor: Kysely<any>) => {
-    const rows = (await sql<{ column_name: string }>`
-      SELECT column_name FROM information_schema.columns
-      WHERE table_schema = 'pgboss' AND table_name = 'job' AND is_generated = 'NEVER' ORDER BY ordinal_position`.execute(executor)).rows;
-    return rows.length === 0 ? null : rows.map((row) => quote(row.column_name)).join(', ');
-  };
-  /**
-   * The saved jobs' columns as they go back: a job claimed when the snapshot was taken (`active`, its
-   * handler waiting at the gate) is claimable again (`created`, never started): no worker holds it
-   * in the restored world, and left active it would wait for pg-boss to expire it (drains answering
-   * 504 meanwhile), then run a second time. One claimed now too stays active: the worker that
-   * claimed it waits at the gate and completes it (made claimable, it would run twice).
-   */
-  const unheld = `state = 'active' AND id NOT IN (SELECT id FROM codehost_held_jobs)`;
-  const claimable = (columns: string) => columns.split(', ').map((column) => {
-    if (column === '"state"') return `CASE WHEN ${unheld} THEN 'created'::pgboss.job_state ELSE state END`;
-    if (column === '"started_on"' || column === '"heartbeat_on"') return `CASE WHEN ${unheld} THEN NULL ELSE ${column} END`;
-    return column;
-  }).join(', ');
-  const readMeta = async (executor: Kysely<any>, schema: string): Promise<SnapshotMeta | null> => {
-    const rows = await query<{ name: string; created_at: string; state: string; bytes: number }>(executor, `
-      SELECT m.name, m.created_at, m.state, (
-        SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = '${schema}' AND c.relkind = 'r') AS bytes
-      FROM ${quote(schema)}.${META} m`).catch(() => []);
-    const row = rows[0];
-    return row ? { name: row.name, createdAt: row.created_at, state: row.state, bytes: Number(row.bytes) } : null;
-  };
-  /** Every row of the tables gone, children before the parents they refer to. */
-  const deleteAll = (tables: string[]) => [...tables].reverse().map((table) => `DELETE FROM public.${quote(table)}`);
-  const schemaExists = async (executor: Kysely<any>, schema: string) =>
-    (await sql`SELECT 1 FROM pg_namespace WHERE nspname = ${schema}`.execute(executor)).rows.length > 0;
   return {
     async empty() {
       await kysely.connection().execute(async (connection) => {
@@ -266,15 +269,15 @@ function postgresState(kysely: Kysely<any>): StateTables {
       const sequences = await sequencesOf(trx);
       const jobs = await jobColumns(trx);
       const before = sequences.length
-        ? await query<{ name: string; last_value: string; is_called: boolean }>(trx, sequences.map((sequence) => `SELECT '${sequence}'::text AS name, last_value, is_called FROM ${sequence}`).join(' UNION ALL '))
+        ? await pgQuery<{ name: string; last_value: string; is_called: boolean }>(trx, sequences.map((sequence) => `SELECT '${sequence}'::text AS name, last_value, is_called FROM ${sequence}`).join(' UNION ALL '))
         : [];
-      await query(trx, [
+      await pgQuery(trx, [
         ...deleteAll(tables),
         ...(sequences.length ? [`SELECT ${sequences.map((sequence) => `setval('${sequence}', 1, false)`).join(', ')}`] : []),
         ...(jobs ? ['DELETE FROM pgboss.job'] : []),
       ].join(';\n'));
       return async () => {
-        if (before.length) await query(kysely, `SELECT ${before.map((row) => `setval('${row.name}', ${Number(row.last_value)}, ${row.is_called})`).join(', ')}`);
+        if (before.length) await pgQuery(kysely, `SELECT ${before.map((row) => `setval('${row.name}', ${Number(row.last_value)}, ${row.is_called})`).join(', ')}`);
       };
     },
     async save(name, createdAt, state) {
@@ -294,12 +297,12 @@ function postgresState(kysely: Kysely<any>): StateTables {
           `CREATE TABLE ${quote(schema)}.${META} AS SELECT ${literal(name)}::text AS name, ${literal(createdAt)}::text AS created_at, ${literal(state)}::text AS state`,
         ]);
       });
-      return (await readMeta(kysely, schema))?.bytes ?? 0;
+      return (await readSchemaMeta(kysely, schema))?.bytes ?? 0;
     },
     async restore(name) {
       const schema = schemaOf(name);
       return kysely.connection().execute(async (connection) => {
-        const meta = await readMeta(connection, schema);
+        const meta = await readSchemaMeta(connection, schema);
         if (!meta) return null;
         const tables = await ordered(connection);
         const saved = new Set(await tablesOf(connection, schema));
@@ -325,12 +328,12 @@ function postgresState(kysely: Kysely<any>): StateTables {
     async drop(name) {
       const schema = schemaOf(name);
       if (!(await schemaExists(kysely, schema))) return false;
-      await query(kysely, `DROP SCHEMA ${quote(schema)} CASCADE`);
+      await pgQuery(kysely, `DROP SCHEMA ${quote(schema)} CASCADE`);
       return true;
     },
     async list() {
       const schemas = (await sql<{ nspname: string }>`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'codehost\_snap\_%'`.execute(kysely)).rows;
-      const metas = await Promise.all(schemas.map((row) => readMeta(kysely, row.nspname)));
+      const metas = await Promise.all(schemas.map((row) => readSchemaMeta(kysely, row.nspname)));
       return metas.filter((meta): meta is SnapshotMeta => meta !== null);
     },
     async exists(name) {

@@ -3,6 +3,7 @@
 // moves the clock sees the sweeps' effects without waiting for their timers. A task registered with
 // `atStart` runs once as the worker starts, too (a sweep of what a killed process left).
 import type { FastifyBaseLogger } from 'fastify';
+import { consumed, type ConsumeMiddleware, type ConsumeOptions } from './middleware.ts';
 
 interface Task {
   name: string;
@@ -16,14 +17,17 @@ interface Task {
 export class Periodic {
   private readonly tasks: Task[] = [];
   private readonly log: FastifyBaseLogger;
+  private readonly consume: readonly ConsumeMiddleware[];
   private started = false;
 
-  constructor(log: FastifyBaseLogger) {
+  /** `options.consume` wraps every sweep's run (the test double's gate outside production). */
+  constructor(log: FastifyBaseLogger, options: ConsumeOptions = {}) {
     this.log = log;
+    this.consume = options.consume ?? [];
   }
 
   every(name: string, seconds: number, run: () => Promise<void>, options: { atStart?: boolean } = {}): void {
-    const task: Task = { name, seconds, run, atStart: options.atStart ?? false };
+    const task: Task = { name, seconds, run: consumed(this.consume, { name }, run), atStart: options.atStart ?? false };
     this.tasks.push(task);
     if (this.started) this.schedule(task);
   }

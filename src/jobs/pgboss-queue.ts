@@ -18,6 +18,7 @@ import type { Db, Executor } from '../db/index.ts';
 import { reusableText } from '../db/prepared.ts';
 import { WriteBatcher } from './batch.ts';
 import { LocalPool, type Running as PoolRunning } from './local-pool.ts';
+import { consumed, type ConsumeMiddleware, type ConsumeOptions } from './middleware.ts';
 import { EXHAUSTED_RETRY_LIMIT, exhaustedQueue, type Backlog, type JobHandler, type Logger, type Queue, type SendOptions, type WorkOptions } from './queue.ts';
 
 const SCHEMA = 'pgboss';
@@ -63,10 +64,13 @@ export class PgBossQueue implements Queue {
   readonly #runs = new WeakMap<object, Running>();
   /** Jobs completed in their handler's transaction (`completeWithin`): not completed again once it returns. */
   readonly #completedWithin = new WeakSet<Running>();
+  /** What wraps each handler's run (see middleware.ts). */
+  readonly #consume: readonly ConsumeMiddleware[];
 
-  constructor(db: Db, config: Config, log: Logger) {
+  constructor(db: Db, config: Config, log: Logger, options: ConsumeOptions = {}) {
     if (!db.url) throw new Error('the pg-boss queue needs a PostgreSQL connection string');
     this.#db = db;
+    this.#consume = options.consume ?? [];
     this.#log = log;
     this.#heartbeatSeconds = Math.max(MIN_HEARTBEAT_SECONDS, config.jobs.leaseSeconds);
     this.#pollMs = config.jobs.pollMilliseconds;
@@ -170,7 +174,8 @@ export class PgBossQueue implements Queue {
     if (options.groupConcurrency !== undefined) this.#groupLimits.set(name, options.groupConcurrency);
     const exhausted = options.exhausted;
     if (exhausted) this.#hooked.add(name);
-    this.#worked(name, handler as JobHandler<object>, options.concurrency ?? 1);
+    const run = handler as JobHandler<object>;
+    this.#worked(name, (data, job) => consumed(this.#consume, { name }, () => run(data, job))(), options.concurrency ?? 1);
     if (exhausted) this.#worked(exhaustedQueue(name), (data) => exhausted(data as T), 1);
   }
 

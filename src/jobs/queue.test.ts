@@ -86,6 +86,37 @@ test('a sent job runs once on a started worker', async () => {
   });
 });
 
+test('consume middleware given when the queue is built wraps each handler\'s run, the first outermost', async () => {
+  const log = recordingLogger();
+  const seen: string[] = [];
+  const queue = createQueue(db, config, log, {
+    consume: [
+      async (consumed, run) => {
+        seen.push(`outer ${consumed.name}`);
+        try {
+          return await run();
+        } finally {
+          seen.push('outer done');
+        }
+      },
+      async (_consumed, run) => {
+        seen.push('inner');
+        return run();
+      },
+    ],
+  });
+  try {
+    queue.work<{ n: number }>('consumed', async (data) => void seen.push(`handler ${data.n}`));
+    await queue.start();
+    await queue.send('consumed', { n: 1 });
+    assert.equal(await drain(queue, 10_000), true);
+    await waitFor(() => seen.includes('outer done'), 5_000, 'the middleware to finish');
+    assert.deepEqual(seen, ['outer consumed', 'inner', 'handler 1', 'outer done']);
+  } finally {
+    await queue.stop(5_000);
+  }
+});
+
 test('a singleton key keeps one job per key while it exists', async () => {
   await withQueue(async (queue) => {
     for (const key of ['a', 'a', 'b']) await queue.send('singleton', { key }, { singletonKey: key });

@@ -14,6 +14,7 @@ import type { Config } from '../config.ts';
 import type { Db, Executor } from '../db/index.ts';
 import { WriteBatcher } from './batch.ts';
 import { LocalPool, type Running } from './local-pool.ts';
+import { consumed, type ConsumeMiddleware, type ConsumeOptions } from './middleware.ts';
 import { EXHAUSTED_RETRY_LIMIT, exhaustedQueue, type Backlog, type JobHandler, type Logger, type Queue, type SendOptions, type WorkOptions } from './queue.ts';
 
 interface ClaimedJob {
@@ -87,9 +88,12 @@ export class TableQueue implements Queue {
   readonly #runs = new WeakMap<object, Running<ClaimedJob>>();
   /** Jobs deleted in their handler's transaction (`completeWithin`): not deleted again once it returns. */
   readonly #completedWithin = new WeakSet<Running<ClaimedJob>>();
+  /** What wraps each handler's run (see middleware.ts). */
+  readonly #consume: readonly ConsumeMiddleware[];
 
-  constructor(db: Db, config: Config, log: Logger) {
+  constructor(db: Db, config: Config, log: Logger, options: ConsumeOptions = {}) {
     this.#db = db;
+    this.#consume = options.consume ?? [];
     this.#settings = config.jobs;
     this.#log = log;
     this.#deletes = new WriteBatcher((jobs) => this.#run(DELETE, [heldJobs(jobs)]).then(() => undefined));
@@ -157,7 +161,8 @@ export class TableQueue implements Queue {
 
   work<T extends object>(name: string, handler: JobHandler<T>, options: WorkOptions<T> = {}): void {
     if (options.groupConcurrency !== undefined) this.#groupLimits.set(name, options.groupConcurrency);
-    this.#pool.work(name, handler as JobHandler<object>, options.concurrency ?? 1);
+    const run = handler as JobHandler<object>;
+    this.#pool.work(name, (data, job) => consumed(this.#consume, { name }, () => run(data, job))(), options.concurrency ?? 1);
     const exhausted = options.exhausted;
     if (exhausted) {
       this.#hooked.add(name);

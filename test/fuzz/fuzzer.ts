@@ -10,7 +10,7 @@ import { createPrivateKey } from 'node:crypto';
 import { SignJWT, importPKCS8 } from 'jose';
 import { AREAS } from '../../src/app.ts';
 import { loadSeedFile } from '../../src/admin/seed.ts';
-import { JournalFilter } from '../../src/admin/journal.ts';
+import { JournalFilter } from '../../src/testing/journal.ts';
 import * as admin from '../../src/admin/schemas.ts';
 import { OperatorBody } from '../../src/areas/assistant-metrics/routes.ts';
 import { CommentBody, IssueBody, IssueChangeBody } from '../../src/core/issues/admin-routes.ts';

@@ -16,7 +16,6 @@ import { intersectPermissions, parsePermissions } from '../../core/apps/permissi
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
 import { perServer } from '../../platform/per-server.ts';
-import { takeDeliveryFault } from '../../platform/faults.ts';
 import { BatchLoader, WriteBatcher } from '../../jobs/batch.ts';
 import { eventBody, installationBody } from './payloads.ts';
 import { postWebhook, type WebhookResult } from './sender.ts';
@@ -30,11 +29,20 @@ interface DeliverJob {
   generation: number;
 }
 
+/**
+ * What a delivery worker is made of: the server's context and, in test mode only, the test double's
+ * delivery fault check (docs/clients.md: the receiver gets the post twice, or it is recorded as timed out).
+ */
+export interface DeliveryWorker {
+  ctx: Context;
+  deliveryFault?: ((appId: number) => 'webhook_timeout' | 'webhook_duplicate' | null) | undefined;
+}
+
 /** Posts one attempt of a delivery and records its outcome. */
-export const DELIVER = defineJob<DeliverJob, Context>({
+export const DELIVER = defineJob<DeliverJob, DeliveryWorker>({
   name: 'webhooks.deliver',
-  handle: deliver,
-  options: (ctx) => ({ concurrency: ctx.config.webhooks.concurrency }),
+  handle: ({ ctx, deliveryFault }, job, run) => deliver(ctx, job, run, deliveryFault),
+  options: ({ ctx }) => ({ concurrency: ctx.config.webhooks.concurrency }),
 });
 
 /** `Vendor-Hookshot/<short id>`: the short id names this codehost release. */
@@ -315,7 +323,7 @@ function droppedBecause(attempt: store.AttemptToSend): string | null {
  * commit together: a process that dies before that commit leaves a job that runs again (posts again,
  * same guid) and records the attempt; after it, nothing is left to run.
  */
-async function deliver(ctx: Context, job: DeliverJob, run: JobRun): Promise<void> {
+async function deliver(ctx: Context, job: DeliverJob, run: JobRun, deliveryFault: DeliveryWorker['deliveryFault']): Promise<void> {
   const db = ctx.db.kysely;
   const attempt = await batches.of(ctx).attempts.load(job.deliveryId);
   // Gone (retention, app deleted), already recorded, or a stale duplicate of a job that was moved on.
@@ -373,7 +381,7 @@ async function deliver(ctx: Context, job: DeliverJob, run: JobRun): Promise<void
     result = await postWebhook(request, ctx.config.webhooks);
     // Test mode's delivery faults (docs/clients.md): the receiver gets the post again (same guid),
     // or it got it but the delivery is recorded as timed out, as when a receiver answers too late.
-    const fault = takeDeliveryFault(ctx, attempt.app_id);
+    const fault = deliveryFault?.(attempt.app_id) ?? null;
     if (fault === 'webhook_duplicate') await postWebhook(request, ctx.config.webhooks);
     if (fault === 'webhook_timeout') result = { status: 'timed out', statusCode: 0, durationSeconds: ctx.config.webhooks.timeoutMs / 1000, responseHeaders: null, responseBody: null };
   } catch (error) {

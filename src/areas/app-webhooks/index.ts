@@ -1,13 +1,17 @@
 // App webhooks: the configuration and deliveries API (app JWT), the delivery engine fed by the
 // activity outbox, raw events on the operator surface, and the retention sweep.
 import type { LifecycleArea } from '../../core/area.ts';
-import { DELIVER, fanOut } from './engine.ts';
+import type { Context } from '../../platform/context.ts';
+import { fanOut } from './engine.ts';
 import { appWebhookAdminRoutes, appWebhookRoutes } from './routes.ts';
 import { AppWebhookService } from './service.ts';
 import { deleteExpired, putSealedSecret, sealedSecrets } from './store.ts';
 
-/** How often the retention sweep runs. */
-const SWEEP_SECONDS = 600;
+/** The retention sweep (src/workers.ts): deliveries older than CODEHOST_WEBHOOK_RETENTION_DAYS go. */
+export async function sweepExpiredDeliveries(ctx: Context): Promise<void> {
+  const cutoff = new Date(ctx.clock.nowMs() - ctx.config.webhooks.retentionDays * 86_400_000).toISOString();
+  await deleteExpired(ctx.db.kysely, cutoff);
+}
 
 export const appWebhooks: LifecycleArea = {
   name: 'app-webhooks',
@@ -23,13 +27,6 @@ export const appWebhooks: LifecycleArea = {
   },
   routes: appWebhookRoutes,
   admin: appWebhookAdminRoutes,
-  workers(ctx) {
-    DELIVER.work(ctx.queue, ctx);
-    ctx.periodic.every('webhook-deliveries-retention', SWEEP_SECONDS, async () => {
-      const cutoff = new Date(ctx.clock.nowMs() - ctx.config.webhooks.retentionDays * 86_400_000).toISOString();
-      await deleteExpired(ctx.db.kysely, cutoff);
-    });
-  },
   async resealSecrets(trx, reseal) {
     const hooks = await sealedSecrets(trx);
     for (const hook of hooks) {

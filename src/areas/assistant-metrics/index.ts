@@ -22,8 +22,8 @@ export const assistantMetrics: LifecycleArea = {
   admin: assistantMetricsAdminRoutes,
   seed: {
     // Each entry is the operator route's body for one organization: `{org, metrics_policy, days}`.
-    assistant: async (ctx, entries) => {
-      const service = new AssistantMetricsService(ctx);
+    assistant: async (ctx, entries, trx) => {
+      const service = new AssistantMetricsService(ctx, trx);
       for (const { org, ...data } of checkEntries(SeedEntry, 'assistant', entries)) await service.setOperatorData(org, data);
     },
   },

@@ -144,7 +144,7 @@ export class AssistantMetricsService extends Service {
     if (!org || org.type !== 'Organization') throw notFound(`Organization not found: ${orgLogin}`);
     const days = input.days === undefined ? undefined : await this.operatorDays(org.id, input.days);
     const now = this.now();
-    return this.db.transaction().execute(async (trx) => {
+    return this.transaction(async (trx) => {
       // A replacement deletes the stored days and inserts the new ones: two at once would collide.
       await lockAccount(trx, org.id, this.ctx.db.dialect === 'postgres');
       if (input.metrics_policy) await store.setMetricsPolicy(trx, org.id, input.metrics_policy, now);

@@ -16,7 +16,7 @@ interface ApplyJob {
 }
 
 /** Applies a configuration to the repositories waiting on it. */
-const APPLY = defineJob<ApplyJob, Context>({
+export const APPLY = defineJob<ApplyJob, Context>({
   name: 'code-security.apply',
   handle: (ctx, { configurationId }) => applyConfiguration(ctx, configurationId),
   options: () => ({ concurrency: 2 }),
@@ -32,15 +32,13 @@ const BATCH = 100;
 /** Repositories waiting longer than this have lost their job (its retries ran out): the sweep queues it again. */
 const STALE_SECONDS = 300;
 
-export function registerApplyWorker(ctx: Context): void {
-  APPLY.work(ctx.queue, ctx);
-  ctx.periodic.every('code-security.resume', 60, async () => {
-    const before = new Date(ctx.clock.nowMs() - STALE_SECONDS * 1000).toISOString();
-    for (const configurationId of await store.staleConfigurationIds(ctx.db.kysely, before)) {
-      // One resumed job per configuration at a time, however many processes run the sweep.
-      await APPLY.send(ctx.queue, { configurationId }, { singletonKey: `resume-${configurationId}` });
-    }
-  });
+/** The sweep (src/workers.ts) that queues again the apply jobs of repositories left waiting. */
+export async function resumeStaleApplies(ctx: Context): Promise<void> {
+  const before = new Date(ctx.clock.nowMs() - STALE_SECONDS * 1000).toISOString();
+  for (const configurationId of await store.staleConfigurationIds(ctx.db.kysely, before)) {
+    // One resumed job per configuration at a time, however many processes run the sweep.
+    await APPLY.send(ctx.queue, { configurationId }, { singletonKey: `resume-${configurationId}` });
+  }
 }
 
 /** Applies a configuration to every repository waiting on it. Idempotent: a second run finds nothing waiting. */

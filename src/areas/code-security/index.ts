@@ -1,6 +1,5 @@
 import type { LifecycleArea } from '../../core/area.ts';
 import { codeSecurityAdminRoutes, seedLicenses } from './admin.ts';
-import { registerApplyWorker } from './apply.ts';
 import { codeSecurityRoutes } from './routes.ts';
 import { CodeSecurityService } from './service.ts';
 
@@ -8,7 +7,6 @@ export const codeSecurity: LifecycleArea = {
   name: 'code-security',
   routes: codeSecurityRoutes,
   admin: codeSecurityAdminRoutes,
-  workers: registerApplyWorker,
   seed: { licenses: seedLicenses },
   lifecycle: {
     'repository.transferred': {

@@ -1,6 +1,6 @@
 import type { LifecycleArea } from '../../core/area.ts';
 import { notificationAdminRoutes, notificationRoutes } from './routes.ts';
-import { MARK_READ, NotificationService } from './service.ts';
+import { NotificationService } from './service.ts';
 
 /** Notification threads fed by platform activity, and the notifications API. */
 export const notifications: LifecycleArea = {
@@ -17,9 +17,6 @@ export const notifications: LifecycleArea = {
   },
   routes: notificationRoutes,
   admin: notificationAdminRoutes,
-  workers(ctx) {
-    MARK_READ.work(ctx.queue, new NotificationService(ctx));
-  },
   onActivity: (ctx, trx, row) => new NotificationService(ctx).onActivity(trx, row),
   onAccessChanged: (ctx, trx, change) => new NotificationService(ctx).onAccessChanged(trx, change),
 };

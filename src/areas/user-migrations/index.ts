@@ -2,12 +2,7 @@ import type { LifecycleArea, RepositoryMove } from '../../core/area.ts';
 import type { Context } from '../../platform/context.ts';
 import type { Executor } from '../../db/index.ts';
 import { userMigrationAdminRoutes, userMigrationRoutes } from './routes.ts';
-import { EXPORT, exportThreads, UserMigrationService } from './service.ts';
-
-/** How often the sweep looks for expired archives. */
-const EXPIRY_SWEEP_SECONDS = 3600;
-/** How often the sweep looks for unfinished archive files of dead runs. */
-const UNFINISHED_SWEEP_SECONDS = 600;
+import { exportThreads, UserMigrationService } from './service.ts';
 
 /** A repository a migration locked does not move (transfer or rename): 403. */
 const refuseLocked = (ctx: Context, trx: Executor, move: RepositoryMove) => new UserMigrationService(ctx).refuseLockedMove(trx, move);
@@ -34,16 +29,5 @@ export const userMigrations: LifecycleArea = {
   },
   async close(ctx) {
     await exportThreads.of(ctx).close();
-  },
-  workers(ctx) {
-    const service = new UserMigrationService(ctx);
-    EXPORT.work(ctx.queue, service);
-    ctx.periodic.every('user-migrations.expire-archives', EXPIRY_SWEEP_SECONDS, async () => {
-      await service.expireArchives();
-    });
-    ctx.periodic.every('user-migrations.sweep-unfinished', UNFINISHED_SWEEP_SECONDS, async () => {
-      await service.sweepUnfinished();
-      await service.sweepOrphanArchives();
-    });
   },
 };

@@ -26,7 +26,7 @@ export class MembershipWrites extends HookedWrites {
     const members = await requireUsers(this.db, input.members);
     const repositories = await this.teamRepositories(org, input.repositories ?? []);
     const now = this.now();
-    return this.db.transaction().execute(async (trx) => {
+    return this.transaction(async (trx) => {
       const team = await insertUnique('Team', 'slug', () =>
         insertTeam(trx, { org_id: org.id, slug, name: input.name ?? input.slug, created_at: now, updated_at: now }),
       );
@@ -57,7 +57,7 @@ export class MembershipWrites extends HookedWrites {
   async setOrgMembership(orgLogin: string, login: string, role: OrgRole) {
     const org = await requireAccount(this.db, orgLogin, 'org');
     const user = await requireAccount(this.db, login, 'user');
-    return this.db.transaction().execute(async (trx) => {
+    return this.transaction(async (trx) => {
       // `owner` replaces `member` and the reverse (a delete, then an insert): two changes at once
       // would leave both.
       await lockAccount(trx, org.id, this.ctx.db.dialect === 'postgres');
@@ -76,7 +76,7 @@ export class MembershipWrites extends HookedWrites {
   async removeOrgMembership(orgLogin: string, login: string): Promise<void> {
     const org = await requireAccount(this.db, orgLogin, 'org');
     const user = await requireAccount(this.db, login, 'user');
-    await this.db.transaction().execute(async (trx) => {
+    await this.transaction(async (trx) => {
       const roles = await orgRoles(trx, org.id, user.id);
       const teamIds = await removeFromOrganization(trx, org.id, user.id);
       const repositoryIds = await removeCollaboratorOfOwner(trx, org.id, user.id);
@@ -108,7 +108,7 @@ export class MembershipWrites extends HookedWrites {
   private async changeTeamMembership(orgLogin: string, slug: string, login: string, change: 'added' | 'removed') {
     const { org, team } = await requireTeam(this.db, orgLogin, slug);
     const user = await requireAccount(this.db, login, 'user');
-    await this.db.transaction().execute(async (trx) => {
+    await this.transaction(async (trx) => {
       const changed = change === 'added' ? await addTeamMember(trx, team.id, user.id) : await removeTeamMember(trx, team.id, user.id);
       if (changed) {
         await recordAccountActivity(this.ctx, trx, { name: `membership.${change}`, account_id: org.id, payload: { member_id: user.id, team_id: team.id } });

@@ -38,7 +38,7 @@ export class AccountWrites extends Service {
     if (!LOGIN_PATTERN.test(input.slug)) throw invalidField('Enterprise', 'slug');
     const owners = await requireUsers(this.db, input.owners);
     const now = this.now();
-    return this.db.transaction().execute(async (trx) => {
+    return this.transaction(async (trx) => {
       const enterprise = await insertUnique('Enterprise', 'slug', () =>
         insertEnterprise(trx, { slug: input.slug, slug_lower: input.slug.toLowerCase(), name: input.name ?? input.slug, created_at: now, updated_at: now }),
       );
@@ -66,7 +66,7 @@ export class AccountWrites extends Service {
       ['billing_manager', await requireUsers(this.db, input.billing_managers)],
     ];
     const now = this.now();
-    return this.db.transaction().execute(async (trx) => {
+    return this.transaction(async (trx) => {
       const org = await insertUnique('Organization', 'login', () =>
         insertOrganization(trx, { login: input.login, login_lower: input.login.toLowerCase(), type: 'Organization', name: input.name ?? null, email: null, site_admin: 0, created_at: now, updated_at: now }, enterprise?.id ?? null),
       );
@@ -98,7 +98,7 @@ export class AccountWrites extends Service {
    */
   async delete(login: string): Promise<void> {
     const user = await requireAccount(this.db, login, 'user');
-    const gitPaths = await this.db.transaction().execute(async (trx) => {
+    const gitPaths = await this.transaction(async (trx) => {
       await lockAccount(trx, user.id, this.ctx.db.dialect === 'postgres');
       if (!(await findAccount(trx, login))) throw notFound(`User not found: ${login}`);
       const owned = await solelyOwnedOrganizations(trx, user.id);

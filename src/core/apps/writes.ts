@@ -80,7 +80,7 @@ export class AppWrites extends HookedWrites {
     const now = this.now();
     // The app and what the areas keep of it (its webhook configuration) in one transaction: a
     // failure (or a crash) leaves no app without them.
-    const app = await this.db.transaction().execute(async (trx) => {
+    const app = await this.transaction(async (trx) => {
       const row = await insertUnique('App', 'slug', () =>
         insertApp(trx, {
           slug: input.slug,
@@ -125,7 +125,7 @@ export class AppWrites extends HookedWrites {
     const kind = input.kind ?? 'oauth';
     if (input.value !== undefined && tokenKindOf(input.value) !== kind) throw invalidField('Authorization', 'value', `value must be a well-formed ${kind} token`);
     const now = this.now();
-    return this.db.transaction().execute(async (trx) => {
+    return this.transaction(async (trx) => {
       const authorization = await upsertAuthorization(trx, { app_id: app.id, user_id: user.id, scopes: JSON.stringify(input.scopes ?? []), note: input.note ?? null, note_url: input.note_url ?? null, created_at: now, updated_at: now });
       const issued = await issueToken(
         trx,
@@ -159,7 +159,7 @@ export class InstallationWrites extends Service {
     const permissions = input.permissions ?? appPermissions;
     checkGrant(appPermissions, permissions);
     const now = this.now();
-    return this.db.transaction().execute(async (trx) => {
+    return this.transaction(async (trx) => {
       const installation = await insertUnique('Installation', 'account', () =>
         insertInstallation(trx, {
           app_id: app.id,
@@ -195,7 +195,7 @@ export class InstallationWrites extends Service {
     const account = (await findAccountById(this.db, found.installation.account_id))!;
     const sender = input.sender !== undefined ? await requireAccount(this.db, input.sender, 'user') : undefined;
     const selection = Array.isArray(input.repositories) ? await accountRepositoryIds(this.db, account, input.repositories) : input.repositories;
-    const installation = await this.db.transaction().execute(async (trx) => {
+    const installation = await this.transaction(async (trx) => {
       let row = found.installation;
       if (input.permissions) {
         row = await updateInstallationGrant(trx, row.id, JSON.stringify(input.permissions), this.now());
@@ -259,7 +259,7 @@ export class InstallationWrites extends Service {
     installationId: number,
     apply: (trx: Executor, installation: InstallationRow) => Promise<keyof InstallationActivities | null>,
   ): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.transaction(async (trx) => {
       const found = isRowId(installationId) ? await findInstallation(trx, app.id, installationId) : undefined;
       if (!found) throw notFound();
       // Listed before the change: a deleted installation's were those it covered.

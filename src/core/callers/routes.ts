@@ -2,7 +2,7 @@
 // resource, `core` (every API request, src/platform/rate-limit.ts), so `resources` holds that one;
 // `rate` repeats it (the platform's older name, which clients such as PyGithub still read). The
 // route is `uncounted`: reading it uses none of the budget, and it answers when the budget is spent.
-// Expired tokens are swept every TOKEN_SWEEP_SECONDS.
+// Expired tokens are swept by `sweepExpiredTokens` (src/workers.ts lists it).
 import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import { clientAddress } from '../../platform/rate-limit.ts';
@@ -30,15 +30,12 @@ function callerRoutes(app: Api, ctx: Context): void {
   });
 }
 
-/** How often expired tokens are swept. */
-const TOKEN_SWEEP_SECONDS = 600;
+/** The sweep of expired tokens (src/workers.ts). */
+export async function sweepExpiredTokens(ctx: Context): Promise<void> {
+  await deleteExpiredTokens(ctx.db.kysely, ctx.clock.now().toISOString());
+}
 
 export const callers: Area = {
   name: 'callers',
   routes: callerRoutes,
-  workers(ctx) {
-    ctx.periodic.every('tokens.sweep-expired', TOKEN_SWEEP_SECONDS, async () => {
-      await deleteExpiredTokens(ctx.db.kysely, ctx.clock.now().toISOString());
-    });
-  },
 };

@@ -2,6 +2,7 @@
 // comments, the issue `number`. Loading is idempotent: an issue with the same title by the same
 // author, or a comment with the same body by the same author on the issue, is left alone.
 import { Type } from 'typebox';
+import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
 import { notFound } from '../../platform/errors.ts';
 import { findAccount } from '../accounts/store.ts';
@@ -22,8 +23,8 @@ async function repositoryOf(ctx: Context, fullName: string) {
   return repository;
 }
 
-export async function seedIssues(ctx: Context, entries: unknown[]): Promise<void> {
-  const service = new IssueWrites(ctx);
+export async function seedIssues(ctx: Context, entries: unknown[], trx: Executor): Promise<void> {
+  const service = new IssueWrites(ctx, trx);
   for (const { repository: fullName, ...input } of checkEntries(IssueEntry, 'issues', entries)) {
     const repository = await repositoryOf(ctx, fullName);
     const author = await findAccount(ctx.db.kysely, input.author);
@@ -34,8 +35,8 @@ export async function seedIssues(ctx: Context, entries: unknown[]): Promise<void
   }
 }
 
-export async function seedComments(ctx: Context, entries: unknown[]): Promise<void> {
-  const service = new IssueWrites(ctx);
+export async function seedComments(ctx: Context, entries: unknown[], trx: Executor): Promise<void> {
+  const service = new IssueWrites(ctx, trx);
   for (const { repository: fullName, number, ...input } of checkEntries(CommentEntry, 'comments', entries)) {
     const repository = await repositoryOf(ctx, fullName);
     const issue = await findIssue(ctx.db.kysely, repository.id, number);

@@ -68,7 +68,7 @@ export class IssueWrites extends Service {
     const now = this.now();
 
     // The facts of the snapshot are the answer too: the issue as this write left it.
-    return await this.db.transaction().execute(async (trx) => {
+    return await this.transaction(async (trx) => {
       await this.stillWritable(trx, repository.id);
       const issue = await store.insertIssue(trx, {
         repository_id: repository.id,
@@ -111,7 +111,7 @@ export class IssueWrites extends Service {
     const author = await this.user(input.author);
     const mentioned = await this.mentions(input.body);
     const now = this.now();
-    return this.db.transaction().execute(async (trx) => {
+    return this.transaction(async (trx) => {
       await this.stillWritable(trx, repository.id);
       const comment = await store.insertComment(trx, {
         issue_id: issue.id,
@@ -154,7 +154,7 @@ export class IssueWrites extends Service {
     // What changes is decided on the issue as it is once locked: concurrent changes of one issue
     // (two closes, two assignments of the same user) run one after the other, and the second finds
     // nothing left to do instead of recording the change twice or colliding on a key.
-    return this.db.transaction().execute(async (trx) => {
+    return this.transaction(async (trx) => {
       await this.stillWritable(trx, repository.id);
       const issue = await store.lockIssue(trx, found.id, this.ctx.db.dialect === 'postgres');
       const transition = this.transition(issue, input.state);

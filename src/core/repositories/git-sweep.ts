@@ -23,9 +23,9 @@ import { existingRepositoryIds, forgetGitDataRemovals, pendingGitDataRemovals } 
 /** How old (its mtime) a directory with no row must be before the full listing removes it. */
 export const ORPHAN_AGE_MS = 10 * 60_000;
 /** How often a worker process removes the git data deletions left (and once at its start). */
-const REMOVAL_SECONDS = 600;
+export const REMOVAL_SECONDS = 600;
 /** How often a worker process lists every git data directory (never at its start). */
-const LISTING_SECONDS = 24 * 3600;
+export const LISTING_SECONDS = 24 * 3600;
 /** Paths (or ids) read and compared per query. */
 const BATCH = 500;
 const GIT_DATA = /^(\d{1,15})\.git$/;
@@ -100,14 +100,4 @@ export async function sweepOrphanedGitData(ctx: Context): Promise<number[]> {
   }
   if (removed.length) ctx.log.info({ removed: removed.length, repository_ids: removed }, 'removed the git data of repositories that no longer exist');
   return removed;
-}
-
-/** Registers the removal and the full listing with the worker's periodic tasks (`workers` of the repositories area). */
-export function scheduleGitDataSweep(ctx: Context): void {
-  ctx.periodic.every('repositories.remove-git-data', REMOVAL_SECONDS, async () => {
-    await removeRecordedGitData(ctx);
-  }, { atStart: true });
-  ctx.periodic.every('repositories.sweep-orphaned-git-data', LISTING_SECONDS, async () => {
-    await sweepOrphanedGitData(ctx);
-  });
 }

@@ -18,7 +18,6 @@ import { SimpleUser, Team } from '../accounts/representations.ts';
 import { FullRepository, RepositorySubscription } from './representations.ts';
 import { REPOSITORY_READ, RepositoryService } from './service.ts';
 import type { Permissions } from '../apps/permissions.ts';
-import { scheduleGitDataSweep } from './git-sweep.ts';
 
 /**
  * A read inside a repository: a public one answers anyone; a private one needs `repo` of a classic
@@ -220,4 +219,4 @@ function repositoryRoutes(app: Api, ctx: Context): void {
   });
 }
 
-export const repositories: Area = { name: 'repositories', routes: repositoryRoutes, workers: scheduleGitDataSweep };
+export const repositories: Area = { name: 'repositories', routes: repositoryRoutes };

@@ -51,7 +51,7 @@ export class RepositoryWrites extends HookedWrites {
     // nothing half-made, and what consumes `repository.created` (code security's default
     // configuration) is sure to see it.
     const written: { id?: number; path?: string } = {};
-    const repository = await this.db.transaction().execute(async (trx) => {
+    const repository = await this.transaction(async (trx) => {
       // The owner, held until the creation commits (src/db/held.ts): an owner deleted meanwhile is a
       // 404; a deletion that comes after waits, then finds this repository and its git data to remove
       // (it locks the owner before it lists what the owner has), so none is left behind.
@@ -111,7 +111,7 @@ export class RepositoryWrites extends HookedWrites {
     const { org, team } = await requireTeam(this.db, orgLogin, slug);
     const repository = await requireRepository(this.db, owner, name);
     if (repository.owner_id !== org.id) throw invalidField('Team', 'repository', `${owner}/${name} does not belong to ${org.login}`);
-    await this.db.transaction().execute(async (trx) => {
+    await this.transaction(async (trx) => {
       const added = !(await teamHasRepository(trx, team.id, repository.id));
       await setTeamRepository(trx, team.id, repository.id, permission);
       await this.accessChanged(trx, { userIds: await teamMemberIds(trx, team.id) });
@@ -126,7 +126,7 @@ export class RepositoryWrites extends HookedWrites {
   async removeTeamRepository(orgLogin: string, slug: string, owner: string, name: string): Promise<void> {
     const { team } = await requireTeam(this.db, orgLogin, slug);
     const repository = await requireRepository(this.db, owner, name);
-    await this.db.transaction().execute(async (trx) => {
+    await this.transaction(async (trx) => {
       const had = await teamHasRepository(trx, team.id, repository.id);
       await removeTeamRepository(trx, team.id, repository.id);
       await this.accessChanged(trx, { userIds: await teamMemberIds(trx, team.id) });
@@ -139,7 +139,7 @@ export class RepositoryWrites extends HookedWrites {
     const repository = await requireRepository(this.db, owner, name);
     const user = await requireAccount(this.db, login, 'user');
     if (user.id === repository.owner_id) throw invalidField('Repository', 'collaborator', 'the owner of a repository cannot be its collaborator');
-    await this.db.transaction().execute(async (trx) => {
+    await this.transaction(async (trx) => {
       const before = await collaboratorPermission(trx, repository.id, user.id);
       await setCollaborator(trx, repository.id, user.id, permission, this.now());
       await this.accessChanged(trx, { userIds: [user.id] });
@@ -161,7 +161,7 @@ export class RepositoryWrites extends HookedWrites {
   async removeCollaborator(owner: string, name: string, login: string): Promise<void> {
     const repository = await requireRepository(this.db, owner, name);
     const user = await requireAccount(this.db, login, 'user');
-    await this.db.transaction().execute(async (trx) => {
+    await this.transaction(async (trx) => {
       if (await removeCollaborator(trx, repository.id, user.id)) {
         await recordMemberActivity(this.ctx, trx, { name: 'member.removed', repository_id: repository.id, payload: { member_id: user.id } });
       }
@@ -192,7 +192,7 @@ export class RepositoryWrites extends HookedWrites {
     if ((transferred || renamed) && taken && taken.id !== repository.id) {
       throw validationFailed([{ resource: 'Repository', field: 'name', code: 'already_exists', message: `${destination.login}/${newName} already exists` }]);
     }
-    const updated = await this.db.transaction().execute(async (trx) => {
+    const updated = await this.transaction(async (trx) => {
       if (transferred || renamed) {
         await insertUnique('Repository', 'name', () => moveRepository(trx, repository, { owner_id: destination.id, owner_login: destination.login, name: newName }, this.now()));
       }
@@ -240,7 +240,7 @@ export class RepositoryWrites extends HookedWrites {
    */
   async deleteRepository(owner: string, name: string): Promise<void> {
     const repository = await requireRepository(this.db, owner, name);
-    await this.db.transaction().execute(async (trx) => {
+    await this.transaction(async (trx) => {
       // Locked first, and found still there: of concurrent deletions one deletes, the others are 404.
       if (!(await lockRepositoryToDelete(trx, repository.id, this.ctx.db.dialect === 'postgres'))) throw notFound('Repository not found');
       const payload = { repository: await this.asLeft(trx, repository.id), installation_ids: await installationsCovering(trx, repository) };

@@ -2,7 +2,7 @@
 // POST /_admin/faults makes the next N matching public API requests (or those of the next S seconds)
 // answer a platform error, wait, or lose their connection, and the next N webhook deliveries to an
 // app time out or arrive twice. GET lists the rules in force, DELETE clears them. Without test mode
-// the routes answer 404 and no hook is installed. The rules live in memory (src/platform/faults.ts):
+// the routes answer 404 and no hook is installed. The rules live in memory (fault-store.ts):
 // they reach the process that received them.
 import { STATUS_CODES } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +13,7 @@ import { rateLimitKey } from '../core/callers/hook.ts';
 import { parseAuthorization, type Principal } from '../core/callers/principal.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { ApiError, invalidField, notFound } from '../platform/errors.ts';
-import { DELIVERY_EFFECTS, faultsOf, REQUEST_EFFECTS, type DeliveryEffect, type FaultMatch, type FaultRule, type RequestEffect, type RequestFacts } from '../platform/faults.ts';
+import { DELIVERY_EFFECTS, faultsOf, REQUEST_EFFECTS, type DeliveryEffect, type FaultMatch, type FaultRule, type RequestEffect, type RequestFacts } from './fault-store.ts';
 import { clientAddress, rateLimitExceededMessage } from '../platform/rate-limit.ts';
 import { routeConfig } from '../platform/route-config.ts';
 import { hashSecret } from '../platform/tokens.ts';

@@ -1,8 +1,8 @@
-// The test double's gate (src/admin/test-support.ts): every request and background job holds it
+// The test double's gate (support.ts): every request and background job holds it
 // shared while it runs; a reset or a snapshot restore holds it alone, so a request sees the state
 // before the swap or after it, never a mix. Only installed outside production mode.
-import type { Context } from './context.ts';
-import { perServer } from './per-server.ts';
+import type { Context } from '../platform/context.ts';
+import { perServer } from '../platform/per-server.ts';
 
 export class Gate {
   private active = 0;

@@ -2,8 +2,8 @@
 // whole state: database rows and queued jobs (src/db/snapshots.ts), git data and migration archives
 // (files in the data directory), and what lives in this process's memory (the test clock, fault
 // rules, rate-limit leases, cached apps, the request journal). A reset or restore runs alone behind
-// the gate (src/platform/gate.ts): requests and background jobs in flight finish first, new ones wait
-// and then see the new state, so none sees a mix. All of it answers 404 in production mode.
+// the gate (gate.ts): requests and background jobs in flight finish first, new ones wait
+// and then see the new state, so none sees a mix. Registered outside production mode only (plugin.ts).
 import { randomUUID } from 'node:crypto';
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -15,11 +15,11 @@ import type { Area } from '../core/area.ts';
 import { stateTables, type SnapshotMeta, type StateTables } from '../db/snapshots.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { invalidField, notFound, validationFailed } from '../platform/errors.ts';
-import { faultsOf, type FaultRule } from '../platform/faults.ts';
-import { gateOf } from '../platform/gate.ts';
+import { faultsOf, type FaultRule } from './fault-store.ts';
+import { gateOf } from './gate.ts';
 import { routeConfig } from '../platform/route-config.ts';
 import { journalOf, type JournalEntry } from './journal.ts';
-import { loadSeed, loadSeedFile } from './seed.ts';
+import { loadSeed, loadSeedFile } from '../admin/seed.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -33,7 +33,7 @@ declare module 'fastify' {
 const admin = { admin: true, alone: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
 
-const DEMO_SEED = new URL('./demo.yaml', import.meta.url);
+const DEMO_SEED = new URL('../admin/demo.yaml', import.meta.url);
 /** The demo world, saved the first time a reset asks for it: later resets restore it. Not a valid snapshot name, so never listed. */
 const DEMO_SNAPSHOT = '.demo';
 /** Folders in the data directory being removed in the background (test-support's own). */
@@ -279,9 +279,6 @@ const snapshotBody = (meta: SnapshotMeta) => ({ name: meta.name, created_at: met
 
 export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]): void {
   const support = new TestSupport(ctx, areas);
-  const notInProduction = () => {
-    if (ctx.config.mode === 'production') throw notFound();
-  };
 
   app.post('/_admin/reset', {
     config: admin,
@@ -293,7 +290,6 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
       }, { additionalProperties: false }),
     },
   }, async (request) => {
-    notInProduction();
     const to = request.body.to ?? 'empty';
     let seed: unknown;
     if (to === 'seed') {
@@ -313,12 +309,10 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
     config: admin,
     schema: { ...hidden, body: Type.Object({ name: SnapshotName }, { additionalProperties: false }) },
   }, async (request, reply) => {
-    notInProduction();
     return reply.code(201).send(snapshotBody(await support.save(request.body.name)));
   });
 
   app.get('/_admin/snapshots', { config: { admin: true }, schema: hidden }, async () => {
-    notInProduction();
     return (await support.list()).map(snapshotBody);
   });
 
@@ -326,7 +320,6 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
     config: admin,
     schema: { ...hidden, params: Type.Object({ name: SnapshotName }) },
   }, async (request) => {
-    notInProduction();
     const took = await support.restore(request.params.name);
     if (took === null) throw notFound(`No snapshot ${request.params.name}`);
     return { took_ms: took };
@@ -336,7 +329,6 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
     config: admin,
     schema: { ...hidden, params: Type.Object({ name: SnapshotName }) },
   }, async (request, reply) => {
-    notInProduction();
     if (!(await support.drop(request.params.name))) throw notFound(`No snapshot ${request.params.name}`);
     return reply.code(204).send();
   });
@@ -344,8 +336,9 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
 
 /**
  * Holds the gate shared for every request (but those that take it alone, marked `alone`, and the
- * jobs drain, which waits on jobs that hold it) and every background job and sweep. Outside
- * production mode only: production has no reset to wait for.
+ * jobs drain, which waits on jobs that hold it); the jobs and sweeps hold it through the queue's and
+ * the periodic runner's consume middleware (plugin.ts). Outside production mode only: production has
+ * no reset to wait for.
  */
 export function installGate(app: Api, ctx: Context): void {
   if (ctx.config.mode === 'production') return;
@@ -374,10 +367,4 @@ export function installGate(app: Api, ctx: Context): void {
       done();
     }, done);
   });
-  const queue = ctx.queue;
-  const work = queue.work.bind(queue);
-  queue.work = (name, handler, options) => work(name, (data, job) => gate.shared(() => handler(data, job)), options);
-  const periodic = ctx.periodic;
-  const every = periodic.every.bind(periodic);
-  periodic.every = (name, seconds, run, options) => every(name, seconds, () => gate.shared(run), options);
 }

@@ -9,8 +9,8 @@ import { Type, type Static } from 'typebox';
 import { findAppBy } from '../core/apps/store.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { perServer } from '../platform/per-server.ts';
-import { invalidField, notFound } from '../platform/errors.ts';
-import { glob } from '../platform/faults.ts';
+import { invalidField } from '../platform/errors.ts';
+import { glob } from './fault-store.ts';
 import { DEFAULT_API_VERSION } from '../platform/http.ts';
 import { operationId } from '../platform/openapi.ts';
 import { DEFAULT_PAGES } from '../platform/pagination.ts';
@@ -374,26 +374,20 @@ const Page = {
 
 export function journalRoutes(app: Api, ctx: Context): void {
   const journal = journalOf(ctx);
-  const enabled = () => {
-    if (!ctx.config.journal.enabled) throw notFound();
-  };
 
   app.get('/_admin/requests', {
     config: admin,
     schema: { ...hidden, querystring: Type.Object({ ...FILTER_FIELDS, ...Page }, { additionalProperties: false }) },
   }, async (request) => {
-    enabled();
     const { per_page: perPage = 30, page = 1, ...filter } = request.query as JournalFilter & { per_page?: number; page?: number };
     return journal.find(filter).slice((page - 1) * perPage, page * perPage);
   });
 
   app.post('/_admin/requests/count', { config: admin, schema: { ...hidden, body: JournalFilter } }, async (request) => {
-    enabled();
     return { count: journal.find(request.body).length };
   });
 
   app.delete('/_admin/requests', { config: admin, schema: hidden }, async (_request, reply) => {
-    enabled();
     journal.clear();
     return reply.code(204).send();
   });

@@ -2,9 +2,9 @@
 // next N matching requests or webhook deliveries, or for a time. Kept in memory, one set per server
 // (a process running several servers, as the tests do, keeps them apart): a rule reaches the requests
 // and deliveries of the process it was created in. The admin routes and the request hook are in
-// src/admin/faults.ts; the webhook engine asks `takeDeliveryFault` before each post.
-import type { Context } from './context.ts';
-import { perServer } from './per-server.ts';
+// faults.ts; the webhook engine is given `deliveryFault` (plugin.ts) when it is built.
+import type { Context } from '../platform/context.ts';
+import { perServer } from '../platform/per-server.ts';
 
 export const REQUEST_EFFECTS = ['status', 'primary_rate_limit', 'secondary_rate_limit', 'delay', 'drop'] as const;
 export const DELIVERY_EFFECTS = ['webhook_timeout', 'webhook_duplicate'] as const;
@@ -146,10 +146,15 @@ export function faultsOf(ctx: Context): FaultStore {
   return faults.of(ctx);
 }
 
-/** The delivery fault for the next post to this app, if test mode is on and a rule says so. */
-export function takeDeliveryFault(ctx: Context, appId: number): DeliveryEffect | null {
-  if (!ctx.config.testMode) return null;
+/**
+ * The webhook sender's delivery fault check, in test mode only (production has none): the fault for
+ * the next post to an app, when a rule says so, counted as used.
+ */
+export function deliveryFault(ctx: Context): ((appId: number) => DeliveryEffect | null) | undefined {
+  if (!ctx.config.testMode) return undefined;
   const store = faults.of(ctx);
-  if (store.empty) return null;
-  return (store.takeForDelivery(ctx.clock.nowMs(), appId)?.effect as DeliveryEffect | undefined) ?? null;
+  return (appId) => {
+    if (store.empty) return null;
+    return (store.takeForDelivery(ctx.clock.nowMs(), appId)?.effect as DeliveryEffect | undefined) ?? null;
+  };
 }
