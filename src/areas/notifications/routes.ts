@@ -12,7 +12,8 @@ import { DEFAULT_PAGES, PageQuery, pageParams, setPageLinks } from '../../platfo
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { LoadMonitor, pollInterval } from './polling.ts';
 import { NotificationThread, ThreadSubscription } from './representations.ts';
-import { MARK_READ_MESSAGE, NotificationService, REASONS } from './service.ts';
+import { REASONS } from './reasons.ts';
+import { MARK_READ_MESSAGE, NotificationService } from './service.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['notifications', 'repo'] };
 const config = { access } as const;
