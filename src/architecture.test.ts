@@ -226,8 +226,10 @@ test('every area of AREAS answers every lifecycle activity, in one line each', a
     for (const name of LIFECYCLE_ACTIVITIES) {
       const answer = lifecycle[name]!;
       const keys = Object.keys(answer).sort();
-      const why = answer.unaffected ?? answer.handled;
-      if (!(keys.join() === 'unaffected' || keys.join() === 'handled' || keys.join() === 'handled,inWrite')) problems.push(`${area.name} ${name}: ${keys.join()}`);
+      const why = answer.unaffected ?? answer.handled ?? answer.handler;
+      if (!(keys.join() === 'unaffected' || keys.join() === 'handled' || keys.join() === 'handler' || keys.join() === 'handled,inWrite')) problems.push(`${area.name} ${name}: ${keys.join()}`);
+      // `handler`: the area's handler of that activity does it, so the area declares one.
+      if ('handler' in answer && typeof (area.handlers as Record<string, unknown> | undefined)?.[name] !== 'function') problems.push(`${area.name} ${name}: no handler`);
       if (typeof why !== 'string' || !why.trim() || why.includes('\n')) problems.push(`${area.name} ${name}: the why is one line`);
       if ('inWrite' in answer && (!inWrite.has(name) || typeof answer.inWrite !== 'function')) problems.push(`${area.name} ${name}: inWrite`);
     }

@@ -29,6 +29,7 @@ import type { Context } from '../../platform/context.ts';
 import { Service } from '../../platform/service.ts';
 import { mostDirect, SUBSCRIBING, type Reason } from './reasons.ts';
 import * as store from './store.ts';
+import * as following from './subscription-store.ts';
 import type { NewThread, SubscriptionRow } from './store.ts';
 
 /** A reason a user has to hear of one activity; `direct` unless it came through a team or watching. */
@@ -72,13 +73,13 @@ class NotificationFanOut extends Service {
     const followers = notice.followers ?? false;
     const mentions = notice.mentions ?? { mentioned_user_ids: [], mentioned_team_ids: [] };
     await notice.claims?.(trx, claim);
-    claim(await store.teamMembers(trx, mentions.mentioned_team_ids), 'team_mention', false);
+    claim(await following.teamMembers(trx, mentions.mentioned_team_ids), 'team_mention', false);
     claim(mentions.mentioned_user_ids, 'mention', true);
 
     const now = this.now();
     const subjectKey = `issue:${issue.id}`;
-    const subscriptions = new Map((await store.subscriptionsOfSubject(trx, subjectKey)).map((s) => [s.user_id, s]));
-    const watches = new Map((await store.watchesOf(trx, repository.id, followers ? undefined : [...claims.keys()])).map((w) => [w.user_id, w]));
+    const subscriptions = new Map((await following.subscriptionsOfSubject(trx, subjectKey)).map((s) => [s.user_id, s]));
+    const watches = new Map((await following.watchesOf(trx, repository.id, followers ? undefined : [...claims.keys()])).map((w) => [w.user_id, w]));
 
     const candidates = new Set<number>([...claims.keys(), actorId]);
     if (followers) {
@@ -173,7 +174,7 @@ class NotificationFanOut extends Service {
       url: null,
     }, now);
     await store.upsertThreads(trx, threads.map((thread) => ({ ...thread, subject_id: subjectId })));
-    await store.saveSubscriptions(trx, subscriptionChanges.map((change) => ({ ...change, subject_id: subjectId })));
+    await following.saveSubscriptions(trx, subscriptionChanges.map((change) => ({ ...change, subject_id: subjectId })));
   }
 
   /**
@@ -199,7 +200,7 @@ const opened = notifying<'issues.opened' | 'pull_request.opened'>((row) => ({
   async claims(trx, claim) {
     claim(row.payload.assignee_ids, 'assign', true);
     claim(row.payload.requested_reviewer_ids, 'review_requested', true);
-    claim(await store.teamMembers(trx, row.payload.requested_team_ids), 'review_requested', false);
+    claim(await following.teamMembers(trx, row.payload.requested_team_ids), 'review_requested', false);
   },
 }));
 
@@ -215,7 +216,7 @@ const reviewRequested = notifying<'issues.review_requested' | 'pull_request.revi
   async claims(trx, claim) {
     const request = row.payload;
     if ('requested_reviewer_id' in request) claim([request.requested_reviewer_id], 'review_requested', true);
-    else claim(await store.teamMembers(trx, [request.requested_team_id]), 'review_requested', false);
+    else claim(await following.teamMembers(trx, [request.requested_team_id]), 'review_requested', false);
   },
 }));
 

@@ -1,6 +1,7 @@
 import type { LifecycleArea } from '../../core/area.ts';
 import { notificationAdminRoutes, notificationRoutes } from './routes.ts';
 import { notificationHandlers } from './fan-out.ts';
+import { loadMonitor } from './polling.ts';
 import { MARK_READ, NotificationService } from './service.ts';
 
 /** Notification threads fed by platform activity, and the notifications API. */
@@ -22,4 +23,7 @@ export const notifications: LifecycleArea = {
     MARK_READ.work(ctx.queue, new NotificationService(ctx));
   },
   handlers: notificationHandlers,
+  async close(ctx) {
+    loadMonitor.of(ctx).stop();
+  },
 };

@@ -16,6 +16,7 @@ import {
   shapeRepository, subscriptionRepresentation, threadRepresentation, threadPageWriter, type ThreadPageWriter, type NotificationThread, type ShapedRepository, type ThreadSubscription,
 } from './representations.ts';
 import * as store from './store.ts';
+import * as following from './subscription-store.ts';
 import type { MarkSelection, SubscriptionRow, ThreadWithSubject } from './store.ts';
 import { Service } from '../../platform/service.ts';
 
@@ -340,7 +341,7 @@ export class NotificationService extends Service {
   /** `ignored: true` blocks the thread; false subscribes (keeping the participation reason, else `manual`). */
   async setSubscription(userId: number, threadId: number, ignored: boolean): Promise<ThreadSubscription> {
     const thread = await this.requireThread(userId, threadId);
-    const current = await store.subscription(this.db, userId, thread.subject_id);
+    const current = await following.subscription(this.db, userId, thread.subject_id);
     await this.saveSubscription(userId, {
       user_id: userId,
       subject_id: thread.subject_id,
@@ -354,7 +355,7 @@ export class NotificationService extends Service {
   /** Mutes the thread: only repository watching reaches the user, until they comment or are mentioned. */
   async deleteSubscription(userId: number, threadId: number): Promise<void> {
     const thread = await this.requireThread(userId, threadId);
-    const current = await store.subscription(this.db, userId, thread.subject_id);
+    const current = await following.subscription(this.db, userId, thread.subject_id);
     await this.saveSubscription(userId, {
       user_id: userId,
       subject_id: thread.subject_id,
@@ -369,13 +370,13 @@ export class NotificationService extends Service {
     await this.userWrite(userId, async (trx) => {
       // The thread's subject went with its repository (or issue) since the thread was read: gone.
       if (!(await heldRows(trx, 'notification_subjects', [row.subject_id])).size) throw notFound();
-      await store.saveSubscriptions(trx, [row]);
+      await following.saveSubscriptions(trx, [row]);
       await store.touchInboxes(trx, [userId], this.now());
     });
   }
 
   private async subscriptionOf(thread: ThreadWithSubject): Promise<ThreadSubscription> {
-    const current = await store.subscription(this.db, thread.user_id, thread.subject_id);
+    const current = await following.subscription(this.db, thread.user_id, thread.subject_id);
     if (current && current.state !== 'muted') {
       return subscriptionRepresentation(this.ctx.urls, thread.id, {
         subscribed: current.state === 'subscribed',
@@ -385,7 +386,7 @@ export class NotificationService extends Service {
       });
     }
     // No thread subscription of their own (or a muted one): what reaches them is the repository watch.
-    const watch = await store.watchOf(this.db, thread.repository_id, thread.user_id);
+    const watch = await following.watchOf(this.db, thread.repository_id, thread.user_id);
     return subscriptionRepresentation(this.ctx.urls, thread.id, {
       subscribed: Boolean(watch?.subscribed && !watch.ignored),
       ignored: false,
