@@ -145,6 +145,8 @@ test('activities are recorded through a typed map, and consumed, never hooked af
   assert.deepEqual(untyped, []);
   const area = readFileSync(join(root, 'src/core/area.ts'), 'utf8');
   assert.doesNotMatch(area, /onRepositoryCreated/);
+  // One path: access changes and an app's creation are activities too, no hook of their own.
+  assert.doesNotMatch(area, /onAccessChanged|onAppCreated|onActivity\b/);
   // Consumers read `activity.payload` typed by its name, never the stored JSON.
   const parsing = sourceFiles('src')
     .filter((file) => !file.startsWith('src/activity/'))

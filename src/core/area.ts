@@ -1,9 +1,9 @@
 // What an area (or the operator surface, or a core resource) plugs into the server: its routes, its
 // operator routes, workers, seed keys, and its handler of each activity it consumes (every change of
 // the world is an activity, an app's creation and access changes included: src/core/activities.ts).
-import { recordActivity, type ActivityConsumer, type ActivityInput } from '../activity/outbox.ts';
+import { recordActivity, type ActivityConsumer, type ActivityInput, type AppliedActivityRecorder } from '../activity/outbox.ts';
 import type { Executor } from '../db/index.ts';
-import type { Activities, AppliedActivityName } from './activities.ts';
+import type { Activities, AppliedActivities, AppliedActivityName } from './activities.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { Service } from '../platform/service.ts';
 
@@ -88,6 +88,9 @@ export type AreaLifecycle = { readonly [K in LifecycleActivityName]: LifecycleAn
 /** An area of AREAS (src/app.ts): it answers every lifecycle activity. */
 export type LifecycleArea = Area & { lifecycle: AreaLifecycle };
 
+/** Records the activities applied in the writer's transaction (their map's names and payloads checked). */
+const recordApplied: AppliedActivityRecorder<AppliedActivities> = recordActivity;
+
 /**
  * A core writer whose writes the areas consume in their transaction: it is given them, and records
  * the activities they apply there (`access.changed`, `app.created`) through the one activity path.
@@ -101,7 +104,7 @@ export abstract class AreaWrites extends Service {
   }
 
   /** Records an applied activity inside the write's transaction `trx`: every area's handler of its name runs in it. */
-  protected async record<K extends AppliedActivityName>(trx: Executor, input: ActivityInput<Activities, K>): Promise<void> {
-    await recordActivity(this.ctx, trx, input, this.areas);
+  protected async record<K extends AppliedActivityName>(trx: Executor, input: ActivityInput<AppliedActivities, K>): Promise<void> {
+    await recordApplied(this.ctx, trx, input, this.areas);
   }
 }
