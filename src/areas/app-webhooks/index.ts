@@ -4,15 +4,17 @@ import { STORED_ACTIVITY_NAMES, type Activity, type StoredActivities } from '../
 import type { LifecycleArea } from '../../core/area.ts';
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
-import { DELIVER, fanOut } from './engine.ts';
+import { DELIVER, fanOut, installedOver, toCoveringInstallations, toInstallationApp, toOwnWebhook, type Targeting } from './engine.ts';
 import { appWebhookAdminRoutes, appWebhookRoutes } from './routes.ts';
 import { AppWebhookService } from './service.ts';
 import { deleteExpired, putSealedSecret, sealedSecrets } from './store.ts';
 
-/** Delivers one outbox row (a typed activity or a raw event) to the apps it concerns. */
-async function deliver(ctx: Context, trx: Executor, activity: Activity): Promise<void> {
-  await fanOut(ctx, trx, activity);
-}
+/** A handler that delivers an outbox row (a typed activity or a raw event) to the apps `targeting` finds. */
+const deliverTo = (targeting: Targeting) => async (ctx: Context, trx: Executor, activity: Activity): Promise<void> => {
+  await fanOut(ctx, trx, activity, targeting);
+};
+const deliver = deliverTo(installedOver);
+const toInstallation = deliverTo(toInstallationApp);
 
 /** How often the retention sweep runs. */
 const SWEEP_SECONDS = 600;
@@ -52,9 +54,19 @@ export const appWebhooks: LifecycleArea = {
     return hooks.length;
   },
   handlers: {
-    // Every stored activity is a webhook event, delivered to the apps it concerns; so is a raw one.
+    // Every stored activity is a webhook event, delivered to the apps installed over it; so is a raw one.
     ...Object.fromEntries(STORED_ACTIVITY_NAMES.map((name) => [name, deliver])) as { [K in keyof StoredActivities & string]: typeof deliver },
     raw: deliver,
+    // But an installation's events go to its app alone, an app's `ping` to its own webhook, and a
+    // deleted repository's to the installations that covered it.
+    'installation.created': toInstallation,
+    'installation.suspend': toInstallation,
+    'installation.unsuspend': toInstallation,
+    'installation.deleted': toInstallation,
+    'installation_repositories.added': toInstallation,
+    'installation_repositories.removed': toInstallation,
+    ping: deliverTo(toOwnWebhook),
+    'repository.deleted': deliverTo(toCoveringInstallations),
     // Applied in the creating transaction: the webhook's secret never travels in an outbox row.
     'app.created': async (ctx, trx, { payload }) => {
       await new AppWebhookService(ctx).createForApp(trx, payload.app, payload.input.webhook);

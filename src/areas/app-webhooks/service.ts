@@ -13,7 +13,7 @@ import { findIdsByName } from '../../core/repositories/store.ts';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
 import type { AppRow } from '../../core/apps/store.ts';
 import type { Executor } from '../../db/index.ts';
-import { newAttempt, targetsOf, wasDropped } from './engine.ts';
+import { installedOver, newAttempt, wasDropped } from './engine.ts';
 import { blockedReason } from './sender.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
@@ -281,7 +281,7 @@ export class AppWebhookService extends Service {
         payload: input.payload ?? {},
       };
       await recordRawEvent(this.ctx, trx, activity);
-      return (await targetsOf(trx, activity)).length;
+      return (await installedOver.targets(trx, activity)).length;
     });
   }
 }
