@@ -150,6 +150,8 @@ test('activities are recorded through a typed map, and consumed, never hooked af
   assert.deepEqual(untyped, []);
   const area = readFileSync(join(root, 'src/core/area.ts'), 'utf8');
   assert.doesNotMatch(area, /onRepositoryCreated/);
+  // One path: access changes and an app's creation are activities too, no hook of their own.
+  assert.doesNotMatch(area, /onAccessChanged|onAppCreated|onActivity\b/);
   // Consumers read `activity.payload` typed by its name, never the stored JSON.
   const parsing = sourceFiles('src')
     .filter((file) => !file.startsWith('src/activity/'))
@@ -245,8 +247,10 @@ test('every area of AREAS answers every lifecycle activity, in one line each', a
     for (const name of LIFECYCLE_ACTIVITIES) {
       const answer = lifecycle[name]!;
       const keys = Object.keys(answer).sort();
-      const why = answer.unaffected ?? answer.handled;
-      if (!(keys.join() === 'unaffected' || keys.join() === 'handled' || keys.join() === 'handled,inWrite')) problems.push(`${area.name} ${name}: ${keys.join()}`);
+      const why = answer.unaffected ?? answer.handled ?? answer.handler;
+      if (!(keys.join() === 'unaffected' || keys.join() === 'handled' || keys.join() === 'handler' || keys.join() === 'handled,inWrite')) problems.push(`${area.name} ${name}: ${keys.join()}`);
+      // `handler`: the area's handler of that activity does it, so the area declares one.
+      if ('handler' in answer && typeof (area.handlers as Record<string, unknown> | undefined)?.[name] !== 'function') problems.push(`${area.name} ${name}: no handler`);
       if (typeof why !== 'string' || !why.trim() || why.includes('\n')) problems.push(`${area.name} ${name}: the why is one line`);
       if ('inWrite' in answer && (!inWrite.has(name) || typeof answer.inWrite !== 'function')) problems.push(`${area.name} ${name}: inWrite`);
     }
@@ -269,9 +273,6 @@ const MAX_FUNCTION_LINES = 120;
 /** Files still over a limit while they are being split. */
 const OVERSIZE = new Set([
   'src/app.ts', // shrunk by issue 38's other parts
-  'src/areas/notifications/routes.ts', // shrunk by issue 38's other parts
-  'src/areas/notifications/service.ts', // shrunk by issue 38's other parts
-  'src/areas/notifications/store.ts', // shrunk by issue 38's other parts
   'src/core/apps/routes.ts', // shrunk by issue 38's other parts
   'src/core/repositories/routes.ts', // shrunk by issue 38's other parts
   'src/core/repositories/store.ts', // shrunk by issue 38's other parts

@@ -1,5 +1,5 @@
 // Durability of an app's creation: the app and what the areas keep of it (app-webhooks' configuration,
-// made by `onAppCreated`) are one transaction. `codehost serve` is killed with SIGKILL while apps are
+// made by its `app.created` handler) are one transaction. `codehost serve` is killed with SIGKILL while apps are
 // being created; the database then holds each app with its webhook configuration, or no app.
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';

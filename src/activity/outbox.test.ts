@@ -10,7 +10,11 @@ import { openDatabase, type Db, type Executor } from '../db/index.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { createQueue, drainAll, type Queue } from '../jobs/index.ts';
 import type { Context } from '../platform/context.ts';
-import { DISPATCH, dispatcher, recordActivity, type ActivityConsumer, type RawActivity } from './outbox.ts';
+import { DISPATCH, dispatcher, recordActivity, type ActivityConsumer, type StoredActivity } from './outbox.ts';
+
+/** The one activity these tests record. */
+type Pushes = { push: { i: number } };
+type Pushed = StoredActivity<Pushes, 'push'>;
 
 const config: Config = { ...loadConfig({}), databasePoolSize: 4, jobs: { worker: true, leaseSeconds: 10, pollMilliseconds: 50 } };
 const silent = { info() {}, warn() {}, error() {} };
@@ -32,17 +36,19 @@ after(async () => {
 });
 
 /** A consumer that writes (name, row) in the dispatch's transaction; `failing` may throw first. */
-function consumer(name: string, failing?: (row: RawActivity) => boolean): ActivityConsumer<RawActivity> {
+function consumer(name: string, failing?: (row: Pushed) => boolean): ActivityConsumer<Pushes> {
   return {
     name,
-    async onActivity(_ctx: Context, trx: Executor, row: RawActivity) {
-      await sql`insert into test_applied (consumer, outbox_id) values (${name}, ${row.id})`.execute(trx);
-      if (failing?.(row)) throw new Error(`${name} fails on row ${row.id}`);
+    handlers: {
+      async push(_ctx: Context, trx: Executor, row: Pushed) {
+        await sql`insert into test_applied (consumer, outbox_id) values (${name}, ${row.id})`.execute(trx);
+        if (failing?.(row)) throw new Error(`${name} fails on row ${row.id}`);
+      },
     },
   };
 }
 
-async function withDispatcher(consumers: ActivityConsumer<RawActivity>[], run: (record: (n: number) => Promise<number[]>, queue: Queue) => Promise<void>) {
+async function withDispatcher(consumers: ActivityConsumer<Pushes>[], run: (record: (n: number) => Promise<number[]>, queue: Queue) => Promise<void>) {
   const queue = createQueue(db, config, silent);
   const ctx = { db, queue, clock: { now: () => new Date() } } as unknown as Context;
   DISPATCH.work(ctx.queue, dispatcher(ctx, consumers));

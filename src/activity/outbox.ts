@@ -2,9 +2,11 @@
 // same transaction enqueues the job that dispatches the row; so nothing is lost when the process
 // dies between the two. Every activity is typed: its name (`event.action`) gives its payload's type
 // (the maps of src/core/*/activities.ts, joined in src/core/activities.ts); only raw events
-// (POST /_admin/events) carry a payload of the operator's. The dispatcher hands the row to every area's `onActivity` (notification
-// fan-out, webhook deliveries) with a consumption marker in the same transaction, so each consumer
-// applies each row exactly once even when the job runs again.
+// (POST /_admin/events) carry a payload of the operator's. The dispatcher hands the row to every
+// area's handler of its name (notification fan-out, webhook deliveries; `raw` for raw events) with a
+// consumption marker in the same transaction, so each consumer applies each row exactly once even
+// when the job runs again. An activity its consumers must apply in the writer's transaction (access
+// changed, an app created) is recorded the same way, its handlers run at once, and has no row.
 //
 // The rows whose jobs run at once are dispatched together, to every consumer, in one transaction:
 // one commit for the lot instead of one per row and consumer (on PostgreSQL each commit waits for a
@@ -13,50 +15,49 @@
 // consumer's failure (or one row's) does not hold back the others': what succeeds commits with its
 // marker, only the jobs of what failed fail and run again.
 import { defineJob } from '../jobs/job.ts';
-import type { Selectable } from 'kysely';
 import type { Executor } from '../db/index.ts';
 import { WriteBatcher } from '../jobs/batch.ts';
 import type { Context } from '../platform/context.ts';
 import * as store from './store.ts';
-import type { ActivityOutboxTable } from '../db/tables/activity.ts';
+import type { AnyActivityConsumer, ActivityFacts, ActivityInput, ActivityRow, RawActivityInput } from './types.ts';
 
-export type ActivityRow = Selectable<ActivityOutboxTable>;
+export type {
+  AnyActivityConsumer, ActivityConsumer, ActivityFacts, ActivityHandler, ActivityHandlers, ActivityInput, ActivityOf, ActivityRow, AppliedActivity, RawActivity, RawActivityInput, StoredActivity,
+} from './types.ts';
 
-/** Where and who an activity concerns, besides its payload. */
-export interface ActivityFacts {
-  repository_id?: number | null;
-  account_id?: number | null;
-  actor_id?: number | null;
-  issue_id?: number | null;
-  comment_id?: number | null;
-}
-
-/**
- * A typed activity map: activity name → payload type. A name is the platform's webhook event and
- * action, `event.action` (`issues.opened`, `repository.renamed`). Each core home exports its own
- * (`IssueActivities` in core/issues, `RepositoryActivities` in core/repositories...); src/core/activities.ts
- * joins them into the map every consumer reads.
- */
-export type ActivityInput<M, K extends keyof M & string = keyof M & string> = ActivityFacts & { name: K; payload: M[K] };
-
-/** A raw event (POST /_admin/events): any webhook event, with the payload the operator gave it. */
-export type RawActivityInput = ActivityFacts & { event: string; action: string | null; payload: Record<string, unknown> };
-
-/** What a consumer receives of a row recorded with map `M`: its name narrows its payload. */
-export type ActivityOf<M> = { [K in keyof M & string]: Omit<ActivityRow, 'name' | 'payload'> & { name: K; payload: M[K] } }[keyof M & string];
-
-/** What a consumer receives of a raw event's row: no name, the operator's payload. */
-export type RawActivity = Omit<ActivityRow, 'name' | 'payload'> & { name: null; payload: Record<string, unknown> };
-
-/** Records one activity of map `M` inside the caller's transaction: each home binds it to its map. */
+/** Records one activity of map `M` inside the caller's transaction, into the outbox: each home binds it to its map. */
 export type ActivityRecorder<M> = <K extends keyof M & string>(ctx: Context, trx: Executor, input: ActivityInput<M, K>) => Promise<ActivityRow>;
 
-/** Records one typed activity inside the caller's transaction `trx`; bind it to a map with `ActivityRecorder<M>`. */
-export const recordActivity = (ctx: Context, trx: Executor, input: ActivityFacts & { name: string; payload: object }): Promise<ActivityRow> => {
+/**
+ * Records one activity of map `M` that its consumers apply in the writer's transaction: each
+ * consumer's handler of its name runs in `trx` as it is recorded (a failure undoes the write).
+ */
+export type AppliedActivityRecorder<M> = <K extends keyof M & string>(ctx: Context, trx: Executor, input: ActivityInput<M, K>, consumers: readonly AnyActivityConsumer[]) => Promise<null>;
+
+/** A consumer as the path calls it: a handler by name, whatever its map. */
+type AnyHandler = (ctx: Context, trx: Executor, activity: unknown) => Promise<void>;
+const handlerOf = (consumer: AnyActivityConsumer, name: string | null): AnyHandler | undefined =>
+  (consumer.handlers as Record<string, AnyHandler | undefined> | undefined)?.[name ?? 'raw'];
+
+/**
+ * Records one typed activity inside the caller's transaction `trx`: into the outbox (its consumers'
+ * handlers run once each when it is dispatched), or, given the consumers that apply it in the
+ * writer's transaction (`appliedBy`), by running their handlers of its name in `trx`, with no outbox
+ * row. Bind it to a map with `ActivityRecorder<M>` or `AppliedActivityRecorder<M>`.
+ */
+export function recordActivity(ctx: Context, trx: Executor, input: ActivityFacts & { name: string; payload: object }): Promise<ActivityRow>;
+export function recordActivity(ctx: Context, trx: Executor, input: ActivityFacts & { name: string; payload: object }, appliedBy: readonly AnyActivityConsumer[]): Promise<null>;
+export async function recordActivity(
+  ctx: Context, trx: Executor, input: ActivityFacts & { name: string; payload: object }, appliedBy?: readonly AnyActivityConsumer[],
+): Promise<ActivityRow | null> {
+  if (appliedBy) {
+    for (const consumer of appliedBy) await handlerOf(consumer, input.name)?.(ctx, trx, input);
+    return null;
+  }
   const dot = input.name.indexOf('.');
   const { name, ...rest } = input;
   return insert(ctx, trx, { ...rest, name, event: dot < 0 ? name : name.slice(0, dot), action: dot < 0 ? null : name.slice(dot + 1) });
-};
+}
 
 /** Records a raw event (POST /_admin/events) inside the caller's transaction `trx`. */
 export function recordRawEvent(ctx: Context, trx: Executor, input: RawActivityInput): Promise<ActivityRow> {
@@ -69,22 +70,9 @@ async function insert(ctx: Context, trx: Executor, row: store.NewActivity): Prom
   return inserted;
 }
 
-/** A consumer of the outbox (an area), typed by what it reads (`A`: the activities of a map, raw events). */
-export interface ActivityConsumer<A = ActivityOf<Record<string, object>> | RawActivity> {
-  name: string;
-  /**
-   * Consumes one row of the activity outbox inside `trx` (which also records the consumption), so
-   * its effects and the marker commit together. What the row names may have been deleted since it
-   * was recorded, or be deleted as it is consumed: a consumer inserts rows that refer to users,
-   * repositories or apps only for those `heldRows` (src/db/held.ts) says still exist, and skips the
-   * rest, so one deleted recipient never fails the row for all the others.
-   */
-  onActivity?(ctx: Context, trx: Executor, activity: A): Promise<void>;
-}
-
 /** A stored row as its consumers read it: the payload parsed; its type is the one its name was recorded with. */
-function parsed<A>(row: ActivityRow): A {
-  return { ...row, payload: JSON.parse(row.payload) as unknown } as A;
+function parsed(row: ActivityRow): Omit<ActivityRow, 'payload'> & { payload: unknown } {
+  return { ...row, payload: JSON.parse(row.payload) as unknown };
 }
 
 /** Dispatch jobs run at once per process; the rows of those running together share a transaction. */
@@ -119,21 +107,21 @@ export const DISPATCH = defineJob<{ outboxId: number }, Dispatcher>({
 });
 
 /** The dispatcher worker (src/workers.ts): each outbox row goes to every area that consumes activity. */
-export function dispatcher<A>(ctx: Context, areas: readonly ActivityConsumer<A>[]): Dispatcher {
-  const consumers = areas.filter((area) => area.onActivity);
+export function dispatcher(ctx: Context, areas: readonly AnyActivityConsumer[]): Dispatcher {
+  const consumers = areas.filter((area) => area.handlers);
   return new Dispatcher((batch) => dispatchTogether(ctx, consumers, batch));
 }
 
 /** Every row of the batch to every consumer in one transaction; on failure, one by one. */
-async function dispatchTogether<A>(ctx: Context, consumers: readonly ActivityConsumer<A>[], batch: Dispatch[]): Promise<void> {
+async function dispatchTogether(ctx: Context, consumers: readonly AnyActivityConsumer[], batch: Dispatch[]): Promise<void> {
   try {
     await ctx.db.kysely.transaction().execute(async (trx) => {
       const rows = await store.findActivities(trx, batch.map((dispatch) => dispatch.outboxId));
-      const activities = rows.map((row) => ({ id: row.id, activity: parsed<A>(row) }));
+      const activities = rows.map((row) => ({ id: row.id, activity: parsed(row) }));
       const now = ctx.clock.now().toISOString();
       for (const area of consumers) {
         const marked = await store.markConsumed(trx, rows.map((row) => row.id), area.name, now);
-        for (const { id, activity } of activities) if (marked.has(id)) await area.onActivity!(ctx, trx, activity);
+        for (const { id, activity } of activities) if (marked.has(id)) await handlerOf(area, activity.name)?.(ctx, trx, activity);
       }
     });
   } catch {
@@ -142,16 +130,16 @@ async function dispatchTogether<A>(ctx: Context, consumers: readonly ActivityCon
 }
 
 /** One row to each consumer in a transaction of its own: a consumer that fails leaves the others' work committed. */
-async function dispatchAlone<A>(ctx: Context, consumers: readonly ActivityConsumer<A>[], outboxId: number): Promise<void> {
+async function dispatchAlone(ctx: Context, consumers: readonly AnyActivityConsumer[], outboxId: number): Promise<void> {
   const [row] = await store.findActivities(ctx.db.kysely, [outboxId]);
   if (!row) return;
-  const activity = parsed<A>(row);
+  const activity = parsed(row);
   let failure: { error: unknown } | undefined;
   for (const area of consumers) {
     try {
       await ctx.db.kysely.transaction().execute(async (trx) => {
         const marked = await store.markConsumed(trx, [row.id], area.name, ctx.clock.now().toISOString());
-        if (marked.has(row.id)) await area.onActivity!(ctx, trx, activity);
+        if (marked.has(row.id)) await handlerOf(area, activity.name)?.(ctx, trx, activity);
       });
     } catch (error) {
       failure ??= { error };

@@ -1,9 +1,8 @@
 // SQL of the outbox: its rows and which consumer has applied which row.
 import type { Executor } from '../db/index.ts';
-import type { ActivityFacts, ActivityRow } from './outbox.ts';
+import type { ActivityRow, NewActivity } from './types.ts';
 
-/** A row to insert: its facts, its name (null for a raw event), event, action and payload. */
-export type NewActivity = ActivityFacts & { name: string | null; event: string; action: string | null; payload: object };
+export type { NewActivity } from './types.ts';
 
 export async function insertActivity(trx: Executor, input: NewActivity, now: string): Promise<ActivityRow> {
   return trx

@@ -1,18 +1,19 @@
 // What an area (or the operator surface, or a core resource) plugs into the server: its routes, its
-// operator routes, seed keys, and what it does when an app is created or when platform
-// activity happens (every change of the world is an activity: src/core/activities.ts).
-import type { ActivityConsumer } from '../activity/outbox.ts';
+// operator routes, seed keys, and its handler of each activity it consumes (every change of
+// the world is an activity, an app's creation and access changes included: src/core/activities.ts).
+import { recordActivity, type ActivityConsumer, type ActivityInput, type AppliedActivityRecorder } from '../activity/outbox.ts';
 import type { Executor } from '../db/index.ts';
-import type { Activities, Activity } from './activities.ts';
+import type { Activities, AppliedActivities, AppliedActivityName } from './activities.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { Service } from '../platform/service.ts';
-import type { AppRow } from './apps/store.ts';
 
 /**
  * One area of the API (or the activity core): its public routes, its operator routes under /_admin,
- * the seed-file keys it loads, and what it does with each activity (`onActivity`).
+ * the seed-file keys it loads, and its handler of each activity it consumes
+ * (`handlers`: those of stored activities run when the row is dispatched, those of applied ones —
+ * `access.changed`, `app.created` — in the writer's transaction).
  */
-export interface Area extends ActivityConsumer<Activity> {
+export interface Area extends ActivityConsumer<Activities, AppliedActivityName> {
   name: string;
   routes?(app: Api, ctx: Context): void;
   admin?(app: Api, ctx: Context): void;
@@ -21,17 +22,10 @@ export interface Area extends ActivityConsumer<Activity> {
   /** Seed-file keys this area loads, in order, after the core keys (users, orgs, repos, apps...), in the seed's transaction `trx` (their writes join it). */
   seed?: Record<string, (ctx: Context, entries: unknown[], trx: Executor) => Promise<void>>;
   /**
-   * An app was created on the operator surface, inside `trx` (a failure undoes the app); `input` is
-   * the whole create body (e.g. its `webhook`, whose secret must not travel in an activity).
-   */
-  onAppCreated?(ctx: Context, trx: Executor, app: AppRow, input: Record<string, unknown>): Promise<void>;
-  /**
    * `codehost secret-key rotate`: every secret this area keeps sealed with the server key, sealed
    * again (`reseal` opens it with the old key and seals it with the new), inside `trx`; answers how many.
    */
   resealSecrets?(trx: Executor, reseal: (sealed: string) => string): Promise<number>;
-  /** Repository access changed (memberships, collaborators, team repositories, visibility), inside `trx`. */
-  onAccessChanged?(ctx: Context, trx: Executor, change: AccessChange): Promise<void>;
   /** What the area does on each lifecycle activity: required of every area of AREAS (`LifecycleArea`). */
   lifecycle?: AreaLifecycle;
 }
@@ -77,12 +71,14 @@ export type InWriteHooks = {
 
 /**
  * An area's answer to one lifecycle activity, each with a one-line why: `unaffected` (nothing it
- * keeps depends on it), or `handled` (how: its `onActivity` consumer, its reads, the database's
- * cascades), with `inWrite` when the write itself must call it (refuse, let go) in its transaction.
+ * keeps depends on it), `handler` (its handler of the activity does it: the area declares one for
+ * that name), or `handled` (how: its reads, the database's cascades), with `inWrite` when the write
+ * itself must call it (refuse, let go) in its transaction.
  */
 export type LifecycleAnswer<K extends LifecycleActivityName> =
   | { unaffected: string }
   | { handled: string }
+  | (K extends 'user.suspended' ? never : { handler: string })
   | (K extends keyof InWriteHooks ? { handled: string; inWrite: InWriteHooks[K] } : never);
 
 /** Every lifecycle activity, answered: an area that leaves one out does not typecheck. */
@@ -91,14 +87,14 @@ export type AreaLifecycle = { readonly [K in LifecycleActivityName]: LifecycleAn
 /** An area of AREAS (src/app.ts): it answers every lifecycle activity. */
 export type LifecycleArea = Area & { lifecycle: AreaLifecycle };
 
-/** Whose repository access changed: some users' (on some repositories), or anyone's on some repositories. */
-export type AccessChange = { userIds: readonly number[] } | { repositoryIds: readonly number[] };
+/** Records the activities applied in the writer's transaction (their map's names and payloads checked). */
+const recordApplied: AppliedActivityRecorder<AppliedActivities> = recordActivity;
 
 /**
- * A core writer whose writes the areas hook into (`onAccessChanged`, `onAppCreated`): it is given
- * them, and runs their hooks inside its transaction.
+ * A core writer whose writes the areas consume in their transaction: it is given them, and records
+ * the activities they apply there (`access.changed`, `app.created`) through the one activity path.
  */
-export abstract class HookedWrites extends Service {
+export abstract class AreaWrites extends Service {
   protected readonly areas: readonly Area[];
 
   constructor(ctx: Context, areas: readonly Area[], within?: Executor) {
@@ -106,8 +102,8 @@ export abstract class HookedWrites extends Service {
     this.areas = areas;
   }
 
-  /** Tells every area that repository access changed, inside the write's transaction `trx`. */
-  protected async accessChanged(trx: Executor, change: AccessChange): Promise<void> {
-    for (const area of this.areas) await area.onAccessChanged?.(this.ctx, trx, change);
+  /** Records an applied activity inside the write's transaction `trx`: every area's handler of its name runs in it. */
+  protected async record<K extends AppliedActivityName>(trx: Executor, input: ActivityInput<AppliedActivities, K>): Promise<void> {
+    await recordApplied(this.ctx, trx, input, this.areas);
   }
 }

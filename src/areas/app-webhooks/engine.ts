@@ -80,36 +80,24 @@ function onPullRequest(activity: Activity): boolean {
   return false;
 }
 
-/** An event about one of an app's installations (a typed activity, never a raw event): for that app alone. */
-const isInstallationEvent = (activity: Activity): activity is Activity & { payload: Pick<InstallationEvent, 'installation'> } =>
-  activity.name === 'installation.created' || activity.name === 'installation.suspend' || activity.name === 'installation.unsuspend' || activity.name === 'installation.deleted'
-  || activity.name === 'installation_repositories.added' || activity.name === 'installation_repositories.removed';
+/**
+ * How an activity's target apps are found, chosen by its name (each of the area's handlers names
+ * its own: src/areas/app-webhooks/index.ts); `recorded`, the installation an installation event
+ * keeps, which each message shows as it was.
+ */
+export interface Targeting {
+  targets(trx: Executor, activity: Activity): Promise<store.Target[]>;
+  recorded?(activity: Activity): Body;
+}
+
+type Body = Record<string, unknown>;
 
 /**
- * The apps an activity is delivered to: installed over it (its repository, on the repository's
- * owner; or its account), subscribed to its event (installation events need no subscription), with an active webhook, and whose installation's
- * current grant (granted ∩ requested) covers the event. One query for every candidate; the checks
- * run on the set.
+ * Of the apps installed over it, those subscribed to its event (installation events need no
+ * subscription), with an active webhook, and whose installation's current grant (granted ∩
+ * requested) covers the event. One query for every candidate; the checks run on the set.
  */
-export async function targetsOf(trx: Executor, activity: Activity): Promise<store.Target[]> {
-  if (isInstallationEvent(activity)) {
-    const { installation } = activity.payload;
-    const target = await store.installationEventTarget(trx, installation.app_id, installation.id);
-    return target ? [target] : [];
-  }
-  // An app's own webhook: through no installation.
-  if (activity.name === 'ping') {
-    const target = await store.installationEventTarget(trx, (activity.payload as { app_id: number }).app_id, null);
-    return target ? [target] : [];
-  }
-  let targets: store.Target[];
-  // A deleted repository's selections went with it: the installations that covered it are in its payload.
-  if (activity.name === 'repository.deleted' && activity.account_id !== null) {
-    const covered = new Set((activity.payload as { installation_ids: number[] }).installation_ids);
-    targets = (await store.deliveryTargets(trx, { accountId: activity.account_id })).filter((target) => covered.has(target.installation_id!));
-  } else if (activity.repository_id !== null) targets = await store.deliveryTargets(trx, { repositoryId: activity.repository_id });
-  else if (activity.account_id !== null) targets = await store.deliveryTargets(trx, { accountId: activity.account_id });
-  else return [];
+function subscribedAndCovered(activity: Activity, targets: store.Target[]): store.Target[] {
   const unsubscribed = deliveredWithoutSubscribing(activity.event);
   const subscribed = targets.filter((target) => unsubscribed || subscribes(target.events, activity.event));
   if (subscribed.length === 0) return [];
@@ -117,6 +105,42 @@ export async function targetsOf(trx: Executor, activity: Activity): Promise<stor
   return subscribed.filter((target) =>
     coversEvent(intersectPermissions(parsePermissions(target.installation_permissions), parsePermissions(target.app_permissions)), activity.event, pull));
 }
+
+/** The apps installed over it: its repository (on the repository's owner), or its account. Every activity's but those below; a raw event's. */
+export const installedOver: Targeting = {
+  async targets(trx, activity) {
+    if (activity.repository_id !== null) return subscribedAndCovered(activity, await store.deliveryTargets(trx, { repositoryId: activity.repository_id }));
+    if (activity.account_id !== null) return subscribedAndCovered(activity, await store.deliveryTargets(trx, { accountId: activity.account_id }));
+    return [];
+  },
+};
+
+/** An event about one of an app's installations (a typed activity, never a raw event): for that app alone. */
+export const toInstallationApp: Targeting = {
+  async targets(trx, activity) {
+    const { installation } = activity.payload as Pick<InstallationEvent, 'installation'>;
+    const target = await store.installationEventTarget(trx, installation.app_id, installation.id);
+    return target ? [target] : [];
+  },
+  recorded: (activity) => (activity.payload as Pick<InstallationEvent, 'installation'>).installation,
+};
+
+/** `ping`: an app's own webhook, through no installation. */
+export const toOwnWebhook: Targeting = {
+  async targets(trx, activity) {
+    const target = await store.installationEventTarget(trx, (activity.payload as { app_id: number }).app_id, null);
+    return target ? [target] : [];
+  },
+};
+
+/** A deleted repository's selections went with it: the installations that covered it are in its payload. */
+export const toCoveringInstallations: Targeting = {
+  async targets(trx, activity) {
+    if (activity.account_id === null) return installedOver.targets(trx, activity);
+    const covered = new Set((activity.payload as { installation_ids: number[] }).installation_ids);
+    return subscribedAndCovered(activity, (await store.deliveryTargets(trx, { accountId: activity.account_id })).filter((target) => covered.has(target.installation_id!)));
+  },
+};
 
 /**
  * How the payloads of an event's messages are stored: `{ ...body, ...installations[i] }` for the
@@ -142,15 +166,15 @@ export function storedPayloads(body: Record<string, unknown>, installations: ({ 
   return { bodies, messages };
 }
 
-/** The outbox consumer: one message, one pending attempt and its job per target app. */
-export async function fanOut(ctx: Context, trx: Executor, activity: OutboxActivity): Promise<number> {
-  const targets = await targetsOf(trx, activity);
+/** The outbox consumer: one message, one pending attempt and its job per target app (found as `targeting` says). */
+export async function fanOut(ctx: Context, trx: Executor, activity: OutboxActivity, targeting: Targeting): Promise<number> {
+  const targets = await targeting.targets(trx, activity);
   if (targets.length === 0) return 0;
   const body = await eventBody(trx, { urls: ctx.urls, dataDir: ctx.config.dataDir }, activity);
   if (!body) return 0;
   const now = ctx.clock.now().toISOString();
   const installations: ({ installation: Record<string, unknown> } | null)[] = [];
-  const recorded = isInstallationEvent(activity) ? activity.payload.installation : undefined;
+  const recorded = targeting.recorded?.(activity);
   for (const { app_id, installation_id } of targets) {
     installations.push(installation_id === null ? null : { installation: await installationBody(trx, ctx.urls, activity.event, { app_id, installation_id }, recorded) });
   }

@@ -1,8 +1,10 @@
 // App webhooks: the configuration and deliveries API (app JWT), the delivery engine fed by the
 // activity outbox, raw events on the operator surface, and the retention sweep.
+import { STORED_ACTIVITY_NAMES, type Activity, type StoredActivities } from '../../core/activities.ts';
 import type { LifecycleArea } from '../../core/area.ts';
+import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
-import { fanOut } from './engine.ts';
+import { fanOut, installedOver, toCoveringInstallations, toInstallationApp, toOwnWebhook, type Targeting } from './engine.ts';
 import { appWebhookAdminRoutes, appWebhookRoutes } from './routes.ts';
 import { AppWebhookService } from './service.ts';
 import { deleteExpired, putSealedSecret, sealedSecrets } from './store.ts';
@@ -13,17 +15,24 @@ export async function sweepExpiredDeliveries(ctx: Context): Promise<void> {
   await deleteExpired(ctx.db.kysely, cutoff);
 }
 
+/** A handler that delivers an outbox row (a typed activity or a raw event) to the apps `targeting` finds. */
+const deliverTo = (targeting: Targeting) => async (ctx: Context, trx: Executor, activity: Activity): Promise<void> => {
+  await fanOut(ctx, trx, activity, targeting);
+};
+const deliver = deliverTo(installedOver);
+const toInstallation = deliverTo(toInstallationApp);
+
 export const appWebhooks: LifecycleArea = {
   name: 'app-webhooks',
   lifecycle: {
-    'repository.transferred': { handled: 'onActivity: `repository` `transferred` to the apps installed over it at its new place' },
-    'repository.renamed': { handled: 'onActivity: `repository` `renamed` to the apps installed over it' },
-    'repository.deleted': { handled: 'onActivity: `repository` `deleted` to the installations that covered it (kept in its payload)' },
-    'repository.archived': { handled: 'onActivity: `repository` `archived` to the apps installed over it' },
+    'repository.transferred': { handler: '`repository` `transferred` to the apps installed over it at its new place' },
+    'repository.renamed': { handler: '`repository` `renamed` to the apps installed over it' },
+    'repository.deleted': { handler: '`repository` `deleted` to the installations that covered it (kept in its payload)' },
+    'repository.archived': { handler: '`repository` `archived` to the apps installed over it' },
     'user.suspended': { unaffected: 'deliveries go to apps, whose installations on the account stay as they are' },
     'user.deleted': { handled: 'cascade: installations on the account go with it; the activity names no repository or account, so it is delivered to none' },
-    'installation.suspend': { handled: 'onActivity delivers `installation` `suspend`; deliveries queued before it are dropped unsent, recorded without their payload' },
-    'installation.deleted': { handled: 'onActivity delivers `installation` `deleted`; deliveries queued before it are dropped unsent, recorded without their payload' },
+    'installation.suspend': { handler: 'delivers `installation` `suspend`; deliveries queued before it are dropped unsent, recorded without their payload' },
+    'installation.deleted': { handler: 'delivers `installation` `deleted`; deliveries queued before it are dropped unsent, recorded without their payload' },
   },
   routes: appWebhookRoutes,
   admin: appWebhookAdminRoutes,
@@ -40,10 +49,23 @@ export const appWebhooks: LifecycleArea = {
     }
     return hooks.length;
   },
-  async onAppCreated(ctx, trx, app, input) {
-    await new AppWebhookService(ctx).createForApp(trx, app, input.webhook);
-  },
-  async onActivity(ctx, trx, activity) {
-    await fanOut(ctx, trx, activity);
+  handlers: {
+    // Every stored activity is a webhook event, delivered to the apps installed over it; so is a raw one.
+    ...Object.fromEntries(STORED_ACTIVITY_NAMES.map((name) => [name, deliver])) as { [K in keyof StoredActivities & string]: typeof deliver },
+    raw: deliver,
+    // But an installation's events go to its app alone, an app's `ping` to its own webhook, and a
+    // deleted repository's to the installations that covered it.
+    'installation.created': toInstallation,
+    'installation.suspend': toInstallation,
+    'installation.unsuspend': toInstallation,
+    'installation.deleted': toInstallation,
+    'installation_repositories.added': toInstallation,
+    'installation_repositories.removed': toInstallation,
+    ping: deliverTo(toOwnWebhook),
+    'repository.deleted': deliverTo(toCoveringInstallations),
+    // Applied in the creating transaction: the webhook's secret never travels in an outbox row.
+    'app.created': async (ctx, trx, { payload }) => {
+      await new AppWebhookService(ctx).createForApp(trx, payload.app, payload.input.webhook);
+    },
   },
 };

@@ -11,7 +11,7 @@ import { findIdsByName } from '../../core/repositories/store.ts';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
 import type { AppRow } from '../../core/apps/store.ts';
 import type { Executor } from '../../db/index.ts';
-import { newAttempt, targetsOf } from './engine.ts';
+import { installedOver, newAttempt } from './engine.ts';
 import { blockedReason } from './sender.ts';
 import { deliveryDetailBody, deliverySummaryBody, hookConfigBody, type DeliveryDetail, type HookConfig } from './representations.ts';
 import * as store from './store.ts';
@@ -209,7 +209,7 @@ export class AppWebhookService extends Service {
         payload: input.payload ?? {},
       };
       await recordRawEvent(this.ctx, trx, activity);
-      return (await targetsOf(trx, activity)).length;
+      return (await installedOver.targets(trx, activity)).length;
     });
   }
 }

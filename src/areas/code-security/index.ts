@@ -21,9 +21,9 @@ export const codeSecurity: LifecycleArea = {
     'installation.suspend': { unaffected: 'an installation acts on configurations through its permissions, read at each request' },
     'installation.deleted': { unaffected: 'an installation acts on configurations through its permissions, read at each request' },
   },
-  async onActivity(ctx, trx, activity) {
+  handlers: {
     // In the dispatch that consumes the creation, exactly once: a crash after the repository
     // committed leaves the activity's job, which attaches the configuration when it runs again.
-    if (activity.name === 'repository.created') await new CodeSecurityService(ctx).attachDefault(trx, activity.repository_id!);
+    'repository.created': (ctx, trx, activity) => new CodeSecurityService(ctx).attachDefault(trx, activity.repository_id!),
   },
 };

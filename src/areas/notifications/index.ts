@@ -1,14 +1,15 @@
 import type { LifecycleArea } from '../../core/area.ts';
 import { notificationAdminRoutes, notificationRoutes } from './routes.ts';
-import { NotificationService } from './service.ts';
+import { notificationHandlers } from './fan-out.ts';
+import { loadMonitor } from './polling.ts';
 
 /** Notification threads fed by platform activity, and the notifications API. */
 export const notifications: LifecycleArea = {
   name: 'notifications',
   lifecycle: {
-    'repository.transferred': { handled: 'onAccessChanged: the transfer tells the areas its repository\'s access changed; threads of who can no longer read it go' },
+    'repository.transferred': { handled: 'access.changed: the transfer records that its repository\'s access changed (handled in its transaction); threads of who can no longer read it go' },
     'repository.renamed': { handled: 'reads: threads name the repository by id and render its current name' },
-    'repository.deleted': { handled: 'cascade: its threads and subscriptions go with the repository (onAccessChanged too)' },
+    'repository.deleted': { handled: 'cascade: its threads and subscriptions go with the repository (access.changed too)' },
     'repository.archived': { unaffected: 'an archived repository stays readable, and so do its threads, as on the platform' },
     'user.suspended': { handled: 'reads: a suspended user\'s tokens are refused where every token is read (core/callers/principal.ts)' },
     'user.deleted': { handled: 'cascade: the user\'s threads and subscriptions go with the account' },
@@ -17,6 +18,8 @@ export const notifications: LifecycleArea = {
   },
   routes: notificationRoutes,
   admin: notificationAdminRoutes,
-  onActivity: (ctx, trx, row) => new NotificationService(ctx).onActivity(trx, row),
-  onAccessChanged: (ctx, trx, change) => new NotificationService(ctx).onAccessChanged(trx, change),
+  handlers: notificationHandlers,
+  async close(ctx) {
+    loadMonitor.of(ctx).stop();
+  },
 };

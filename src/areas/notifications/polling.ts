@@ -4,6 +4,7 @@
 // kind of work a request causes here (JSON, SQLite's synchronous queries, pg result parsing), and it
 // is what limits how many requests one process answers. Each process measures its own.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import { perServer } from '../../platform/per-server.ts';
 
 const SAMPLE_MS = 500;
 const WINDOW_MS = 2000;
@@ -46,3 +47,10 @@ export function pollInterval(base: number, utilization: number): number {
   if (utilization >= 0.8) return base * 2;
   return base;
 }
+
+/** The server's load monitor, sampling from its first use until the area closes. */
+export const loadMonitor = perServer(() => {
+  const load = new LoadMonitor();
+  load.start();
+  return load;
+});

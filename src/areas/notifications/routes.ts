@@ -10,9 +10,10 @@ import { sendNotModified, unchanged } from '../../platform/http.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { DEFAULT_PAGES, PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
-import { LoadMonitor, pollInterval } from './polling.ts';
+import { loadMonitor, pollInterval } from './polling.ts';
 import { NotificationThread, ThreadSubscription } from './representations.ts';
-import { MARK_READ_MESSAGE, NotificationService, REASONS } from './service.ts';
+import { REASONS } from './reasons.ts';
+import { MARK_READ_MESSAGE, NotificationService } from './service.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['notifications', 'repo'] };
 const config = { access } as const;
@@ -58,11 +59,10 @@ function userId(request: FastifyRequest): number {
   return principal.user.id;
 }
 
-export function notificationRoutes(app: Api, ctx: Context): void {
+/** What the notifications routes share: the service, the polling headers, lists, marking read, a thread's 304. */
+function notificationHttp(ctx: Context) {
   const service = new NotificationService(ctx);
-  const load = new LoadMonitor();
-  load.start();
-  app.addHook('onClose', async () => load.stop());
+  const load = loadMonitor.of(ctx);
 
   const polling = (reply: FastifyReply, modifiedAt: string | null) => {
     reply.header('x-poll-interval', String(pollInterval(ctx.config.notifications.pollInterval, load.utilization())));
@@ -123,6 +123,21 @@ export function notificationRoutes(app: Api, ctx: Context): void {
     return resetContent(reply);
   };
 
+  return { ctx, service, readableRepository, notModified, list, markRead };
+}
+
+type NotificationHttp = ReturnType<typeof notificationHttp>;
+
+export function notificationRoutes(app: Api, ctx: Context): void {
+  const http = notificationHttp(ctx);
+  inboxRoutes(app, http);
+  threadRoutes(app, http);
+  subscriptionRoutes(app, http);
+  repositoryInboxRoutes(app, http);
+}
+
+/** The user's list and marking it read. */
+function inboxRoutes(app: Api, http: NotificationHttp): void {
   app.get('/notifications', {
     config,
     schema: {
@@ -132,7 +147,7 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       querystring: ListQuery,
       response: { 200: Type.Array(NotificationThread), 304: NotModified, ...errors, 422: ValidationErrorBody },
     },
-  }, async (request, reply) => list(request, reply, undefined, { perPage: 50, maxPerPage: 50 }));
+  }, async (request, reply) => http.list(request, reply, undefined, { perPage: 50, maxPerPage: 50 }));
 
   app.put('/notifications', {
     config,
@@ -143,8 +158,11 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       body: MarkReadBody,
       response: { 202: Accepted, 205: Type.Null({ description: 'Reset Content' }), ...errors, 422: ValidationErrorBody },
     },
-  }, async (request, reply) => markRead(request, reply));
+  }, async (request, reply) => http.markRead(request, reply));
+}
 
+/** One thread: get it, mark it read, mark it done. */
+function threadRoutes(app: Api, http: NotificationHttp): void {
   app.get('/notifications/threads/:thread_id', {
     config,
     schema: {
@@ -155,8 +173,8 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       response: { 200: NotificationThread, 304: NotModified, ...errors, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    if (await notModified(request, reply, 'thread')) return reply;
-    return service.thread(userId(request), request.params.thread_id);
+    if (await http.notModified(request, reply, 'thread')) return reply;
+    return http.service.thread(userId(request), request.params.thread_id);
   });
 
   app.patch('/notifications/threads/:thread_id', {
@@ -169,7 +187,7 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       response: { 205: Type.Null({ description: 'Reset Content' }), ...errors, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    await service.markThreadRead(userId(request), request.params.thread_id);
+    await http.service.markThreadRead(userId(request), request.params.thread_id);
     return resetContent(reply);
   });
 
@@ -183,10 +201,13 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       response: { 204: Type.Null(), ...errors, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    await service.markThreadDone(userId(request), request.params.thread_id);
+    await http.service.markThreadDone(userId(request), request.params.thread_id);
     return reply.code(204).send(null);
   });
+}
 
+/** A thread's subscription: get, set, delete. */
+function subscriptionRoutes(app: Api, http: NotificationHttp): void {
   app.get('/notifications/threads/:thread_id/subscription', {
     config,
     schema: {
@@ -197,8 +218,8 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       response: { 200: ThreadSubscription, 304: NotModified, ...errors, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    if (await notModified(request, reply, 'subscription')) return reply;
-    return service.subscription(userId(request), request.params.thread_id);
+    if (await http.notModified(request, reply, 'subscription')) return reply;
+    return http.service.subscription(userId(request), request.params.thread_id);
   });
 
   app.put('/notifications/threads/:thread_id/subscription', {
@@ -211,7 +232,7 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       body: Type.Object({ ignored: Type.Optional(Type.Boolean({ description: 'Block all notifications from this thread' })) }),
       response: { 200: ThreadSubscription, ...errors, 422: ValidationErrorBody },
     },
-  }, async (request) => service.setSubscription(userId(request), request.params.thread_id, request.body.ignored ?? false));
+  }, async (request) => http.service.setSubscription(userId(request), request.params.thread_id, request.body.ignored ?? false));
 
   app.delete('/notifications/threads/:thread_id/subscription', {
     config,
@@ -223,10 +244,13 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       response: { 204: Type.Null(), ...errors, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    await service.deleteSubscription(userId(request), request.params.thread_id);
+    await http.service.deleteSubscription(userId(request), request.params.thread_id);
     return reply.code(204).send(null);
   });
+}
 
+/** A repository's list and marking it read. */
+function repositoryInboxRoutes(app: Api, http: NotificationHttp): void {
   app.get('/repos/:owner/:repo/notifications', {
     config,
     schema: {
@@ -238,8 +262,8 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       response: { 200: Type.Array(NotificationThread), 304: NotModified, ...errors, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    const repository = await readableRepository(request);
-    return list(request, reply, repository.id, DEFAULT_PAGES);
+    const repository = await http.readableRepository(request);
+    return http.list(request, reply, repository.id, DEFAULT_PAGES);
   });
 
   app.put('/repos/:owner/:repo/notifications', {
@@ -253,8 +277,8 @@ export function notificationRoutes(app: Api, ctx: Context): void {
       response: { 202: Accepted, 205: Type.Null({ description: 'Reset Content' }), ...errors, 422: ValidationErrorBody },
     },
   }, async (request, reply) => {
-    const repository = await readableRepository(request);
-    return markRead(request, reply, repository.id, `${ctx.urls.api}/repos/${repository.owner.login}/${repository.name}/notifications`);
+    const repository = await http.readableRepository(request);
+    return http.markRead(request, reply, repository.id, `${http.ctx.urls.api}/repos/${repository.owner.login}/${repository.name}/notifications`);
   });
 }
 

@@ -1,55 +1,26 @@
-// Notifications: the fan-out of platform activity to threads, and the rules of the notifications API.
-//
-// Fan-out (one outbox row at a time, inside the dispatcher's transaction):
-// - A thread is one user × one subject (an issue, a pull request, or an operator-made subject).
-// - Reasons from the row itself: assignees (`assign`), requested reviewers and members of requested
-//   teams (`review_requested`), mentioned users (`mention`), members of mentioned teams
-//   (`team_mention`). From the user's thread subscription: its reason (`author`, `comment`,
-//   `state_change`, `manual`, or whichever participation created it). From watching the repository:
-//   `subscribed`. The most direct wins: mention, team_mention, review_requested, assign, author,
-//   comment, state_change, manual, subscribed.
-// - The actor is never notified; only users who can read the repository are.
-// - Participation (author, comment, mention, assign, review request, state change) creates the
-//   thread subscription when there is none. An `ignored` subscription blocks everything, a `muted`
-//   (deleted) one everything but repository watching; commenting or being mentioned subscribes again.
-//   A repository watched with `ignored` lets through only direct participation (not team mentions,
-//   team review requests or watching).
-// - Opening, commenting and state changes reach subscribers and watchers; an assignment or a review
-//   request reaches only the assignee or the requested reviewers.
+// Notifications: the rules of the notifications API — operator-made threads, lists and their
+// validators, marking read, thread subscriptions and repository watching. The fan-out of platform
+// activity to threads is fan-out.ts.
 import { defineJob } from '../../jobs/job.ts';
 import { hash } from 'node:crypto';
-import type { Activity } from '../../core/activities.ts';
 import type { Executor } from '../../db/index.ts';
 import { heldRows } from '../../db/held.ts';
-import type { AccessChange } from '../../core/area.ts';
 import { userRepositoryPermissions } from '../../core/callers/access.ts';
-import { readersOf } from '../../core/repositories/permissions.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount } from '../../core/accounts/store.ts';
 import { repositoriesWithFacts, type RepositoryWithFacts } from '../../core/repositories/facts.ts';
-import { findRepository, findRepositoryById } from '../../core/repositories/store.ts';
-import { findIssueById } from '../../core/issues/store.ts';
+import { findRepository } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import {
   shapeRepository, subscriptionRepresentation, threadRepresentation, threadPageWriter, type ThreadPageWriter, type NotificationThread, type ShapedRepository, type ThreadSubscription,
 } from './representations.ts';
 import * as store from './store.ts';
-import type { MarkSelection, NewThread, SubscriptionRow, ThreadWithSubject } from './store.ts';
+import * as following from './subscription-store.ts';
+import type { MarkSelection, SubscriptionRow, ThreadWithSubject } from './store.ts';
 import { Service } from '../../platform/service.ts';
 
-export const REASONS = [
-  'approval_requested', 'assign', 'author', 'ci_activity', 'comment', 'invitation', 'manual', 'member_feature_requested',
-  'mention', 'review_requested', 'security_advisory_credit', 'security_alert', 'state_change', 'subscribed', 'team_mention',
-] as const;
-export type Reason = (typeof REASONS)[number];
-
-/** Most direct first. */
-const PRECEDENCE: readonly Reason[] = ['mention', 'team_mention', 'review_requested', 'assign', 'author', 'comment', 'state_change', 'manual', 'subscribed'];
-/** Reasons that show direct participation (the `participating` filter). */
-export const PARTICIPATING: readonly Reason[] = ['assign', 'author', 'comment', 'mention', 'review_requested', 'state_change', 'team_mention', 'approval_requested'];
-/** Participation that creates a thread subscription. */
-const SUBSCRIBING = new Set<Reason>(['author', 'comment', 'mention', 'assign', 'review_requested', 'state_change']);
+import { PARTICIPATING, type Reason } from './reasons.ts';
 
 /**
  * Threads marked per transaction by the background job, unless CODEHOST_NOTIFICATIONS_MARK_READ_BATCH
@@ -59,19 +30,6 @@ const SUBSCRIBING = new Set<Reason>(['author', 'comment', 'mention', 'assign', '
  */
 const MARK_READ_BATCH = { sqlite: 2_000, postgres: 10_000 } as const;
 export const MARK_READ_MESSAGE = "Unread notifications couldn't be marked in a single request. Notifications are being marked as read in the background.";
-
-
-const rank = (reason: Reason) => {
-  const index = PRECEDENCE.indexOf(reason);
-  return index < 0 ? PRECEDENCE.length : index;
-};
-const mostDirect = (reasons: readonly Reason[]) => [...reasons].sort((a, b) => rank(a) - rank(b))[0];
-
-/** A reason a user has to hear of one activity; `direct` unless it came through a team or watching. */
-interface Claim {
-  reason: Reason;
-  direct: boolean;
-}
 
 export interface ListOptions {
   repositoryId?: number;
@@ -157,173 +115,6 @@ export class NotificationService extends Service {
   /** Marking as read names its threads in one array parameter on PostgreSQL (`store.markThreads`). */
   private get onPostgres(): boolean {
     return this.ctx.db.dialect === 'postgres';
-  }
-
-  // --- Fan-out ------------------------------------------------------------------------------------
-
-  async onActivity(trx: Executor, row: Activity): Promise<void> {
-    if (row.name === null || row.issue_id === null || row.actor_id === null) return;
-    const issue = await findIssueById(trx, row.issue_id);
-    if (!issue) return;
-    const repository = await findRepositoryById(trx, issue.repository_id);
-    if (!repository) return;
-    const actorId = row.actor_id;
-
-    const claims = new Map<number, Claim[]>();
-    const claim = (userIds: readonly number[], reason: Reason, direct: boolean) => {
-      for (const id of userIds) claims.set(id, [...(claims.get(id) ?? []), { reason, direct }]);
-    };
-    /** What the actor's own participation is (it subscribes them), and whether the row reaches followers. */
-    let actorReason: Reason | null = null;
-    let followers = false;
-    let mentions = { mentioned_user_ids: [] as number[], mentioned_team_ids: [] as number[] };
-    switch (row.name) {
-      case 'issues.opened':
-      case 'pull_request.opened':
-        actorReason = 'author';
-        followers = true;
-        mentions = row.payload;
-        claim(row.payload.assignee_ids, 'assign', true);
-        claim(row.payload.requested_reviewer_ids, 'review_requested', true);
-        claim(await store.teamMembers(trx, row.payload.requested_team_ids), 'review_requested', false);
-        break;
-      case 'issue_comment.created':
-        actorReason = 'comment';
-        followers = true;
-        mentions = row.payload;
-        break;
-      case 'issues.closed':
-      case 'issues.reopened':
-      case 'pull_request.closed':
-      case 'pull_request.reopened':
-        actorReason = 'state_change';
-        followers = true;
-        break;
-      case 'issues.assigned':
-      case 'pull_request.assigned':
-        claim([row.payload.assignee_id], 'assign', true);
-        break;
-      case 'issues.review_requested':
-      case 'pull_request.review_requested':
-        if ('requested_reviewer_id' in row.payload) claim([row.payload.requested_reviewer_id], 'review_requested', true);
-        else claim(await store.teamMembers(trx, [row.payload.requested_team_id]), 'review_requested', false);
-        break;
-      default:
-        return;
-    }
-    claim(await store.teamMembers(trx, mentions.mentioned_team_ids), 'team_mention', false);
-    claim(mentions.mentioned_user_ids, 'mention', true);
-
-    const now = this.now();
-    const subjectKey = `issue:${issue.id}`;
-    const subscriptions = new Map((await store.subscriptionsOfSubject(trx, subjectKey)).map((s) => [s.user_id, s]));
-    const watches = new Map((await store.watchesOf(trx, repository.id, followers ? undefined : [...claims.keys()])).map((w) => [w.user_id, w]));
-
-    const candidates = new Set<number>([...claims.keys(), actorId]);
-    if (followers) {
-      for (const s of subscriptions.values()) if (s.state === 'subscribed') candidates.add(s.user_id);
-      for (const w of watches.values()) if (w.subscribed && !w.ignored) candidates.add(w.user_id);
-    }
-    // The users deleted since the activity (its payload names them by id) are skipped; those that
-    // remain are held until the fan-out commits, so a deletion racing it cannot make its inserts fail
-    // and cost every other recipient the activity (it waits, then its cascade removes their threads).
-    const users = await heldRows(trx, 'users', [...candidates]);
-
-    const threads: Omit<NewThread, 'subject_id'>[] = [];
-    const subscriptionChanges: Omit<SubscriptionRow, 'subject_id'>[] = [];
-    const subscribe = (userId: number, reason: Reason | null, state: 'subscribed' | 'ignored' | 'muted' = 'subscribed') =>
-      subscriptionChanges.push({ user_id: userId, state, reason, created_at: subscriptions.get(userId)?.created_at ?? now });
-
-    // Who of them can read the repository, in one query (anyone can read a public one).
-    const readers = repository.visibility === 'public' ? null : await readersOf(trx, repository.id, [...users]);
-
-    // Sorted, so concurrent fan-outs lock rows in one order.
-    for (const userId of [...users].sort((a, b) => a - b)) {
-      const own = claims.get(userId) ?? [];
-      const current = subscriptions.get(userId);
-      const participation = own.filter((c) => SUBSCRIBING.has(c.reason)).map((c) => c.reason);
-
-      if (userId === actorId) {
-        const reasons = [...(actorReason ? [actorReason] : []), ...participation];
-        if (!reasons.length) continue;
-        // Commenting (or mentioning oneself) lifts an ignored or muted subscription.
-        const lifts = actorReason === 'comment' || participation.includes('mention');
-        const best = mostDirect([...reasons, ...(current?.reason ? [current.reason as Reason] : [])])!;
-        if (!current || (current.state === 'subscribed' && best !== current.reason) || (current.state !== 'subscribed' && lifts)) {
-          subscribe(userId, best);
-        }
-        continue;
-      }
-
-      if (readers && !readers.has(userId)) continue;
-      let state = current?.state ?? null;
-      const lifted = (state === 'ignored' || state === 'muted') && own.some((c) => c.reason === 'mention');
-      if (lifted) {
-        state = 'subscribed';
-        subscribe(userId, 'mention');
-      }
-      if (state === 'ignored') continue;
-
-      const eligible: Claim[] = state === 'muted' ? [] : [...own];
-      if (followers && state === 'subscribed') eligible.push({ reason: (current?.reason as Reason | null) ?? 'manual', direct: true });
-      const watch = watches.get(userId);
-      if (followers && watch?.subscribed && !watch.ignored) eligible.push({ reason: 'subscribed', direct: false });
-      const allowed = watch?.ignored ? eligible.filter((c) => c.direct) : eligible;
-      if (!allowed.length) continue;
-
-      threads.push({
-        user_id: userId,
-        repository_id: repository.id,
-        reason: mostDirect(allowed.map((c) => c.reason))!,
-        unread: 1,
-        done: 0,
-        updated_at: row.created_at,
-        last_read_at: null,
-        latest_comment_id: row.comment_id,
-        last_activity_id: row.id,
-        created_at: now,
-      });
-      const subscribing = allowed.filter((c) => SUBSCRIBING.has(c.reason) && own.includes(c)).map((c) => c.reason);
-      if (lifted || !subscribing.length) continue;
-      if (state === null) subscribe(userId, mostDirect(subscribing)!);
-      else if (state === 'subscribed') {
-        const best = mostDirect([...subscribing, ...(current?.reason ? [current.reason as Reason] : [])])!;
-        if (best !== current?.reason) subscribe(userId, best);
-      }
-    }
-
-    // The writes, in the order every writer of notifications takes its locks (PostgreSQL), so that
-    // none waits for another that waits for it: the users (held above), their inboxes, then the
-    // subject's repository and issue and what hangs off them. A deletion of the repository moves
-    // the inboxes of its threads' users before it removes the repository; a user's own writes hold
-    // the user, then the inbox, then their threads (`userWrite`).
-    // A subscription is part of what the user's notifications show (the subscription GET), the
-    // actor's own included, whose participation changes it without a thread.
-    await store.touchInboxes(trx, [...threads.map((t) => t.user_id), ...subscriptionChanges.map((s) => s.user_id)], now);
-    // The repository and the issue, held (src/db/held.ts): deleted since the activity, there is
-    // nothing to notify of (their threads would go with them); held, the inserts cannot fail.
-    if (!(await heldRows(trx, 'repositories', [repository.id])).size || !(await heldRows(trx, 'issues', [issue.id])).size) return;
-    const subjectId = await store.upsertSubject(trx, {
-      repository_id: repository.id,
-      issue_id: issue.id,
-      subject_key: subjectKey,
-      type: issue.is_pull_request ? 'PullRequest' : 'Issue',
-      title: issue.title,
-      url: null,
-    }, now);
-    await store.upsertThreads(trx, threads.map((thread) => ({ ...thread, subject_id: subjectId })));
-    await store.saveSubscriptions(trx, subscriptionChanges.map((change) => ({ ...change, subject_id: subjectId })));
-  }
-
-  /**
-   * Repository access changed: the threads of the repositories concerned leave (or rejoin) the lists
-   * of the users concerned. The lists filter by access themselves; what changes here is their
-   * Last-Modified, which moves to now, so that a poller's If-Modified-Since sees the change and the
-   * header never stays at the time of activity the user may no longer see.
-   */
-  async onAccessChanged(trx: Executor, change: AccessChange): Promise<void> {
-    const userIds = 'userIds' in change ? change.userIds : await store.usersWithThreadsIn(trx, change.repositoryIds);
-    await store.touchInboxes(trx, userIds, this.now());
   }
 
   private async canRead(db: Executor, userId: number, repository: RepositoryRow): Promise<boolean> {
@@ -550,7 +341,7 @@ export class NotificationService extends Service {
   /** `ignored: true` blocks the thread; false subscribes (keeping the participation reason, else `manual`). */
   async setSubscription(userId: number, threadId: number, ignored: boolean): Promise<ThreadSubscription> {
     const thread = await this.requireThread(userId, threadId);
-    const current = await store.subscription(this.db, userId, thread.subject_id);
+    const current = await following.subscription(this.db, userId, thread.subject_id);
     await this.saveSubscription(userId, {
       user_id: userId,
       subject_id: thread.subject_id,
@@ -564,7 +355,7 @@ export class NotificationService extends Service {
   /** Mutes the thread: only repository watching reaches the user, until they comment or are mentioned. */
   async deleteSubscription(userId: number, threadId: number): Promise<void> {
     const thread = await this.requireThread(userId, threadId);
-    const current = await store.subscription(this.db, userId, thread.subject_id);
+    const current = await following.subscription(this.db, userId, thread.subject_id);
     await this.saveSubscription(userId, {
       user_id: userId,
       subject_id: thread.subject_id,
@@ -579,13 +370,13 @@ export class NotificationService extends Service {
     await this.userWrite(userId, async (trx) => {
       // The thread's subject went with its repository (or issue) since the thread was read: gone.
       if (!(await heldRows(trx, 'notification_subjects', [row.subject_id])).size) throw notFound();
-      await store.saveSubscriptions(trx, [row]);
+      await following.saveSubscriptions(trx, [row]);
       await store.touchInboxes(trx, [userId], this.now());
     });
   }
 
   private async subscriptionOf(thread: ThreadWithSubject): Promise<ThreadSubscription> {
-    const current = await store.subscription(this.db, thread.user_id, thread.subject_id);
+    const current = await following.subscription(this.db, thread.user_id, thread.subject_id);
     if (current && current.state !== 'muted') {
       return subscriptionRepresentation(this.ctx.urls, thread.id, {
         subscribed: current.state === 'subscribed',
@@ -595,7 +386,7 @@ export class NotificationService extends Service {
       });
     }
     // No thread subscription of their own (or a muted one): what reaches them is the repository watch.
-    const watch = await store.watchOf(this.db, thread.repository_id, thread.user_id);
+    const watch = await following.watchOf(this.db, thread.repository_id, thread.user_id);
     return subscriptionRepresentation(this.ctx.urls, thread.id, {
       subscribed: Boolean(watch?.subscribed && !watch.ignored),
       ignored: false,

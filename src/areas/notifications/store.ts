@@ -1,5 +1,5 @@
-// SQL of the notifications area: subjects, threads, thread subscriptions and each user's
-// last-change time. Every thread query starts from user_id so it reads one user's index range.
+// SQL of the notifications area: subjects, threads and each user's last-change time (who follows a
+// subject is subscription-store.ts). Every thread query starts from user_id so it reads one user's index range.
 //
 // Every query that answers the user (lists, counts, one thread, marking) keeps only the threads of
 // repositories the user can read now, in the query itself, so pages, counts and marks agree: a
@@ -21,7 +21,7 @@ export type NewThread = Insertable<NotificationThreadsTable>;
 /** Rows per multi-row insert (well under both databases' parameter limits). */
 const CHUNK = 500;
 
-function chunks<T>(rows: readonly T[]): T[][] {
+export function chunks<T>(rows: readonly T[]): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < rows.length; i += CHUNK) out.push(rows.slice(i, i + CHUNK));
   return out;
@@ -39,49 +39,6 @@ export async function upsertSubject(
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
-}
-
-/** The thread subscriptions of a subject, by its key (none when the subject is not recorded yet). */
-export async function subscriptionsOfSubject(db: Executor, subjectKey: string): Promise<SubscriptionRow[]> {
-  return db
-    .selectFrom('thread_subscriptions')
-    .innerJoin('notification_subjects', 'notification_subjects.id', 'thread_subscriptions.subject_id')
-    .selectAll('thread_subscriptions')
-    .where('notification_subjects.subject_key', '=', subjectKey)
-    .execute();
-}
-
-export async function subscription(db: Executor, userId: number, subjectId: number): Promise<SubscriptionRow | undefined> {
-  return db.selectFrom('thread_subscriptions').selectAll().where('user_id', '=', userId).where('subject_id', '=', subjectId).executeTakeFirst();
-}
-
-/** Creates or changes subscriptions (state and reason); `created_at` is kept when one exists. */
-export async function saveSubscriptions(db: Executor, rows: readonly SubscriptionRow[]): Promise<void> {
-  for (const chunk of chunks(rows)) {
-    await db
-      .insertInto('thread_subscriptions')
-      .values(chunk)
-      .onConflict((oc) => oc.columns(['user_id', 'subject_id']).doUpdateSet({ state: sql`excluded.state`, reason: sql`excluded.reason` }))
-      .execute();
-  }
-}
-
-/** Watch states of a repository: all of them, or only those of some users. */
-export async function watchesOf(db: Executor, repositoryId: number, userIds?: readonly number[]) {
-  if (userIds && !userIds.length) return [];
-  let query = db.selectFrom('repository_subscriptions').select(['user_id', 'subscribed', 'ignored', 'created_at']).where('repository_id', '=', repositoryId);
-  if (userIds) query = query.where('user_id', 'in', userIds);
-  return query.execute();
-}
-
-export async function watchOf(db: Executor, repositoryId: number, userId: number) {
-  return db.selectFrom('repository_subscriptions').selectAll().where('repository_id', '=', repositoryId).where('user_id', '=', userId).executeTakeFirst();
-}
-
-export async function teamMembers(db: Executor, teamIds: readonly number[]): Promise<number[]> {
-  if (!teamIds.length) return [];
-  const rows = await db.selectFrom('team_members').select('user_id').distinct().where('team_id', 'in', teamIds).execute();
-  return rows.map((r) => r.user_id);
 }
 
 /**

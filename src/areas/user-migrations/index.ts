@@ -18,14 +18,16 @@ export const userMigrations: LifecycleArea = {
     'repository.deleted': { handled: 'cascade: it leaves every migration\'s repositories (and its lock goes with the row)' },
     'repository.archived': { unaffected: 'an archived repository is exported as it is, as on the platform' },
     'user.suspended': { handled: 'reads: a suspended user\'s tokens are refused where every token is read, the migration API\'s included' },
-    'user.deleted': { handled: 'onActivity: the user\'s archives are removed once the deletion committed (rows cascade)' },
+    'user.deleted': { handler: 'the user\'s archives are removed once the deletion committed (rows cascade)' },
     'installation.suspend': { unaffected: 'migrations are a user\'s, reached by user tokens only' },
     'installation.deleted': { unaffected: 'migrations are a user\'s, reached by user tokens only' },
   },
   routes: (app, ctx) => userMigrationRoutes(app, ctx, new UserMigrationService(ctx)),
   admin: (app, ctx) => userMigrationAdminRoutes(app, new UserMigrationService(ctx)),
-  async onActivity(ctx, trx, activity) {
-    if (activity.name === 'user.deleted') await new UserMigrationService(ctx).sweepOrphanArchives(trx);
+  handlers: {
+    'user.deleted': async (ctx, trx) => {
+      await new UserMigrationService(ctx).sweepOrphanArchives(trx);
+    },
   },
   async close(ctx) {
     await exportThreads.of(ctx).close();

@@ -1,10 +1,10 @@
 // The writes of teams and memberships: create a team (with its members and repositories), add or
 // remove organization and team members. Each changes repository access: the areas are told inside
-// the write's transaction (`onAccessChanged`: notifications hide or show threads and move
+// the write's transaction (`access.changed`: notifications hide or show threads and move
 // Last-Modified), and the change's activities are recorded in it.
 import type { RepositoryPermission } from '../../db/tables/repositories.ts';
 import { insertUnique, invalidField } from '../../platform/errors.ts';
-import { HookedWrites } from '../area.ts';
+import { AreaWrites } from '../area.ts';
 import { recordMemberActivity } from '../repositories/activities.ts';
 import { requireRepository } from '../repositories/lookup.ts';
 import { removeCollaboratorOfOwner, setTeamRepository } from '../repositories/store.ts';
@@ -18,7 +18,7 @@ import {
 /** Whether these organization roles make the user a member (owner, member, security manager). */
 const isMember = (roles: ReadonlySet<OrgRole>) => MEMBER_ROLES.some((role) => roles.has(role));
 
-export class MembershipWrites extends HookedWrites {
+export class MembershipWrites extends AreaWrites {
   async createTeam(orgLogin: string, input: { slug: string; name?: string; members?: string[]; repositories?: { name: string; permission?: RepositoryPermission }[] }) {
     const org = await requireAccount(this.db, orgLogin, 'org');
     const slug = input.slug.toLowerCase();
@@ -36,7 +36,7 @@ export class MembershipWrites extends HookedWrites {
         await setTeamRepository(trx, team.id, repository.id, repository.permission);
         await recordMemberActivity(this.ctx, trx, { name: 'team_add', repository_id: repository.id, payload: { team_id: team.id } });
       }
-      if (repositories.length && members.length) await this.accessChanged(trx, { userIds: members.map((m) => m.id) });
+      if (repositories.length && members.length) await this.record(trx, { name: 'access.changed', payload: { userIds: members.map((m) => m.id) } });
       return { team, org };
     });
   }
@@ -63,7 +63,7 @@ export class MembershipWrites extends HookedWrites {
       await lockAccount(trx, org.id, this.ctx.db.dialect === 'postgres');
       const before = await orgRoles(trx, org.id, user.id);
       const roles = await setOrgRole(trx, org.id, user.id, role);
-      await this.accessChanged(trx, { userIds: [user.id] });
+      await this.record(trx, { name: 'access.changed', payload: { userIds: [user.id] } });
       // A new member, not a changed role: the platform's `organization` `member_added`.
       if (!isMember(before) && isMember(roles)) {
         await recordAccountActivity(this.ctx, trx, { name: 'organization.member_added', account_id: org.id, payload: { membership: orgMembership(this.ctx.urls, org, user, roles) } });
@@ -80,7 +80,7 @@ export class MembershipWrites extends HookedWrites {
       const roles = await orgRoles(trx, org.id, user.id);
       const teamIds = await removeFromOrganization(trx, org.id, user.id);
       const repositoryIds = await removeCollaboratorOfOwner(trx, org.id, user.id);
-      await this.accessChanged(trx, { userIds: [user.id] });
+      await this.record(trx, { name: 'access.changed', payload: { userIds: [user.id] } });
       for (const teamId of teamIds) {
         await recordAccountActivity(this.ctx, trx, { name: 'membership.removed', account_id: org.id, payload: { member_id: user.id, team_id: teamId } });
       }
@@ -113,7 +113,7 @@ export class MembershipWrites extends HookedWrites {
       if (changed) {
         await recordAccountActivity(this.ctx, trx, { name: `membership.${change}`, account_id: org.id, payload: { member_id: user.id, team_id: team.id } });
       }
-      await this.accessChanged(trx, { userIds: [user.id] });
+      await this.record(trx, { name: 'access.changed', payload: { userIds: [user.id] } });
     });
     return { org, team, user };
   }

@@ -3,6 +3,7 @@
 // the app even once the installation is gone. Every app receives its installations' events without
 // subscribing (src/areas/app-webhooks/engine.ts).
 import { recordActivity, type ActivityRecorder } from '../../activity/outbox.ts';
+import type { AppRow } from './store.ts';
 
 /** A repository as installation events list it (the platform's `repositories` member). */
 export type InstallationRepository = { id: number; node_id: string; name: string; full_name: string; private: boolean };
@@ -53,3 +54,12 @@ export type AppActivities = {
 export const recordAppActivity: ActivityRecorder<AppActivities> = recordActivity;
 
 export const recordInstallationActivity: ActivityRecorder<InstallationActivities> = recordActivity;
+
+/**
+ * An app created on the operator surface: applied in the creating transaction (a failure undoes the
+ * app), with no outbox row, since `input` is the whole create body and its `webhook` secret must
+ * never travel in one.
+ */
+export type AppCreatedActivities = {
+  'app.created': { app: AppRow; input: Record<string, unknown> };
+};

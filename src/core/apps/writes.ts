@@ -13,7 +13,7 @@ import { hashSecret, randomBase62, randomHex, tokenKindOf } from '../../platform
 import { nodeId } from '../../platform/urls.ts';
 import { requireAccount } from '../accounts/lookup.ts';
 import { findAccountById } from '../accounts/store.ts';
-import { HookedWrites } from '../area.ts';
+import { AreaWrites } from '../area.ts';
 import { issueToken } from '../callers/token-store.ts';
 import { accountRepositoryIds } from '../repositories/lookup.ts';
 import { installationRepresentation } from './representations.ts';
@@ -54,7 +54,7 @@ export async function requireApp(db: Executor, slug: string): Promise<AppRow> {
   return app;
 }
 
-export class AppWrites extends HookedWrites {
+export class AppWrites extends AreaWrites {
   async createApp(input: {
     slug: string;
     name?: string;
@@ -95,7 +95,7 @@ export class AppWrites extends HookedWrites {
           updated_at: now,
         }),
       );
-      for (const area of this.areas) await area.onAppCreated?.(this.ctx, trx, row, input);
+      await this.record(trx, { name: 'app.created', payload: { app: row, input } });
       return row;
     });
     return { app, clientSecret, privateKey };

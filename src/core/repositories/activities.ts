@@ -54,3 +54,15 @@ export type MemberActivities = {
 export const recordMemberActivity: ActivityRecorder<MemberActivities> = recordActivity;
 
 export const recordRepositoryActivity: ActivityRecorder<RepositoryActivities> = recordActivity;
+
+/** Whose repository access changed: some users' (on some repositories), or anyone's on some repositories. */
+export type AccessChange = { userIds: readonly number[] } | { repositoryIds: readonly number[] };
+
+/**
+ * Repository access changed (memberships, collaborators, team repositories, visibility, a
+ * transfer): applied in the writer's transaction, so what hides with lost access (notification
+ * threads) is gone the moment the change commits. It has no outbox row.
+ */
+export type AccessActivities = {
+  'access.changed': AccessChange;
+};

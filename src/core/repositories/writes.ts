@@ -1,7 +1,7 @@
 // The writes of repositories: create, change (visibility, description, archived, rename, transfer)
 // and delete one (spec/admin-api.md, "Lifecycle"), who watches it, and its access (collaborators and
 // team grants). Each is one transaction with its activities; access changes tell the areas inside it
-// (`onAccessChanged`). Unknown references are 404, duplicates 422 `already_exists`.
+// (`access.changed`). Unknown references are 404, duplicates 422 `already_exists`.
 import { execFile } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { ApiError, insertUnique, invalidField, notFound, validationFailed } from
 import { organizationSimple, simpleUser } from '../accounts/representations.ts';
 import { requireAccount, requireTeam } from '../accounts/lookup.ts';
 import { teamMemberIds, type UserRow } from '../accounts/store.ts';
-import { HookedWrites, type InWriteHooks, type RepositoryMove } from '../area.ts';
+import { AreaWrites, type InWriteHooks, type RepositoryMove } from '../area.ts';
 import { recordMemberActivity, recordRepositoryActivity } from './activities.ts';
 import { repositoriesWithFacts } from './facts.ts';
 import { removeGitData } from './git-sweep.ts';
@@ -28,7 +28,7 @@ import {
 
 const run = promisify(execFile);
 
-export class RepositoryWrites extends HookedWrites {
+export class RepositoryWrites extends AreaWrites {
   async createRepository(input: {
     owner: string;
     name: string;
@@ -114,7 +114,7 @@ export class RepositoryWrites extends HookedWrites {
     await this.transaction(async (trx) => {
       const added = !(await teamHasRepository(trx, team.id, repository.id));
       await setTeamRepository(trx, team.id, repository.id, permission);
-      await this.accessChanged(trx, { userIds: await teamMemberIds(trx, team.id) });
+      await this.record(trx, { name: 'access.changed', payload: { userIds: await teamMemberIds(trx, team.id) } });
       if (added) {
         await recordMemberActivity(this.ctx, trx, { name: 'team_add', repository_id: repository.id, payload: { team_id: team.id } });
         await recordMemberActivity(this.ctx, trx, { name: 'team.added_to_repository', repository_id: repository.id, payload: { team_id: team.id } });
@@ -129,7 +129,7 @@ export class RepositoryWrites extends HookedWrites {
     await this.transaction(async (trx) => {
       const had = await teamHasRepository(trx, team.id, repository.id);
       await removeTeamRepository(trx, team.id, repository.id);
-      await this.accessChanged(trx, { userIds: await teamMemberIds(trx, team.id) });
+      await this.record(trx, { name: 'access.changed', payload: { userIds: await teamMemberIds(trx, team.id) } });
       if (had) await recordMemberActivity(this.ctx, trx, { name: 'team.removed_from_repository', repository_id: repository.id, payload: { team_id: team.id } });
     });
   }
@@ -142,7 +142,7 @@ export class RepositoryWrites extends HookedWrites {
     await this.transaction(async (trx) => {
       const before = await collaboratorPermission(trx, repository.id, user.id);
       await setCollaborator(trx, repository.id, user.id, permission, this.now());
-      await this.accessChanged(trx, { userIds: [user.id] });
+      await this.record(trx, { name: 'access.changed', payload: { userIds: [user.id] } });
       const to = permissionNames(permission);
       if (before === undefined) {
         await recordMemberActivity(this.ctx, trx, {
@@ -165,7 +165,7 @@ export class RepositoryWrites extends HookedWrites {
       if (await removeCollaborator(trx, repository.id, user.id)) {
         await recordMemberActivity(this.ctx, trx, { name: 'member.removed', repository_id: repository.id, payload: { member_id: user.id } });
       }
-      await this.accessChanged(trx, { userIds: [user.id] });
+      await this.record(trx, { name: 'access.changed', payload: { userIds: [user.id] } });
     });
   }
 
@@ -205,7 +205,7 @@ export class RepositoryWrites extends HookedWrites {
       // let go of what the former owner gave the repository (their `lifecycle` answers, src/core/area.ts).
       if (transferred || renamed) await this.moving(trx, { repositoryId: repository.id, fromOwnerId: repository.owner.id, toOwnerId: destination.id, name: newName, transferred, renamed });
       const row = await updateRepository(trx, repository.id, input, this.now());
-      if (transferred || (input.visibility !== undefined && input.visibility !== repository.visibility)) await this.accessChanged(trx, { repositoryIds: [repository.id] });
+      if (transferred || (input.visibility !== undefined && input.visibility !== repository.visibility)) await this.record(trx, { name: 'access.changed', payload: { repositoryIds: [repository.id] } });
       // Every event of the write shows the repository after all of it.
       const asLeft = { repository: await this.asLeft(trx, repository.id) };
       if (renamed) {
@@ -245,7 +245,7 @@ export class RepositoryWrites extends HookedWrites {
       if (!(await lockRepositoryToDelete(trx, repository.id, this.ctx.db.dialect === 'postgres'))) throw notFound('Repository not found');
       const payload = { repository: await this.asLeft(trx, repository.id), installation_ids: await installationsCovering(trx, repository) };
       await recordRepositoryActivity(this.ctx, trx, { name: 'repository.deleted', repository_id: repository.id, account_id: repository.owner_id, payload });
-      await this.accessChanged(trx, { repositoryIds: [repository.id] });
+      await this.record(trx, { name: 'access.changed', payload: { repositoryIds: [repository.id] } });
       await deleteRepository(trx, repository.id);
       if (repository.git_path) await recordGitDataRemovals(trx, [repository.git_path], this.now());
     });
