@@ -42,13 +42,15 @@ const ALLOWED: Record<string, readonly string[]> = {
   // src/testing.ts: the testing helper (codehost/testing) starts the server as main.ts does (from a
   // migrated database template, src/db/template.ts).
   testing: ['app', 'config', 'db'],
-  app: ['admin', 'areas', 'console', 'core', 'activity', 'platform', 'db', 'jobs', 'config'],
+  app: ['admin', 'areas', 'console', 'core', 'activity', 'http', 'platform', 'db', 'jobs', 'config'],
   // src/console: static files and the routes that serve them (a page over the admin API).
   console: ['platform'],
-  admin: ['core', 'activity', 'platform', 'db', 'jobs', 'config'],
-  areas: ['core', 'activity', 'platform', 'db', 'jobs', 'config'],
-  core: ['activity', 'platform', 'db', 'jobs', 'config'],
+  admin: ['core', 'activity', 'http', 'platform', 'db', 'jobs', 'config'],
+  areas: ['core', 'activity', 'http', 'platform', 'db', 'jobs', 'config'],
+  core: ['activity', 'http', 'platform', 'db', 'jobs', 'config'],
   activity: ['platform', 'db', 'jobs', 'config'],
+  // src/http: the request pipeline (its scopes and their hooks), over the platform's conventions.
+  http: ['platform', 'db', 'jobs', 'config'],
   platform: ['db', 'jobs', 'config'],
   jobs: ['db', 'config'],
   db: ['config'],
@@ -239,4 +241,19 @@ test('every area of AREAS answers every lifecycle activity, in one line each', a
     assert.match(readFileSync(join(root, `src/areas/${folder}/index.ts`), 'utf8'), /: LifecycleArea = \{/, `src/areas/${folder}/index.ts`);
   }
   assert.deepEqual(folders.filter((folder) => !AREAS.some((area) => area.name === folder)), []);
+});
+
+// One request pipeline (src/http/): every hook of the request path is added there, in the scope it
+// applies to, and no hook decides from a route's config whether it runs: the flags that did so
+// (`admin`, `alone`, `ungated`) and the path sniffing that stood in for a scope are gone.
+test('every addHook is in src/http/, and no route flag decides whether a hook runs', () => {
+  const files = sourceFiles('src');
+  const hooked = files.filter((file) => !file.startsWith('src/http/')).filter((file) => /\.addHook\(/.test(readFileSync(join(root, file), 'utf8')));
+  // (src/areas/notifications/routes.ts closes its loader with the server: an onClose, no request hook.)
+  assert.deepEqual(hooked.filter((file) => !/\.addHook\('onClose'/.test(readFileSync(join(root, file), 'utf8'))), []);
+  const flags = files.flatMap((file) => {
+    const text = readFileSync(join(root, file), 'utf8');
+    return [...text.matchAll(/\b(admin|alone|ungated)\?: boolean|config: \{[^}]*\b(admin|alone|ungated): true|\bisAdminRequest\b/g)].map((match) => `${file}: ${match[0]}`);
+  });
+  assert.deepEqual(flags, []);
 });

@@ -17,7 +17,6 @@ import type { Area } from '../core/area.ts';
 import { coreWriters } from './writers.ts';
 import { RowId } from '../platform/schemas.ts';
 
-const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
 
 /** An app as the admin API answers it (the create adds its one-time secrets). */
@@ -48,7 +47,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   const { accounts, memberships, repositories, tokens, apps, installations } = coreWriters(ctx, areas);
 
   app.post('/_admin/users', {
-    config: admin,
     schema: {
       ...hidden,
       body: UserBody,
@@ -56,7 +54,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   }, async (request, reply) => reply.code(201).send(userWithProfile(urls, await accounts.createUser(request.body))));
 
   app.post('/_admin/enterprises', {
-    config: admin,
     schema: { ...hidden, body: EnterpriseBody },
   }, async (request, reply) => {
     const enterprise = await accounts.createEnterprise(request.body);
@@ -64,7 +61,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   });
 
   app.post('/_admin/orgs', {
-    config: admin,
     schema: {
       ...hidden,
       body: OrgBody,
@@ -72,7 +68,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   }, async (request, reply) => reply.code(201).send(organization(urls, await accounts.createOrganization(request.body))));
 
   app.post('/_admin/orgs/:org/teams', {
-    config: admin,
     schema: {
       ...hidden,
       params: Type.Object({ org: Type.String() }),
@@ -84,7 +79,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   });
 
   app.post('/_admin/repos', {
-    config: admin,
     schema: {
       ...hidden,
       body: RepoBody,
@@ -95,7 +89,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   });
 
   app.put('/_admin/repos/:owner/:repo/subscription', {
-    config: admin,
     schema: {
       ...hidden,
       params: Type.Object({ owner: Type.String(), repo: Type.String() }),
@@ -107,7 +100,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   });
 
   app.post('/_admin/tokens', {
-    config: admin,
     schema: {
       ...hidden,
       body: TokenBody,
@@ -125,7 +117,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   });
 
   app.post('/_admin/apps', {
-    config: admin,
     schema: {
       ...hidden,
       body: AppBody,
@@ -138,7 +129,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   });
 
   app.patch('/_admin/apps/:app_slug', {
-    config: admin,
     schema: {
       ...hidden,
       params: Type.Object({ app_slug: Type.String() }),
@@ -149,7 +139,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   });
 
   app.patch('/_admin/apps/:app_slug/installations/:installation_id', {
-    config: admin,
     schema: {
       ...hidden,
       params: Type.Object({ app_slug: Type.String(), installation_id: RowId() }),
@@ -161,7 +150,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   });
 
   app.post('/_admin/apps/:app_slug/installations', {
-    config: admin,
     schema: {
       ...hidden,
       params: Type.Object({ app_slug: Type.String() }),
@@ -173,7 +161,6 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   });
 
   app.post('/_admin/apps/:app_slug/authorizations', {
-    config: admin,
     schema: {
       ...hidden,
       params: Type.Object({ app_slug: Type.String() }),
@@ -184,13 +171,12 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
     return reply.code(201).send(authorizationBody(urls, { token: result.row, app: result.app, user: result.user, authorization: result.authorization }, result.token));
   });
 
-  app.get('/_admin/clock', { config: admin, schema: hidden }, async () => {
+  app.get('/_admin/clock', { schema: hidden }, async () => {
     if (!ctx.clock.adjustable) throw notFound();
     return { now: ctx.clock.now().toISOString() };
   });
 
   app.post('/_admin/clock', {
-    config: admin,
     schema: { ...hidden, body: Type.Object({ advance_seconds: Type.Number({ minimum: 0 }) }) },
   }, async (request) => {
     if (!ctx.clock.adjustable) throw notFound();
@@ -201,12 +187,21 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
     return { now: ctx.clock.advance(seconds).toISOString() };
   });
 
+  app.get('/_admin/repos/:owner/:repo', {
+    schema: { ...hidden, params: Type.Object({ owner: Type.String(), repo: Type.String() }) },
+  }, async (request) => {
+    const repository = await findRepository(ctx.db.kysely, request.params.owner, request.params.repo);
+    if (!repository) throw notFound();
+    return representRepository(ctx.db.kysely, urls, repository, repository.owner, undefined, true);
+  });
+}
+
+/** The jobs drain: registered outside the test double's gate, since it waits for jobs, which hold the gate. */
+export function jobsDrainRoute(app: Api, ctx: Context): void {
   // Drained: no job ready or running and, unless `wait_for_deferred` is false, none scheduled for
   // later (throttled deliveries, retries). Due times are wall time: moving the test clock makes no
   // job due sooner, so a deferred job counts until its real time has come and it has run.
   app.post('/_admin/jobs/drain', {
-    // Outside the test double's gate: it waits for jobs, which hold the gate.
-    config: { ...admin, ungated: true },
     schema: {
       ...hidden,
       body: Type.Object({
@@ -226,14 +221,5 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
       throw new ApiError(504, message, { extra: body });
     }
     return body;
-  });
-
-  app.get('/_admin/repos/:owner/:repo', {
-    config: admin,
-    schema: { ...hidden, params: Type.Object({ owner: Type.String(), repo: Type.String() }) },
-  }, async (request) => {
-    const repository = await findRepository(ctx.db.kysely, request.params.owner, request.params.repo);
-    if (!repository) throw notFound();
-    return representRepository(ctx.db.kysely, urls, repository, repository.owner, undefined, true);
   });
 }

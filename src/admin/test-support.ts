@@ -9,6 +9,7 @@ import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync } fro
 import { rm } from 'node:fs/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
+import type { onRequestHookHandler } from 'fastify';
 import { Type } from 'typebox';
 import { parse } from 'yaml';
 import type { Area } from '../core/area.ts';
@@ -17,20 +18,9 @@ import type { Api, Context } from '../platform/context.ts';
 import { invalidField, notFound, validationFailed } from '../platform/errors.ts';
 import { faultsOf, type FaultRule } from '../platform/faults.ts';
 import { gateOf } from '../platform/gate.ts';
-import { routeConfig } from '../platform/route-config.ts';
 import { journalOf, type JournalEntry } from './journal.ts';
 import { loadSeed, loadSeedFile } from './seed.ts';
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Takes the test double's gate alone (reset, snapshots): not held shared by the request hook. */
-    alone?: boolean;
-    /** Not held by the gate at all: it waits for what holds it (the jobs drain). */
-    ungated?: boolean;
-  }
-}
-
-const admin = { admin: true, alone: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
 
 const DEMO_SEED = new URL('./demo.yaml', import.meta.url);
@@ -277,14 +267,18 @@ export class TestSupport {
 
 const snapshotBody = (meta: SnapshotMeta) => ({ name: meta.name, created_at: meta.createdAt, bytes: meta.bytes });
 
-export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]): void {
+/**
+ * The test support routes. Reset and the snapshots' writes take the gate alone (`app`: a scope the
+ * gate's request hook does not hold); the list of snapshots is read in `gated`, held shared as any
+ * other request.
+ */
+export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[], gated: Api): void {
   const support = new TestSupport(ctx, areas);
   const notInProduction = () => {
     if (ctx.config.mode === 'production') throw notFound();
   };
 
   app.post('/_admin/reset', {
-    config: admin,
     schema: {
       ...hidden,
       body: Type.Object({
@@ -310,20 +304,18 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
   });
 
   app.post('/_admin/snapshots', {
-    config: admin,
     schema: { ...hidden, body: Type.Object({ name: SnapshotName }, { additionalProperties: false }) },
   }, async (request, reply) => {
     notInProduction();
     return reply.code(201).send(snapshotBody(await support.save(request.body.name)));
   });
 
-  app.get('/_admin/snapshots', { config: { admin: true }, schema: hidden }, async () => {
+  gated.get('/_admin/snapshots', { schema: hidden }, async () => {
     notInProduction();
     return (await support.list()).map(snapshotBody);
   });
 
   app.post('/_admin/snapshots/:name/restore', {
-    config: admin,
     schema: { ...hidden, params: Type.Object({ name: SnapshotName }) },
   }, async (request) => {
     notInProduction();
@@ -333,7 +325,6 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
   });
 
   app.delete('/_admin/snapshots/:name', {
-    config: admin,
     schema: { ...hidden, params: Type.Object({ name: SnapshotName }) },
   }, async (request, reply) => {
     notInProduction();
@@ -343,19 +334,30 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
 }
 
 /**
- * Holds the gate shared for every request (but those that take it alone, marked `alone`, and the
- * jobs drain, which waits on jobs that hold it) and every background job and sweep. Outside
+ * Holds the gate shared for every background job and sweep (requests: `gateEntry`). Outside
  * production mode only: production has no reset to wait for.
  */
-export function installGate(app: Api, ctx: Context): void {
+export function installGate(ctx: Context): void {
   if (ctx.config.mode === 'production') return;
   const gate = gateOf(ctx);
-  // Not async: entering is synchronous but during a reset or restore, and a request pays for no
-  // promise. Left when the answer is done or the connection is gone: a response emits `close` for
-  // both (after `finish` when the answer was sent).
-  app.addHook('onRequest', (request, reply, done) => {
-    const config = routeConfig(request);
-    if (config.alone || config.ungated) return done();
+  const queue = ctx.queue;
+  const work = queue.work.bind(queue);
+  queue.work = (name, handler, options) => work(name, (data, job) => gate.shared(() => handler(data, job)), options);
+  const periodic = ctx.periodic;
+  const every = periodic.every.bind(periodic);
+  periodic.every = (name, seconds, run, options) => every(name, seconds, () => gate.shared(run), options);
+}
+
+/**
+ * The gate's request hook, held shared for every request of a gated scope (the routes that take the
+ * gate alone, and the jobs drain, which waits on jobs that hold it, are in no gated scope). Not
+ * async: entering is synchronous but during a reset or restore, and a request pays for no promise.
+ * Left when the answer is done or the connection is gone: a response emits `close` for both (after
+ * `finish` when the answer was sent).
+ */
+export function gateEntry(ctx: Context): onRequestHookHandler {
+  const gate = gateOf(ctx);
+  return (request, reply, done) => {
     const entered = gate.tryEnter();
     if (entered) {
       reply.raw.once('close', entered);
@@ -373,11 +375,5 @@ export function installGate(app: Api, ctx: Context): void {
       reply.raw.once('close', leave);
       done();
     }, done);
-  });
-  const queue = ctx.queue;
-  const work = queue.work.bind(queue);
-  queue.work = (name, handler, options) => work(name, (data, job) => gate.shared(() => handler(data, job)), options);
-  const periodic = ctx.periodic;
-  const every = periodic.every.bind(periodic);
-  periodic.every = (name, seconds, run, options) => every(name, seconds, () => gate.shared(run), options);
+  };
 }

@@ -207,7 +207,6 @@ export function userMigrationRoutes(app: Api, ctx: Context, service: UserMigrati
 /** The operator's view of an export, which `codehost admin GET /migrations/ID --follow` polls. */
 export function userMigrationAdminRoutes(app: Api, service: UserMigrationService): void {
   app.get('/_admin/migrations/:migration_id', {
-    config: { admin: true },
     schema: { hide: true, tags: ['admin'], params: MigrationParams },
   }, async (request) => service.adminView(request.params.migration_id));
 }
