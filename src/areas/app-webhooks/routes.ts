@@ -8,7 +8,8 @@ import { callingApp } from '../../core/callers/app.ts';
 import { findApp } from '../../core/apps/store.ts';
 import { notFound } from '../../platform/errors.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
-import { AppWebhookService, DeliveryDetail, DeliverySummary, HookConfig } from './service.ts';
+import { DeliveryDetail, DeliverySummary, HookConfig } from './representations.ts';
+import { AppWebhookService } from './service.ts';
 
 const jwt: AccessRule = { credentials: ['jwt'] };
 const tags = ['apps'];

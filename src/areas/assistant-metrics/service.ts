@@ -10,7 +10,7 @@ import { ApiError, invalidField, notFound } from '../../platform/errors.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
 import type { Principal } from '../../core/callers/principal.ts';
 import { checkEntries } from '../../platform/seed.ts';
-import { DayRecord, OperatorDay } from './day-record.ts';
+import { DayRecord, OperatorDay } from './representations.ts';
 import * as store from './store.ts';
 import type { Scope } from './store.ts';
 import { Service } from '../../platform/service.ts';

@@ -5,7 +5,8 @@ import { ALL_TOKENS, type AccessRule } from '../../core/callers/access.ts';
 import { repositoryRead } from '../../core/repositories/routes.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody, RowId, SimpleValidationErrorBody } from '../../platform/schemas.ts';
-import { IssueType, IssueTypeInput, IssueTypeService } from './service.ts';
+import { IssueType } from './representations.ts';
+import { IssueTypeInput, IssueTypeService } from './service.ts';
 
 const tags = ['issue-types'];
 const security = [{ token: [] }];

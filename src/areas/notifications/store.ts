@@ -12,7 +12,7 @@ import type { Executor } from '../../db/index.ts';
 import { reusableQuery } from '../../db/prepared.ts';
 import { cachedRead } from '../../db/changes.ts';
 import { readableBy } from '../../core/repositories/store.ts';
-import type { NotificationThreadsTable, ThreadSubscriptionsTable } from './tables.ts';
+import type { NotificationThreadsTable, ThreadSubscriptionsTable } from '../../db/tables/notifications.ts';
 
 export type ThreadRow = Selectable<NotificationThreadsTable>;
 export type SubscriptionRow = Selectable<ThreadSubscriptionsTable>;

@@ -6,7 +6,8 @@ import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../../core/callers/acc
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
-import { DefaultLevel, UpdaterAccessList, UpdaterAccessService } from './service.ts';
+import { DefaultLevel, UpdaterAccessList } from './representations.ts';
+import { UpdaterAccessService } from './service.ts';
 import type { ListOwner } from './store.ts';
 
 const tags = ['updater'];

@@ -11,7 +11,7 @@
 // The facts come from one query for any number of repositories (./store.ts); `readableBy` there is
 // the same read rule as a SQL condition, for lists that filter and count in their own query.
 import type { Executor } from '../../db/index.ts';
-import type { RepositoryPermission } from '../../db/schema.ts';
+import type { RepositoryPermission } from '../../db/tables/repositories.ts';
 import type { RepositoryRow } from './representations.ts';
 import { REPOSITORY_PERMISSIONS, readersOf, repositoryAccessFacts, type RepositoryAccessFacts } from './store.ts';
 
