@@ -168,6 +168,13 @@ const ROWS: Row[] = [
     unit: ' ms',
   },
   {
+    path: '… server CPU per 304: codehost / Fastify alone (the same 304)',
+    bench: 'framework',
+    keys: ['poll 304: server CPU ratio codehost/Fastify alone'],
+    goal: { sqlite: atMost(2, '×'), postgres: atMost(2, '×') },
+    unit: '×',
+  },
+  {
     path: 'Floor: Fastify alone answering the token check\'s bytes, req/s vs bare',
     bench: 'framework',
     keys: ['token check: Fastify alone req/s ratio fastify/bare'],

@@ -172,7 +172,7 @@ describe('backstop: a value the database refuses is a 422, never a 500', () => {
   /** A bare Fastify app with the platform's conventions, whose routes run statements that fail on a value. */
   async function conventionsApp() {
     const Fastify = (await import('fastify')).default;
-    const { installConventions } = await import('../src/platform/http.ts');
+    const { installConventions } = await import('../src/http/conventions.ts');
     const { sql } = await import('kysely');
     const ctx = server.server.ctx;
     const db = ctx.db.kysely;

@@ -3,7 +3,7 @@
 // its `servers` entry is the API URL the server uses.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { operationId } from '../src/platform/openapi.ts';
+import { operationId } from '../src/http/openapi.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;

@@ -126,7 +126,7 @@ test(`${engine}: body limits behind nginx: over 5 MB is codehost's 413 JSON, ove
   const json = (size: number) => Buffer.from(JSON.stringify({ login: 'big', name: 'x'.repeat(size) }));
   const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
   // codehost answers before nginx has passed on the whole body; it reads and discards the rest
-  // (src/platform/http.ts), so nginx gets the 413 every time, never a reset it would answer 502.
+  // (src/http/input.ts), so nginx gets the 413 every time, never a reset it would answer 502.
   // Sent several times: the reset was a race that lost now and then.
   for (let attempt = 0; attempt < 5; attempt++) {
     const over = await send({ path: '/_admin/users', method: 'POST', headers: admin, body: json(5.5 * 1024 * 1024) });

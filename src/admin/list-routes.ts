@@ -19,7 +19,6 @@ import { fullRepository } from '../core/repositories/representations.ts';
 import { listTokens } from '../core/callers/token-store.ts';
 import { installationAnswer } from './routes.ts';
 
-const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
 
 export function adminListRoutes(app: Api, ctx: Context): void {
@@ -27,7 +26,6 @@ export function adminListRoutes(app: Api, ctx: Context): void {
   const db = ctx.db.kysely;
 
   app.get('/_admin/users', {
-    config: admin,
     schema: { ...hidden, querystring: Type.Object(PageQuery) },
   }, async (request, reply) => sendPage(request, reply, urls.web, async (page) => {
     const { rows, total } = await listAccounts(db, 'users', { limit: page.perPage, offset: page.offset });
@@ -35,7 +33,6 @@ export function adminListRoutes(app: Api, ctx: Context): void {
   }));
 
   app.get('/_admin/orgs', {
-    config: admin,
     schema: { ...hidden, querystring: Type.Object(PageQuery) },
   }, async (request, reply) => sendPage(request, reply, urls.web, async (page) => {
     const { rows, total } = await listAccounts(db, 'orgs', { limit: page.perPage, offset: page.offset });
@@ -43,7 +40,6 @@ export function adminListRoutes(app: Api, ctx: Context): void {
   }));
 
   app.get('/_admin/repos', {
-    config: admin,
     schema: { ...hidden, querystring: Type.Object(PageQuery) },
   }, async (request, reply) => sendPage(request, reply, urls.web, async (page) => {
     const { ids, total } = await repositoryIdPage(db, { limit: page.perPage, offset: page.offset });
@@ -54,7 +50,6 @@ export function adminListRoutes(app: Api, ctx: Context): void {
   }));
 
   app.get('/_admin/apps', {
-    config: admin,
     schema: { ...hidden, querystring: Type.Object(PageQuery) },
   }, async (request, reply) => sendPage(request, reply, urls.web, async (page) => {
     const { rows, total } = await listApps(db, { limit: page.perPage, offset: page.offset });
@@ -71,7 +66,6 @@ export function adminListRoutes(app: Api, ctx: Context): void {
   }));
 
   app.get('/_admin/orgs/:org/teams', {
-    config: admin,
     schema: { ...hidden, params: Type.Object({ org: Type.String() }), querystring: Type.Object(PageQuery) },
   }, async (request, reply) => {
     const org = await requireAccount(db, request.params.org, 'org');
@@ -82,7 +76,6 @@ export function adminListRoutes(app: Api, ctx: Context): void {
   });
 
   app.get('/_admin/apps/:app_slug/installations', {
-    config: admin,
     schema: { ...hidden, params: Type.Object({ app_slug: Type.String() }), querystring: Type.Object(PageQuery) },
   }, async (request, reply) => {
     const found = await requireApp(db, request.params.app_slug);
@@ -96,7 +89,6 @@ export function adminListRoutes(app: Api, ctx: Context): void {
   });
 
   app.get('/_admin/tokens', {
-    config: admin,
     schema: {
       ...hidden,
       querystring: Type.Object({ ...PageQuery, login: Type.Optional(Type.String({ minLength: 1, description: 'Only the tokens of this user' })) }),

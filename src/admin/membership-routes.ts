@@ -10,7 +10,6 @@ import { OrgMembershipBody, RepoChangeBody, RepositoryAccessBody } from './schem
 import type { Area } from '../core/area.ts';
 import { coreWriters } from './writers.ts';
 
-const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
 
 const MemberParams = Type.Object({ org: Type.String(), login: Type.String() });
@@ -24,7 +23,6 @@ export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[])
   const { memberships, repositories } = coreWriters(ctx, areas);
 
   app.put('/_admin/orgs/:org/members/:login', {
-    config: admin,
     schema: { ...hidden, summary: 'Add a member to an organization or change their role', params: MemberParams, body: OrgMembershipBody },
   }, async (request) => {
     const { org, user, roles } = await memberships.setOrgMembership(request.params.org, request.params.login, request.body.role ?? 'member');
@@ -33,7 +31,6 @@ export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[])
   });
 
   app.delete('/_admin/orgs/:org/members/:login', {
-    config: admin,
     schema: { ...hidden, summary: 'Remove a user from an organization, its teams and its repositories', params: MemberParams },
   }, async (request, reply) => {
     await memberships.removeOrgMembership(request.params.org, request.params.login);
@@ -41,7 +38,6 @@ export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[])
   });
 
   app.put('/_admin/orgs/:org/teams/:team_slug/members/:login', {
-    config: admin,
     schema: { ...hidden, summary: 'Add a user to a team', params: TeamMemberParams },
   }, async (request) => {
     const { org, team, user } = await memberships.setTeamMembership(request.params.org, request.params.team_slug, request.params.login);
@@ -49,7 +45,6 @@ export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[])
   });
 
   app.delete('/_admin/orgs/:org/teams/:team_slug/members/:login', {
-    config: admin,
     schema: { ...hidden, summary: 'Remove a user from a team', params: TeamMemberParams },
   }, async (request, reply) => {
     await memberships.removeTeamMembership(request.params.org, request.params.team_slug, request.params.login);
@@ -57,7 +52,6 @@ export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[])
   });
 
   app.put('/_admin/orgs/:org/teams/:team_slug/repos/:owner/:repo', {
-    config: admin,
     schema: { ...hidden, summary: 'Give a team access to a repository of its organization', params: TeamRepoParams, body: RepositoryAccessBody },
   }, async (request) => {
     const { params } = request;
@@ -70,7 +64,6 @@ export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[])
   });
 
   app.delete('/_admin/orgs/:org/teams/:team_slug/repos/:owner/:repo', {
-    config: admin,
     schema: { ...hidden, summary: 'Take a repository from a team', params: TeamRepoParams },
   }, async (request, reply) => {
     const { params } = request;
@@ -79,7 +72,6 @@ export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[])
   });
 
   app.put('/_admin/repos/:owner/:repo/collaborators/:login', {
-    config: admin,
     schema: { ...hidden, summary: 'Give a user direct access to a repository', params: CollaboratorParams, body: RepositoryAccessBody },
   }, async (request) => {
     const { params } = request;
@@ -88,7 +80,6 @@ export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[])
   });
 
   app.delete('/_admin/repos/:owner/:repo/collaborators/:login', {
-    config: admin,
     schema: { ...hidden, summary: 'Remove a collaborator from a repository', params: CollaboratorParams },
   }, async (request, reply) => {
     const { params } = request;
@@ -97,7 +88,6 @@ export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[])
   });
 
   app.patch('/_admin/repos/:owner/:repo', {
-    config: admin,
     schema: { ...hidden, summary: 'Change a repository\'s visibility, description or archived flag', params: RepoParams, body: RepoChangeBody },
   }, async (request) => {
     const repository = await repositories.updateRepository(request.params.owner, request.params.repo, request.body);
@@ -105,7 +95,6 @@ export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[])
   });
 
   app.delete('/_admin/repos/:owner/:repo', {
-    config: admin,
     schema: { ...hidden, summary: 'Delete a repository and everything in it', params: RepoParams },
   }, async (request, reply) => {
     await repositories.deleteRepository(request.params.owner, request.params.repo);

@@ -3,10 +3,14 @@
 // Only the stored token's SHA-256 is kept, so a token is generated only when it is about to be shown:
 // by the first start that actually listens with none stored, or by `codehost admin-token reset`.
 // A start that fails before listening therefore loses nothing.
+import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/index.ts';
-import { ADMIN_TOKEN_HASH as KEY, ensureSetting, putSetting } from '../platform/settings-store.ts';
-import { hashSecret, randomBase62 } from '../platform/tokens.ts';
+import type { Context } from '../platform/context.ts';
+import { ApiError } from '../platform/errors.ts';
+import { clientAddress } from '../platform/rate-limit.ts';
+import { ADMIN_TOKEN_HASH as KEY, ensureSetting, findSetting, putSetting } from '../platform/settings-store.ts';
+import { bearerCredential, hashSecret, randomBase62, secretMatches } from '../platform/tokens.ts';
 
 /** Which admin token a server uses, and the token itself when this start generated it (shown once). */
 export type AdminTokenInForce = { source: 'environment' } | { source: 'stored' } | { source: 'generated'; token: string };
@@ -30,4 +34,18 @@ export async function resetAdminToken(db: Db): Promise<string> {
   const hash = hashSecret(token);
   await putSetting(db.kysely, KEY, hash);
   return token;
+}
+
+/**
+ * The operator scope's check: the admin token as a bearer credential. A wrong one is a failed login
+ * of the client's address, limited like the public API's. The rule above: CODEHOST_ADMIN_TOKEN,
+ * while set, is the token; otherwise the stored one (read each time: a reset counts at once).
+ */
+export async function checkAdminToken(ctx: Context, request: FastifyRequest): Promise<void> {
+  const given = bearerCredential(request.headers.authorization);
+  if (given === null) throw new ApiError(401, 'Requires authentication');
+  await ctx.rateLimiter.guardLogin(clientAddress(request), ctx.config.rateLimit.failedLoginsPerHour, async () => {
+    const expected = ctx.config.adminToken ? hashSecret(ctx.config.adminToken) : await findSetting(ctx.db.kysely, KEY);
+    if (!expected || !secretMatches(given, expected)) throw new ApiError(401, 'Bad credentials');
+  }, (error) => error instanceof ApiError && error.status === 401);
 }

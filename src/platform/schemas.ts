@@ -19,7 +19,7 @@ export const ValidationErrorBody = Type.Object({
   status: Type.String(),
 });
 
-/** The validation body of routes configured with `errorStrings` (platform/http.ts): `errors` are strings. */
+/** The validation body of routes configured with `errorStrings` (src/http/errors.ts): `errors` are strings. */
 export const SimpleValidationErrorBody = Type.Object({
   message: Type.String(),
   errors: Type.Optional(Type.Array(Type.String())),

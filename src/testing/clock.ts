@@ -5,17 +5,15 @@ import { LATEST_CLOCK_MS } from '../platform/clock.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { invalidField, notFound } from '../platform/errors.ts';
 
-const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
 
 export function clockRoutes(app: Api, ctx: Context): void {
-  app.get('/_admin/clock', { config: admin, schema: hidden }, async () => {
+  app.get('/_admin/clock', { schema: hidden }, async () => {
     if (!ctx.clock.adjustable) throw notFound();
     return { now: ctx.clock.now().toISOString() };
   });
 
   app.post('/_admin/clock', {
-    config: admin,
     schema: { ...hidden, body: Type.Object({ advance_seconds: Type.Number({ minimum: 0 }) }) },
   }, async (request) => {
     if (!ctx.clock.adjustable) throw notFound();

@@ -6,6 +6,7 @@
 // they reach the process that received them.
 import { STATUS_CODES } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { findAccount } from '../core/accounts/store.ts';
 import { findApp } from '../core/apps/store.ts';
@@ -15,10 +16,8 @@ import type { Api, Context } from '../platform/context.ts';
 import { ApiError, invalidField, notFound } from '../platform/errors.ts';
 import { DELIVERY_EFFECTS, faultsOf, REQUEST_EFFECTS, type DeliveryEffect, type FaultMatch, type FaultRule, type RequestEffect, type RequestFacts } from './fault-store.ts';
 import { clientAddress, rateLimitExceededMessage } from '../platform/rate-limit.ts';
-import { routeConfig } from '../platform/route-config.ts';
 import { hashSecret } from '../platform/tokens.ts';
 
-const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
 
 const FaultBody = Type.Object({
@@ -136,24 +135,23 @@ export function faultRoutes(app: Api, ctx: Context): void {
     if (!ctx.config.testMode) throw notFound();
   };
 
-  app.post('/_admin/faults', { config: admin, schema: { ...hidden, body: FaultBody } }, async (request, reply) => {
+  app.post('/_admin/faults', { schema: { ...hidden, body: FaultBody } }, async (request, reply) => {
     inTestMode();
     return reply.code(201).send(ruleBody(await createRule(ctx, request.body)));
   });
 
-  app.get('/_admin/faults', { config: admin, schema: hidden }, async () => {
+  app.get('/_admin/faults', { schema: hidden }, async () => {
     inTestMode();
     return faultsOf(ctx).list(ctx.clock.nowMs()).map(ruleBody);
   });
 
-  app.delete('/_admin/faults', { config: admin, schema: hidden }, async (_request, reply) => {
+  app.delete('/_admin/faults', { schema: hidden }, async (_request, reply) => {
     inTestMode();
     faultsOf(ctx).clear();
     return reply.code(204).send();
   });
 
   app.delete('/_admin/faults/:fault_id', {
-    config: admin,
     schema: { ...hidden, params: Type.Object({ fault_id: Type.Integer() }) },
   }, async (request, reply) => {
     inTestMode();
@@ -182,15 +180,13 @@ function requestFacts(principal: Principal, authorization: string | undefined, m
 }
 
 /**
- * Runs after the caller is resolved (so a rule can name a user or an app, and an answer carries the
- * caller's rate-limit headers) and before the route: only public API routes, never /_admin.
+ * The API scope's hook (in test mode only): after the caller is resolved (so a rule can name a user
+ * or an app, and an answer carries the caller's rate-limit headers) and before the route.
  */
-export function installFaults(app: Api, ctx: Context): void {
-  if (!ctx.config.testMode) return;
+export function faultInjection(ctx: Context): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const store = faultsOf(ctx);
-  app.addHook('onRequest', async (request, reply) => {
-    const config = routeConfig(request);
-    if (store.empty || !config.access || config.admin) return;
+  return async (request, reply) => {
+    if (store.empty) return;
     const rule = store.takeForRequest(ctx.clock.nowMs(), requestFacts(request.principal, request.headers.authorization, request.method, request.url));
     if (!rule) return;
     request.log.info({ fault: rule.id, effect: rule.effect }, 'fault injected');
@@ -223,5 +219,5 @@ export function installFaults(app: Api, ctx: Context): void {
       default:
         throw new ApiError(rule.status!, STATUS_CODES[rule.status!] ?? 'Error', rule.retryAfter === null ? {} : { headers: { 'retry-after': String(rule.retryAfter) } });
     }
-  });
+  };
 }

@@ -4,15 +4,15 @@
 // should fix. Kept in this process's memory (the newest CODEHOST_JOURNAL_ENTRIES): several processes
 // each keep their own. On by default outside production mode; CODEHOST_JOURNAL turns it on or off.
 // Left out: the journal's own routes, /healthz, /readyz, /metrics, /docs, /openapi.json and /_console.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { findAppBy } from '../core/apps/store.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { perServer } from '../platform/per-server.ts';
 import { invalidField } from '../platform/errors.ts';
 import { glob } from './fault-store.ts';
-import { DEFAULT_API_VERSION } from '../platform/http.ts';
-import { operationId } from '../platform/openapi.ts';
+import { DEFAULT_API_VERSION } from '../http/version.ts';
+import { operationId } from '../http/openapi.ts';
 import { DEFAULT_PAGES } from '../platform/pagination.ts';
 
 /** The most of a request's or an answer's body an entry keeps (characters). */
@@ -308,9 +308,12 @@ declare module 'fastify' {
   }
 }
 
-/** Records each answer as it is sent (so the entry is there before the client has read its answer). */
-export function installJournal(app: Api, ctx: Context): void {
-  if (!ctx.config.journal.enabled) return;
+/**
+ * The journal's two hooks: `start`, the first of every request (so duration_ms counts the gate,
+ * authentication and injected delays), and `record`, which records each answer as it is sent (so
+ * the entry is there before the client has read its answer).
+ */
+export function journalHooks(ctx: Context): { start: onRequestHookHandler; record: (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown> } {
   const journal = journalOf(ctx);
   // The server's own secrets, masked wherever a request or an answer carries them.
   const knownSecrets = [ctx.config.adminToken, ctx.config.metricsToken, ctx.config.secretKey].filter((secret): secret is string => typeof secret === 'string' && secret.length >= 8);
@@ -320,23 +323,24 @@ export function installJournal(app: Api, ctx: Context): void {
     if (!slugs.has(id)) slugs.set(id, (await findAppBy(ctx.db.kysely, { id }))?.slug ?? null);
     return slugs.get(id) ?? null;
   };
-  app.addHook('onRequest', async (request) => {
+  const start: onRequestHookHandler = (request, _reply, done) => {
     request.journalStarted = performance.now();
-  });
-  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    done();
+  };
+  const record = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const url = request.url;
     if (UNJOURNALED.test(url)) return payload;
     try {
       const queryAt = url.indexOf('?');
       const path = queryAt < 0 ? url : url.slice(0, queryAt);
       const query = Object.fromEntries(new URLSearchParams(queryAt < 0 ? '' : url.slice(queryAt + 1)));
-      const config = request.routeOptions.config as { admin?: boolean; access?: unknown };
+      const config = request.routeOptions.config as { access?: unknown };
       const schema = request.routeOptions.schema as RouteSchema | undefined;
       const routeUrl = request.routeOptions.url;
-      const operation = schema?.operationId ?? (routeUrl ? operationId(config.admin ? 'admin' : 'meta', `${request.method} ${routeUrl.replace(/^\/_admin/, '').replace(/[:{}]/g, '')}`) : null);
+      const operation = schema?.operationId ?? (routeUrl ? operationId(request.operator ? 'admin' : 'meta', `${request.method} ${routeUrl.replace(/^\/_admin/, '').replace(/[:{}]/g, '')}`) : null);
       const principal = request.principal;
       let credential: JournalEntry['credential'] = { kind: null, login: null, app: null, installation: null };
-      if (config.admin) credential = { ...credential, kind: reply.statusCode === 401 ? null : 'admin' };
+      if (request.operator) credential = { ...credential, kind: reply.statusCode === 401 ? null : 'admin' };
       else if (principal?.type === 'user') credential = { kind: principal.kind, login: principal.user.login, app: await appSlug(principal.appId), installation: null };
       else if (principal?.type === 'installation') credential = { kind: 'installation', login: null, app: await appSlug(principal.appId), installation: principal.installationId };
       else if (principal?.type === 'app') credential = { kind: principal.kind, login: null, app: principal.app.slug, installation: null };
@@ -356,16 +360,16 @@ export function installJournal(app: Api, ctx: Context): void {
         duration_ms: Math.round((performance.now() - (request.journalStarted ?? performance.now())) * 10) / 10,
         request: requestPart,
         response: responsePart,
-        warnings: warningsOf(request, query, Boolean(config.access) && !config.admin),
+        warnings: warningsOf(request, query, Boolean(config.access) && !request.operator),
       }, seen) as Omit<JournalEntry, 'id'>);
     } catch (err) {
       request.log.warn({ err }, 'the request journal could not record a request');
     }
     return payload;
-  });
+  };
+  return { start, record };
 }
 
-const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
 const Page = {
   per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
@@ -376,18 +380,17 @@ export function journalRoutes(app: Api, ctx: Context): void {
   const journal = journalOf(ctx);
 
   app.get('/_admin/requests', {
-    config: admin,
     schema: { ...hidden, querystring: Type.Object({ ...FILTER_FIELDS, ...Page }, { additionalProperties: false }) },
   }, async (request) => {
     const { per_page: perPage = 30, page = 1, ...filter } = request.query as JournalFilter & { per_page?: number; page?: number };
     return journal.find(filter).slice((page - 1) * perPage, page * perPage);
   });
 
-  app.post('/_admin/requests/count', { config: admin, schema: { ...hidden, body: JournalFilter } }, async (request) => {
+  app.post('/_admin/requests/count', { schema: { ...hidden, body: JournalFilter } }, async (request) => {
     return { count: journal.find(request.body).length };
   });
 
-  app.delete('/_admin/requests', { config: admin, schema: hidden }, async (_request, reply) => {
+  app.delete('/_admin/requests', { schema: hidden }, async (_request, reply) => {
     journal.clear();
     return reply.code(204).send();
   });

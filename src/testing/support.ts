@@ -9,6 +9,7 @@ import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync } fro
 import { rm } from 'node:fs/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
+import type { onRequestHookHandler } from 'fastify';
 import { Type } from 'typebox';
 import { parse } from 'yaml';
 import type { Area } from '../core/area.ts';
@@ -17,20 +18,9 @@ import type { Api, Context } from '../platform/context.ts';
 import { invalidField, notFound, validationFailed } from '../platform/errors.ts';
 import { faultsOf, type FaultRule } from './fault-store.ts';
 import { gateOf } from './gate.ts';
-import { routeConfig } from '../platform/route-config.ts';
 import { journalOf, type JournalEntry } from './journal.ts';
 import { loadSeed, loadSeedFile } from '../admin/seed.ts';
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Takes the test double's gate alone (reset, snapshots): not held shared by the request hook. */
-    alone?: boolean;
-    /** Not held by the gate at all: it waits for what holds it (the jobs drain). */
-    ungated?: boolean;
-  }
-}
-
-const admin = { admin: true, alone: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
 
 const DEMO_SEED = new URL('../admin/demo.yaml', import.meta.url);
@@ -277,11 +267,15 @@ export class TestSupport {
 
 const snapshotBody = (meta: SnapshotMeta) => ({ name: meta.name, created_at: meta.createdAt, bytes: meta.bytes });
 
-export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]): void {
+/**
+ * The test support routes. Reset and the snapshots' writes take the gate alone (`app`: a scope the
+ * gate's request hook does not hold); the list of snapshots is read in `gated`, held shared as any
+ * other request.
+ */
+export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[], gated: Api): void {
   const support = new TestSupport(ctx, areas);
 
   app.post('/_admin/reset', {
-    config: admin,
     schema: {
       ...hidden,
       body: Type.Object({
@@ -306,18 +300,16 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
   });
 
   app.post('/_admin/snapshots', {
-    config: admin,
     schema: { ...hidden, body: Type.Object({ name: SnapshotName }, { additionalProperties: false }) },
   }, async (request, reply) => {
     return reply.code(201).send(snapshotBody(await support.save(request.body.name)));
   });
 
-  app.get('/_admin/snapshots', { config: { admin: true }, schema: hidden }, async () => {
+  gated.get('/_admin/snapshots', { schema: hidden }, async () => {
     return (await support.list()).map(snapshotBody);
   });
 
   app.post('/_admin/snapshots/:name/restore', {
-    config: admin,
     schema: { ...hidden, params: Type.Object({ name: SnapshotName }) },
   }, async (request) => {
     const took = await support.restore(request.params.name);
@@ -326,7 +318,6 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
   });
 
   app.delete('/_admin/snapshots/:name', {
-    config: admin,
     schema: { ...hidden, params: Type.Object({ name: SnapshotName }) },
   }, async (request, reply) => {
     if (!(await support.drop(request.params.name))) throw notFound(`No snapshot ${request.params.name}`);
@@ -335,20 +326,15 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
 }
 
 /**
- * Holds the gate shared for every request (but those that take it alone, marked `alone`, and the
- * jobs drain, which waits on jobs that hold it); the jobs and sweeps hold it through the queue's and
- * the periodic runner's consume middleware (plugin.ts). Outside production mode only: production has
- * no reset to wait for.
+ * The gate's request hook, held shared for every request of a gated scope (the routes that take the
+ * gate alone, and the jobs drain, which waits on jobs that hold it, are in no gated scope). Not
+ * async: entering is synchronous but during a reset or restore, and a request pays for no promise.
+ * Left when the answer is done or the connection is gone: a response emits `close` for both (after
+ * `finish` when the answer was sent).
  */
-export function installGate(app: Api, ctx: Context): void {
-  if (ctx.config.mode === 'production') return;
+export function gateEntry(ctx: Context): onRequestHookHandler {
   const gate = gateOf(ctx);
-  // Not async: entering is synchronous but during a reset or restore, and a request pays for no
-  // promise. Left when the answer is done or the connection is gone: a response emits `close` for
-  // both (after `finish` when the answer was sent).
-  app.addHook('onRequest', (request, reply, done) => {
-    const config = routeConfig(request);
-    if (config.alone || config.ungated) return done();
+  return (request, reply, done) => {
     const entered = gate.tryEnter();
     if (entered) {
       reply.raw.once('close', entered);
@@ -366,5 +352,5 @@ export function installGate(app: Api, ctx: Context): void {
       reply.raw.once('close', leave);
       done();
     }, done);
-  });
+  };
 }

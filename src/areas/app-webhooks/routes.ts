@@ -95,7 +95,6 @@ export function appWebhookAdminRoutes(app: Api, ctx: Context): void {
   const service = new AppWebhookService(ctx);
 
   app.post('/_admin/events', {
-    config: { admin: true },
     schema: {
       hide: true,
       tags: ['admin'],
@@ -120,7 +119,6 @@ export function appWebhookAdminRoutes(app: Api, ctx: Context): void {
   };
   const AppParams = Type.Object({ app_slug: Type.String({ minLength: 1, maxLength: 256 }) });
   app.get('/_admin/apps/:app_slug/deliveries', {
-    config: { admin: true },
     schema: {
       hide: true,
       tags: ['admin'],
@@ -136,11 +134,9 @@ export function appWebhookAdminRoutes(app: Api, ctx: Context): void {
     return (await service.listDeliveries(await appBySlug(request.params.app_slug), request.query, perPage)).deliveries;
   });
   app.get('/_admin/apps/:app_slug/deliveries/:delivery_id', {
-    config: { admin: true },
     schema: { hide: true, tags: ['admin'], params: Type.Intersect([AppParams, DeliveryParams]) },
   }, async (request) => service.getDelivery(await appBySlug(request.params.app_slug), request.params.delivery_id));
   app.post('/_admin/apps/:app_slug/deliveries/:delivery_id/attempts', {
-    config: { admin: true },
     schema: { hide: true, tags: ['admin'], params: Type.Intersect([AppParams, DeliveryParams]) },
   }, async (request, reply) => {
     await service.redeliver(await appBySlug(request.params.app_slug), request.params.delivery_id);

@@ -74,7 +74,6 @@ export const OperatorBody = Type.Object({
 export function assistantMetricsAdminRoutes(app: Api, ctx: Context): void {
   const service = new AssistantMetricsService(ctx);
   app.put('/_admin/orgs/:org/assistant', {
-    config: { admin: true },
     schema: { hide: true, tags: ['admin'], params: Type.Object({ org: Type.String() }), body: OperatorBody },
   }, async (request) => service.setOperatorData(request.params.org, request.body));
 }

@@ -19,7 +19,6 @@ export const LicenseSeed = Type.Object({
   advanced_security: LicenseCount,
 }, { additionalProperties: false });
 
-const admin = { admin: true } as const;
 const hidden = { hide: true, tags: ['admin'] } as const;
 
 async function owner(ctx: Context, kind: OwnerType, name: string): Promise<number> {
@@ -42,11 +41,9 @@ export function codeSecurityAdminRoutes(app: Api, ctx: Context): void {
   for (const [kind, path] of forms) {
     const params = Type.Object({ name: Type.String() });
     app.put(path, {
-      config: admin,
       schema: { ...hidden, params, body: LicensesBody, response: { 200: LicensesAnswer } },
     }, async (request) => service.setLicenses(kind, await owner(ctx, kind, request.params.name), request.body.advanced_security));
     app.get(path, {
-      config: admin,
       schema: { ...hidden, params, response: { 200: LicensesAnswer } },
     }, async (request) => service.licenses(kind, await owner(ctx, kind, request.params.name)));
   }

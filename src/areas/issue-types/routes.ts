@@ -85,7 +85,6 @@ export function issueTypeRoutes(app: Api, ctx: Context): void {
 export function issueTypeAdminRoutes(app: Api, ctx: Context): void {
   const service = new IssueTypeService(ctx);
   app.put('/_admin/repos/:owner/:repo/issue-types/:name', {
-    config: { admin: true },
     schema: {
       hide: true,
       tags: ['admin'],

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { CLASSIC_TOKENS, requireReadableRepository, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { sendNotModified, unchanged } from '../../platform/http.ts';
+import { sendNotModified, unchanged } from '../../http/conditional.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { DEFAULT_PAGES, PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
@@ -285,7 +285,6 @@ function repositoryInboxRoutes(app: Api, http: NotificationHttp): void {
 export function notificationAdminRoutes(app: Api, ctx: Context): void {
   const service = new NotificationService(ctx);
   app.post('/_admin/notifications', {
-    config: { admin: true },
     schema: {
       hide: true,
       tags: ['admin'],

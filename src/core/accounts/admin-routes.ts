@@ -10,7 +10,6 @@ export function accountAdminRoutes(app: Api, ctx: Context): void {
   const writes = new AccountWrites(ctx);
 
   app.put('/_admin/users/:login/suspended', {
-    config: { admin: true },
     schema: {
       ...hidden,
       summary: 'Suspend a user',
@@ -23,7 +22,6 @@ export function accountAdminRoutes(app: Api, ctx: Context): void {
   });
 
   app.delete('/_admin/users/:login/suspended', {
-    config: { admin: true },
     schema: { ...hidden, summary: 'Unsuspend a user', params: UserParams },
   }, async (request, reply) => {
     await writes.unsuspend(request.params.login);
@@ -31,7 +29,6 @@ export function accountAdminRoutes(app: Api, ctx: Context): void {
   });
 
   app.delete('/_admin/users/:login', {
-    config: { admin: true },
     schema: { ...hidden, summary: 'Delete a user', params: UserParams },
   }, async (request, reply) => {
     await writes.delete(request.params.login);

@@ -14,7 +14,6 @@ export function installationAdminRoutes(app: Api, ctx: Context): void {
     app.route({
       method,
       url: `/_admin/apps/:app_slug/installations/:installation_id${path}`,
-      config: { admin: true },
       schema: { ...hidden, summary, params: Params },
       handler: async (request, reply) => {
         await writes[action](await requireApp(ctx.db.kysely, request.params.app_slug), request.params.installation_id);

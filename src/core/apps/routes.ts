@@ -8,7 +8,7 @@ import { ALL_TOKENS, type AccessRule } from '../callers/access.ts';
 import { callingApp, callingInstallation } from '../callers/app.ts';
 import type { AppRow } from './store.ts';
 import type { Api, Context } from '../../platform/context.ts';
-import { sendNotModified, unchanged } from '../../platform/http.ts';
+import { sendNotModified, unchanged } from '../../http/conditional.ts';
 import { DEFAULT_PAGES, PageQuery, pageParams, sendPage, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { FullRepository } from '../repositories/representations.ts';

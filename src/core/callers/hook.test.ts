@@ -1,8 +1,8 @@
 // The request hooks on a real Fastify app (on a loopback socket) and a real database (SQLite, or
 // PostgreSQL when DATABASE_URL is set), without the rest of the server: the callers' onRequest hook
-// (core/callers/hook.ts: version check, the failed-login guard, the rate-limit count and its key, the
+// (core/callers/hook.ts, added to each route by src/http/api.ts: version check, the failed-login guard, the rate-limit count and its key, the
 // uncounted path, a counter that cannot be written, the scope header, the route's rule) and the
-// conventions' onSend hook (platform/http.ts: the ETag, the 304 and its refund). Small limits
+// conventions' onSend hook (src/http/conditional.ts: the ETag, the 304 and its refund). Small limits
 // (3 an hour, 2 anonymous, 2 failed logins) make the boundaries cheap to reach.
 import assert from 'node:assert/strict';
 import { hash } from 'node:crypto';
@@ -16,11 +16,14 @@ import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { Clock } from '../../platform/clock.ts';
 import type { Context } from '../../platform/context.ts';
-import { answerNotModified, installConventions, unchanged } from '../../platform/http.ts';
+import { installCallerSteps, decorateCaller } from '../../http/api.ts';
+import { answerNotModified, unchanged } from '../../http/conditional.ts';
+import { installConventions } from '../../http/conventions.ts';
 import { RateLimiter } from '../../platform/rate-limit.ts';
 import { hashSecret } from '../../platform/tokens.ts';
 import type { AccessRule } from './access.ts';
-import { installCallers } from './hook.ts';
+import { callerResolution } from './hook.ts';
+import { ANONYMOUS } from './principal.ts';
 import { issueToken } from './token-store.ts';
 
 const ADMIN = 'hook-test-admin-token';
@@ -77,35 +80,39 @@ before(async () => {
   app = Fastify({ trustProxy: '127.0.0.1', logger: { level: 'error', stream: { write: (line: string) => void logged.push(line) } } });
   const ctx = { config, db, clock, rateLimiter: new RateLimiter(limiterDb.kysely, clock), log: app.log, perServer: new Map(), urls: { api: 'http://127.0.0.1/api/v3', web: 'http://127.0.0.1' } } as unknown as Context;
   installConventions(app, ctx, { compileSchemas: 'on first use' });
-  installCallers(app, ctx);
+  decorateCaller(app, ANONYMOUS);
 
   const who = (request: { principal: unknown; rateLimitKey: string | null }, rule?: AccessRule) => {
     const p = request.principal as { type: string; kind?: string; route?: AccessRule };
     return { type: p.type, kind: p.kind ?? null, key: request.rateLimitKey, route: rule ? p.route === rule : null };
   };
-  app.get('/tokens', { config: { access: TOKENS } }, async (request) => who(request, TOKENS));
-  app.get('/public', { config: { access: PUBLIC } }, async (request) => who(request, PUBLIC));
-  app.get('/classic', { config: { access: CLASSIC_ONLY } }, async (request) => who(request, CLASSIC_ONLY));
-  app.get('/uncounted', { config: { access: PUBLIC, uncounted: true } }, async (request) => who(request));
-  app.get('/basic', { config: { access: { credentials: ['basic'] }, basicApp: true } }, async (request) => who(request));
-  app.get('/no-rule', async (request) => who(request));
-  app.get('/admin', { config: { access: PUBLIC, admin: true } }, async (request) => who(request));
-  // The bodies the onSend hook tags, or leaves alone.
-  app.post('/post', { config: { access: PUBLIC } }, async () => ({ posted: true }));
-  app.get('/created', { config: { access: PUBLIC } }, async (_request, reply) => reply.code(201).send({ created: true }));
-  app.get('/tagged', { config: { access: PUBLIC } }, async (_request, reply) => reply.header('etag', '"given"').send({ tagged: true }));
-  app.get('/bytes', { config: { access: PUBLIC } }, async (_request, reply) => reply.type('application/octet-stream').send(Buffer.from('bytes')));
-  app.get('/tagged-bytes', { config: { access: PUBLIC } }, async (_request, reply) => reply.header('etag', '"b"').type('application/octet-stream').send(Buffer.from('bytes')));
-  app.get('/untagged-no-rule', async () => ({ plain: true }));
-  // A route that decides from its validators before doing the work.
-  app.get('/early', { config: { access: PUBLIC } }, async (request, reply) => {
-    reply.header('etag', '"early"');
-    if (unchanged(request, reply)) {
-      reply.header('content-length', '16'); // as if it had begun on its body: a 304 drops it
-      await answerNotModified(ctx, request, reply);
-      return reply.send();
-    }
-    return { early: true };
+  // An operator route: outside the API scope, where the caller step is not.
+  app.get('/admin', { config: { access: PUBLIC } }, async (request) => who(request));
+  await app.register(async (api: FastifyInstance) => {
+    installCallerSteps(api as never, callerResolution(ctx));
+    api.get('/tokens', { config: { access: TOKENS } }, async (request) => who(request, TOKENS));
+    api.get('/public', { config: { access: PUBLIC } }, async (request) => who(request, PUBLIC));
+    api.get('/classic', { config: { access: CLASSIC_ONLY } }, async (request) => who(request, CLASSIC_ONLY));
+    api.get('/uncounted', { config: { access: PUBLIC, uncounted: true } }, async (request) => who(request));
+    api.get('/basic', { config: { access: { credentials: ['basic'] }, basicApp: true } }, async (request) => who(request));
+    api.get('/no-rule', async (request) => who(request));
+    // The bodies the onSend hook tags, or leaves alone.
+    api.post('/post', { config: { access: PUBLIC } }, async () => ({ posted: true }));
+    api.get('/created', { config: { access: PUBLIC } }, async (_request, reply) => reply.code(201).send({ created: true }));
+    api.get('/tagged', { config: { access: PUBLIC } }, async (_request, reply) => reply.header('etag', '"given"').send({ tagged: true }));
+    api.get('/bytes', { config: { access: PUBLIC } }, async (_request, reply) => reply.type('application/octet-stream').send(Buffer.from('bytes')));
+    api.get('/tagged-bytes', { config: { access: PUBLIC } }, async (_request, reply) => reply.header('etag', '"b"').type('application/octet-stream').send(Buffer.from('bytes')));
+    api.get('/untagged-no-rule', async () => ({ plain: true }));
+    // A route that decides from its validators before doing the work.
+    api.get('/early', { config: { access: PUBLIC } }, async (request, reply) => {
+      reply.header('etag', '"early"');
+      if (unchanged(request, reply)) {
+        reply.header('content-length', '16'); // as if it had begun on its body: a 304 drops it
+        await answerNotModified(ctx, request, reply);
+        return reply.send();
+      }
+      return { early: true };
+    });
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

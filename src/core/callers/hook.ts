@@ -1,19 +1,18 @@
 // The caller of every public request, resolved once: version check → credentials → caller → rate
 // limit → the route's access rule. Services read `request.principal`; what the route accepts is
 // declared once in its `access` rule, which also gives the `X-Accepted-*` headers.
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../platform/context.ts';
 import { databaseUnavailable } from '../../db/errors.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { routeConfig } from '../../platform/route-config.ts';
-import { anonymousRateLimit, anonymousRateLimitHeaders, selectApiVersion } from '../../platform/http.ts';
+import { anonymousRateLimit, anonymousRateLimitHeaders, selectApiVersion } from '../../http/version.ts';
 import { clientAddress, rateLimitExceededMessage, rateLimitHeaders, type RateLimitKey, type RateLimitState } from '../../platform/rate-limit.ts';
 import { acceptedHeaders, checkRule, type AccessRule } from './access.ts';
-import { ANONYMOUS, authenticate, isFailedLogin, type AnonymousPrincipal, type Principal } from './principal.ts';
+import { authenticate, isFailedLogin, type Principal } from './principal.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Who may call a public route; routes without a rule (health, docs, admin) skip the API conventions. */
+    /** Who may call a public route (every route of the API scope has one). */
     access?: AccessRule;
     /** Basic credentials are the app's client id and secret (app token management). */
     basicApp?: boolean;
@@ -25,9 +24,10 @@ declare module 'fastify' {
   }
 }
 
-export function installCallers(app: FastifyInstance, ctx: Context): void {
-  app.decorateRequest('principal', null as unknown as AnonymousPrincipal);
+/** Resolves a public request's caller under the route's `rule`: the API scope's onRequest hook (src/http/api.ts) calls it. */
+export type CallerResolution = (request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, rule: AccessRule) => Promise<void>;
 
+export function callerResolution(ctx: Context): CallerResolution {
   // Counting is a write once per lease (platform/rate-limit.ts). When the database cannot write
   // (SQLite on a full or read-only disk) and the lease in hand has run out, a read must still be
   // served: the request goes uncounted, with the last counted state in its headers.
@@ -85,14 +85,7 @@ export function installCallers(app: FastifyInstance, ctx: Context): void {
     // whether a token holds it there (an app user token's grant differs from account to account).
     if (principal.type === 'user' || principal.type === 'installation') principal.route = rule;
   };
-  // Not async itself: a request of no public route (health, docs, admin) goes on at once.
-  app.addHook('onRequest', (request, reply, done) => {
-    request.principal = ANONYMOUS;
-    const config = routeConfig(request);
-    const rule = config.access;
-    if (!rule || config.admin) return done();
-    resolve(request, reply, config, rule).then(() => done(), done);
-  });
+  return resolve;
 }
 
 /** What the rate limit counts the caller as, and its limit an hour. */

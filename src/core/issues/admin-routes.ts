@@ -38,14 +38,12 @@ const RepositoryParams = Type.Object({ owner: Type.String(), repo: Type.String()
 const IssueParams = Type.Object({ owner: Type.String(), repo: Type.String(), number: Type.Integer({ minimum: 1 }) });
 const errors = { 403: ErrorBody, 404: ErrorBody, 422: ValidationErrorBody };
 const hidden = { hide: true, tags: ['admin'] } as const;
-const admin = { admin: true } as const;
 
 export function activityAdminRoutes(app: Api, ctx: Context): void {
   const service = new IssueWrites(ctx);
   const { urls } = ctx;
 
   app.post('/_admin/repos/:owner/:repo/issues', {
-    config: admin,
     schema: { ...hidden, summary: 'Open an issue or pull request', params: RepositoryParams, body: IssueBody, response: { 201: Issue, ...errors } },
   }, async (request, reply) => {
     const facts = await service.createIssue(request.params.owner, request.params.repo, request.body);
@@ -53,7 +51,6 @@ export function activityAdminRoutes(app: Api, ctx: Context): void {
   });
 
   app.post('/_admin/repos/:owner/:repo/issues/:number/comments', {
-    config: admin,
     schema: { ...hidden, summary: 'Comment on an issue or pull request', params: IssueParams, body: CommentBody, response: { 201: IssueComment, ...errors } },
   }, async (request, reply) => {
     const facts = await service.createComment(request.params.owner, request.params.repo, request.params.number, request.body);
@@ -61,7 +58,6 @@ export function activityAdminRoutes(app: Api, ctx: Context): void {
   });
 
   app.patch('/_admin/repos/:owner/:repo/issues/:number', {
-    config: admin,
     schema: { ...hidden, summary: 'Change state, assignees or requested reviewers', params: IssueParams, body: IssueChangeBody, response: { 200: Issue, ...errors } },
   }, async (request) => {
     const facts = await service.updateIssue(request.params.owner, request.params.repo, request.params.number, request.body);

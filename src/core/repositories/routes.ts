@@ -5,13 +5,12 @@ import { Type } from 'typebox';
 import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
 import { ANONYMOUS, type UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
-import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ErrorBody, isRowId, RowId, ValidationErrorBody } from '../../platform/schemas.ts';
 import { notFound } from '../../platform/errors.ts';
-import { requestDocumentation } from '../../platform/http.ts';
-import { routeConfig } from '../../platform/route-config.ts';
+import { requestDocumentation } from '../../http/errors.ts';
 import { findRepositoryName } from './store.ts';
 import { isRepositoryName } from './names.ts';
 import { SimpleUser, Team } from '../accounts/representations.ts';
@@ -54,19 +53,13 @@ const RepositoryTeam = Type.Object({
 const Sort = Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('pushed'), Type.Literal('full_name')], { description: 'Default: `full_name` for a user, `created` for an organization' });
 const Direction = Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Default: `asc` with `full_name`, else `desc`' });
 
-const BY_NAME = '/repos/:owner/:repo';
-const BY_ID = '/repositories/:repository_id';
-const ROUTE_HOOKS = ['onRequest', 'preParsing', 'preHandler', 'preSerialization', 'onSend', 'onResponse', 'onError', 'onTimeout', 'onRequestAbort'] as const;
-
 /**
- * Every `/repos/{owner}/{repo}/...` operation answers at `/repositories/{repository_id}/...` too, as
- * on the platform (where a renamed or transferred repository's old name redirects): a twin route,
- * hidden from the OpenAPI document, whose first hook puts the repository's current owner and name in
- * the parameters, so the route's own validation, access and handler run unchanged. An id of no
- * repository is a 404. Installed before any route is registered.
+ * The id twin's first step (src/http/repository-paths.ts): `/repositories/{repository_id}/...` names
+ * the repository its id is the id of; its current owner and name go in the parameters, so the route's
+ * own validation, access and handler run unchanged. An id of no repository is a 404.
  */
-export function installRepositoryIdPaths(app: Api, ctx: Context): void {
-  const byId = async (request: FastifyRequest) => {
+export function repositoryIdParams(ctx: Context): (request: FastifyRequest) => Promise<void> {
+  return async (request) => {
     const { repository_id: given, ...params } = request.params as Record<string, string>;
     // Decimal digits only (`1e3`, ` 1`, `0x1` name no repository), in RowId's range as its schema checks it.
     const id = /^[1-9][0-9]*$/.test(given ?? '') && isRowId(Number(given)) ? Number(given) : undefined;
@@ -74,21 +67,32 @@ export function installRepositoryIdPaths(app: Api, ctx: Context): void {
     if (!repository) throw notFound();
     request.params = { ...params, owner: repository.owner, repo: repository.name };
   };
-  app.addHook('onRoute', (route) => {
-    // HEAD twins come from their GET routes, as HEAD routes do.
-    if (!route.url.startsWith(`${BY_NAME}/`) || route.method === 'HEAD') return;
-    const twin: RouteOptions = {
-      method: route.method,
-      url: `${BY_ID}${route.url.slice(BY_NAME.length)}`,
-      handler: route.handler,
-      schema: { ...route.schema, hide: true },
-      config: route.config,
-      preValidation: [byId, ...[route.preValidation ?? []].flat()],
-      ...(route.bodyLimit === undefined ? {} : { bodyLimit: route.bodyLimit }),
-    };
-    for (const name of ROUTE_HOOKS) if (route[name]) Object.assign(twin, { [name]: route[name] });
-    app.route(twin);
-  });
+}
+
+/**
+ * The old name of a renamed or transferred repository: where /repos/{owner}/{repo}... would answer
+ * 404, it answers as the platform does, a read 301 and a write 307 to /repositories/{id}, to a caller
+ * who may read the repository (anyone else gets the 404 of no repository). Only 404s look (no cost on
+ * the answers that find their repository); a former name is never the name of a repository (it is
+ * dropped when one takes it). The onSend step of every /repos/{owner}/{repo} route
+ * (src/http/repository-paths.ts).
+ */
+export function formerNameRedirect(ctx: Context): (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown> {
+  const service = new RepositoryService(ctx);
+  return async (request, reply, payload) => {
+    const { owner, repo } = request.params as { owner?: string; repo?: string };
+    // Only names a repository could have had (a NUL byte or another stray character never reaches
+    // the database); a lookup that fails leaves the 404 as it is.
+    if (owner === undefined || repo === undefined || !/^[A-Za-z0-9-]{1,39}$/.test(owner) || !isRepositoryName(repo)) return payload;
+    // Only a caller who may read the repository is led to it; anyone else keeps the 404.
+    const id = await service.formerNameTarget(request.principal ?? ANONYMOUS, owner, repo).catch(() => undefined);
+    if (id === undefined) return payload;
+    const read = request.method === 'GET' || request.method === 'HEAD';
+    // The same sub-path (and query) under the id: /repos/{old}/issues/1 → /repositories/{id}/issues/1.
+    const url = `${ctx.urls.api}/repositories/${id}${request.url.replace(/^\/repos\/[^/?#]*\/[^/?#]*/, '')}`;
+    reply.code(read ? 301 : 307).header('location', url).type('application/json; charset=utf-8');
+    return JSON.stringify({ message: read ? 'Moved Permanently' : 'Temporary Redirect', url, documentation_url: requestDocumentation(ctx.urls, request) });
+  };
 }
 
 function repositoryRoutes(app: Api, ctx: Context): void {
@@ -114,31 +118,6 @@ function repositoryRoutes(app: Api, ctx: Context): void {
       response: { 200: FullRepository, ...denied },
     },
   }, async (request) => service.getById(request.principal, request.params.repository_id));
-
-  // The old name of a renamed or transferred repository: where /repos/{owner}/{repo}... would answer
-  // 404, it answers as the platform does, a read 301 and a write 307 to /repositories/{id}, to a
-  // caller who may read the repository (anyone else gets the 404 of no repository). Only
-  // 404s look (no cost on the answers that find their repository); a former name is never the name
-  // of a repository (it is dropped when one takes it).
-  const formerName = async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
-    const { owner, repo } = request.params as { owner?: string; repo?: string };
-    // Only names a repository could have had (a NUL byte or another stray character never reaches
-    // the database); a lookup that fails leaves the 404 as it is.
-    if (owner === undefined || repo === undefined || !/^[A-Za-z0-9-]{1,39}$/.test(owner) || !isRepositoryName(repo)) return payload;
-    // Only a caller who may read the repository is led to it; anyone else keeps the 404.
-    const id = await service.formerNameTarget(request.principal ?? ANONYMOUS, owner, repo).catch(() => undefined);
-    if (id === undefined) return payload;
-    const read = request.method === 'GET' || request.method === 'HEAD';
-    // The same sub-path (and query) under the id: /repos/{old}/issues/1 → /repositories/{id}/issues/1.
-    const url = `${ctx.urls.api}/repositories/${id}${request.url.replace(/^\/repos\/[^/?#]*\/[^/?#]*/, '')}`;
-    reply.code(read ? 301 : 307).header('location', url).type('application/json; charset=utf-8');
-    return JSON.stringify({ message: read ? 'Moved Permanently' : 'Temporary Redirect', url, documentation_url: requestDocumentation(ctx.urls, request) });
-  };
-  // Not async: every answer passes here, and all but a few 404s go on at once.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (reply.statusCode !== 404 || !routeConfig(request).url?.includes('/repos/:owner/:repo')) return done(null, payload);
-    formerName(request, reply, payload).then((answer) => done(null, answer), done);
-  });
 
   app.get('/repos/:owner/:repo/subscribers', {
     config: { access: repositoryRead([{ metadata: 'read' }]) },

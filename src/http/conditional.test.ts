@@ -1,10 +1,10 @@
-// The conditional-request rule of src/platform/http.ts on its own (no server): If-None-Match, when
+// The conditional-request rule of src/http/conditional.ts on its own (no server): If-None-Match, when
 // sent, alone decides against the ETag (a list, weak comparison both ways, with spaces); otherwise
 // If-Modified-Since against Last-Modified, to the second.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { unchanged } from './http.ts';
+import { unchanged } from './conditional.ts';
 
 /** The two things `unchanged` reads: the request's headers and the reply's validators. */
 function decide(requestHeaders: Record<string, string>, replyHeaders: Record<string, unknown>): boolean {

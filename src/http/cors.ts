@@ -1,9 +1,9 @@
 // CORS as the platform answers it, so browser apps (and /docs from another origin) can call the API:
 // `Access-Control-Allow-Origin: *` without credentials mode on every answer, preflights (OPTIONS)
 // answered 204, and the platform's response headers exposed. CODEHOST_CORS_ORIGINS narrows the
-// origins. The operator surface (/_admin) takes no part: a browser page cannot call it.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { routeConfig } from './route-config.ts';
+// origins. The API and meta scopes' hook; the operator surface (/_admin) takes no part: a browser page
+// cannot call it.
+import type { onRequestHookHandler } from 'fastify';
 
 export const CORS_ALLOW_METHODS = 'GET, POST, PATCH, PUT, DELETE';
 export const CORS_ALLOW_HEADERS = [
@@ -18,31 +18,10 @@ export const CORS_EXPOSE_HEADERS = [
 /** How long a browser may keep a preflight's answer (seconds). */
 const MAX_AGE = '86400';
 
-/**
- * Whether a request is for the operator surface, judged on the path the router sees (the route it
- * matched, or else the percent-decoded path), never on the raw URL: `/%5Fadmin/users` is
- * `/_admin/users`.
- */
-export function isAdminRequest(request: FastifyRequest): boolean {
-  const path = routeConfig(request).url ?? decodedPath(request.url);
-  return path === '/_admin' || path.startsWith('/_admin/');
-}
-
-function decodedPath(url: string): string {
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
-}
-
 /** `origins`: `*`, or the allowed origins (lowercase, as `URL.origin` gives them). */
-export function installCors(app: FastifyInstance, origins: '*' | readonly string[]): void {
+export function cors(origins: '*' | readonly string[]): onRequestHookHandler {
   // Not async (every request runs it; nothing here waits): a preflight is answered without `done`.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (isAdminRequest(request)) return done();
+  return (request, reply, done) => {
     if (origins === '*') {
       reply.header('access-control-allow-origin', '*');
     } else {
@@ -61,5 +40,5 @@ export function installCors(app: FastifyInstance, origins: '*' | readonly string
     }
     reply.header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
     done();
-  });
+  };
 }

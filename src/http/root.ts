@@ -4,8 +4,8 @@
 // (/docs) and the OpenAPI document (/openapi.json) are.
 import type { FastifyContextConfig } from 'fastify';
 import { Type } from 'typebox';
-import type { Api } from './context.ts';
-import { referenceUrl, type Urls } from './urls.ts';
+import type { Api } from '../platform/context.ts';
+import { referenceUrl, type Urls } from '../platform/urls.ts';
 
 /** The platform's root document entries, as paths under the API URL (RFC 6570 templates). */
 const ENTRIES: readonly (readonly [string, string])[] = [

@@ -1,13 +1,15 @@
 // Prometheus metrics at /metrics: request counts and latencies by route and status, queue depth;
 // behind a bearer token when CODEHOST_METRICS_TOKEN is set.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Api, Context } from './context.ts';
-import { ApiError } from './errors.ts';
-import { clientAddress } from './rate-limit.ts';
+import type { onResponseHookHandler } from 'fastify';
+import type { Api, Context } from '../platform/context.ts';
+import { ApiError } from '../platform/errors.ts';
+import { clientAddress } from '../platform/rate-limit.ts';
+import { bearerCredential, hashSecret, secretMatches } from '../platform/tokens.ts';
 import { routeConfig } from './route-config.ts';
-import { bearerCredential, hashSecret, secretMatches } from './tokens.ts';
 
-export function installMetrics(app: Api, ctx: Context): void {
+/** The request counts and latencies (`record`, an onResponse hook of every scope) and GET /metrics (`route`, of the meta scope). */
+export function metrics(ctx: Context): { record: onResponseHookHandler; route: (meta: Api) => void } {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelNames = ['method', 'route', 'status_code'] as const;
@@ -29,17 +31,17 @@ export function installMetrics(app: Api, ctx: Context): void {
     },
   });
 
-  app.addHook('onResponse', (request, reply, done) => {
+  const record: onResponseHookHandler = (request, reply, done) => {
     const labels = { method: request.method, route: routeConfig(request).url ?? 'unmatched', status_code: String(reply.statusCode) };
     requests.inc(labels);
     latency.observe(labels, reply.elapsedTime / 1000);
     done();
-  });
+  };
 
   // Set, the token is asked for: the metrics name every route and its traffic. Compared as digests,
   // in constant time.
   const expected = ctx.config.metricsToken === null ? null : hashSecret(ctx.config.metricsToken);
-  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+  const route = (app: Api) => app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     if (expected) {
       const given = bearerCredential(request.headers.authorization);
       if (given === null) throw new ApiError(401, 'Requires authentication', { headers: { 'www-authenticate': 'Bearer realm="metrics"' } });
@@ -51,4 +53,5 @@ export function installMetrics(app: Api, ctx: Context): void {
     reply.type(registry.contentType);
     return registry.metrics();
   });
+  return { record, route };
 }

@@ -4,7 +4,7 @@
 // produce usable method names; and an example for each response, sampled from its schema (errors
 // get the platform's body for their status).
 import type { FastifyInstance } from 'fastify';
-import { documentationUrl, type ReferencedOperation } from './errors.ts';
+import { documentationUrl, type ReferencedOperation } from '../platform/errors.ts';
 
 /** Words the platform's operation ids leave out of a summary. */
 const SKIPPED = new Set(['a', 'an', 'the']);

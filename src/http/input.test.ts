@@ -1,13 +1,14 @@
-// The input rules of src/platform/http.ts on their own (no server): the version check
+// The input rules of src/http/ (version.ts, input.ts) on their own (no server): the version check
 // (`selectApiVersion`), boolean query values as the platform reads them (`queryBoolean`,
 // `booleanQueryKeys`), the JSON body (`parseJsonBody`), and no NUL in a stored name or text (`nulField`, `refuseNul`: a path value
 // with one is 404, a query or body value 422 naming the field).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bodyBoundsError, MAX_BODY_DEPTH } from './bounds.ts';
-import { ApiError } from './errors.ts';
-import { API_VERSIONS, booleanQueryKeys, DEFAULT_API_VERSION, nulField, parseJsonBody, queryBoolean, refuseNul, selectApiVersion } from './http.ts';
+import { bodyBoundsError, MAX_BODY_DEPTH } from '../platform/bounds.ts';
+import { ApiError } from '../platform/errors.ts';
+import { booleanQueryKeys, nulField, parseJsonBody, queryBoolean, refuseNul } from './input.ts';
+import { API_VERSIONS, DEFAULT_API_VERSION, selectApiVersion } from './version.ts';
 
 /** The version header a request sends, and what the reply was told to say. */
 function selectVersion(requested: unknown): { selected: unknown; error: unknown } {
