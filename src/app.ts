@@ -30,10 +30,8 @@ import { Periodic } from './jobs/periodic.ts';
 import { Clock } from './platform/clock.ts';
 import type { Area, LifecycleArea } from './core/area.ts';
 import type { Api, Context } from './platform/context.ts';
-import { installCallers } from './core/callers/hook.ts';
 import { accounts } from './core/accounts/routes.ts';
 import { apps } from './core/apps/routes.ts';
-import { callers } from './core/callers/routes.ts';
 import { repositories } from './core/repositories/routes.ts';
 import { installCors } from './platform/cors.ts';
 import { BODY_LIMIT_BYTES, installConventions, type ConventionOptions } from './platform/http.ts';
@@ -46,8 +44,8 @@ import { installRouteConfig } from './platform/route-config.ts';
 import { Secrets, settleSecretKey } from './platform/secrets.ts';
 import { gracefulHttp } from './platform/shutdown.ts';
 import { probeWrite } from './platform/settings-store.ts';
-import { ALL_TOKENS } from './core/callers/access.ts';
 import { installRepositoryIdPaths } from './core/repositories/routes.ts';
+import { ALL_TOKENS, callers, installCallers } from './core/access/index.ts';
 
 /** The shared resources' public reads (src/core), registered before the areas; issues come in AREAS' order. */
 const CORE: readonly Area[] = [accounts, repositories, apps, callers];

@@ -6,7 +6,10 @@ import type { Executor } from '../db/index.ts';
 import type { Activities, Activity } from './activities.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { Service } from '../platform/service.ts';
-import type { AppRow } from './apps/store.ts';
+import type { Selectable } from 'kysely';
+import type { AppsTable } from '../db/schema.ts';
+
+type AppRow = Selectable<AppsTable>;
 
 /**
  * One area of the API (or the activity core): its public routes, its operator routes under /_admin,

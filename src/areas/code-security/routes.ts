@@ -2,7 +2,6 @@
 // configuration. Each operation's schema sits beside its thin handler; the rules are in service.ts.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ALL_TOKENS, CLASSIC_TOKENS, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { CursorQuery, setCursorLinks } from '../../platform/pagination.ts';
 import { minimalRepository } from '../../core/repositories/representations.ts';
@@ -13,6 +12,7 @@ import {
 } from './schemas.ts';
 import { CodeSecurityService, configurationBody, type CursorPage, type Scope } from './service.ts';
 import type { ConfigurationRow } from './store.ts';
+import { type AccessRule, ALL_TOKENS, CLASSIC_TOKENS } from '../../core/access/index.ts';
 
 const enterpriseRead: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['read:enterprise'] };
 const enterpriseWrite: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['admin:enterprise'] };

@@ -4,14 +4,12 @@ import type { Selectable } from 'kysely';
 import type { Static } from 'typebox';
 import type { Executor } from '../../db/index.ts';
 import type { EnterprisesTable } from '../../db/schema.ts';
-import { enterpriseOrganizationIds, findAccount, findAccountById, findEnterprise, isEnterpriseMember, isEnterpriseOwner, organizationEnterpriseId, orgRoles, teamIdsOf, type UserRow } from '../../core/accounts/store.ts';
-import { notAccessible, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository, callerRepositoryPermissions } from '../../core/callers/access.ts';
+import { enterpriseOrganizationIds, findAccount, findAccountById, findEnterprise, isEnterpriseMember, isEnterpriseOwner, organizationEnterpriseId, teamIdsOf, type UserRow } from '../../core/accounts/store.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
 import { findRepository, findRepositoryById } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import { decodeCursor, DEFAULT_PAGES, encodeCursor, pageParams } from '../../platform/pagination.ts';
-import type { Principal } from '../../core/callers/principal.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { Urls } from '../../platform/urls.ts';
 import { queueApply } from './apply.ts';
@@ -19,6 +17,7 @@ import { defaultSettings, ENABLEMENT_FIELDS, parseSecurityAndAnalysis, withoutPa
 import { AttachmentStatus, type Configuration, type ConfigurationInput, DefaultForNewRepos as DefaultForNewReposValue } from './schemas.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
+import { callerRepositoryPermissions, notAccessible, orgRoles, type Principal, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository } from '../../core/access/index.ts';
 
 type EnterpriseRow = Selectable<EnterprisesTable>;
 

@@ -3,17 +3,16 @@
 // user has no issue types.
 import type { Selectable } from 'kysely';
 import { Type, type Static, type TSchema } from 'typebox';
-import { actsForOrganization, requireReadableRepository } from '../../core/callers/access.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { insertUnique, invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, type UserRow } from '../../core/accounts/store.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import type { Principal } from '../../core/callers/principal.ts';
 import { nodeId } from '../../platform/urls.ts';
 import * as store from './store.ts';
 import type { IssueTypesTable } from './tables.ts';
 import { Service } from '../../platform/service.ts';
+import { actsForOrganization, type Principal, requireReadableRepository } from '../../core/access/index.ts';
 
 type IssueTypeRow = Selectable<IssueTypesTable>;
 

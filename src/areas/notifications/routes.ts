@@ -3,7 +3,6 @@
 // creates a thread for a subject no issue activity produces.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { CLASSIC_TOKENS, requireReadableRepository, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { sendNotModified, unchanged } from '../../platform/http.ts';
@@ -13,6 +12,7 @@ import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts
 import { LoadMonitor, pollInterval } from './polling.ts';
 import { NotificationThread, ThreadSubscription } from './representations.ts';
 import { MARK_READ_MESSAGE, NotificationService, REASONS } from './service.ts';
+import { type AccessRule, CLASSIC_TOKENS, requireReadableRepository } from '../../core/access/index.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['notifications', 'repo'] };
 const config = { access } as const;

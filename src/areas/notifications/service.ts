@@ -22,8 +22,6 @@ import type { Activity } from '../../core/activities.ts';
 import type { Executor } from '../../db/index.ts';
 import { heldRows } from '../../db/held.ts';
 import type { AccessChange } from '../../core/area.ts';
-import { userRepositoryPermissions } from '../../core/callers/access.ts';
-import { readersOf } from '../../core/repositories/permissions.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount } from '../../core/accounts/store.ts';
 import { repositoriesWithFacts, type RepositoryWithFacts } from '../../core/repositories/facts.ts';
@@ -37,6 +35,7 @@ import {
 import * as store from './store.ts';
 import type { MarkSelection, NewThread, SubscriptionRow, ThreadWithSubject } from './store.ts';
 import { Service } from '../../platform/service.ts';
+import { readersOf, userRepositoryPermissions } from '../../core/access/index.ts';
 
 export const REASONS = [
   'approval_requested', 'assign', 'author', 'ci_activity', 'comment', 'invitation', 'manual', 'member_feature_requested',

@@ -2,18 +2,17 @@
 // organizations) the dependency-updater bot may access, and its default access level. Callers who may
 // not manage the list see a 404, as if the endpoint did not exist.
 import { Type, type Static } from 'typebox';
-import { actingUser, actsForOrganization, isFineGrained, notAccessible, permittedOn, reachesAccount } from '../../core/callers/access.ts';
 import { enterpriseOrganizationIds, findAccount, findEnterprise, isEnterpriseOwner } from '../../core/accounts/store.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import { DEFAULT_PAGES, pageParams, type PageParams } from '../../platform/pagination.ts';
-import type { Principal } from '../../core/callers/principal.ts';
 import { MinimalRepository, minimalRepository } from '../../core/repositories/representations.ts';
 import { userWithProfile } from '../../core/accounts/representations.ts';
 import * as store from './store.ts';
 import type { ListOwner } from './store.ts';
 import { Service } from '../../platform/service.ts';
 import type { Executor } from '../../db/index.ts';
+import { actingUser, actsForOrganization, isFineGrained, notAccessible, permittedOn, type Principal, reachesAccount } from '../../core/access/index.ts';
 
 export const DefaultLevel = Type.Union([Type.Literal('public'), Type.Literal('internal')], {
   description: '`public`: public repositories only unless granted otherwise; `internal`: public and internal ones',

@@ -4,7 +4,6 @@
 import { basename } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { CLASSIC_TOKENS, actingUser, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
@@ -12,6 +11,7 @@ import type { UserRow } from '../../core/accounts/store.ts';
 import { FullRepository } from '../../core/repositories/representations.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { EXCLUDABLE, UserMigration, type UserMigrationService } from './service.ts';
+import { type AccessRule, actingUser, CLASSIC_TOKENS } from '../../core/access/index.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS };
 const tags = ['migrations'];

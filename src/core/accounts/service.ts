@@ -2,11 +2,10 @@
 // an organization, and a team (seen by the organization's members only).
 import { Service } from '../../platform/service.ts';
 import { notFound } from '../../platform/errors.ts';
-import { actsForOrganization, hasPermissions, hasScope, isFineGrained, reachesAccount } from '../callers/access.ts';
 import type { PageParams } from '../../platform/pagination.ts';
-import type { Principal, UserPrincipal } from '../callers/principal.ts';
 import { organizationProfile, organizationSimple, privateUser, publicUser, teamProfile } from './representations.ts';
 import { findAccount, findTeam, memberOrganizationIds, organizationsOfMember, repositoryCountsOf, teamMemberCount } from './store.ts';
+import { actsForOrganization, hasPermissions, hasScope, isFineGrained, type Principal, reachesAccount, type UserPrincipal } from '../access/index.ts';
 
 export class AccountService extends Service {
   /**

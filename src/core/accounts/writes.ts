@@ -11,8 +11,9 @@ import { recordAccountActivity } from './activities.ts';
 import { requireAccount, requireUsers } from './lookup.ts';
 import {
   addEnterpriseMember, addOrgMembership, deleteAccount, findAccount, findEnterprise, ghostAccount, insertAccount, insertEnterprise, insertOrganization,
-  lockAccount, ownedGitPaths, reassignAuthorship, setSuspended, solelyOwnedOrganizations, type OrgRole, type UserRow,
+  lockAccount, ownedGitPaths, reassignAuthorship, setSuspended, solelyOwnedOrganizations, type UserRow,
 } from './store.ts';
+import type { OrgRole } from '../access/index.ts';
 
 export const LOGIN_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
 

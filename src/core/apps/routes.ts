@@ -4,8 +4,6 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { Area } from '../area.ts';
-import { ALL_TOKENS, type AccessRule } from '../callers/access.ts';
-import { callingApp, callingInstallation } from '../callers/app.ts';
 import type { AppRow } from './store.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { sendNotModified, unchanged } from '../../platform/http.ts';
@@ -16,6 +14,7 @@ import { App, Installation } from './representations.ts';
 import { AppService } from './service.ts';
 import { installationAdminRoutes } from './admin-routes.ts';
 import { INSTALLATION_LIFECYCLE, InstallationWrites } from './writes.ts';
+import { type AccessRule, ALL_TOKENS, callingApp, callingInstallation } from '../access/index.ts';
 
 const jwt: AccessRule = { credentials: ['jwt'] };
 const installationToken: AccessRule = { credentials: ['installation'] };

@@ -7,19 +7,15 @@
 import { Service } from '../../platform/service.ts';
 import { ApiError, notFound } from '../../platform/errors.ts';
 import type { PageParams } from '../../platform/pagination.ts';
-import { actsForOrganization, callerRepositoryPermissions, hasPermissions, hasScope, isFineGrained, requireReadableRepository } from '../callers/access.ts';
-import type { Permissions } from '../apps/permissions.ts';
-import { installationGrantOn } from '../apps/store.ts';
 import { simpleUser, team, type SimpleUser } from '../accounts/representations.ts';
-import { findAccount, findAccountById, orgRoles, usersById, type UserRow } from '../accounts/store.ts';
-import type { Principal, UserPrincipal } from '../callers/principal.ts';
+import { findAccount, findAccountById, usersById, type UserRow } from '../accounts/store.ts';
 import { representRepository, repositoriesWithFacts } from './facts.ts';
-import { userRepositoriesPermissions, fullPermissionsOf } from './permissions.ts';
 import { fullRepository, repositorySubscription, type FullRepository, type RepositoryRow, type RepositorySubscription } from './representations.ts';
 import {
   findFormerName, findRepository, findRepositoryById, findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
   type PrivateReach, type RepositoryListFilter, type RepositoryListOrder,
 } from './store.ts';
+import { actsForOrganization, callerRepositoryPermissions, fullPermissionsOf, hasPermissions, hasScope, installationGrantOn, isFineGrained, orgRoles, type Permissions, type Principal, requireReadableRepository, type UserPrincipal, userRepositoriesPermissions } from '../access/index.ts';
 
 export type ReadableRepository = RepositoryRow & { owner: UserRow };
 

@@ -1,13 +1,14 @@
 // Repositories: lookups by owner and name or by id, with their owners and the facts the full
 // representation shows (counts, each one correlated subquery so a page of repositories is one
-// query); the facts of who may access them; and their changes.
-import { sql, type ExpressionBuilder, type Insertable, type RawBuilder, type SqlBool } from 'kysely';
+// query); and their changes. Who may access them: core/access.
+import { sql, type ExpressionBuilder, type Insertable, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import { reusableQuery } from '../../db/prepared.ts';
 import { cachedRow } from '../../db/changes.ts';
 import type { Database, RepositoriesTable, RepositoryPermission } from '../../db/schema.ts';
-import { type OrgRole, type TeamRow, type UserRow } from '../accounts/store.ts';
+import { type TeamRow, type UserRow } from '../accounts/store.ts';
 import type { RepositoryFacts, RepositoryOwner, RepositoryRow } from './representations.ts';
+import { memberAccess, readableBy } from '../access/index.ts';
 
 /** The repository `owner/name` (a `.git` suffix and the case of either ignored), with its owner's account. */
 export async function findRepository(db: Executor, owner: string, name: string): Promise<(RepositoryRow & { owner: UserRow }) | undefined> {
@@ -186,113 +187,6 @@ export async function repositoriesWithFacts(db: Executor, repositoryIds: readonl
     facts: factsOf({ open_issues, subscribers }),
     version: representation_version === null ? null : Number(representation_version),
   }));
-}
-
-// --- Access facts (the rules that combine them: ./permissions.ts) ----------------------------------
-
-/** Stored repository permissions, weakest first. */
-export const REPOSITORY_PERMISSIONS = ['pull', 'triage', 'push', 'maintain', 'admin'] as const satisfies readonly RepositoryPermission[];
-
-/** A stored permission's rank (1 for pull ... 5 for admin), in SQL. */
-const rank = (column: string) =>
-  sql<number>`case ${sql.ref(column)} ${sql.join(REPOSITORY_PERMISSIONS.map((p, i) => sql`when ${sql.lit(p)} then ${sql.lit(i + 1)}`), sql` `)} else 0 end`;
-
-/**
- * What gives a user access to repositories, for several repositories in one query: organization
- * roles on the owner, the direct (collaborator) permission, the best permission among the user's
- * teams, and whether its visibility lets the user read it (`readsByVisibility`). Repositories that do
- * not exist are left out.
- */
-export async function repositoryAccessFacts(db: Executor, userId: number, repositoryIds: readonly number[]) {
-  if (!repositoryIds.length) return [];
-  const rows = await db
-    .selectFrom('repositories as r')
-    .select((eb) => [
-      'r.id',
-      'r.owner_id',
-      'r.visibility',
-      eb.selectFrom('org_memberships as m').select(sql<number>`1`.as('x')).whereRef('m.org_id', '=', 'r.owner_id').where('m.user_id', '=', userId).where('m.role', '=', 'owner').as('org_owner'),
-      eb.selectFrom('org_memberships as m').select(sql<number>`1`.as('x')).whereRef('m.org_id', '=', 'r.owner_id').where('m.user_id', '=', userId).where('m.role', '=', 'member').as('org_member'),
-      eb.selectFrom('org_memberships as m').select(sql<number>`1`.as('x')).whereRef('m.org_id', '=', 'r.owner_id').where('m.user_id', '=', userId).where('m.role', '=', 'security_manager').as('org_security_manager'),
-      eb.selectFrom('repository_collaborators as c').select('c.permission').whereRef('c.repository_id', '=', 'r.id').where('c.user_id', '=', userId).as('collaborator'),
-      eb
-        .selectFrom('team_repositories as tr')
-        .innerJoin('team_members as tm', 'tm.team_id', 'tr.team_id')
-        .select(sql<number>`max(${rank('tr.permission')})`.as('x'))
-        .whereRef('tr.repository_id', '=', 'r.id')
-        .where('tm.user_id', '=', userId)
-        .as('team_rank'),
-      sql<number>`case when ${readsByVisibility(sql`${userId}`, 'r')} then 1 else 0 end`.as('visibility_reads'),
-    ])
-    .where('r.id', 'in', [...new Set(repositoryIds)])
-    .execute();
-  return rows.map((row) => ({
-    id: row.id,
-    owner_id: row.owner_id,
-    visibility: row.visibility,
-    orgOwner: row.org_owner !== null,
-    orgMember: row.org_member !== null,
-    orgSecurityManager: row.org_security_manager !== null,
-    collaborator: row.collaborator as RepositoryPermission | null,
-    team: row.team_rank ? REPOSITORY_PERMISSIONS[Number(row.team_rank) - 1]! : null,
-    visibilityReads: Number(row.visibility_reads) === 1,
-  }));
-}
-
-export type RepositoryAccessFacts = Awaited<ReturnType<typeof repositoryAccessFacts>>[number];
-
-/** The organization roles that make a user a member of it; a billing manager is not one. */
-const MEMBER_ROLES = sql.join((['owner', 'member', 'security_manager'] as const satisfies readonly OrgRole[]).map((role) => sql.lit(role)));
-
-/**
- * The one visibility rule, for a repository (the alias of a `repositories` row): anyone reads a public
- * repository; an internal one is read by the members of every organization of its owner's enterprise.
- * Both the single read (`repositoryAccessFacts`) and the lists (`readableBy`) use it.
- */
-function readsByVisibility(userId: RawBuilder<unknown>, repository: 'r' | 'ra') {
-  const visibility = sql.ref(`${repository}.visibility`);
-  return sql<SqlBool>`(${visibility} = 'public' or (${visibility} = 'internal' and exists (
-    select 1 from organizations target
-    inner join organizations other on other.enterprise_id = target.enterprise_id
-    inner join org_memberships em on em.org_id = other.id
-    where target.id = ${sql.ref(`${repository}.owner_id`)} and em.user_id = ${userId} and em.role in (${MEMBER_ROLES}))))`;
-}
-
-/** The user reaches a repository (of an owner) through an organization role, as a collaborator or through a team. */
-function memberAccess(userId: RawBuilder<unknown>, repositoryId: RawBuilder<unknown>, ownerId: RawBuilder<unknown>) {
-  return sql<SqlBool>`(
-    exists (select 1 from org_memberships om where om.org_id = ${ownerId} and om.user_id = ${userId} and om.role in (${MEMBER_ROLES}))
-    or exists (select 1 from repository_collaborators rc where rc.repository_id = ${repositoryId} and rc.user_id = ${userId})
-    or exists (select 1 from team_repositories tr inner join team_members tm on tm.team_id = tr.team_id where tr.repository_id = ${repositoryId} and tm.user_id = ${userId})
-  )`;
-}
-
-/**
- * A condition, for a query over rows that name a repository (and a user): the user can read the
- * repository. Each is a value (a number), a column of the outer query (its name), or for the user an
- * expression (a reusable query's parameter). The same rules as ./permissions.ts (every stored
- * permission reads), as a correlated EXISTS, so a list filters, pages and counts in its own query.
- */
-export function readableBy(user: number | string | RawBuilder<number>, repository: number | string) {
-  const userId = typeof user === 'string' ? sql.ref(user) : sql`${user}`;
-  const repositoryId = typeof repository === 'number' ? sql`${repository}` : sql.ref(repository);
-  return sql<SqlBool>`exists (select 1 from repositories ra where ra.id = ${repositoryId} and (
-    ${readsByVisibility(userId, 'ra')}
-    or ra.owner_id = ${userId}
-    or ${memberAccess(userId, sql.ref('ra.id'), sql.ref('ra.owner_id'))}
-  ))`;
-}
-
-/** Of some users, those who can read a repository (one query). */
-export async function readersOf(db: Executor, repositoryId: number, userIds: readonly number[]): Promise<Set<number>> {
-  if (!userIds.length) return new Set();
-  const rows = await db
-    .selectFrom('users')
-    .select('id')
-    .where('id', 'in', [...new Set(userIds)])
-    .where(readableBy('users.id', repositoryId))
-    .execute();
-  return new Set(rows.map((r) => r.id));
 }
 
 export async function setCollaborator(db: Executor, repositoryId: number, userId: number, permission: RepositoryPermission, now: string) {

@@ -11,9 +11,10 @@ import { Clock } from '../../platform/clock.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { hashSecret } from '../../platform/tokens.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
-import { actsForOrganization, callerRepositoryPermissions, canReadRepository, reachesRepository, requireReadableRepository, type AccessRule } from './access.ts';
+import { actsForOrganization, callerRepositoryPermissions, canReadRepository, reachesRepository, requireReadableRepository } from './access.ts';
+import type { AccessRule } from './rule.ts';
 import { ANONYMOUS, authenticate, principalFromToken, type Principal } from './principal.ts';
-import { issueToken, type IssueTokenInput } from './token-store.ts';
+import { issueToken, type IssueTokenInput } from './store.ts';
 
 const clock = new Clock();
 const NOW = clock.now().toISOString();

@@ -8,7 +8,8 @@ import { ApiError } from '../../platform/errors.ts';
 import { routeConfig } from '../../platform/route-config.ts';
 import { anonymousRateLimit, anonymousRateLimitHeaders, selectApiVersion } from '../../platform/http.ts';
 import { clientAddress, rateLimitExceededMessage, rateLimitHeaders, type RateLimitKey, type RateLimitState } from '../../platform/rate-limit.ts';
-import { acceptedHeaders, checkRule, type AccessRule } from './access.ts';
+import { acceptedHeaders, checkRule } from './access.ts';
+import type { AccessRule } from './rule.ts';
 import { ANONYMOUS, authenticate, isFailedLogin, type AnonymousPrincipal, type Principal } from './principal.ts';
 
 declare module 'fastify' {
