@@ -12,9 +12,10 @@ import { findAccount, findAccountById, usersById, type UserRow } from '../accoun
 import { representRepository, repositoriesWithFacts } from './facts.ts';
 import { fullRepository, repositorySubscription, type FullRepository, type RepositoryRow, type RepositorySubscription } from './representations.ts';
 import {
-  findFormerName, findRepository, findRepositoryById, findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
+  findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
   type PrivateReach, type RepositoryListFilter, type RepositoryListOrder,
-} from './store.ts';
+} from './list-store.ts';
+import { findFormerName, findRepository, findRepositoryById } from './store.ts';
 import { actsForOrganization, callerRepositoryPermissions, fullPermissionsOf, hasPermissions, hasScope, installationGrantOn, isFineGrained, orgRoles, type Permissions, type Principal, requireReadableRepository, type UserPrincipal, userRepositoriesPermissions } from '../access/index.ts';
 
 export type ReadableRepository = RepositoryRow & { owner: UserRow };
