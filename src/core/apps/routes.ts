@@ -26,9 +26,8 @@ const refused = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const lastModified = (reply: FastifyReply, ...stamps: string[]) =>
   reply.header('last-modified', new Date(stamps.reduce((a, b) => (Date.parse(a) > Date.parse(b) ? a : b))).toUTCString());
 
-export function appRoutes(app: Api, ctx: Context): void {
-  const service = new AppService(ctx);
-
+/** With the app's JWT (and, for anyone, an app by its slug): the app and its installations. */
+function appRoutes(app: Api, ctx: Context, service: AppService): void {
   app.get('/app', {
     config: { access: jwt },
     schema: {
@@ -113,7 +112,10 @@ export function appRoutes(app: Api, ctx: Context): void {
       return body;
     });
   }
+}
 
+/** With an installation token: the repositories it reaches, and its revocation. */
+function installationRoutes(app: Api, ctx: Context, service: AppService): void {
   app.get('/installation/repositories', {
     config: { access: installationToken },
     schema: {
@@ -160,8 +162,10 @@ export function appRoutes(app: Api, ctx: Context): void {
     await service.revoke(callingInstallation(request));
     return reply.code(204).send(null);
   });
+}
 
-  // An installation's lifecycle, by its app (src/core/apps/writes.ts).
+/** An installation's lifecycle, by its app (src/core/apps/writes.ts). */
+function installationLifecycleRoutes(app: Api, ctx: Context): void {
   const writes = new InstallationWrites(ctx);
   const InstallationParams = Type.Object({ installation_id: RowId('The installation id') });
   for (const { method, path, summary, action } of INSTALLATION_LIFECYCLE) {
@@ -178,4 +182,11 @@ export function appRoutes(app: Api, ctx: Context): void {
   }
 }
 
-export const apps: Area = { name: 'apps', routes: appRoutes, admin: installationAdminRoutes };
+function routes(app: Api, ctx: Context): void {
+  const service = new AppService(ctx);
+  appRoutes(app, ctx, service);
+  installationRoutes(app, ctx, service);
+  installationLifecycleRoutes(app, ctx);
+}
+
+export const apps: Area = { name: 'apps', routes, admin: installationAdminRoutes };
