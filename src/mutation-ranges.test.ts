@@ -23,7 +23,7 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/platform/http.ts', first: "  app.addHook('onSend'", last: "  app.addHook('onSend'" },
   'src/platform/rate-limit.ts',
   { file: 'src/core/access/access.ts', first: 'const IMPLIED_SCOPES', last: 'export async function requirePermittedOn' },
-  { file: 'src/core/access/access.ts', first: 'export async function reachesRepository', last: 'export async function actsForOrganization' },
+  { file: 'src/core/access/access.ts', first: 'export async function reachesRepository', last: 'export async function requireAccess' },
   'src/core/access/app.ts',
   { file: 'src/core/access/hook.ts', first: 'export function installCallers', last: 'export function rateLimitKey' },
   { file: 'src/core/access/principal.ts', first: 'export async function principalFromToken', last: 'export async function authenticate' },

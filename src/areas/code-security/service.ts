@@ -17,7 +17,7 @@ import { defaultSettings, ENABLEMENT_FIELDS, parseSecurityAndAnalysis, withoutPa
 import { AttachmentStatus, type Configuration, type ConfigurationInput, DefaultForNewRepos as DefaultForNewReposValue } from './schemas.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
-import { callerRepositoryPermissions, notAccessible, orgRoles, type Principal, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository } from '../../core/access/index.ts';
+import { callerRepositoryPermissions, notAccessible, orgRoles, type Principal, reachesAccount, reachesRepository, requirePermittedOn, requireAccess } from '../../core/access/index.ts';
 
 type EnterpriseRow = Selectable<EnterprisesTable>;
 
@@ -183,7 +183,7 @@ export class CodeSecurityService extends Service {
     const repository = await findRepository(this.db, owner, name);
     if (!repository) throw notFound();
     const securityManager = principal.type === 'user' && (await orgRoles(this.db, repository.owner_id, principal.user.id)).has('security_manager');
-    if (!securityManager) await requireReadableRepository(this.db, principal, repository);
+    if (!securityManager) await requireAccess(this.db, principal, 'read', { repository });
     if (!(await reachesRepository(this.db, principal, repository))) throw notAccessible(principal);
     await requirePermittedOn(principal, repository.owner_id);
     if (principal.type === 'user' && !securityManager && !(await callerRepositoryPermissions(this.db, principal, repository)).admin) {

@@ -12,7 +12,7 @@ import { nodeId } from '../../platform/urls.ts';
 import * as store from './store.ts';
 import type { IssueTypesTable } from './tables.ts';
 import { Service } from '../../platform/service.ts';
-import { actsForOrganization, type Principal, requireReadableRepository } from '../../core/access/index.ts';
+import { type Principal, requireAccess } from '../../core/access/index.ts';
 
 type IssueTypeRow = Selectable<IssueTypesTable>;
 
@@ -68,7 +68,7 @@ export class IssueTypeService extends Service {
   async organization(principal: Principal, login: string): Promise<UserRow> {
     const org = await findAccount(this.db, login);
     if (!org || org.type !== 'Organization') throw notFound();
-    if (!(await actsForOrganization(this.db, principal, org.id, ['owner']))) throw notFound();
+    await requireAccess(this.db, principal, ['owner'], { organization: org.id });
     return org;
   }
 
@@ -127,7 +127,7 @@ export class IssueTypeService extends Service {
    * it and the repository does not disable it. 404 when the caller cannot see the repository.
    */
   async listForRepository(principal: Principal, owner: string, name: string): Promise<IssueType[]> {
-    const repository = await requireReadableRepository(this.db, principal, await findRepository(this.db, owner, name));
+    const repository = await requireAccess(this.db, principal, 'read', { repository: await findRepository(this.db, owner, name) });
     return this.repositoryView(repository.owner_id, repository.id);
   }
 

@@ -12,7 +12,7 @@ import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts
 import { LoadMonitor, pollInterval } from './polling.ts';
 import { NotificationThread, ThreadSubscription } from './representations.ts';
 import { MARK_READ_MESSAGE, NotificationService, REASONS } from './service.ts';
-import { type AccessRule, CLASSIC_TOKENS, requireReadableRepository } from '../../core/access/index.ts';
+import { type AccessRule, CLASSIC_TOKENS, requireAccess } from '../../core/access/index.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['notifications', 'repo'] };
 const config = { access } as const;
@@ -71,7 +71,7 @@ export function notificationRoutes(app: Api, ctx: Context): void {
 
   const readableRepository = async (request: FastifyRequest<{ Params: { owner: string; repo: string } }>) => {
     const repository = await findRepository(ctx.db.kysely, request.params.owner, request.params.repo);
-    await requireReadableRepository(ctx.db.kysely, request.principal, repository);
+    await requireAccess(ctx.db.kysely, request.principal, 'read', { repository });
     return repository!;
   };
 

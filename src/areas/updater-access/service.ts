@@ -12,7 +12,7 @@ import * as store from './store.ts';
 import type { ListOwner } from './store.ts';
 import { Service } from '../../platform/service.ts';
 import type { Executor } from '../../db/index.ts';
-import { actingUser, actsForOrganization, isFineGrained, notAccessible, permittedOn, type Principal, reachesAccount } from '../../core/access/index.ts';
+import { actingUser, isFineGrained, notAccessible, permittedOn, type Principal, reachesAccount, requireAccess } from '../../core/access/index.ts';
 
 export const DefaultLevel = Type.Union([Type.Literal('public'), Type.Literal('internal')], {
   description: '`public`: public repositories only unless granted otherwise; `internal`: public and internal ones',
@@ -30,7 +30,7 @@ export class UpdaterAccessService extends Service {
   async organization(principal: Principal, login: string): Promise<ListOwner> {
     const org = await findAccount(this.db, login);
     if (!org || org.type !== 'Organization') throw notFound();
-    if (!(await actsForOrganization(this.db, principal, org.id, ['owner']))) throw notFound();
+    await requireAccess(this.db, principal, ['owner'], { organization: org.id });
     return { type: 'organization', id: org.id };
   }
 

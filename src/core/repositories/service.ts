@@ -16,7 +16,7 @@ import {
   type PrivateReach, type RepositoryListFilter, type RepositoryListOrder,
 } from './list-store.ts';
 import { findFormerName, findRepository, findRepositoryById } from './store.ts';
-import { actsForOrganization, callerRepositoryPermissions, fullPermissionsOf, hasPermissions, hasScope, installationGrantOn, isFineGrained, orgRoles, type Permissions, type Principal, requireReadableRepository, type UserPrincipal, userRepositoriesPermissions } from '../access/index.ts';
+import { actsForOrganization, callerRepositoryPermissions, fullPermissionsOf, hasPermissions, hasScope, installationGrantOn, isFineGrained, orgRoles, type Permissions, type Principal, type UserPrincipal, userRepositoriesPermissions, requireAccess } from '../access/index.ts';
 
 export type ReadableRepository = RepositoryRow & { owner: UserRow };
 
@@ -43,7 +43,7 @@ function orderOf(query: ListQuery, defaultSort: RepositoryListOrder['sort']): Re
 export class RepositoryService extends Service {
   /** The repository `owner/name` if the caller may read it, by the route's rule (requireReadableRepository). */
   async readable(principal: Principal, owner: string, name: string): Promise<ReadableRepository> {
-    return requireReadableRepository(this.db, principal, await findRepository(this.db, owner, name));
+    return requireAccess(this.db, principal, 'read', { repository: await findRepository(this.db, owner, name) });
   }
 
   /** GET /repos/{owner}/{repo}: the full repository, with what the calling user may do with it. */
@@ -63,7 +63,7 @@ export class RepositoryService extends Service {
     const account = row && await findAccountById(this.db, row.owner_id);
     if (!row || !account) return undefined;
     try {
-      await requireReadableRepository(this.db, principal, { ...row, owner: account });
+      await requireAccess(this.db, principal, 'read', { repository: { ...row, owner: account } });
     } catch (error) {
       if (error instanceof ApiError) return undefined;
       throw error;
@@ -74,7 +74,7 @@ export class RepositoryService extends Service {
   async getById(principal: Principal, id: number): Promise<FullRepository> {
     const row = await findRepositoryById(this.db, id);
     const owner = row && await findAccountById(this.db, row.owner_id);
-    return this.represent(principal, await requireReadableRepository(this.db, principal, row && owner ? { ...row, owner } : undefined));
+    return this.represent(principal, await requireAccess(this.db, principal, 'read', { repository: row && owner ? { ...row, owner } : undefined }));
   }
 
   private async represent(principal: Principal, repository: ReadableRepository): Promise<FullRepository> {
