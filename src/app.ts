@@ -45,7 +45,8 @@ import { Secrets, settleSecretKey } from './platform/secrets.ts';
 import { gracefulHttp } from './platform/shutdown.ts';
 import { probeWrite } from './platform/settings-store.ts';
 import { installRepositoryIdPaths } from './core/repositories/routes.ts';
-import { ALL_TOKENS, callers, installCallers } from './core/access/index.ts';
+import { ALL_TOKENS, installCallers } from './core/access/index.ts';
+import { callers } from './core/access/routes.ts';
 
 /** The shared resources' public reads (src/core), registered before the areas; issues come in AREAS' order. */
 const CORE: readonly Area[] = [accounts, repositories, apps, callers];

@@ -1,7 +1,8 @@
 // The one entry to access: who is calling (the principal, resolved once per request), what a route
 // accepts (its rule), and whether the caller may do what it asks with a target (`requireAccess` and
-// the finer checks it is made of). Everything outside core/access imports access from here; the
-// principal's resolution and the store's SQL stay inside.
+// the finer checks it is made of). Everything outside core/access imports access from here (the
+// server plugs in its routes, ./routes.ts, as every home's); the principal's resolution and the
+// store's SQL stay inside.
 export {
   requireAccess, actingUser, actsForOrganization, assertRepositoryWritable, callerRepositoryPermissions, hasPermissions, hasScope,
   isFineGrained, notAccessible, permittedOn, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository,
@@ -19,7 +20,6 @@ export {
   type RepositoryPermissions,
 } from './repository-permissions.ts';
 export { ALL_TOKENS, CLASSIC_TOKENS, USER_TOKENS, type AccessRule, type CredentialKind } from './rule.ts';
-export { callers } from './routes.ts';
 export {
   findAppBy, installationGrantOn, issueToken, listTokens, memberAccess, orgRoles, readableBy, readersOf,
   type IssueTokenInput, type ListedToken, type OrgRole,
