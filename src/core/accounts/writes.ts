@@ -1,6 +1,6 @@
 // The writes of accounts: create users, enterprises and organizations (the operator surface and seed
 // files), and a user's lifecycle (spec/admin-api.md "Lifecycle"): suspend, unsuspend and delete.
-// A suspended user's every credential is refused on its next request (src/core/callers/principal.ts
+// A suspended user's every credential is refused on its next request (src/core/access/principal.ts
 // reads the flag with the token, in the same round trip), with the platform's 403. Unknown references
 // are 404, duplicates 422 `already_exists`; every create returns the row, routes shape the answer.
 import { insertUnique, invalidField, notFound } from '../../platform/errors.ts';
