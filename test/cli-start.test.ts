@@ -3,7 +3,7 @@
 // file, and signals that reach the server however it was started (`npx codehost`, `npm start`).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -285,9 +285,11 @@ describe('signals reach the server', () => {
 describe('the README stays true', () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
-  test('its configuration table lists exactly the settings src/config.ts reads', () => {
+  test('its configuration table lists exactly the settings src/config.ts (and src/config/) reads', () => {
     const names = (text: string, pattern: RegExp) => [...new Set([...text.matchAll(pattern)].map((m) => m[1]!))].sort();
-    const read = names(readFileSync(join(ROOT, 'src/config.ts'), 'utf8'), /(?:'|env\.)(CODEHOST_[A-Z_]+|DATABASE_URL)\b/g);
+    const files = ['src/config.ts', ...readdirSync(join(ROOT, 'src/config')).map((name) => `src/config/${name}`)];
+    const source = files.map((file) => readFileSync(join(ROOT, file), 'utf8')).join('\n');
+    const read = names(source, /(?:'|env\.)(CODEHOST_[A-Z_]+|DATABASE_URL)\b/g);
     const documented = names(readme, /^\| `(CODEHOST_[A-Z_]+|DATABASE_URL)`/gm);
     assert.deepEqual(documented, read);
   });

@@ -18,7 +18,7 @@ import type { Executor } from '../db/index.ts';
 import { WriteBatcher } from '../jobs/batch.ts';
 import type { Context } from '../platform/context.ts';
 import * as store from './store.ts';
-import type { ActivityOutboxTable } from './tables.ts';
+import type { ActivityOutboxTable } from '../db/tables/activity.ts';
 
 export type ActivityRow = Selectable<ActivityOutboxTable>;
 

@@ -7,7 +7,7 @@ import type { Activities, Activity } from './activities.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { Service } from '../platform/service.ts';
 import type { Selectable } from 'kysely';
-import type { AppsTable } from '../db/schema.ts';
+import type { AppsTable } from '../db/tables/apps.ts';
 
 type AppRow = Selectable<AppsTable>;
 

@@ -61,7 +61,7 @@ export class AppTokenService extends Service {
 
   async deleteGrant(app: AppRow, accessToken: string): Promise<void> {
     const found = await this.live(app, accessToken);
-    await store.deleteGrant(this.db, app.id, found.user.id);
+    await this.db.transaction().execute((trx) => store.deleteGrant(trx, app.id, found.user.id));
   }
 
   /**

@@ -82,12 +82,10 @@ export async function deleteToken(db: Executor, tokenId: number): Promise<void> 
   await db.deleteFrom('tokens').where('id', '=', tokenId).execute();
 }
 
-/** Revokes the grant: the authorization and every token of that app for that user. */
-export async function deleteGrant(db: Executor, appId: number, userId: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('tokens').where('app_id', '=', appId).where('user_id', '=', userId).execute();
-    await trx.deleteFrom('app_authorizations').where('app_id', '=', appId).where('user_id', '=', userId).execute();
-  });
+/** Revokes the grant: the authorization and every token of that app for that user (run in one transaction, the caller's). */
+export async function deleteGrant(trx: Executor, appId: number, userId: number): Promise<void> {
+  await trx.deleteFrom('tokens').where('app_id', '=', appId).where('user_id', '=', userId).execute();
+  await trx.deleteFrom('app_authorizations').where('app_id', '=', appId).where('user_id', '=', userId).execute();
 }
 
 /** The repositories an installation covers, by id (all of the account's when its selection is `all`). */

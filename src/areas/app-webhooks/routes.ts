@@ -6,7 +6,8 @@ import { DEFAULT_PAGES, pageParams, PerPage, setCursorLinks } from '../../platfo
 import { findApp } from '../../core/apps/store.ts';
 import { notFound } from '../../platform/errors.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
-import { AppWebhookService, DeliveryDetail, DeliverySummary, HookConfig } from './service.ts';
+import { DeliveryDetail, DeliverySummary, HookConfig } from './representations.ts';
+import { AppWebhookService } from './service.ts';
 import { type AccessRule, callingApp } from '../../core/access/index.ts';
 
 const jwt: AccessRule = { credentials: ['jwt'] };

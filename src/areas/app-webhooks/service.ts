@@ -2,10 +2,8 @@
 // deliveries an app may list, read and redeliver within the retention period, and raw events
 // recorded by the operator.
 import { isIP } from 'node:net';
-import { Type, type Static } from 'typebox';
 import { recordRawEvent } from '../../activity/outbox.ts';
 import { recordAppActivity } from '../../core/apps/activities.ts';
-import { isoSeconds } from '../../platform/clock.ts';
 import { invalidField, notFound, validationFailed } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import { isKnownEvent } from '../../core/apps/events.ts';
@@ -13,51 +11,14 @@ import { findIdsByName } from '../../core/repositories/store.ts';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
 import type { AppRow } from '../../core/apps/store.ts';
 import type { Executor } from '../../db/index.ts';
-import { newAttempt, targetsOf, wasDropped } from './engine.ts';
+import { newAttempt, targetsOf } from './engine.ts';
 import { blockedReason } from './sender.ts';
+import { deliveryDetailBody, deliverySummaryBody, hookConfigBody, type DeliveryDetail, type HookConfig } from './representations.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
 
-export const SECRET_MASK = '********';
 const MAX_URL_LENGTH = 2048;
 const MAX_SECRET_LENGTH = 1024;
-
-export const HookConfig = Type.Object({
-  url: Type.String({ description: 'The delivery target; empty until one is set' }),
-  content_type: Type.String({ description: '`json` or `form`' }),
-  secret: Type.Optional(Type.String({ description: 'Masked as ******** when a secret is set' })),
-  insecure_ssl: Type.String({ description: '`0` verifies the TLS certificate of the target, `1` does not' }),
-});
-export type HookConfig = Static<typeof HookConfig>;
-
-const NullableString = Type.Union([Type.String(), Type.Null()]);
-const NullableInteger = Type.Union([Type.Integer(), Type.Null()]);
-
-export const DeliverySummary = Type.Object({
-  id: Type.Integer(),
-  guid: Type.String(),
-  delivered_at: Type.String(),
-  redelivery: Type.Boolean(),
-  duration: Type.Number({ description: 'Seconds' }),
-  status: Type.String(),
-  status_code: Type.Integer(),
-  event: Type.String(),
-  action: NullableString,
-  installation_id: NullableInteger,
-  repository_id: NullableInteger,
-  throttled_at: NullableString,
-});
-export type DeliverySummary = Static<typeof DeliverySummary>;
-
-const HeaderMap = Type.Record(Type.String(), Type.String());
-
-export const DeliveryDetail = Type.Object({
-  ...DeliverySummary.properties,
-  url: Type.String(),
-  request: Type.Object({ headers: HeaderMap, payload: Type.Record(Type.String(), Type.Unknown()) }),
-  response: Type.Object({ headers: HeaderMap, payload: NullableString }),
-});
-export type DeliveryDetail = Static<typeof DeliveryDetail>;
 
 export interface HookInput {
   url?: unknown;
@@ -65,32 +26,6 @@ export interface HookInput {
   secret?: unknown;
   insecure_ssl?: unknown;
   active?: unknown;
-}
-
-function summary(row: store.DeliverySummaryRow): DeliverySummary {
-  return {
-    id: row.id,
-    guid: row.guid,
-    delivered_at: isoSeconds(row.delivered_at!),
-    redelivery: Boolean(row.redelivery),
-    duration: Number(row.duration),
-    status: row.status!,
-    status_code: row.status_code!,
-    event: row.event,
-    action: row.action,
-    installation_id: row.installation_id,
-    repository_id: row.repository_id,
-    throttled_at: row.throttled_at ? isoSeconds(row.throttled_at) : null,
-  };
-}
-
-export function hookConfigBody(hook: store.HookRow): HookConfig {
-  return {
-    url: hook.url ?? '',
-    content_type: hook.content_type,
-    ...(hook.secret ? { secret: SECRET_MASK } : {}),
-    insecure_ssl: hook.insecure_ssl,
-  };
 }
 
 /** A cursor names a position and a direction: older than an id (`next`) or newer than it (`prev`). */
@@ -212,14 +147,14 @@ export class AppWebhookService extends Service {
       // Read upwards from the position: the extra row is the newest one.
       const page = more ? rows.slice(1) : rows;
       return {
-        deliveries: page.map(summary),
+        deliveries: page.map(deliverySummaryBody),
         next: cursor('before', page.at(-1)?.id ?? position.after + 1),
         prev: more ? cursor('after', page[0]!.id) : undefined,
       };
     }
     const page = rows.slice(0, perPage);
     return {
-      deliveries: page.map(summary),
+      deliveries: page.map(deliverySummaryBody),
       next: more ? cursor('before', page.at(-1)!.id) : undefined,
       prev: position.before !== undefined ? cursor('after', page[0]?.id ?? position.before - 1) : undefined,
     };
@@ -228,14 +163,7 @@ export class AppWebhookService extends Service {
   async getDelivery(app: AppRow, deliveryId: number): Promise<DeliveryDetail> {
     const row = await store.findDelivery(this.db, app.id, deliveryId, this.cutoff());
     if (!row) throw notFound();
-    return {
-      ...summary(row),
-      url: row.url ?? '',
-      // A delivery dropped unsent (its installation suspended or deleted since it was queued) was
-      // never made: it carries no payload, which its installation may no longer show the app.
-      request: { headers: JSON.parse(row.request_headers ?? '{}') as Record<string, string>, payload: wasDropped(row.status) ? {} : JSON.parse(row.payload) as Record<string, unknown> },
-      response: { headers: JSON.parse(row.response_headers ?? '{}') as Record<string, string>, payload: row.response_body },
-    };
+    return deliveryDetailBody(row);
   }
 
   /** A new attempt of a delivery still within retention: same guid, new id, `redelivery` true. */

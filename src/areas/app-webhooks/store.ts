@@ -2,7 +2,7 @@
 import { CompiledQuery, sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { idList, inIdList, isPostgres, reusableQuery, reusableText, type IdList } from '../../db/prepared.ts';
 import type { Executor } from '../../db/index.ts';
-import type { AppWebhooksTable, WebhookDeliveriesTable, WebhookMessagesTable } from './tables.ts';
+import type { AppWebhooksTable, WebhookDeliveriesTable, WebhookMessagesTable } from '../../db/tables/app-webhooks.ts';
 
 export type HookRow = Selectable<AppWebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
-import { DayRecord } from './day-record.ts';
+import { DayRecord } from './representations.ts';
 import { AssistantMetricsService, METRICS_POLICIES } from './service.ts';
 import type { Scope } from './store.ts';
 import { type AccessRule, ALL_TOKENS } from '../../core/access/index.ts';
@@ -67,7 +67,7 @@ export function assistantMetricsRoutes(app: Api, ctx: Context): void {
 
 export const OperatorBody = Type.Object({
   metrics_policy: Type.Optional(Type.Union(METRICS_POLICIES.map((p) => Type.Literal(p)))),
-  // Each item is an operator day (see day-record.ts), checked by the service so defaults apply.
+  // Each item is an operator day (see representations.ts), checked by the service so defaults apply.
   days: Type.Optional(Type.Array(Type.Unknown())),
 });
 

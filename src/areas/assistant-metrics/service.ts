@@ -8,7 +8,7 @@ import { findAccount, findTeam, isEnterpriseOwner, lockAccount, organizationEnte
 import { ApiError, invalidField, notFound } from '../../platform/errors.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
 import { checkEntries } from '../../platform/seed.ts';
-import { DayRecord, OperatorDay } from './day-record.ts';
+import { DayRecord, OperatorDay } from './representations.ts';
 import * as store from './store.ts';
 import type { Scope } from './store.ts';
 import { Service } from '../../platform/service.ts';

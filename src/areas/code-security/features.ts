@@ -1,5 +1,7 @@
 // The features a code security configuration sets, which of them are free, and how a configuration
-// becomes a repository's effective settings (its `security_and_analysis`). Pure rules, no storage.
+// becomes a repository's effective settings (its `security_and_analysis`), and the values its fields
+// take (the schemas that requests and representations share). Pure rules, no storage.
+import { Type } from 'typebox';
 
 export type Enablement = 'enabled' | 'disabled' | 'not_set';
 /** `advanced_security` also takes the legacy product values. */
@@ -135,3 +137,17 @@ export function parseSecurityAndAnalysis(text: string): SecurityAndAnalysis {
   const parsed = JSON.parse(text) as Record<string, unknown>;
   return Object.fromEntries(Object.entries(parsed).filter(([, v]) => v === 'enabled' || v === 'disabled')) as SecurityAndAnalysis;
 }
+
+// --- The values of the fields, as schemas (requests and representations) ------------------------
+
+export const EnablementValue = Type.Enum(['enabled', 'disabled', 'not_set'], { description: 'Enablement of the feature' });
+export const AdvancedSecurityValue = Type.Enum(['enabled', 'disabled', 'not_set', 'code_security', 'secret_protection'], {
+  description: 'Enablement of advanced security; `code_security` and `secret_protection` are the legacy product values',
+});
+export const EnforcementValue = Type.Enum(['enforced', 'unenforced']);
+export const RunnerType = Type.Enum(['standard', 'labeled', 'not_set']);
+export const ReviewerType = Type.Enum(['TEAM', 'ROLE']);
+export const ReviewerMode = Type.Enum(['ALWAYS', 'EXEMPT']);
+export const TargetType = Type.Enum(['global', 'enterprise', 'organization']);
+export const DefaultForNewRepos = Type.Enum(['all', 'none', 'private_and_internal', 'public']);
+export const AttachmentStatus = Type.Enum(['attached', 'attaching', 'detached', 'removed', 'enforced', 'failed', 'updating', 'removed_by_enterprise']);

@@ -1,18 +1,22 @@
 // Code security configuration routes: the enterprise form, the organization form, and a repository's
-// configuration. Each operation's schema sits beside its thin handler; the rules are in service.ts.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+// configuration. The configuration operations are one table (OPERATIONS), each written once and
+// registered for each scope that has it, enterprise first, in the table's order; the rules are in
+// service.ts, the response shapes in representations.ts.
+import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { Type, type Static, type TSchema } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import { CursorQuery, setCursorLinks } from '../../platform/pagination.ts';
-import { minimalRepository } from '../../core/repositories/representations.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
+import type { Urls } from '../../platform/urls.ts';
+import type { CursorPage } from './cursor.ts';
+import { AttachmentStatus, DefaultForNewRepos } from './features.ts';
 import {
-  AttachmentStatus, Configuration, DefaultForNewRepos, DefaultRecord, EnterpriseCreateBody, EnterpriseUpdateBody,
-  OrganizationCreateBody, OrganizationUpdateBody, RepositoryConfiguration, RepositoryRecord,
-} from './schemas.ts';
-import { CodeSecurityService, configurationBody, type CursorPage, type Scope } from './service.ts';
-import type { ConfigurationRow } from './store.ts';
-import { type AccessRule, ALL_TOKENS, CLASSIC_TOKENS } from '../../core/access/index.ts';
+  Accepted, Configuration, configurationBody, DefaultRecord, defaultRecordBody, RepositoryConfiguration, repositoryConfigurationBody, RepositoryRecord,
+  repositoryRecordBody, SetDefaultAnswer,
+} from './representations.ts';
+import { EnterpriseCreateBody, EnterpriseUpdateBody, OrganizationCreateBody, OrganizationUpdateBody } from './schemas.ts';
+import { CodeSecurityService, type AttachScope, type Scope } from './service.ts';
+import { type AccessRule, ALL_TOKENS, CLASSIC_TOKENS, type Principal } from '../../core/access/index.ts';
 
 const enterpriseRead: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['read:enterprise'] };
 const enterpriseWrite: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['admin:enterprise'] };
@@ -44,336 +48,243 @@ const RepositoriesQuery = Type.Object({
 const DefaultBody = Type.Object({
   default_for_new_repos: DefaultForNewRepos,
 }, { additionalProperties: false });
-const SetDefaultAnswer = Type.Object({ default_for_new_repos: DefaultForNewRepos, configuration: Configuration });
-const Accepted = Type.Object({}, { additionalProperties: true });
+const EnterpriseAttachBody = Type.Object({
+  scope: Type.Enum(['all', 'all_without_configurations'], { description: 'The repositories to attach the configuration to' }),
+}, { additionalProperties: false });
+const OrganizationAttachBody = Type.Object({
+  scope: Type.Enum(['all', 'all_without_configurations', 'public', 'private_or_internal', 'selected'], { description: 'The repositories to attach the configuration to' }),
+  selected_repository_ids: Type.Optional(Type.Array(Type.Integer(), { maxItems: 1000, description: 'Ids of the repositories; only with the scope selected' })),
+}, { additionalProperties: false });
+const DetachBody = Type.Object({
+  selected_repository_ids: Type.Array(RowId(), { minItems: 1, maxItems: 250, description: 'Ids of the repositories to detach (1 to 250)' }),
+}, { additionalProperties: false });
 
 const lastModified = (reply: FastifyReply, ...stamps: string[]) =>
   reply.header('last-modified', new Date(stamps.reduce((a, b) => (a > b ? a : b))).toUTCString());
+
+type Kind = Scope['type'];
+
+/** The owner a form's configurations belong to: its path, parameters, access rules, and how its scope is resolved. */
+interface Owner {
+  kind: Kind;
+  path: string;
+  params: TSchema;
+  configurationParams: TSchema;
+  read: AccessRule;
+  write: AccessRule;
+  scope: (service: CodeSecurityService, principal: Principal, params: Record<string, string>) => Promise<Scope>;
+}
+
+const OWNERS: readonly Owner[] = [
+  {
+    kind: 'enterprise',
+    path: '/enterprises/:enterprise/code-security/configurations',
+    params: EnterpriseParams,
+    configurationParams: EnterpriseConfigurationParams,
+    read: enterpriseRead,
+    write: enterpriseWrite,
+    scope: (service, principal, params) => service.enterpriseScope(principal, params.enterprise!),
+  },
+  {
+    kind: 'organization',
+    path: '/orgs/:org/code-security/configurations',
+    params: OrgParams,
+    configurationParams: OrgConfigurationParams,
+    read: organizationRead,
+    write: organizationWrite,
+    scope: (service, principal, params) => service.organizationScope(principal, params.org!),
+  },
+];
+
+/** What an operation's handler is given: the scope resolved, and the request as its schemas validated it. */
+interface Call {
+  service: CodeSecurityService;
+  urls: Urls;
+  scope: Scope;
+  id: number;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+/** One form of an operation: what differs between its enterprise and organization routes. */
+interface Form {
+  summary: string;
+  querystring?: TSchema;
+  body?: TSchema;
+  response: Record<number, TSchema>;
+  /** The platform documents 400 (not 422) for a bad request on some forms. */
+  invalidStatus?: 400;
+}
+
+interface Operation {
+  method: HTTPMethods;
+  /** After the owner's `…/code-security/configurations`. */
+  path: string;
+  access: 'read' | 'write';
+  /** The forms by owner kind: an operation one owner lacks has no form for it. */
+  forms: Partial<Record<Kind, Form>>;
+  handle: (call: Call) => Promise<unknown>;
+}
+
+const byId = '/:configuration_id';
+
+/** A page's Link header (`before`, `after`), then its items. */
+function linkPage<T, R>(call: Call, page: CursorPage<T>, body: (item: T) => R): R[] {
+  const { request, reply, urls } = call;
+  setCursorLinks(reply, request, urls.api, { next: page.next ? { after: page.next } : undefined, prev: page.prev ? { before: page.prev } : undefined });
+  return page.items.map(body);
+}
+
+const OPERATIONS: readonly Operation[] = [
+  {
+    method: 'GET', path: '', access: 'read',
+    forms: {
+      enterprise: { summary: 'Get code security configurations for an enterprise', querystring: ListQuery, response: { 200: Type.Array(Configuration), ...denied, ...invalid } },
+      organization: { summary: 'Get code security configurations for an organization', querystring: OrgListQuery, response: { 200: Type.Array(Configuration), ...denied, ...invalid } },
+    },
+    handle: async (call) => linkPage(call, await call.service.list(call.scope, call.request.query as Static<typeof OrgListQuery>), (row) => configurationBody(call.urls, call.scope, row)),
+  },
+  {
+    method: 'POST', path: '', access: 'write',
+    forms: {
+      enterprise: {
+        summary: 'Create a code security configuration for an enterprise',
+        body: EnterpriseCreateBody,
+        response: { 201: Configuration, 400: ValidationErrorBody, ...denied, ...invalid },
+        invalidStatus: 400,
+      },
+      organization: { summary: 'Create a code security configuration', body: OrganizationCreateBody, response: { 201: Configuration, ...denied, ...invalid } },
+    },
+    handle: async ({ service, urls, scope, request, reply }) =>
+      reply.code(201).send(configurationBody(urls, scope, await service.create(scope, request.body as Static<typeof OrganizationCreateBody>))),
+  },
+  {
+    method: 'GET', path: '/defaults', access: 'read',
+    forms: {
+      enterprise: { summary: 'Get default code security configurations for an enterprise', response: { 200: Type.Array(DefaultRecord), ...denied } },
+      organization: { summary: 'Get default code security configurations', response: { 200: Type.Array(DefaultRecord), ...denied } },
+    },
+    handle: async ({ service, urls, scope }) => (await service.defaults(scope)).map((record) => defaultRecordBody(urls, scope, record)),
+  },
+  {
+    method: 'DELETE', path: '/detach', access: 'write',
+    forms: {
+      organization: { summary: 'Detach configurations from repositories', body: DetachBody, response: { 204: Type.Null(), ...denied, ...invalid } },
+    },
+    handle: async ({ service, scope, request, reply }) => {
+      await service.detach(scope as Scope & { type: 'organization' }, (request.body as Static<typeof DetachBody>).selected_repository_ids);
+      return reply.code(204).send(null);
+    },
+  },
+  {
+    method: 'GET', path: byId, access: 'read',
+    forms: {
+      enterprise: { summary: 'Retrieve a code security configuration of an enterprise', response: { 200: Configuration, ...denied, ...invalid } },
+      organization: { summary: 'Get a code security configuration', response: { 200: Configuration, ...denied, ...invalid } },
+    },
+    handle: async ({ service, urls, scope, id, reply }) => {
+      const row = await service.visibleConfiguration(scope, id);
+      lastModified(reply, row.updated_at);
+      return configurationBody(urls, scope, row);
+    },
+  },
+  {
+    method: 'PATCH', path: byId, access: 'write',
+    forms: {
+      enterprise: { summary: 'Update a custom code security configuration for an enterprise', body: EnterpriseUpdateBody, response: { 200: Configuration, ...denied, 409: ErrorBody, ...invalid } },
+      organization: {
+        summary: 'Update a code security configuration',
+        body: OrganizationUpdateBody,
+        response: { 200: Configuration, 204: Type.Null(), 400: ErrorBody, ...denied, 409: ErrorBody, ...invalid },
+      },
+    },
+    handle: async ({ service, urls, scope, id, request, reply }) => {
+      const { row, changed } = await service.update(scope, id, request.body as Static<typeof OrganizationUpdateBody>);
+      // The organization form answers 204 when nothing changed; the enterprise form has no 204.
+      if (!changed && scope.type === 'organization') return reply.code(204).send(null);
+      return configurationBody(urls, scope, row);
+    },
+  },
+  {
+    method: 'DELETE', path: byId, access: 'write',
+    forms: {
+      enterprise: { summary: 'Delete a code security configuration for an enterprise', response: { 204: Type.Null(), ...denied, 409: ErrorBody, ...invalid } },
+      organization: { summary: 'Delete a code security configuration', response: { 204: Type.Null(), 400: ErrorBody, ...denied, 409: ErrorBody, ...invalid } },
+    },
+    handle: async ({ service, scope, id, reply }) => {
+      await service.delete(scope, id);
+      return reply.code(204).send(null);
+    },
+  },
+  {
+    method: 'POST', path: `${byId}/attach`, access: 'write',
+    forms: {
+      enterprise: { summary: 'Attach an enterprise configuration to repositories', body: EnterpriseAttachBody, response: { 202: Accepted, ...denied, 409: ErrorBody, ...invalid } },
+      organization: { summary: 'Attach a configuration to repositories', body: OrganizationAttachBody, response: { 202: Accepted, ...denied, ...invalid } },
+    },
+    handle: async ({ service, scope, id, request, reply }) => {
+      await service.attach(scope, id, request.body as { scope: AttachScope; selected_repository_ids?: number[] });
+      return reply.code(202).send({});
+    },
+  },
+  {
+    method: 'PUT', path: `${byId}/defaults`, access: 'write',
+    forms: {
+      enterprise: { summary: 'Set a code security configuration as a default for an enterprise', body: DefaultBody, response: { 200: SetDefaultAnswer, ...denied, ...invalid } },
+      organization: { summary: 'Set a code security configuration as a default for an organization', body: DefaultBody, response: { 200: SetDefaultAnswer, ...denied, ...invalid } },
+    },
+    handle: async ({ service, urls, scope, id, request }) =>
+      defaultRecordBody(urls, scope, await service.setDefault(scope, id, (request.body as Static<typeof DefaultBody>).default_for_new_repos)),
+  },
+  {
+    method: 'GET', path: `${byId}/repositories`, access: 'read',
+    forms: {
+      enterprise: {
+        summary: 'Get repositories associated with an enterprise code security configuration',
+        querystring: RepositoriesQuery,
+        response: { 200: Type.Array(RepositoryRecord), ...denied, ...invalid },
+      },
+      organization: {
+        summary: 'Get repositories associated with a code security configuration',
+        querystring: RepositoriesQuery,
+        response: { 200: Type.Array(RepositoryRecord), ...denied, ...invalid },
+      },
+    },
+    handle: async (call) =>
+      linkPage(call, await call.service.repositories(call.scope, call.id, call.request.query as Static<typeof RepositoriesQuery>), (item) => repositoryRecordBody(call.urls, item)),
+  },
+];
 
 export function codeSecurityRoutes(app: Api, ctx: Context): void {
   const service = new CodeSecurityService(ctx);
   const { urls } = ctx;
 
-  /** A page of configurations with its Link header. */
-  const configurationPage = (request: FastifyRequest, reply: FastifyReply, scope: Scope, page: CursorPage<ConfigurationRow>) => {
-    setCursorLinks(reply, request, urls.api, { next: page.next ? { after: page.next } : undefined, prev: page.prev ? { before: page.prev } : undefined });
-    return page.items.map((row) => configurationBody(urls, scope, row));
-  };
-
-  const repositoryPage = (request: FastifyRequest, reply: FastifyReply, page: Awaited<ReturnType<CodeSecurityService['repositories']>>) => {
-    setCursorLinks(reply, request, urls.api, { next: page.next ? { after: page.next } : undefined, prev: page.prev ? { before: page.prev } : undefined });
-    return page.items.map(({ attachment, repository, owner }) => ({
-      status: attachment.status as (typeof AttachmentStatus.enum)[number],
-      repository: minimalRepository(urls, repository, owner),
-    }));
-  };
-
-  // --- Enterprise --------------------------------------------------------------------------------
-
-  app.get('/enterprises/:enterprise/code-security/configurations', {
-    config: { access: enterpriseRead },
-    schema: {
-      summary: 'Get code security configurations for an enterprise',
-      tags,
-      security,
-      params: EnterpriseParams,
-      querystring: ListQuery,
-      response: { 200: Type.Array(Configuration), ...denied, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.enterpriseScope(request.principal, request.params.enterprise);
-    return configurationPage(request, reply, scope, await service.list(scope, request.query));
-  });
-
-  app.post('/enterprises/:enterprise/code-security/configurations', {
-    // The platform documents 400 (not 422) for a bad request here.
-    config: { access: enterpriseWrite, invalidStatus: 400 },
-    schema: {
-      summary: 'Create a code security configuration for an enterprise',
-      tags,
-      security,
-      params: EnterpriseParams,
-      body: EnterpriseCreateBody,
-      response: { 201: Configuration, 400: ValidationErrorBody, ...denied, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.enterpriseScope(request.principal, request.params.enterprise);
-    return reply.code(201).send(configurationBody(urls, scope, await service.create(scope, request.body)));
-  });
-
-  app.get('/enterprises/:enterprise/code-security/configurations/defaults', {
-    config: { access: enterpriseRead },
-    schema: {
-      summary: 'Get default code security configurations for an enterprise',
-      tags,
-      security,
-      params: EnterpriseParams,
-      response: { 200: Type.Array(DefaultRecord), ...denied },
-    },
-  }, async (request) => {
-    const scope = await service.enterpriseScope(request.principal, request.params.enterprise);
-    return (await service.defaults(scope)).map((record) => ({ ...record, configuration: configurationBody(urls, scope, record.configuration) }));
-  });
-
-  app.get('/enterprises/:enterprise/code-security/configurations/:configuration_id', {
-    config: { access: enterpriseRead },
-    schema: {
-      summary: 'Retrieve a code security configuration of an enterprise',
-      tags,
-      security,
-      params: EnterpriseConfigurationParams,
-      response: { 200: Configuration, ...denied, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.enterpriseScope(request.principal, request.params.enterprise);
-    const row = await service.visibleConfiguration(scope, request.params.configuration_id);
-    lastModified(reply, row.updated_at);
-    return configurationBody(urls, scope, row);
-  });
-
-  app.patch('/enterprises/:enterprise/code-security/configurations/:configuration_id', {
-    config: { access: enterpriseWrite },
-    schema: {
-      summary: 'Update a custom code security configuration for an enterprise',
-      tags,
-      security,
-      params: EnterpriseConfigurationParams,
-      body: EnterpriseUpdateBody,
-      response: { 200: Configuration, ...denied, 409: ErrorBody, ...invalid },
-    },
-  }, async (request) => {
-    const scope = await service.enterpriseScope(request.principal, request.params.enterprise);
-    const { row } = await service.update(scope, request.params.configuration_id, request.body);
-    return configurationBody(urls, scope, row);
-  });
-
-  app.delete('/enterprises/:enterprise/code-security/configurations/:configuration_id', {
-    config: { access: enterpriseWrite },
-    schema: {
-      summary: 'Delete a code security configuration for an enterprise',
-      tags,
-      security,
-      params: EnterpriseConfigurationParams,
-      response: { 204: Type.Null(), ...denied, 409: ErrorBody, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.enterpriseScope(request.principal, request.params.enterprise);
-    await service.delete(scope, request.params.configuration_id);
-    return reply.code(204).send(null);
-  });
-
-  app.post('/enterprises/:enterprise/code-security/configurations/:configuration_id/attach', {
-    config: { access: enterpriseWrite },
-    schema: {
-      summary: 'Attach an enterprise configuration to repositories',
-      tags,
-      security,
-      params: EnterpriseConfigurationParams,
-      body: Type.Object({
-        scope: Type.Enum(['all', 'all_without_configurations'], { description: 'The repositories to attach the configuration to' }),
-      }, { additionalProperties: false }),
-      response: { 202: Accepted, ...denied, 409: ErrorBody, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.enterpriseScope(request.principal, request.params.enterprise);
-    await service.attach(scope, request.params.configuration_id, request.body);
-    return reply.code(202).send({});
-  });
-
-  app.put('/enterprises/:enterprise/code-security/configurations/:configuration_id/defaults', {
-    config: { access: enterpriseWrite },
-    schema: {
-      summary: 'Set a code security configuration as a default for an enterprise',
-      tags,
-      security,
-      params: EnterpriseConfigurationParams,
-      body: DefaultBody,
-      response: { 200: SetDefaultAnswer, ...denied, ...invalid },
-    },
-  }, async (request) => {
-    const scope = await service.enterpriseScope(request.principal, request.params.enterprise);
-    const result = await service.setDefault(scope, request.params.configuration_id, request.body.default_for_new_repos);
-    return { default_for_new_repos: result.default_for_new_repos, configuration: configurationBody(urls, scope, result.configuration) };
-  });
-
-  app.get('/enterprises/:enterprise/code-security/configurations/:configuration_id/repositories', {
-    config: { access: enterpriseRead },
-    schema: {
-      summary: 'Get repositories associated with an enterprise code security configuration',
-      tags,
-      security,
-      params: EnterpriseConfigurationParams,
-      querystring: RepositoriesQuery,
-      response: { 200: Type.Array(RepositoryRecord), ...denied, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.enterpriseScope(request.principal, request.params.enterprise);
-    return repositoryPage(request, reply, await service.repositories(scope, request.params.configuration_id, request.query));
-  });
-
-  // --- Organization ------------------------------------------------------------------------------
-
-  app.get('/orgs/:org/code-security/configurations', {
-    config: { access: organizationRead },
-    schema: {
-      summary: 'Get code security configurations for an organization',
-      tags,
-      security,
-      params: OrgParams,
-      querystring: OrgListQuery,
-      response: { 200: Type.Array(Configuration), ...denied, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.organizationScope(request.principal, request.params.org);
-    return configurationPage(request, reply, scope, await service.list(scope, request.query));
-  });
-
-  app.post('/orgs/:org/code-security/configurations', {
-    config: { access: organizationWrite },
-    schema: {
-      summary: 'Create a code security configuration',
-      tags,
-      security,
-      params: OrgParams,
-      body: OrganizationCreateBody,
-      response: { 201: Configuration, ...denied, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.organizationScope(request.principal, request.params.org);
-    return reply.code(201).send(configurationBody(urls, scope, await service.create(scope, request.body)));
-  });
-
-  app.get('/orgs/:org/code-security/configurations/defaults', {
-    config: { access: organizationRead },
-    schema: {
-      summary: 'Get default code security configurations',
-      tags,
-      security,
-      params: OrgParams,
-      response: { 200: Type.Array(DefaultRecord), ...denied },
-    },
-  }, async (request) => {
-    const scope = await service.organizationScope(request.principal, request.params.org);
-    return (await service.defaults(scope)).map((record) => ({ ...record, configuration: configurationBody(urls, scope, record.configuration) }));
-  });
-
-  app.delete('/orgs/:org/code-security/configurations/detach', {
-    config: { access: organizationWrite },
-    schema: {
-      summary: 'Detach configurations from repositories',
-      tags,
-      security,
-      params: OrgParams,
-      body: Type.Object({
-        selected_repository_ids: Type.Array(RowId(), { minItems: 1, maxItems: 250, description: 'Ids of the repositories to detach (1 to 250)' }),
-      }, { additionalProperties: false }),
-      response: { 204: Type.Null(), ...denied, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.organizationScope(request.principal, request.params.org);
-    await service.detach(scope, request.body.selected_repository_ids);
-    return reply.code(204).send(null);
-  });
-
-  app.get('/orgs/:org/code-security/configurations/:configuration_id', {
-    config: { access: organizationRead },
-    schema: {
-      summary: 'Get a code security configuration',
-      tags,
-      security,
-      params: OrgConfigurationParams,
-      response: { 200: Configuration, ...denied, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.organizationScope(request.principal, request.params.org);
-    const row = await service.visibleConfiguration(scope, request.params.configuration_id);
-    lastModified(reply, row.updated_at);
-    return configurationBody(urls, scope, row);
-  });
-
-  app.patch('/orgs/:org/code-security/configurations/:configuration_id', {
-    config: { access: organizationWrite },
-    schema: {
-      summary: 'Update a code security configuration',
-      tags,
-      security,
-      params: OrgConfigurationParams,
-      body: OrganizationUpdateBody,
-      response: { 200: Configuration, 204: Type.Null(), 400: ErrorBody, ...denied, 409: ErrorBody, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.organizationScope(request.principal, request.params.org);
-    const { row, changed } = await service.update(scope, request.params.configuration_id, request.body);
-    if (!changed) return reply.code(204).send(null);
-    return configurationBody(urls, scope, row);
-  });
-
-  app.delete('/orgs/:org/code-security/configurations/:configuration_id', {
-    config: { access: organizationWrite },
-    schema: {
-      summary: 'Delete a code security configuration',
-      tags,
-      security,
-      params: OrgConfigurationParams,
-      response: { 204: Type.Null(), 400: ErrorBody, ...denied, 409: ErrorBody, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.organizationScope(request.principal, request.params.org);
-    await service.delete(scope, request.params.configuration_id);
-    return reply.code(204).send(null);
-  });
-
-  app.post('/orgs/:org/code-security/configurations/:configuration_id/attach', {
-    config: { access: organizationWrite },
-    schema: {
-      summary: 'Attach a configuration to repositories',
-      tags,
-      security,
-      params: OrgConfigurationParams,
-      body: Type.Object({
-        scope: Type.Enum(['all', 'all_without_configurations', 'public', 'private_or_internal', 'selected'], { description: 'The repositories to attach the configuration to' }),
-        selected_repository_ids: Type.Optional(Type.Array(Type.Integer(), { maxItems: 1000, description: 'Ids of the repositories; only with the scope selected' })),
-      }, { additionalProperties: false }),
-      response: { 202: Accepted, ...denied, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.organizationScope(request.principal, request.params.org);
-    await service.attach(scope, request.params.configuration_id, request.body);
-    return reply.code(202).send({});
-  });
-
-  app.put('/orgs/:org/code-security/configurations/:configuration_id/defaults', {
-    config: { access: organizationWrite },
-    schema: {
-      summary: 'Set a code security configuration as a default for an organization',
-      tags,
-      security,
-      params: OrgConfigurationParams,
-      body: DefaultBody,
-      response: { 200: SetDefaultAnswer, ...denied, ...invalid },
-    },
-  }, async (request) => {
-    const scope = await service.organizationScope(request.principal, request.params.org);
-    const result = await service.setDefault(scope, request.params.configuration_id, request.body.default_for_new_repos);
-    return { default_for_new_repos: result.default_for_new_repos, configuration: configurationBody(urls, scope, result.configuration) };
-  });
-
-  app.get('/orgs/:org/code-security/configurations/:configuration_id/repositories', {
-    config: { access: organizationRead },
-    schema: {
-      summary: 'Get repositories associated with a code security configuration',
-      tags,
-      security,
-      params: OrgConfigurationParams,
-      querystring: RepositoriesQuery,
-      response: { 200: Type.Array(RepositoryRecord), ...denied, ...invalid },
-    },
-  }, async (request, reply) => {
-    const scope = await service.organizationScope(request.principal, request.params.org);
-    return repositoryPage(request, reply, await service.repositories(scope, request.params.configuration_id, request.query));
-  });
-
-  // --- Repository --------------------------------------------------------------------------------
+  for (const owner of OWNERS) {
+    for (const operation of OPERATIONS) {
+      const form = operation.forms[owner.kind];
+      if (!form) continue;
+      const access = operation.access === 'read' ? owner.read : owner.write;
+      app.route({
+        method: operation.method,
+        url: `${owner.path}${operation.path}`,
+        config: form.invalidStatus === undefined ? { access } : { access, invalidStatus: form.invalidStatus },
+        schema: {
+          summary: form.summary,
+          tags,
+          security,
+          params: operation.path.startsWith(byId) ? owner.configurationParams : owner.params,
+          ...(form.querystring ? { querystring: form.querystring } : {}),
+          ...(form.body ? { body: form.body } : {}),
+          response: form.response,
+        },
+        handler: async (request, reply) => {
+          const params = request.params as Record<string, string> & { configuration_id?: number };
+          const scope = await owner.scope(service, request.principal, params);
+          return operation.handle({ service, urls, scope, id: params.configuration_id!, request, reply });
+        },
+      });
+    }
+  }
 
   app.get('/repos/:owner/:repo/code-security-configuration', {
     config: { access: repositoryRead },
@@ -389,9 +300,6 @@ export function codeSecurityRoutes(app: Api, ctx: Context): void {
     const found = await service.repositoryConfiguration(repository);
     if (!found) return reply.code(204).send(null);
     lastModified(reply, found.configuration.updated_at, found.attachment.updated_at);
-    return {
-      status: found.attachment.status as (typeof AttachmentStatus.enum)[number],
-      configuration: configurationBody(urls, found.scope, found.configuration),
-    };
+    return repositoryConfigurationBody(urls, found);
   });
 }

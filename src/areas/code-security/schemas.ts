@@ -1,78 +1,16 @@
-// The representations (configuration, default record, repository record) and the request bodies
-// shared by the enterprise and organization operations.
+// The request bodies of the configuration operations, each shared by the enterprise and the
+// organization form (routes.ts), and the input the service reads from them. Response shapes are in
+// representations.ts.
 import { Type, type Static, type TOptional, type TSchema } from 'typebox';
-import { MinimalRepository } from '../../core/repositories/representations.ts';
-import { ENABLEMENT_FIELDS, type EnablementField } from './features.ts';
+import { AdvancedSecurityValue, EnablementValue, ENABLEMENT_FIELDS, EnforcementValue, ReviewerMode, ReviewerType, RunnerType, type EnablementField } from './features.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
-export const EnablementValue = Type.Enum(['enabled', 'disabled', 'not_set'], { description: 'Enablement of the feature' });
-export const AdvancedSecurityValue = Type.Enum(['enabled', 'disabled', 'not_set', 'code_security', 'secret_protection'], {
-  description: 'Enablement of advanced security; `code_security` and `secret_protection` are the legacy product values',
-});
-export const EnforcementValue = Type.Enum(['enforced', 'unenforced']);
-export const RunnerType = Type.Enum(['standard', 'labeled', 'not_set']);
-export const ReviewerType = Type.Enum(['TEAM', 'ROLE']);
-export const ReviewerMode = Type.Enum(['ALWAYS', 'EXEMPT']);
-export const TargetType = Type.Enum(['global', 'enterprise', 'organization']);
-export const DefaultForNewRepos = Type.Enum(['all', 'none', 'private_and_internal', 'public']);
-export const AttachmentStatus = Type.Enum(['attached', 'attaching', 'detached', 'removed', 'enforced', 'failed', 'updating', 'removed_by_enterprise']);
-
 type PlainField = Exclude<EnablementField, 'advanced_security'>;
-const plainFields = ENABLEMENT_FIELDS.filter((field): field is PlainField => field !== 'advanced_security');
-
-function enablementProperties<K extends string>(fields: readonly K[]) {
-  return Object.fromEntries(fields.map((field) => [field, EnablementValue])) as { [P in K]: typeof EnablementValue };
-}
 
 function optionalEnablementProperties<K extends string>(fields: readonly K[]) {
   return Object.fromEntries(fields.map((field) => [field, Type.Optional(EnablementValue)])) as { [P in K]: TOptional<typeof EnablementValue> };
 }
-
-// --- Representations -----------------------------------------------------------------------------
-
-export const Configuration = Type.Object({
-  id: Type.Integer(),
-  target_type: TargetType,
-  name: Type.String(),
-  description: Type.String(),
-  advanced_security: AdvancedSecurityValue,
-  ...enablementProperties(plainFields),
-  dependency_graph_autosubmit_action_options: Type.Object({ labeled_runners: Type.Boolean() }),
-  code_scanning_default_setup_options: Nullable(Type.Object({ runner_type: RunnerType, runner_label: Nullable(Type.String()) })),
-  code_scanning_options: Nullable(Type.Object({ allow_advanced: Nullable(Type.Boolean()) })),
-  secret_scanning_delegated_bypass_options: Type.Object({
-    reviewers: Type.Array(Type.Object({
-      security_configuration_id: Type.Integer(),
-      reviewer_id: Type.Integer(),
-      reviewer_type: ReviewerType,
-      mode: ReviewerMode,
-    })),
-  }),
-  enforcement: EnforcementValue,
-  url: Type.String(),
-  html_url: Type.String(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
-export type Configuration = Static<typeof Configuration>;
-
-export const DefaultRecord = Type.Object({
-  default_for_new_repos: DefaultForNewRepos,
-  configuration: Configuration,
-});
-
-export const RepositoryRecord = Type.Object({
-  status: AttachmentStatus,
-  repository: MinimalRepository,
-});
-
-export const RepositoryConfiguration = Type.Object({
-  status: AttachmentStatus,
-  configuration: Configuration,
-});
-
-// --- Request bodies ------------------------------------------------------------------------------
 
 const strict = { additionalProperties: false } as const;
 

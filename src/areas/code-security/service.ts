@@ -3,21 +3,19 @@
 import type { Selectable } from 'kysely';
 import type { Static } from 'typebox';
 import type { Executor } from '../../db/index.ts';
-import type { EnterprisesTable } from '../../db/schema.ts';
+import type { EnterprisesTable } from '../../db/tables/accounts.ts';
 import { enterpriseOrganizationIds, findAccount, findAccountById, findEnterprise, isEnterpriseMember, isEnterpriseOwner, organizationEnterpriseId, teamIdsOf, type UserRow } from '../../core/accounts/store.ts';
-import { isoSeconds } from '../../platform/clock.ts';
 import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
 import { findRepository, findRepositoryById } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import { decodeCursor, DEFAULT_PAGES, encodeCursor, pageParams } from '../../platform/pagination.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
-import type { Urls } from '../../platform/urls.ts';
 import { queueApply } from './apply.ts';
-import { defaultSettings, ENABLEMENT_FIELDS, parseSecurityAndAnalysis, withoutPaidFeatures, type Enforcement, type Settings } from './features.ts';
-import { AttachmentStatus, type Configuration, type ConfigurationInput, DefaultForNewRepos as DefaultForNewReposValue } from './schemas.ts';
+import { AttachmentStatus, DefaultForNewRepos as DefaultForNewReposValue, defaultSettings, ENABLEMENT_FIELDS, parseSecurityAndAnalysis, withoutPaidFeatures, type Settings } from './features.ts';
+import type { ConfigurationInput } from './schemas.ts';
+import { cursorPage, type CursorArgs, type CursorPage } from './cursor.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
-import { callerRepositoryPermissions, notAccessible, orgRoles, type Principal, reachesAccount, reachesRepository, requirePermittedOn, requireAccess } from '../../core/access/index.ts';
+import { callerRepositoryPermissions, notAccessible, orgRoles, type Principal, reachesAccount, reachesRepository, requireAccess, requirePermittedOn } from '../../core/access/index.ts';
 
 type EnterpriseRow = Selectable<EnterprisesTable>;
 
@@ -41,93 +39,12 @@ const viewerOf = (scope: Scope): store.Viewer =>
 const ownerOf = (scope: Scope): [store.OwnerType, number] =>
   scope.type === 'organization' ? ['organization', scope.org.id] : ['enterprise', scope.enterprise.id];
 
-/** The API and web addresses of a configuration as seen from an organization or an enterprise. */
-function addresses(urls: Urls, scope: Scope, id: number): { url: string; html_url: string } {
-  if (scope.type === 'organization') {
-    return {
-      url: `${urls.api}/orgs/${scope.org.login}/code-security/configurations/${id}`,
-      html_url: `${urls.web}/organizations/${scope.org.login}/settings/security_products/configurations/view/${id}`,
-    };
-  }
-  return {
-    url: `${urls.api}/enterprises/${scope.enterprise.slug}/code-security/configurations/${id}`,
-    html_url: `${urls.web}/enterprises/${scope.enterprise.slug}/settings/security_analysis/configurations/${id}/edit`,
-  };
-}
-
-export function configurationBody(urls: Urls, scope: Scope, row: store.ConfigurationRow): Configuration {
-  const settings = JSON.parse(row.settings) as Settings;
-  const fields = Object.fromEntries(ENABLEMENT_FIELDS.map((field) => [field, settings[field]])) as Pick<Settings, (typeof ENABLEMENT_FIELDS)[number]>;
-  return {
-    id: row.id,
-    target_type: row.target_type as Configuration['target_type'],
-    name: row.name,
-    description: row.description,
-    ...fields,
-    dependency_graph_autosubmit_action_options: settings.dependency_graph_autosubmit_action_options,
-    code_scanning_default_setup_options: settings.code_scanning_default_setup_options,
-    code_scanning_options: settings.code_scanning_options,
-    secret_scanning_delegated_bypass_options: {
-      reviewers: settings.secret_scanning_delegated_bypass_options.reviewers.map((reviewer) => ({ security_configuration_id: row.id, ...reviewer })),
-    },
-    enforcement: row.enforcement as Enforcement,
-    ...addresses(urls, scope, row.id),
-    created_at: isoSeconds(row.created_at),
-    updated_at: isoSeconds(row.updated_at),
-  };
-}
-
 /** How a bad configuration body is refused: a 422, or on enterprise create the 400 its status table lists. */
 type Refuse = (field: string, message: string, code?: ValidationCode) => ApiError;
 
 const unprocessable: Refuse = (field, message, code = 'custom') => validationFailed([{ resource: RESOURCE, field, code, message }]);
 const malformed: Refuse = (field, message, code = 'custom') =>
   new ApiError(400, message, { errors: [{ resource: RESOURCE, field, code, message }] });
-
-export interface CursorArgs {
-  per_page?: number;
-  before?: string;
-  after?: string;
-}
-
-export interface CursorPage<T> {
-  items: T[];
-  /** Cursor of the next page (`after`), when there is one. */
-  next?: string;
-  /** Cursor of the previous page (`before`), when there is one. */
-  prev?: string;
-}
-
-function cursorPosition(cursor: string, field: string): number {
-  const position = Number(decodeCursor(cursor, field));
-  if (position !== 0 && !isRowId(position)) throw invalidField('Pagination', field, `"${cursor}" is not a valid cursor`);
-  return position;
-}
-
-/** A page of a list ordered by an integer key, before or after a cursor, with the neighbouring cursors. */
-async function cursorPage<T>(args: CursorArgs, fetch: (window: store.Window) => Promise<T[]>, key: (item: T) => number): Promise<CursorPage<T>> {
-  const limit = pageParams(args, DEFAULT_PAGES).perPage;
-  if (args.before !== undefined && args.after !== undefined) throw invalidField('Pagination', 'before', 'before and after cannot be used together');
-  let items: T[];
-  let hasNext: boolean;
-  let hasPrev: boolean;
-  if (args.before !== undefined) {
-    const rows = await fetch({ lt: cursorPosition(args.before, 'before'), order: 'desc', limit: limit + 1 });
-    hasPrev = rows.length > limit;
-    items = rows.slice(0, limit).reverse();
-    hasNext = items.length > 0 && (await fetch({ gt: key(items[items.length - 1]!), order: 'asc', limit: 1 })).length > 0;
-  } else {
-    const rows = await fetch({ gt: args.after === undefined ? undefined : cursorPosition(args.after, 'after'), order: 'asc', limit: limit + 1 });
-    hasNext = rows.length > limit;
-    items = rows.slice(0, limit);
-    hasPrev = items.length > 0 && (await fetch({ lt: key(items[0]!), order: 'desc', limit: 1 })).length > 0;
-  }
-  return {
-    items,
-    ...(hasNext ? { next: encodeCursor(key(items[items.length - 1]!)) } : {}),
-    ...(hasPrev ? { prev: encodeCursor(key(items[0]!)) } : {}),
-  };
-}
 
 export class CodeSecurityService extends Service {
   private get postgres(): boolean {

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
-import type { CodeSecurityAttachmentsTable, CodeSecurityConfigurationsTable } from './tables.ts';
+import type { CodeSecurityAttachmentsTable, CodeSecurityConfigurationsTable } from '../../db/tables/code-security.ts';
 
 export type ConfigurationRow = Selectable<CodeSecurityConfigurationsTable>;
 export type AttachmentRow = Selectable<CodeSecurityAttachmentsTable>;

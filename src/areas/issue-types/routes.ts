@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 import { repositoryRead } from '../../core/repositories/routes.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody, RowId, SimpleValidationErrorBody } from '../../platform/schemas.ts';
-import { IssueType, IssueTypeInput, IssueTypeService } from './service.ts';
+import { IssueType } from './representations.ts';
+import { IssueTypeInput, IssueTypeService } from './service.ts';
 import { type AccessRule, ALL_TOKENS } from '../../core/access/index.ts';
 
 const tags = ['issue-types'];

@@ -1,36 +1,15 @@
 // Issue types: an organization's types (managed by its owners), and a repository's view of them,
 // where the repository may disable a type (set on the operator surface). A repository owned by a
 // user has no issue types.
-import type { Selectable } from 'kysely';
-import { Type, type Static, type TSchema } from 'typebox';
-import { isoSeconds } from '../../platform/clock.ts';
+import { Type, type Static } from 'typebox';
 import { insertUnique, invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, type UserRow } from '../../core/accounts/store.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import { nodeId } from '../../platform/urls.ts';
+import { Color, issueTypeBody, Nullable, type IssueType, type IssueTypeRow } from './representations.ts';
 import * as store from './store.ts';
-import type { IssueTypesTable } from './tables.ts';
 import { Service } from '../../platform/service.ts';
 import { type Principal, requireAccess } from '../../core/access/index.ts';
-
-type IssueTypeRow = Selectable<IssueTypesTable>;
-
-export const COLORS = ['gray', 'blue', 'green', 'yellow', 'orange', 'red', 'pink', 'purple'] as const;
-export const Color = Type.Union(COLORS.map((c) => Type.Literal(c)), { description: 'The color shown with the type' });
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-
-export const IssueType = Type.Object({
-  id: Type.Integer(),
-  node_id: Type.String(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  color: Nullable(Color),
-  is_enabled: Type.Boolean(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
-export type IssueType = Static<typeof IssueType>;
 
 export const NAME_MAX = 255;
 export const DESCRIPTION_MAX = 1024;
@@ -43,19 +22,6 @@ export const IssueTypeInput = Type.Object({
   color: Type.Optional(Nullable(Color)),
 });
 export type IssueTypeInput = Static<typeof IssueTypeInput>;
-
-export function issueTypeBody(row: IssueTypeRow, enabled = Boolean(row.is_enabled)): IssueType {
-  return {
-    id: row.id,
-    node_id: nodeId('IssueType', row.id),
-    name: row.name,
-    description: row.description,
-    color: row.color as IssueType['color'],
-    is_enabled: enabled,
-    created_at: isoSeconds(row.created_at),
-    updated_at: isoSeconds(row.updated_at),
-  };
-}
 
 function cleanName(name: string): string {
   const trimmed = name.trim();

@@ -1,7 +1,7 @@
 // SQL of issue types.
 import type { Insertable, Updateable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { IssueTypesTable } from './tables.ts';
+import type { IssueTypesTable } from '../../db/tables/issue-types.ts';
 
 export async function listForOrganization(db: Executor, orgId: number) {
   return db.selectFrom('issue_types').selectAll().where('org_id', '=', orgId).orderBy('id').execute();

@@ -11,7 +11,7 @@ import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } 
 import type { Executor } from '../../db/index.ts';
 import { reusableQuery } from '../../db/prepared.ts';
 import { cachedRead } from '../../db/changes.ts';
-import type { NotificationThreadsTable, ThreadSubscriptionsTable } from './tables.ts';
+import type { NotificationThreadsTable, ThreadSubscriptionsTable } from '../../db/tables/notifications.ts';
 import { readableBy } from '../../core/access/index.ts';
 
 export type ThreadRow = Selectable<NotificationThreadsTable>;

@@ -5,7 +5,8 @@ import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
-import { DefaultLevel, UpdaterAccessList, UpdaterAccessService } from './service.ts';
+import { DefaultLevel, UpdaterAccessList } from './representations.ts';
+import { UpdaterAccessService } from './service.ts';
 import type { ListOwner } from './store.ts';
 import { type AccessRule, ALL_TOKENS, USER_TOKENS } from '../../core/access/index.ts';
 

@@ -1,29 +1,19 @@
 // Updater repository access: which repositories of an organization (or of an enterprise's
 // organizations) the dependency-updater bot may access, and its default access level. Callers who may
 // not manage the list see a 404, as if the endpoint did not exist.
-import { Type, type Static } from 'typebox';
+import type { Static } from 'typebox';
 import { enterpriseOrganizationIds, findAccount, findEnterprise, isEnterpriseOwner } from '../../core/accounts/store.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import { DEFAULT_PAGES, pageParams, type PageParams } from '../../platform/pagination.ts';
-import { MinimalRepository, minimalRepository } from '../../core/repositories/representations.ts';
+import { minimalRepository } from '../../core/repositories/representations.ts';
 import { userWithProfile } from '../../core/accounts/representations.ts';
+import { type DefaultLevel, type UpdaterAccessList } from './representations.ts';
 import * as store from './store.ts';
 import type { ListOwner } from './store.ts';
 import { Service } from '../../platform/service.ts';
 import type { Executor } from '../../db/index.ts';
 import { actingUser, isFineGrained, notAccessible, permittedOn, type Principal, reachesAccount, requireAccess } from '../../core/access/index.ts';
-
-export const DefaultLevel = Type.Union([Type.Literal('public'), Type.Literal('internal')], {
-  description: '`public`: public repositories only unless granted otherwise; `internal`: public and internal ones',
-});
-
-export const UpdaterAccessList = Type.Object({
-  default_level: Type.Union([DefaultLevel, Type.Null()]),
-  accessible_repositories: Type.Array(MinimalRepository),
-});
-export type UpdaterAccessList = Static<typeof UpdaterAccessList>;
-
 
 export class UpdaterAccessService extends Service {
   /** The organization's list, if the caller administers the organization (an owner, or an installation on it). */

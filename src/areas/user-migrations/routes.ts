@@ -10,7 +10,8 @@ import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.t
 import type { UserRow } from '../../core/accounts/store.ts';
 import { FullRepository } from '../../core/repositories/representations.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
-import { EXCLUDABLE, UserMigration, type UserMigrationService } from './service.ts';
+import { UserMigration } from './representations.ts';
+import { EXCLUDABLE, type UserMigrationService } from './service.ts';
 import { type AccessRule, actingUser, CLASSIC_TOKENS } from '../../core/access/index.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS };
@@ -172,8 +173,14 @@ export function userMigrationRoutes(app: Api, ctx: Context, service: UserMigrati
     return reply.code(204).send(null);
   });
 
-  // The signed URL: the signature is the credential, so this route takes no token, counts against no
-  // rate limit and ignores any Authorization header a client carries over from the redirect.
+  signedArchiveRoute(app, service);
+}
+
+/**
+ * The signed URL: the signature is the credential, so this route takes no token, counts against no
+ * rate limit and ignores any Authorization header a client carries over from the redirect.
+ */
+function signedArchiveRoute(app: Api, service: UserMigrationService): void {
   app.get('/_storage/user-migrations/:migration_id/archive.tar.gz', {
     schema: {
       summary: 'Fetch a user migration archive by its signed URL',

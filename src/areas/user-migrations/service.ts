@@ -2,7 +2,6 @@
 // downloads it through a short-lived signed URL, and deletes it (or it expires). Only the owner sees a
 // migration. The export is a queued job: pending → exporting → exported, or failed with no archive.
 import { randomUUID } from 'node:crypto';
-import { Type, type Static } from 'typebox';
 import type { Context } from '../../platform/context.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { forbidden, invalidField, notFound, validationFailed, type ValidationError } from '../../platform/errors.ts';
@@ -10,12 +9,11 @@ import { findRepository } from '../../core/repositories/store.ts';
 import { lockAccount, type UserRow } from '../../core/accounts/store.ts';
 import { loadRepositoryFacts } from '../../core/repositories/facts.ts';
 import { FullRepository, fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
-import { nodeId, type Urls } from '../../platform/urls.ts';
-import { SimpleUser, simpleUser } from '../../core/accounts/representations.ts';
 import { ExportThreads } from './export-worker.ts';
 import { perServer } from '../../platform/per-server.ts';
 import { exportPlan } from './plan.ts';
 import { archiveStorage, type ArchiveStorage } from './storage.ts';
+import { migrationBody, type UserMigration } from './representations.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
 import { defineJob } from '../../jobs/job.ts';
@@ -51,33 +49,9 @@ export const EXPORT = defineJob<{ migrationId: number }, UserMigrationService>({
  * the sweep removes it. A live export writes to its file all the time, so its age stays near zero.
  */
 export const UNFINISHED_MAX_AGE_MS = 60 * 60 * 1000;
-const STATES = ['pending', 'exporting', 'exported', 'failed'] as const;
 /** The attributes the `exclude` parameter may drop from a response. */
 export const EXCLUDABLE = ['repositories'] as const;
 export type Excludable = (typeof EXCLUDABLE)[number];
-
-export const UserMigration = Type.Object({
-  id: Type.Integer(),
-  node_id: Type.String(),
-  owner: SimpleUser,
-  guid: Type.String(),
-  state: Type.Union(STATES.map((s) => Type.Literal(s))),
-  lock_repositories: Type.Boolean(),
-  exclude_metadata: Type.Boolean(),
-  exclude_git_data: Type.Boolean(),
-  exclude_attachments: Type.Boolean(),
-  exclude_releases: Type.Boolean(),
-  exclude_owner_projects: Type.Boolean(),
-  org_metadata_only: Type.Boolean(),
-  repositories: Type.Optional(Type.Array(FullRepository)),
-  url: Type.String(),
-  archive_url: Type.String(),
-  /** The attributes left out of this response. */
-  exclude: Type.Optional(Type.Array(Type.String())),
-  created_at: Type.String({ description: 'ISO 8601 with a numeric time-zone offset' }),
-  updated_at: Type.String({ description: 'ISO 8601 with a numeric time-zone offset' }),
-});
-export type UserMigration = Static<typeof UserMigration>;
 
 export interface StartInput {
   repositories: string[];
@@ -91,33 +65,7 @@ export interface StartInput {
   exclude?: Excludable[];
 }
 
-/** The spec gives migration timestamps with a numeric offset (`+00:00`) rather than `Z`. */
-const isoOffset = (value: string) => isoSeconds(value).replace(/Z$/, '+00:00');
-
 type MigrationRepository = RepositoryRow & { owner: UserRow; migration_id: number };
-
-function migrationBody(urls: Urls, row: store.MigrationRow, owner: UserRow, repositories: FullRepository[] | null): UserMigration {
-  const url = `${urls.api}/user/migrations/${row.id}`;
-  return {
-    id: row.id,
-    node_id: nodeId('Migration', row.id),
-    owner: simpleUser(urls, owner),
-    guid: row.guid,
-    state: row.state as UserMigration['state'],
-    lock_repositories: Boolean(row.lock_repositories),
-    exclude_metadata: Boolean(row.exclude_metadata),
-    exclude_git_data: Boolean(row.exclude_git_data),
-    exclude_attachments: Boolean(row.exclude_attachments),
-    exclude_releases: Boolean(row.exclude_releases),
-    exclude_owner_projects: Boolean(row.exclude_owner_projects),
-    org_metadata_only: Boolean(row.org_metadata_only),
-    ...(repositories ? { repositories } : { exclude: ['repositories'] }),
-    url,
-    archive_url: `${url}/archive`,
-    created_at: isoOffset(row.created_at),
-    updated_at: isoOffset(row.updated_at),
-  };
-}
 
 /** The archive's folder in storage: every run's archive (and leftovers of dead runs) live under it. */
 const archiveFolder = (migrationId: number) => `${migrationId}/`;
@@ -311,7 +259,7 @@ export class UserMigrationService extends Service {
   async deleteArchive(user: UserRow, migrationId: number): Promise<void> {
     const row = await this.owned(user, migrationId);
     if (!this.downloadable(row)) throw notFound();
-    if (!(await store.dropArchive(this.db, row.id, this.now()))) throw notFound();
+    if (!(await this.dropArchive(row.id))) throw notFound();
     await this.storage.clear(archiveFolder(row.id));
   }
 
@@ -357,7 +305,7 @@ export class UserMigrationService extends Service {
       this.ctx.log.warn({ migrationId, failure }, 'user migration export failed');
       // What this run wrote goes; failing to remove it is only logged, so the migration is still marked failed.
       await this.storage.remove(key).catch((err: unknown) => this.ctx.log.error({ err, migrationId }, 'could not remove a failed archive'));
-      await store.failExport(this.db, migrationId, run, failure, this.now());
+      await this.failExport(migrationId, run, failure);
       return;
     }
     // The job ends once the thread is idle again (its compile cache written) or gone: a drained queue
@@ -371,7 +319,7 @@ export class UserMigrationService extends Service {
    */
   async exportExhausted(migrationId: number): Promise<void> {
     const failure = `the export did not finish in ${EXPORT_RETRY_LIMIT + 1} attempts`;
-    if (await store.failExport(this.db, migrationId, null, failure, this.now())) {
+    if (await this.failExport(migrationId, null, failure)) {
       this.ctx.log.warn({ migrationId, failure }, 'user migration export failed');
     }
     const migration = await store.findMigration(this.db, migrationId);
@@ -422,7 +370,7 @@ export class UserMigrationService extends Service {
     for (;;) {
       const ids = await store.expiredArchives(this.db, this.expiryCutoff(), 100);
       for (const id of ids) {
-        if (await store.dropArchive(this.db, id, this.now())) {
+        if (await this.dropArchive(id)) {
           await this.storage.clear(archiveFolder(id));
           removed += 1;
         }
@@ -453,5 +401,17 @@ export class UserMigrationService extends Service {
       created_at: isoSeconds(row.created_at),
       updated_at: isoSeconds(row.updated_at),
     };
+  }
+
+  /** Fails a migration and releases its repositories, in one transaction (store.failExport). */
+  private async failExport(migrationId: number, run: string | null, failure: string): Promise<boolean> {
+    const now = this.now();
+    return this.db.transaction().execute((trx) => store.failExport(trx, migrationId, run, failure, now));
+  }
+
+  /** Forgets a migration's archive, read and updated in one transaction (store.dropArchive). */
+  private async dropArchive(migrationId: number): Promise<string | null> {
+    const now = this.now();
+    return this.db.transaction().execute((trx) => store.dropArchive(trx, migrationId, now));
   }
 }

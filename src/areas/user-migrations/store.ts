@@ -5,9 +5,9 @@ import type { Executor } from '../../db/index.ts';
 import { idList, inIdList, isPostgres, reusableQuery, type IdList } from '../../db/prepared.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import type { UserRow } from '../../core/accounts/store.ts';
-import type { IssueCommentsTable, IssuesTable } from '../../core/issues/tables.ts';
-import type { TeamsTable } from '../../db/schema.ts';
-import type { UserMigrationsTable } from './tables.ts';
+import type { IssueCommentsTable, IssuesTable } from '../../db/tables/issues.ts';
+import type { TeamsTable } from '../../db/tables/accounts.ts';
+import type { UserMigrationsTable } from '../../db/tables/user-migrations.ts';
 
 export type MigrationRow = Selectable<UserMigrationsTable>;
 export type IssueRow = Selectable<IssuesTable>;
@@ -157,17 +157,15 @@ export async function finishExport(db: Executor, id: number, run: string, archiv
  * Fails a migration and releases its repositories in the same transaction (a failed migration has
  * nothing to move, so nothing stays locked for it). With `run`, only while that run still holds the
  * export; without, whichever run held it last (a job out of attempts). False when nothing changed:
- * another run took it over, or it had already finished or failed.
+ * another run took it over, or it had already finished or failed. `trx` is the caller's transaction.
  */
-export async function failExport(db: Executor, id: number, run: string | null, failure: string, now: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    let update = trx.updateTable('user_migrations').set({ state: 'failed', failure, updated_at: now }).where('id', '=', id);
-    update = run === null ? update.where('state', 'in', ['pending', 'exporting']) : update.where('export_run', '=', run).where('state', '=', 'exporting');
-    const result = await update.executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return false;
-    await unlockAll(trx, id);
-    return true;
-  });
+export async function failExport(trx: Executor, id: number, run: string | null, failure: string, now: string): Promise<boolean> {
+  let update = trx.updateTable('user_migrations').set({ state: 'failed', failure, updated_at: now }).where('id', '=', id);
+  update = run === null ? update.where('state', 'in', ['pending', 'exporting']) : update.where('export_run', '=', run).where('state', '=', 'exporting');
+  const result = await update.executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return false;
+  await unlockAll(trx, id);
+  return true;
 }
 
 async function unlockAll(trx: Executor, migrationId: number): Promise<void> {
@@ -181,19 +179,20 @@ export async function exportingRuns(db: Executor, ids: number[]): Promise<Map<nu
   return new Map(rows.flatMap((r) => (r.export_run === null ? [] : [[r.id, r.export_run] as const])));
 }
 
-/** Forgets the archive (deleted or expired); the migration itself stays. Returns the key it had, if any. */
-export async function dropArchive(db: Executor, id: number, now: string): Promise<string | null> {
-  return db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom('user_migrations').select('archive_key').where('id', '=', id).executeTakeFirst();
-    if (!row?.archive_key) return null;
-    const result = await trx
-      .updateTable('user_migrations')
-      .set({ archive_key: null, archive_deleted_at: now })
-      .where('id', '=', id)
-      .where('archive_key', '=', row.archive_key)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0 ? row.archive_key : null;
-  });
+/**
+ * Forgets the archive (deleted or expired); the migration itself stays. Returns the key it had, if
+ * any. `trx` is the caller's transaction (the read and the update are one).
+ */
+export async function dropArchive(trx: Executor, id: number, now: string): Promise<string | null> {
+  const row = await trx.selectFrom('user_migrations').select('archive_key').where('id', '=', id).executeTakeFirst();
+  if (!row?.archive_key) return null;
+  const result = await trx
+    .updateTable('user_migrations')
+    .set({ archive_key: null, archive_deleted_at: now })
+    .where('id', '=', id)
+    .where('archive_key', '=', row.archive_key)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0 ? row.archive_key : null;
 }
 
 /** Migrations whose archive was exported at or before `cutoff` and is still stored. */

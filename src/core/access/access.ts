@@ -4,7 +4,7 @@
 // called by services; what a caller may not see is a 404.
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { RepositoriesTable } from '../../db/schema.ts';
+import type { RepositoriesTable } from '../../db/tables/repositories.ts';
 import { installationCovers, orgRoles, type OrgRole } from './store.ts';
 import { userRepositoryPermissions, type RepositoryPermissions } from './repository-permissions.ts';
 import { ApiError, forbidden, notFound, requiresAuthentication } from '../../platform/errors.ts';

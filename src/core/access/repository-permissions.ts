@@ -12,7 +12,7 @@
 // the same read rule as a SQL condition, for lists that filter and count in their own query.
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { RepositoriesTable, RepositoryPermission } from '../../db/schema.ts';
+import type { RepositoriesTable, RepositoryPermission } from '../../db/tables/repositories.ts';
 import { REPOSITORY_PERMISSIONS, repositoryAccessFacts, type RepositoryAccessFacts } from './store.ts';
 
 type RepositoryRow = Selectable<RepositoriesTable>;

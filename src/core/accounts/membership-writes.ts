@@ -2,7 +2,7 @@
 // remove organization and team members. Each changes repository access: the areas are told inside
 // the write's transaction (`onAccessChanged`: notifications hide or show threads and move
 // Last-Modified), and the change's activities are recorded in it.
-import type { RepositoryPermission } from '../../db/schema.ts';
+import type { RepositoryPermission } from '../../db/tables/repositories.ts';
 import { insertUnique, invalidField } from '../../platform/errors.ts';
 import { HookedWrites } from '../area.ts';
 import { recordMemberActivity } from '../repositories/activities.ts';

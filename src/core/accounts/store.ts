@@ -1,7 +1,7 @@
 // Accounts: users and organizations (one id and login space), enterprises, teams and memberships.
 import type { Executor } from '../../db/index.ts';
 import type { Insertable, Selectable } from 'kysely';
-import type { EnterprisesTable, TeamsTable, UsersTable } from '../../db/schema.ts';
+import type { EnterprisesTable, TeamsTable, UsersTable } from '../../db/tables/accounts.ts';
 import { orgRoles, type OrgRole } from '../access/index.ts';
 
 export type UserRow = Selectable<UsersTable>;

@@ -2,7 +2,7 @@
 // itself) and the installation.
 import type { Selectable } from 'kysely';
 import { Type, type Static } from 'typebox';
-import type { AppAuthorizationsTable, TokensTable } from '../../db/schema.ts';
+import type { AppAuthorizationsTable, TokensTable } from '../../db/tables/apps.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../accounts/representations.ts';

@@ -4,7 +4,7 @@ import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } 
 import { idList, inIdList, isPostgres, reusableQuery, type IdList } from '../../db/prepared.ts';
 import { cachedRead } from '../../db/changes.ts';
 import type { Executor } from '../../db/index.ts';
-import type { AppAuthorizationsTable, AppsTable, InstallationsTable } from '../../db/schema.ts';
+import type { AppAuthorizationsTable, AppsTable, InstallationsTable } from '../../db/tables/apps.ts';
 import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 

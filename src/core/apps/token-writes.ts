@@ -6,8 +6,7 @@ import { Service } from '../../platform/service.ts';
 import { tokenKindOf } from '../../platform/tokens.ts';
 import { requireAccount } from '../accounts/lookup.ts';
 import { accountRepositoryIds } from '../repositories/lookup.ts';
-import { issueToken } from '../access/index.ts';
-import type { Permissions } from '../access/index.ts';
+import { issueToken, type Permissions } from '../access/index.ts';
 
 export class TokenWrites extends Service {
   async createToken(input: {

@@ -5,7 +5,7 @@ import type { Executor } from '../../db/index.ts';
 import type { Database } from '../../db/schema.ts';
 import { type TeamRow, type UserRow, teamsById, usersById } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
-import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from './tables.ts';
+import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from '../../db/tables/issues.ts';
 
 export type IssueRow = Selectable<IssuesTable>;
 export type CommentRow = Selectable<IssueCommentsTable>;

@@ -3,7 +3,7 @@
 // core/access), a repository's watchers and the teams given it.
 import { sql, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { RepositoryPermission } from '../../db/schema.ts';
+import type { RepositoryPermission } from '../../db/tables/repositories.ts';
 import type { TeamRow, UserRow } from '../accounts/store.ts';
 import { memberAccess, readableBy } from '../access/index.ts';
 

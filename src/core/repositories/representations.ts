@@ -3,7 +3,7 @@
 // facts (its counts), loaded in one batch by ./facts.ts: no count defaults to zero here.
 import type { Selectable } from 'kysely';
 import { Type, type Static } from 'typebox';
-import type { RepositoriesTable } from '../../db/schema.ts';
+import type { RepositoriesTable } from '../../db/tables/repositories.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../accounts/representations.ts';

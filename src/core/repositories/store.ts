@@ -5,7 +5,8 @@ import { sql, type ExpressionBuilder, type Insertable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import { reusableQuery } from '../../db/prepared.ts';
 import { cachedRow } from '../../db/changes.ts';
-import type { Database, RepositoriesTable, RepositoryPermission } from '../../db/schema.ts';
+import type { Database } from '../../db/schema.ts';
+import type { RepositoriesTable, RepositoryPermission } from '../../db/tables/repositories.ts';
 import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryFacts, RepositoryOwner, RepositoryRow } from './representations.ts';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Executor } from '../../db/index.ts';
 import { heldRows } from '../../db/held.ts';
-import type { RepositoryPermission } from '../../db/schema.ts';
+import type { RepositoryPermission } from '../../db/tables/repositories.ts';
 import { ApiError, insertUnique, invalidField, notFound, validationFailed } from '../../platform/errors.ts';
 import { organizationSimple, simpleUser } from '../accounts/representations.ts';
 import { requireAccount, requireTeam } from '../accounts/lookup.ts';

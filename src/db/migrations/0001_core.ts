@@ -1,7 +1,16 @@
 import type { Kysely } from 'kysely';
 import { withId } from './helpers.ts';
 
+// The core tables, in this order: the accounts', the repositories', the apps' and tokens', then the
+// jobs, rate limit and settings tables.
 export async function up(db: Kysely<any>): Promise<void> {
+  await accountTables(db);
+  await repositoryTables(db);
+  await appTables(db);
+  await platformTables(db);
+}
+
+async function accountTables(db: Kysely<any>): Promise<void> {
   await withId(db, db.schema.createTable('users'))
     .addColumn('login', 'text', (c) => c.notNull())
     .addColumn('login_lower', 'text', (c) => c.notNull().unique())
@@ -59,7 +68,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addPrimaryKeyConstraint('team_members_pk', ['team_id', 'user_id'])
     .execute();
+}
 
+async function repositoryTables(db: Kysely<any>): Promise<void> {
   await withId(db, db.schema.createTable('repositories'))
     .addColumn('owner_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('name', 'text', (c) => c.notNull())
@@ -87,7 +98,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('repository_subscriptions_pk', ['repository_id', 'user_id'])
     .execute();
+}
 
+async function appTables(db: Kysely<any>): Promise<void> {
   await withId(db, db.schema.createTable('apps'))
     .addColumn('slug', 'text', (c) => c.notNull().unique())
     .addColumn('name', 'text', (c) => c.notNull())
@@ -152,7 +165,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('tokens_authorization').on('tokens').columns(['authorization_id']).execute();
   await db.schema.createIndex('tokens_user').on('tokens').columns(['user_id']).execute();
+}
 
+async function platformTables(db: Kysely<any>): Promise<void> {
   await withId(db, db.schema.createTable('jobs'))
     .addColumn('queue', 'text', (c) => c.notNull())
     .addColumn('data', 'text', (c) => c.notNull())

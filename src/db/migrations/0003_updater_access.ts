@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// Updater repository access: one access list per organization and per enterprise (see the area's tables.ts).
+// Updater repository access: one access list per organization and per enterprise (see src/db/tables/updater-access.ts).
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('updater_access_settings')

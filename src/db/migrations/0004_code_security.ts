@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { withId } from './helpers.ts';
 
-// The tables of this area (see src/areas/code-security/tables.ts), and the built-in global configuration.
+// The tables of this area (see src/db/tables/code-security.ts), and the built-in global configuration.
 export async function up(db: Kysely<any>): Promise<void> {
   await withId(db, db.schema.createTable('code_security_configurations'))
     .addColumn('target_type', 'text', (c) => c.notNull())

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 // Assistant metrics: each organization's metrics policy and its day records, for the organization and
-// for its teams (see the area's tables.ts).
+// for its teams (see src/db/tables/assistant-metrics.ts).
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('assistant_metrics_policies')

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { withId } from './helpers.ts';
 
-// Issue types: an organization's types, and the repositories that disable one (see the area's tables.ts).
+// Issue types: an organization's types, and the repositories that disable one (see src/db/tables/issue-types.ts).
 export async function up(db: Kysely<any>): Promise<void> {
   await withId(db, db.schema.createTable('issue_types'))
     .addColumn('org_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))

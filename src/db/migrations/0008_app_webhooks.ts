@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { withId } from './helpers.ts';
 
-// The tables of the app webhooks area (see src/areas/app-webhooks/tables.ts).
+// The tables of the app webhooks area (see src/db/tables/app-webhooks.ts).
 export async function up(db: Kysely<any>): Promise<void> {
   await withId(db, db.schema.createTable('app_webhooks'))
     .addColumn('app_id', 'integer', (c) => c.notNull().unique().references('apps.id').onDelete('cascade'))

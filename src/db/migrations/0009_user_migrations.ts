@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { withId } from './helpers.ts';
 
-// The tables of user migrations (see src/areas/user-migrations/tables.ts).
+// The tables of user migrations (see src/db/tables/user-migrations.ts).
 export async function up(db: Kysely<any>): Promise<void> {
   await withId(db, db.schema.createTable('user_migrations'))
     .addColumn('guid', 'text', (c) => c.notNull().unique())

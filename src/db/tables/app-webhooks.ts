@@ -2,7 +2,7 @@
 // body, once), the messages (one event for one app, with its guid and installation) and the
 // delivery attempts of each message (the API's deliveries).
 import type { Generated } from 'kysely';
-import type { Bool } from '../../db/schema.ts';
+import type { Bool } from './columns.ts';
 
 /** An app's webhook: one row per app, created with the app. */
 export interface AppWebhooksTable {

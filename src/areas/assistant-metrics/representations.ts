@@ -1,6 +1,7 @@
-// The assistant metrics day record, exactly as the spec's schema. Every count defaults to 0, every
-// list to [], every feature block to an empty one, so an operator may send only what a day had; the
-// public answer always carries every field.
+// The response shapes of assistant metrics: the day record, exactly as the spec's schema, and the
+// operator's day (a day record with its date). Every count defaults to 0, every list to [], every
+// feature block to an empty one, so an operator may send only what a day had; the public answer
+// always carries every field.
 import { Type, type Static, type TSchema } from 'typebox';
 
 const Count = Type.Integer({ minimum: 0, default: 0 });

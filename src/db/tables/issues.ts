@@ -1,7 +1,7 @@
 // Issues, pull requests, their comments, assignees, review requests and events; the migration is
 // src/db/migrations/0002_activity.ts.
 import type { Generated } from 'kysely';
-import type { Bool } from '../../db/schema.ts';
+import type { Bool } from './columns.ts';
 
 /** Issues and pull requests (a pull request is an issue with `is_pull_request`). */
 export interface IssuesTable {

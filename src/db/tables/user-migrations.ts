@@ -1,6 +1,6 @@
 // Tables of user migrations; the migration that creates them is src/db/migrations/0009_user_migrations.ts.
 import type { Generated } from 'kysely';
-import type { Bool } from '../../db/schema.ts';
+import type { Bool } from './columns.ts';
 
 export interface UserMigrationsTable {
   id: Generated<number>;

@@ -1,6 +1,6 @@
 // Tables of issue types; the migration is src/db/migrations/0006_issue_types.ts.
 import type { Generated } from 'kysely';
-import type { Bool } from '../../db/schema.ts';
+import type { Bool } from './columns.ts';
 
 /**
  * An organization's issue type. Other areas look a type up by `org_id` and `name` (and check

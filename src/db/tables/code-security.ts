@@ -1,4 +1,4 @@
-// Tables of this area; its migration is src/db/migrations/0004_code_security.ts.
+// Tables of code security; the migration is src/db/migrations/0004_code_security.ts.
 import type { Generated } from 'kysely';
 
 export interface CodeSecurityConfigurationsTable {

@@ -1,6 +1,6 @@
 // Tables of the notifications area (migration 0007_notifications).
 import type { Generated } from 'kysely';
-import type { Bool } from '../../db/schema.ts';
+import type { Bool } from './columns.ts';
 
 /**
  * What a thread is about: an issue or pull request, or a subject the operator surface names
