@@ -9,7 +9,7 @@ import { APPLY, resumeStaleApplies } from './areas/code-security/apply.ts';
 import { MARK_READ, NotificationService } from './areas/notifications/service.ts';
 import { EXPORT, UserMigrationService } from './areas/user-migrations/service.ts';
 import type { LifecycleArea } from './core/area.ts';
-import { sweepExpiredTokens } from './core/callers/routes.ts';
+import { sweepExpiredTokens } from './core/access/index.ts';
 import { LISTING_SECONDS, REMOVAL_SECONDS, removeRecordedGitData, sweepOrphanedGitData } from './core/repositories/git-sweep.ts';
 import { jobWorker, type Workers } from './jobs/registry.ts';
 import type { Context } from './platform/context.ts';

@@ -16,8 +16,8 @@ import { requireApp } from '../core/apps/writes.ts';
 import { repositoryIdPage } from '../core/repositories/store.ts';
 import { repositoriesWithFacts } from '../core/repositories/facts.ts';
 import { fullRepository } from '../core/repositories/representations.ts';
-import { listTokens } from '../core/callers/token-store.ts';
 import { installationAnswer } from './routes.ts';
+import { listTokens } from '../core/access/index.ts';
 
 const hidden = { hide: true, tags: ['admin'] } as const;
 

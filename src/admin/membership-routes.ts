@@ -5,10 +5,10 @@ import { Type } from 'typebox';
 import type { Api, Context } from '../platform/context.ts';
 import { organization, orgMembership, simpleUser } from '../core/accounts/representations.ts';
 import { representRepository } from '../core/repositories/facts.ts';
-import { fullPermissionsOf, permissionNames, permissionsOf } from '../core/repositories/permissions.ts';
 import { OrgMembershipBody, RepoChangeBody, RepositoryAccessBody } from './schemas.ts';
 import type { Area } from '../core/area.ts';
 import { coreWriters } from './writers.ts';
+import { fullPermissionsOf, permissionNames, permissionsOf } from '../core/access/index.ts';
 
 const hidden = { hide: true, tags: ['admin'] } as const;
 

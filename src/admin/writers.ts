@@ -4,7 +4,7 @@ import type { Area } from '../core/area.ts';
 import { AccountWrites } from '../core/accounts/writes.ts';
 import { MembershipWrites } from '../core/accounts/membership-writes.ts';
 import { AppWrites, InstallationWrites } from '../core/apps/writes.ts';
-import { TokenWrites } from '../core/callers/token-writes.ts';
+import { TokenWrites } from '../core/apps/token-writes.ts';
 import { RepositoryWrites } from '../core/repositories/writes.ts';
 import type { Executor } from '../db/index.ts';
 import type { Context } from '../platform/context.ts';

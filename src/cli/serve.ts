@@ -37,7 +37,7 @@ const DEMO = {
 
 /** Whether the credentials and the repository the demo curl lines use are in this database. */
 async function demoDataPresent(server: Server): Promise<boolean> {
-  const [{ authenticate }, { findRepository }] = await Promise.all([import('../core/callers/principal.ts'), import('../core/repositories/store.ts')]);
+  const [{ authenticate }, { findRepository }] = await Promise.all([import('../core/access/index.ts'), import('../core/repositories/store.ts')]);
   const { db, clock } = server.ctx;
   try {
     const mona = await authenticate(db.kysely, clock, `Bearer ${DEMO.monaToken}`, { basicApp: false });

@@ -12,7 +12,7 @@ import { installRootDocument } from './root.ts';
 
 type AccessRule = NonNullable<FastifyContextConfig['access']>;
 
-/** Resolves the caller of a request under its route's rule (src/core/callers/hook.ts). */
+/** Resolves the caller of a request under its route's rule (src/core/access/hook.ts). */
 export type ResolveCaller = (request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, rule: AccessRule) => Promise<void>;
 
 export interface ApiScope {

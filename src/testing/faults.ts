@@ -10,13 +10,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { findAccount } from '../core/accounts/store.ts';
 import { findApp } from '../core/apps/store.ts';
-import { rateLimitKey } from '../core/callers/hook.ts';
-import { parseAuthorization, type Principal } from '../core/callers/principal.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { ApiError, invalidField, notFound } from '../platform/errors.ts';
 import { DELIVERY_EFFECTS, faultsOf, REQUEST_EFFECTS, type DeliveryEffect, type FaultMatch, type FaultRule, type RequestEffect, type RequestFacts } from './fault-store.ts';
 import { clientAddress, rateLimitExceededMessage } from '../platform/rate-limit.ts';
 import { hashSecret } from '../platform/tokens.ts';
+import { parseAuthorization, type Principal, rateLimitKey } from '../core/access/index.ts';
 
 const hidden = { hide: true, tags: ['admin'] } as const;
 

@@ -6,7 +6,6 @@
 // Left out: the journal's own routes, /healthz, /readyz, /metrics, /docs, /openapi.json and /_console.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { findAppBy } from '../core/apps/store.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { perServer } from '../platform/per-server.ts';
 import { invalidField } from '../platform/errors.ts';
@@ -14,6 +13,7 @@ import { glob } from './fault-store.ts';
 import { DEFAULT_API_VERSION } from '../http/version.ts';
 import { operationId } from '../http/openapi.ts';
 import { DEFAULT_PAGES } from '../platform/pagination.ts';
+import { findAppBy } from '../core/access/index.ts';
 
 /** The most of a request's or an answer's body an entry keeps (characters). */
 export const BODY_LIMIT = 16 * 1024;

@@ -1,12 +1,11 @@
 // App token management routes: Basic authentication with the app's client id and secret (a wrong
 // pair, or a path client_id that is not the caller's, is a 404), and installation tokens (app JWT).
 import { Type } from 'typebox';
-import type { AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
-import { callingApp } from '../../core/callers/app.ts';
 import { Authorization } from '../../core/apps/representations.ts';
 import { AppTokenService } from './service.ts';
+import { type AccessRule, callingApp } from '../../core/access/index.ts';
 
 const basic: AccessRule = { credentials: ['basic'] };
 const ClientIdParams = Type.Object({ client_id: Type.String() });

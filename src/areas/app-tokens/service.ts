@@ -2,15 +2,14 @@
 // user's grant, narrows a user token, and mints installation tokens (60 minutes).
 import { isoSeconds } from '../../platform/clock.ts';
 import { invalidField, notFound, installationSuspended } from '../../platform/errors.ts';
-import { intersectPermissions, parsePermissions, type Permissions } from '../../core/apps/permissions.ts';
 import { authorizationBody, type Authorization } from '../../core/apps/representations.ts';
 import { findInstallation, findInstallationOnAccount, type AppRow } from '../../core/apps/store.ts';
 import { minimalRepository } from '../../core/repositories/representations.ts';
-import { issueToken } from '../../core/callers/token-store.ts';
 import { findAccount, findAccountById } from '../../core/accounts/store.ts';
 import { generateToken, type TokenKind } from '../../platform/tokens.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
+import { intersectPermissions, issueToken, parsePermissions, type Permissions } from '../../core/access/index.ts';
 
 export const INSTALLATION_TOKEN_MINUTES = 60;
 

@@ -12,7 +12,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Activity as OutboxActivity } from '../../core/activities.ts';
 import type { InstallationEvent } from '../../core/apps/activities.ts';
 import { coversEvent, deliveredWithoutSubscribing } from '../../core/apps/events.ts';
-import { intersectPermissions, parsePermissions } from '../../core/apps/permissions.ts';
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
 import { perServer } from '../../platform/per-server.ts';
@@ -20,6 +19,7 @@ import { BatchLoader, WriteBatcher } from '../../jobs/batch.ts';
 import { eventBody, installationBody } from './payloads.ts';
 import { postWebhook, type WebhookResult } from './sender.ts';
 import * as store from './store.ts';
+import { intersectPermissions, parsePermissions } from '../../core/access/index.ts';
 
 /** A throttled attempt whose slot is this close waits in its worker; a later one goes back to the queue. */
 const SLEEP_LIMIT_MS = 200;

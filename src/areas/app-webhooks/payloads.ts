@@ -16,7 +16,7 @@
 import type { Activity } from '../../core/activities.ts';
 import { loadCommentFacts, loadIssueFacts } from '../../core/issues/representations.ts';
 import { findAccountById, findOrganizationEnterprise, findTeamById, type UserRow } from '../../core/accounts/store.ts';
-import { findAppBy, findInstallation } from '../../core/apps/store.ts';
+import { findInstallation } from '../../core/apps/store.ts';
 import { installationRepresentation } from '../../core/apps/representations.ts';
 import { branchHead } from '../../core/repositories/git.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
@@ -30,6 +30,7 @@ import { enterpriseRepresentation, organizationSimple, simpleUser, team } from '
 import { pullRequestBranches } from '../../core/issues/representations.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { findHook } from './store.ts';
+import { findAppBy } from '../../core/access/index.ts';
 
 type Body = Record<string, unknown>;
 

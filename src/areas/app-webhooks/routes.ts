@@ -1,15 +1,14 @@
 // App webhook routes: the configuration and the deliveries, with an app JWT only (every other
 // credential is refused by the access rule); and the operator's raw events under /_admin.
 import { Type } from 'typebox';
-import type { AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { DEFAULT_PAGES, pageParams, PerPage, setCursorLinks } from '../../platform/pagination.ts';
-import { callingApp } from '../../core/callers/app.ts';
 import { findApp } from '../../core/apps/store.ts';
 import { notFound } from '../../platform/errors.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { DeliveryDetail, DeliverySummary, HookConfig } from './representations.ts';
 import { AppWebhookService } from './service.ts';
+import { type AccessRule, callingApp } from '../../core/access/index.ts';
 
 const jwt: AccessRule = { credentials: ['jwt'] };
 const tags = ['apps'];

@@ -2,13 +2,13 @@
 // operator route that sets an organization's metrics policy and day records.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ALL_TOKENS, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import { DayRecord } from './representations.ts';
 import { AssistantMetricsService, METRICS_POLICIES } from './service.ts';
 import type { Scope } from './store.ts';
+import { type AccessRule, ALL_TOKENS } from '../../core/access/index.ts';
 
 const tags = ['assistant'];
 

@@ -4,16 +4,15 @@
 // yesterday, only days that ended with five or more licensed members, and only when the
 // organization's metrics policy is enabled.
 import { Value } from 'typebox/value';
-import { actingUser, actsForOrganization, reachesAccount, requirePermittedOn } from '../../core/callers/access.ts';
 import { findAccount, findTeam, isEnterpriseOwner, lockAccount, organizationEnterpriseId, type UserRow } from '../../core/accounts/store.ts';
 import { ApiError, invalidField, notFound } from '../../platform/errors.ts';
 import { pageParams, type PageParams } from '../../platform/pagination.ts';
-import type { Principal } from '../../core/callers/principal.ts';
 import { checkEntries } from '../../platform/seed.ts';
 import { DayRecord, OperatorDay } from './representations.ts';
 import * as store from './store.ts';
 import type { Scope } from './store.ts';
 import { Service } from '../../platform/service.ts';
+import { actingUser, actsForOrganization, type Principal, reachesAccount, requirePermittedOn, requireAccess } from '../../core/access/index.ts';
 
 export const METRICS_POLICIES = ['enabled', 'disabled'] as const;
 export type MetricsPolicy = (typeof METRICS_POLICIES)[number];
@@ -95,7 +94,7 @@ export class AssistantMetricsService extends Service {
   /** A team's metrics: for the owners of the organization holding the team, and installations on it. */
   async team(principal: Principal, login: string, slug: string): Promise<Scope> {
     const org = await this.requireOrganization(login);
-    if (!(await actsForOrganization(this.db, principal, org.id, ['owner']))) throw notFound();
+    await requireAccess(this.db, principal, ['owner'], { organization: org.id });
     const team = await findTeam(this.db, org.id, slug);
     if (!team) throw notFound();
     return { orgId: org.id, teamId: team.id };

@@ -3,13 +3,13 @@
 // internal repository), then its attachment turns `attached`, `enforced` or `failed`.
 import { defineJob } from '../../jobs/job.ts';
 import type { Executor } from '../../db/index.ts';
-import { assertRepositoryWritable } from '../../core/callers/access.ts';
 import type { Context } from '../../platform/context.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import { effectiveSettings, needsLicense, parseSecurityAndAnalysis, usesPaidFeature, type Settings } from './features.ts';
 import { organizationEnterpriseId } from '../../core/accounts/store.ts';
 import { findRepositoryById } from '../../core/repositories/store.ts';
 import * as store from './store.ts';
+import { assertRepositoryWritable } from '../../core/access/index.ts';
 
 interface ApplyJob {
   configurationId: number;

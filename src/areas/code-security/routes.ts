@@ -4,8 +4,6 @@
 // service.ts, the response shapes in representations.ts.
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
-import { ALL_TOKENS, CLASSIC_TOKENS, type AccessRule } from '../../core/callers/access.ts';
-import type { Principal } from '../../core/callers/principal.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { CursorQuery, setCursorLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
@@ -18,6 +16,7 @@ import {
 } from './representations.ts';
 import { EnterpriseCreateBody, EnterpriseUpdateBody, OrganizationCreateBody, OrganizationUpdateBody } from './schemas.ts';
 import { CodeSecurityService, type AttachScope, type Scope } from './service.ts';
+import { type AccessRule, ALL_TOKENS, CLASSIC_TOKENS, type Principal } from '../../core/access/index.ts';
 
 const enterpriseRead: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['read:enterprise'] };
 const enterpriseWrite: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['admin:enterprise'] };

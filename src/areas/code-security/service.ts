@@ -4,12 +4,10 @@ import type { Selectable } from 'kysely';
 import type { Static } from 'typebox';
 import type { Executor } from '../../db/index.ts';
 import type { EnterprisesTable } from '../../db/tables/accounts.ts';
-import { enterpriseOrganizationIds, findAccount, findAccountById, findEnterprise, isEnterpriseMember, isEnterpriseOwner, organizationEnterpriseId, orgRoles, teamIdsOf, type UserRow } from '../../core/accounts/store.ts';
-import { notAccessible, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository, callerRepositoryPermissions } from '../../core/callers/access.ts';
+import { enterpriseOrganizationIds, findAccount, findAccountById, findEnterprise, isEnterpriseMember, isEnterpriseOwner, organizationEnterpriseId, teamIdsOf, type UserRow } from '../../core/accounts/store.ts';
 import { ApiError, badRequest, conflict, forbidden, invalidField, isUniqueViolation, notFound, validationFailed, type ValidationCode } from '../../platform/errors.ts';
 import { findRepository, findRepositoryById } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import type { Principal } from '../../core/callers/principal.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import { queueApply } from './apply.ts';
 import { AttachmentStatus, DefaultForNewRepos as DefaultForNewReposValue, defaultSettings, ENABLEMENT_FIELDS, parseSecurityAndAnalysis, withoutPaidFeatures, type Settings } from './features.ts';
@@ -17,6 +15,7 @@ import type { ConfigurationInput } from './schemas.ts';
 import { cursorPage, type CursorArgs, type CursorPage } from './cursor.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
+import { callerRepositoryPermissions, notAccessible, orgRoles, type Principal, reachesAccount, reachesRepository, requireAccess, requirePermittedOn } from '../../core/access/index.ts';
 
 type EnterpriseRow = Selectable<EnterprisesTable>;
 
@@ -101,7 +100,7 @@ export class CodeSecurityService extends Service {
     const repository = await findRepository(this.db, owner, name);
     if (!repository) throw notFound();
     const securityManager = principal.type === 'user' && (await orgRoles(this.db, repository.owner_id, principal.user.id)).has('security_manager');
-    if (!securityManager) await requireReadableRepository(this.db, principal, repository);
+    if (!securityManager) await requireAccess(this.db, principal, 'read', { repository });
     if (!(await reachesRepository(this.db, principal, repository))) throw notAccessible(principal);
     await requirePermittedOn(principal, repository.owner_id);
     if (principal.type === 'user' && !securityManager && !(await callerRepositoryPermissions(this.db, principal, repository)).admin) {

@@ -1,12 +1,12 @@
 // Issue types: a repository's types (public repositories answer without authentication), and the
 // organization's create, list, update and delete.
 import { Type } from 'typebox';
-import { ALL_TOKENS, type AccessRule } from '../../core/callers/access.ts';
 import { repositoryRead } from '../../core/repositories/routes.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody, RowId, SimpleValidationErrorBody } from '../../platform/schemas.ts';
 import { IssueType } from './representations.ts';
 import { IssueTypeInput, IssueTypeService } from './service.ts';
+import { type AccessRule, ALL_TOKENS } from '../../core/access/index.ts';
 
 const tags = ['issue-types'];
 const security = [{ token: [] }];

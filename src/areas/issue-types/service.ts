@@ -2,15 +2,14 @@
 // where the repository may disable a type (set on the operator surface). A repository owned by a
 // user has no issue types.
 import { Type, type Static } from 'typebox';
-import { actsForOrganization, requireReadableRepository } from '../../core/callers/access.ts';
 import { insertUnique, invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, type UserRow } from '../../core/accounts/store.ts';
 import { findRepository } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import type { Principal } from '../../core/callers/principal.ts';
 import { Color, issueTypeBody, Nullable, type IssueType, type IssueTypeRow } from './representations.ts';
 import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
+import { type Principal, requireAccess } from '../../core/access/index.ts';
 
 export const NAME_MAX = 255;
 export const DESCRIPTION_MAX = 1024;
@@ -35,7 +34,7 @@ export class IssueTypeService extends Service {
   async organization(principal: Principal, login: string): Promise<UserRow> {
     const org = await findAccount(this.db, login);
     if (!org || org.type !== 'Organization') throw notFound();
-    if (!(await actsForOrganization(this.db, principal, org.id, ['owner']))) throw notFound();
+    await requireAccess(this.db, principal, ['owner'], { organization: org.id });
     return org;
   }
 
@@ -94,7 +93,7 @@ export class IssueTypeService extends Service {
    * it and the repository does not disable it. 404 when the caller cannot see the repository.
    */
   async listForRepository(principal: Principal, owner: string, name: string): Promise<IssueType[]> {
-    const repository = await requireReadableRepository(this.db, principal, await findRepository(this.db, owner, name));
+    const repository = await requireAccess(this.db, principal, 'read', { repository: await findRepository(this.db, owner, name) });
     return this.repositoryView(repository.owner_id, repository.id);
   }
 

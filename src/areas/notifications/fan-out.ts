@@ -21,7 +21,7 @@ import type { Activities, AppliedActivityName, StoredActivities } from '../../co
 import type { Mentions } from '../../core/issues/activities.ts';
 import { findIssueById } from '../../core/issues/store.ts';
 import type { AccessChange } from '../../core/repositories/activities.ts';
-import { readersOf } from '../../core/repositories/permissions.ts';
+import { readersOf } from '../../core/access/index.ts';
 import { findRepositoryById } from '../../core/repositories/store.ts';
 import { heldRows } from '../../db/held.ts';
 import type { Executor } from '../../db/index.ts';

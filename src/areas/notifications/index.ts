@@ -11,7 +11,7 @@ export const notifications: LifecycleArea = {
     'repository.renamed': { handled: 'reads: threads name the repository by id and render its current name' },
     'repository.deleted': { handled: 'cascade: its threads and subscriptions go with the repository (access.changed too)' },
     'repository.archived': { unaffected: 'an archived repository stays readable, and so do its threads, as on the platform' },
-    'user.suspended': { handled: 'reads: a suspended user\'s tokens are refused where every token is read (core/callers/principal.ts)' },
+    'user.suspended': { handled: 'reads: a suspended user\'s tokens are refused where every token is read (core/access/principal.ts)' },
     'user.deleted': { handled: 'cascade: the user\'s threads and subscriptions go with the account' },
     'installation.suspend': { unaffected: 'notifications are users\', not installations\'' },
     'installation.deleted': { unaffected: 'notifications are users\', not installations\'' },

@@ -3,7 +3,6 @@
 // creates a thread for a subject no issue activity produces.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { CLASSIC_TOKENS, requireReadableRepository, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { sendNotModified, unchanged } from '../../http/conditional.ts';
@@ -14,6 +13,7 @@ import { loadMonitor, pollInterval } from './polling.ts';
 import { NotificationThread, ThreadSubscription } from './representations.ts';
 import { REASONS } from './reasons.ts';
 import { MARK_READ_MESSAGE, NotificationService } from './service.ts';
+import { type AccessRule, CLASSIC_TOKENS, requireAccess } from '../../core/access/index.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['notifications', 'repo'] };
 const config = { access } as const;
@@ -71,7 +71,7 @@ function notificationHttp(ctx: Context) {
 
   const readableRepository = async (request: FastifyRequest<{ Params: { owner: string; repo: string } }>) => {
     const repository = await findRepository(ctx.db.kysely, request.params.owner, request.params.repo);
-    await requireReadableRepository(ctx.db.kysely, request.principal, repository);
+    await requireAccess(ctx.db.kysely, request.principal, 'read', { repository });
     return repository!;
   };
 

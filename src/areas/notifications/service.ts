@@ -5,7 +5,6 @@ import { defineJob } from '../../jobs/job.ts';
 import { hash } from 'node:crypto';
 import type { Executor } from '../../db/index.ts';
 import { heldRows } from '../../db/held.ts';
-import { userRepositoryPermissions } from '../../core/callers/access.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount } from '../../core/accounts/store.ts';
 import { repositoriesWithFacts, type RepositoryWithFacts } from '../../core/repositories/facts.ts';
@@ -19,6 +18,7 @@ import * as store from './store.ts';
 import * as following from './subscription-store.ts';
 import type { MarkSelection, SubscriptionRow, ThreadWithSubject } from './store.ts';
 import { Service } from '../../platform/service.ts';
+import { userRepositoryPermissions } from '../../core/access/index.ts';
 
 import { PARTICIPATING, type Reason } from './reasons.ts';
 

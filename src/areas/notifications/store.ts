@@ -11,8 +11,8 @@ import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } 
 import type { Executor } from '../../db/index.ts';
 import { reusableQuery } from '../../db/prepared.ts';
 import { cachedRead } from '../../db/changes.ts';
-import { readableBy } from '../../core/repositories/store.ts';
 import type { NotificationThreadsTable, ThreadSubscriptionsTable } from '../../db/tables/notifications.ts';
+import { readableBy } from '../../core/access/index.ts';
 
 export type ThreadRow = Selectable<NotificationThreadsTable>;
 export type SubscriptionRow = Selectable<ThreadSubscriptionsTable>;

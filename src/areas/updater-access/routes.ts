@@ -2,13 +2,13 @@
 // add and remove some, set the default level.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { PageQuery, setPageLinks } from '../../platform/pagination.ts';
 import { ErrorBody, ValidationErrorBody } from '../../platform/schemas.ts';
 import { DefaultLevel, UpdaterAccessList } from './representations.ts';
 import { UpdaterAccessService } from './service.ts';
 import type { ListOwner } from './store.ts';
+import { type AccessRule, ALL_TOKENS, USER_TOKENS } from '../../core/access/index.ts';
 
 const tags = ['updater'];
 const security = [{ token: [] }];

@@ -2,12 +2,10 @@
 // organizations) the dependency-updater bot may access, and its default access level. Callers who may
 // not manage the list see a 404, as if the endpoint did not exist.
 import type { Static } from 'typebox';
-import { actingUser, actsForOrganization, isFineGrained, notAccessible, permittedOn, reachesAccount } from '../../core/callers/access.ts';
 import { enterpriseOrganizationIds, findAccount, findEnterprise, isEnterpriseOwner } from '../../core/accounts/store.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import { DEFAULT_PAGES, pageParams, type PageParams } from '../../platform/pagination.ts';
-import type { Principal } from '../../core/callers/principal.ts';
 import { minimalRepository } from '../../core/repositories/representations.ts';
 import { userWithProfile } from '../../core/accounts/representations.ts';
 import { type DefaultLevel, type UpdaterAccessList } from './representations.ts';
@@ -15,13 +13,14 @@ import * as store from './store.ts';
 import type { ListOwner } from './store.ts';
 import { Service } from '../../platform/service.ts';
 import type { Executor } from '../../db/index.ts';
+import { actingUser, isFineGrained, notAccessible, permittedOn, type Principal, reachesAccount, requireAccess } from '../../core/access/index.ts';
 
 export class UpdaterAccessService extends Service {
   /** The organization's list, if the caller administers the organization (an owner, or an installation on it). */
   async organization(principal: Principal, login: string): Promise<ListOwner> {
     const org = await findAccount(this.db, login);
     if (!org || org.type !== 'Organization') throw notFound();
-    if (!(await actsForOrganization(this.db, principal, org.id, ['owner']))) throw notFound();
+    await requireAccess(this.db, principal, ['owner'], { organization: org.id });
     return { type: 'organization', id: org.id };
   }
 

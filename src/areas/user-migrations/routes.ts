@@ -4,7 +4,6 @@
 import { basename } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { CLASSIC_TOKENS, actingUser, type AccessRule } from '../../core/callers/access.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { PageQuery, pageParams, setPageLinks } from '../../platform/pagination.ts';
@@ -13,6 +12,7 @@ import { FullRepository } from '../../core/repositories/representations.ts';
 import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts';
 import { UserMigration } from './representations.ts';
 import { EXCLUDABLE, type UserMigrationService } from './service.ts';
+import { type AccessRule, actingUser, CLASSIC_TOKENS } from '../../core/access/index.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS };
 const tags = ['migrations'];

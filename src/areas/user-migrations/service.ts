@@ -3,12 +3,9 @@
 // migration. The export is a queued job: pending → exporting → exported, or failed with no archive.
 import { randomUUID } from 'node:crypto';
 import type { Context } from '../../platform/context.ts';
-import { requireScopes } from '../../core/callers/access.ts';
-import { userRepositoriesPermissions } from '../../core/repositories/permissions.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { forbidden, invalidField, notFound, validationFailed, type ValidationError } from '../../platform/errors.ts';
 import { findRepository } from '../../core/repositories/store.ts';
-import type { Principal } from '../../core/callers/principal.ts';
 import { lockAccount, type UserRow } from '../../core/accounts/store.ts';
 import { loadRepositoryFacts } from '../../core/repositories/facts.ts';
 import { FullRepository, fullRepository, type RepositoryRow } from '../../core/repositories/representations.ts';
@@ -22,6 +19,7 @@ import { Service } from '../../platform/service.ts';
 import { defineJob } from '../../jobs/job.ts';
 import type { Executor } from '../../db/index.ts';
 import type { RepositoryMove } from '../../core/area.ts';
+import { type Principal, requireScopes, userRepositoriesPermissions } from '../../core/access/index.ts';
 
 function withoutMigrationId(bodies: (FullRepository & { migration_id: number })[]): FullRepository[] {
   return bodies.map(({ migration_id: _, ...body }) => body);

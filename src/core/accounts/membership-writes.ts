@@ -12,8 +12,9 @@ import { recordAccountActivity } from './activities.ts';
 import { requireAccount, requireTeam, requireUsers } from './lookup.ts';
 import { orgMembership } from './representations.ts';
 import {
-  addTeamMember, insertTeam, lockAccount, MEMBER_ROLES, orgRoles, removeFromOrganization, removeTeamMember, setOrgRole, type OrgRole, type UserRow,
+  addTeamMember, insertTeam, lockAccount, MEMBER_ROLES, removeFromOrganization, removeTeamMember, setOrgRole, type UserRow,
 } from './store.ts';
+import { type OrgRole, orgRoles } from '../access/index.ts';
 
 /** Whether these organization roles make the user a member (owner, member, security manager). */
 const isMember = (roles: ReadonlySet<OrgRole>) => MEMBER_ROLES.some((role) => roles.has(role));

@@ -2,7 +2,8 @@
 import { Type, type Static } from 'typebox';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
-import type { EnterpriseRow, OrgRole, UserRow } from './store.ts';
+import type { EnterpriseRow, UserRow } from './store.ts';
+import type { OrgRole } from '../access/index.ts';
 
 // --- User ----------------------------------------------------------------------------------------
 

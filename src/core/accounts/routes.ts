@@ -2,8 +2,6 @@
 // /orgs/{org}/teams/{team_slug}.
 import { accountAdminRoutes } from './admin-routes.ts';
 import { Type } from 'typebox';
-import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
-import type { UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { ErrorBody } from '../../platform/schemas.ts';
@@ -11,6 +9,7 @@ import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ValidationErrorBody } from '../../platform/schemas.ts';
 import { OrganizationProfile, OrganizationSimple, PrivateUser, PublicUser, TeamProfile } from './representations.ts';
 import { AccountService } from './service.ts';
+import { type AccessRule, ALL_TOKENS, USER_TOKENS, type UserPrincipal } from '../access/index.ts';
 
 const security = [{ token: [] }];
 const denied = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };

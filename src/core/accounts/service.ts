@@ -2,11 +2,10 @@
 // an organization, and a team (seen by the organization's members only).
 import { Service } from '../../platform/service.ts';
 import { notFound } from '../../platform/errors.ts';
-import { actsForOrganization, hasPermissions, hasScope, isFineGrained, reachesAccount } from '../callers/access.ts';
 import type { PageParams } from '../../platform/pagination.ts';
-import type { Principal, UserPrincipal } from '../callers/principal.ts';
 import { organizationProfile, organizationSimple, privateUser, publicUser, teamProfile } from './representations.ts';
 import { findAccount, findTeam, memberOrganizationIds, organizationsOfMember, repositoryCountsOf, teamMemberCount } from './store.ts';
+import { actsForOrganization, hasPermissions, hasScope, isFineGrained, type Principal, reachesAccount, type UserPrincipal, requireAccess } from '../access/index.ts';
 
 export class AccountService extends Service {
   /**
@@ -42,7 +41,7 @@ export class AccountService extends Service {
   async team(principal: Principal, login: string, slug: string) {
     const org = await findAccount(this.db, login);
     if (!org || org.type !== 'Organization') throw notFound();
-    if (!(await actsForOrganization(this.db, principal, org.id, ['owner', 'member', 'security_manager']))) throw notFound();
+    await requireAccess(this.db, principal, ['owner', 'member', 'security_manager'], { organization: org.id });
     const row = await findTeam(this.db, org.id, slug);
     if (!row) throw notFound();
     // codehost does not give teams repositories of their own.

@@ -2,11 +2,10 @@
 import type { Executor } from '../../db/index.ts';
 import type { Insertable, Selectable } from 'kysely';
 import type { EnterprisesTable, TeamsTable, UsersTable } from '../../db/tables/accounts.ts';
+import { orgRoles, type OrgRole } from '../access/index.ts';
 
 export type UserRow = Selectable<UsersTable>;
 export type TeamRow = Selectable<TeamsTable>;
-
-export type OrgRole = 'owner' | 'member' | 'security_manager' | 'billing_manager';
 
 export async function findAccount(db: Executor, login: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('login_lower', '=', login.toLowerCase()).executeTakeFirst();
@@ -126,11 +125,6 @@ export async function isEnterpriseMember(db: Executor, enterpriseId: number, use
     .where('org_memberships.user_id', '=', userId)
     .executeTakeFirst();
   return throughOrganization !== undefined;
-}
-
-export async function orgRoles(db: Executor, orgId: number, userId: number): Promise<Set<OrgRole>> {
-  const rows = await db.selectFrom('org_memberships').select('role').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
-  return new Set(rows.map((r) => r.role as OrgRole));
 }
 
 export async function isEnterpriseOwner(db: Executor, enterpriseId: number, userId: number): Promise<boolean> {

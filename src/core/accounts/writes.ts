@@ -1,6 +1,6 @@
 // The writes of accounts: create users, enterprises and organizations (the operator surface and seed
 // files), and a user's lifecycle (spec/admin-api.md "Lifecycle"): suspend, unsuspend and delete.
-// A suspended user's every credential is refused on its next request (src/core/callers/principal.ts
+// A suspended user's every credential is refused on its next request (src/core/access/principal.ts
 // reads the flag with the token, in the same round trip), with the platform's 403. Unknown references
 // are 404, duplicates 422 `already_exists`; every create returns the row, routes shape the answer.
 import { insertUnique, invalidField, notFound } from '../../platform/errors.ts';
@@ -11,8 +11,9 @@ import { recordAccountActivity } from './activities.ts';
 import { requireAccount, requireUsers } from './lookup.ts';
 import {
   addEnterpriseMember, addOrgMembership, deleteAccount, findAccount, findEnterprise, ghostAccount, insertAccount, insertEnterprise, insertOrganization,
-  lockAccount, ownedGitPaths, reassignAuthorship, setSuspended, solelyOwnedOrganizations, type OrgRole, type UserRow,
+  lockAccount, ownedGitPaths, reassignAuthorship, setSuspended, solelyOwnedOrganizations, type UserRow,
 } from './store.ts';
+import type { OrgRole } from '../access/index.ts';
 
 export const LOGIN_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
 

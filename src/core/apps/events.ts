@@ -2,7 +2,7 @@
 // its permissions cover, and an installation receives an event only while its current grant (the
 // installation's permissions ∩ the app's requested permissions) covers it. Either level (`read` or
 // `write`) of a permission covers its events. Documented in docs/webhooks.md.
-import type { Permissions } from './permissions.ts';
+import type { Permissions } from '../access/index.ts';
 
 /** What covers an event: any one of `permissions`; an empty list means no permission is needed. */
 export interface EventRule {

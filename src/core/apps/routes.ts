@@ -4,8 +4,6 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { Area } from '../area.ts';
-import { ALL_TOKENS, type AccessRule } from '../callers/access.ts';
-import { callingApp, callingInstallation } from '../callers/app.ts';
 import type { AppRow } from './store.ts';
 import type { Api, Context } from '../../platform/context.ts';
 import { sendNotModified, unchanged } from '../../http/conditional.ts';
@@ -16,6 +14,7 @@ import { App, Installation } from './representations.ts';
 import { AppService } from './service.ts';
 import { installationAdminRoutes } from './admin-routes.ts';
 import { INSTALLATION_LIFECYCLE, InstallationWrites } from './writes.ts';
+import { type AccessRule, ALL_TOKENS, callingApp, callingInstallation } from '../access/index.ts';
 
 const jwt: AccessRule = { credentials: ['jwt'] };
 const installationToken: AccessRule = { credentials: ['installation'] };
@@ -27,9 +26,8 @@ const refused = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const lastModified = (reply: FastifyReply, ...stamps: string[]) =>
   reply.header('last-modified', new Date(stamps.reduce((a, b) => (Date.parse(a) > Date.parse(b) ? a : b))).toUTCString());
 
-export function appRoutes(app: Api, ctx: Context): void {
-  const service = new AppService(ctx);
-
+/** With the app's JWT (and, for anyone, an app by its slug): the app and its installations. */
+function appRoutes(app: Api, ctx: Context, service: AppService): void {
   app.get('/app', {
     config: { access: jwt },
     schema: {
@@ -114,7 +112,10 @@ export function appRoutes(app: Api, ctx: Context): void {
       return body;
     });
   }
+}
 
+/** With an installation token: the repositories it reaches, and its revocation. */
+function installationRoutes(app: Api, ctx: Context, service: AppService): void {
   app.get('/installation/repositories', {
     config: { access: installationToken },
     schema: {
@@ -161,8 +162,10 @@ export function appRoutes(app: Api, ctx: Context): void {
     await service.revoke(callingInstallation(request));
     return reply.code(204).send(null);
   });
+}
 
-  // An installation's lifecycle, by its app (src/core/apps/writes.ts).
+/** An installation's lifecycle, by its app (src/core/apps/writes.ts). */
+function installationLifecycleRoutes(app: Api, ctx: Context): void {
   const writes = new InstallationWrites(ctx);
   const InstallationParams = Type.Object({ installation_id: RowId('The installation id') });
   for (const { method, path, summary, action } of INSTALLATION_LIFECYCLE) {
@@ -179,4 +182,11 @@ export function appRoutes(app: Api, ctx: Context): void {
   }
 }
 
-export const apps: Area = { name: 'apps', routes: appRoutes, admin: installationAdminRoutes };
+function routes(app: Api, ctx: Context): void {
+  const service = new AppService(ctx);
+  appRoutes(app, ctx, service);
+  installationRoutes(app, ctx, service);
+  installationLifecycleRoutes(app, ctx);
+}
+
+export const apps: Area = { name: 'apps', routes, admin: installationAdminRoutes };

@@ -7,12 +7,12 @@ import { notFound } from '../../platform/errors.ts';
 import { Service } from '../../platform/service.ts';
 import { findAccount } from '../accounts/store.ts';
 import type { AppRow } from './store.ts';
-import type { InstallationPrincipal } from '../callers/principal.ts';
 import { loadRepositoryFacts } from '../repositories/facts.ts';
 import { fullRepository, type FullRepository } from '../repositories/representations.ts';
 import { findRepository } from '../repositories/store.ts';
 import { appRepresentation, installationRepresentation, type App, type Installation } from './representations.ts';
 import * as store from './store.ts';
+import type { InstallationPrincipal } from '../access/index.ts';
 
 export class AppService extends Service {
   /** The calling app, with how many installations it has. */

@@ -21,46 +21,6 @@ export async function findApp(db: Executor, slug: string): Promise<AppRow | unde
   return db.selectFrom('apps').selectAll().where('slug', '=', slug).executeTakeFirst();
 }
 
-/** An app by its id or its client id (a JWT's `iss`, Basic credentials). */
-export async function findAppBy(db: Executor, key: { id: number } | { clientId: string }): Promise<AppRow | undefined> {
-  const query = db.selectFrom('apps').selectAll();
-  return ('id' in key ? query.where('id', '=', key.id) : query.where('client_id', '=', key.clientId)).executeTakeFirst();
-}
-
-/**
- * An app by the client id Basic credentials present (every app token request), kept between
- * requests while nothing changed (src/db/changes.ts): a secret reset or an app deleted is seen at
- * once by this process, within CODEHOST_LOOKUP_CACHE_MS by others. Unknown client ids are not kept.
- */
-export async function findAppByClientId(db: Executor, clientId: string): Promise<AppRow | undefined> {
-  return appsByClientId(db, clientId, () => findAppBy(db, { clientId }));
-}
-
-const appsByClientId = cachedRead<string, AppRow | undefined>('app_by_client_id');
-
-/** An app's installation on an account: its id, repository selection and granted permissions. */
-export async function installationGrantOn(db: Executor, appId: number, accountId: number) {
-  return db
-    .selectFrom('installations')
-    .select(['id', 'repository_selection', 'permissions'])
-    .where('app_id', '=', appId)
-    .where('account_id', '=', accountId)
-    // A suspended installation grants its app's user tokens nothing.
-    .where('suspended_at', 'is', null)
-    .executeTakeFirst();
-}
-
-/** Whether an installation covers a repository: all of its account's, or the repository is among its selected ones (one query). */
-export async function installationCovers(db: Executor, installationId: number, repositoryId: number): Promise<boolean> {
-  const installation = await db
-    .selectFrom('installations as i')
-    .leftJoin('installation_repositories as r', (join) => join.onRef('r.installation_id', '=', 'i.id').on('r.repository_id', '=', repositoryId))
-    .select(['i.repository_selection', 'r.repository_id'])
-    .where('i.id', '=', installationId)
-    .executeTakeFirst();
-  return installation !== undefined && (installation.repository_selection === 'all' || installation.repository_id !== null);
-}
-
 export async function insertApp(db: Executor, values: Insertable<AppsTable>): Promise<AppRow> {
   return db.insertInto('apps').values(values).returningAll().executeTakeFirstOrThrow();
 }

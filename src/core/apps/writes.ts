@@ -14,16 +14,15 @@ import { nodeId } from '../../platform/urls.ts';
 import { requireAccount } from '../accounts/lookup.ts';
 import { findAccountById } from '../accounts/store.ts';
 import { AreaWrites } from '../area.ts';
-import { issueToken } from '../callers/token-store.ts';
 import { accountRepositoryIds } from '../repositories/lookup.ts';
 import { installationRepresentation } from './representations.ts';
 import { recordInstallationActivity, type InstallationActivities, type InstallationRepository } from './activities.ts';
 import { uncoveredEvents } from './events.ts';
-import type { Permissions } from './permissions.ts';
 import {
   deleteInstallation, findApp, findInstallation, insertApp, insertInstallation, installationRepositoryPage, setInstallationRepositories, setInstallationSuspended,
   updateApp, updateInstallationGrant, upsertAuthorization, type AccountFacts, type AppRow, type InstallationRow,
 } from './store.ts';
+import { issueToken, type Permissions } from '../access/index.ts';
 
 /** The most repositories an installation event lists. */
 const EVENT_REPOSITORIES = 10_000;

@@ -3,8 +3,6 @@
 import { Service } from '../../platform/service.ts';
 import { notFound } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import type { Permissions } from '../apps/permissions.ts';
-import type { Principal } from '../callers/principal.ts';
 import { RepositoryService } from '../repositories/service.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import {
@@ -12,6 +10,7 @@ import {
   pullRequestRepresentation, type IssueComment, type IssueEvent,
 } from './representations.ts';
 import { commentPage, eventPage, findComment, findEvent, findIssue, issueFactsOf } from './store.ts';
+import type { Permissions, Principal } from '../access/index.ts';
 
 export const ISSUE_READ: readonly Permissions[] = [{ issues: 'read' }, { pull_requests: 'read' }];
 export const PULL_READ: readonly Permissions[] = [{ pull_requests: 'read' }];

@@ -4,7 +4,6 @@
 //
 // The outbox rows each write records, and their payloads: src/core/issues/activities.ts.
 import type { Executor } from '../../db/index.ts';
-import { assertRepositoryWritable } from '../callers/access.ts';
 import { Service } from '../../platform/service.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findTeam, type TeamRow, type UserRow } from '../accounts/store.ts';
@@ -18,6 +17,7 @@ import { subjectSnapshot } from './snapshot.ts';
 import * as store from './store.ts';
 import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
 import * as accounts from '../accounts/store.ts';
+import { assertRepositoryWritable } from '../access/index.ts';
 
 
 const recordIssueActivity: ActivityRecorder<IssueActivities> = recordActivity;

@@ -2,8 +2,6 @@
 // the lists a repository's and an account's `*_url` fields name: its watchers, the caller's watch
 // state, its teams, and an account's repositories.
 import { Type } from 'typebox';
-import { ALL_TOKENS, USER_TOKENS, type AccessRule } from '../callers/access.ts';
-import { ANONYMOUS, type UserPrincipal } from '../callers/principal.ts';
 import type { Area } from '../area.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api, Context } from '../../platform/context.ts';
@@ -16,7 +14,7 @@ import { isRepositoryName } from './names.ts';
 import { SimpleUser, Team } from '../accounts/representations.ts';
 import { FullRepository, RepositorySubscription } from './representations.ts';
 import { REPOSITORY_READ, RepositoryService } from './service.ts';
-import type { Permissions } from '../apps/permissions.ts';
+import { type AccessRule, ALL_TOKENS, ANONYMOUS, type Permissions, USER_TOKENS, type UserPrincipal } from '../access/index.ts';
 
 /**
  * A read inside a repository: a public one answers anyone; a private one needs `repo` of a classic

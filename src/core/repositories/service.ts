@@ -7,19 +7,16 @@
 import { Service } from '../../platform/service.ts';
 import { ApiError, notFound } from '../../platform/errors.ts';
 import type { PageParams } from '../../platform/pagination.ts';
-import { actsForOrganization, callerRepositoryPermissions, hasPermissions, hasScope, isFineGrained, requireReadableRepository } from '../callers/access.ts';
-import type { Permissions } from '../apps/permissions.ts';
-import { installationGrantOn } from '../apps/store.ts';
 import { simpleUser, team, type SimpleUser } from '../accounts/representations.ts';
-import { findAccount, findAccountById, orgRoles, usersById, type UserRow } from '../accounts/store.ts';
-import type { Principal, UserPrincipal } from '../callers/principal.ts';
+import { findAccount, findAccountById, usersById, type UserRow } from '../accounts/store.ts';
 import { representRepository, repositoriesWithFacts } from './facts.ts';
-import { userRepositoriesPermissions, fullPermissionsOf } from './permissions.ts';
 import { fullRepository, repositorySubscription, type FullRepository, type RepositoryRow, type RepositorySubscription } from './representations.ts';
 import {
-  findFormerName, findRepository, findRepositoryById, findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
+  findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
   type PrivateReach, type RepositoryListFilter, type RepositoryListOrder,
-} from './store.ts';
+} from './list-store.ts';
+import { findFormerName, findRepository, findRepositoryById } from './store.ts';
+import { actsForOrganization, callerRepositoryPermissions, fullPermissionsOf, hasPermissions, hasScope, installationGrantOn, isFineGrained, orgRoles, type Permissions, type Principal, type UserPrincipal, userRepositoriesPermissions, requireAccess } from '../access/index.ts';
 
 export type ReadableRepository = RepositoryRow & { owner: UserRow };
 
@@ -46,7 +43,7 @@ function orderOf(query: ListQuery, defaultSort: RepositoryListOrder['sort']): Re
 export class RepositoryService extends Service {
   /** The repository `owner/name` if the caller may read it, by the route's rule (requireReadableRepository). */
   async readable(principal: Principal, owner: string, name: string): Promise<ReadableRepository> {
-    return requireReadableRepository(this.db, principal, await findRepository(this.db, owner, name));
+    return requireAccess(this.db, principal, 'read', { repository: await findRepository(this.db, owner, name) });
   }
 
   /** GET /repos/{owner}/{repo}: the full repository, with what the calling user may do with it. */
@@ -66,7 +63,7 @@ export class RepositoryService extends Service {
     const account = row && await findAccountById(this.db, row.owner_id);
     if (!row || !account) return undefined;
     try {
-      await requireReadableRepository(this.db, principal, { ...row, owner: account });
+      await requireAccess(this.db, principal, 'read', { repository: { ...row, owner: account } });
     } catch (error) {
       if (error instanceof ApiError) return undefined;
       throw error;
@@ -77,7 +74,7 @@ export class RepositoryService extends Service {
   async getById(principal: Principal, id: number): Promise<FullRepository> {
     const row = await findRepositoryById(this.db, id);
     const owner = row && await findAccountById(this.db, row.owner_id);
-    return this.represent(principal, await requireReadableRepository(this.db, principal, row && owner ? { ...row, owner } : undefined));
+    return this.represent(principal, await requireAccess(this.db, principal, 'read', { repository: row && owner ? { ...row, owner } : undefined }));
   }
 
   private async represent(principal: Principal, repository: ReadableRepository): Promise<FullRepository> {

@@ -8,7 +8,8 @@ import { createTestDatabase, type TestDatabase } from '../../../test/helpers/dat
 import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { sql } from 'kysely';
-import { privateOwnerIds, readableBy, readersOf, repositoryPage, type PrivateReach, type RepositoryListFilter, type RepositoryListOrder } from './store.ts';
+import { privateOwnerIds, repositoryPage, type PrivateReach, type RepositoryListFilter, type RepositoryListOrder } from './list-store.ts';
+import { readableBy, readersOf } from '../access/index.ts';
 
 let testDatabase: TestDatabase;
 let db: Db;

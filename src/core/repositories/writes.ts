@@ -19,12 +19,12 @@ import { repositoriesWithFacts } from './facts.ts';
 import { removeGitData } from './git-sweep.ts';
 import { requireRepository } from './lookup.ts';
 import { isBranchName, isRepositoryName } from './names.ts';
-import { permissionNames } from './permissions.ts';
 import { fullRepository, type RepositoryRow } from './representations.ts';
 import {
   collaboratorPermission, deleteRepository, detachFromOwner, dropFormerName, findRepository, findRepositoryById, insertRepository, installationsCovering, lockRepositoryToDelete, moveRepository, removeCollaborator,
   recordGitDataRemovals, removeTeamRepository, setCollaborator, setGitPath, setSubscription, setTeamRepository, teamHasRepository, updateRepository,
 } from './store.ts';
+import { permissionNames } from '../access/index.ts';
 
 const run = promisify(execFile);
 

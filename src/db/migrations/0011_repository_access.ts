@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 // Repository access beyond ownership and organization membership: direct collaborators and the
-// repositories a team grants (see src/core/repositories/permissions.ts), and the archived flag.
+// repositories a team grants (see src/core/access/repository-permissions.ts), and the archived flag.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('repository_collaborators')

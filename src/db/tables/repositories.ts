@@ -51,7 +51,7 @@ export interface RepositoryVersionsTable {
 
 /**
  * Repository permissions, weakest first: `pull` and `triage` read, `push` and `maintain` write,
- * `admin` administers (src/core/repositories/permissions.ts).
+ * `admin` administers (src/core/access/repository-permissions.ts).
  */
 export type RepositoryPermission = 'pull' | 'triage' | 'push' | 'maintain' | 'admin';
 

@@ -8,9 +8,9 @@ import type { Api, Context } from '../../platform/context.ts';
 import { clientAddress } from '../../platform/rate-limit.ts';
 import { ErrorBody } from '../../platform/schemas.ts';
 import type { Area } from '../area.ts';
-import { ALL_TOKENS } from './access.ts';
+import { ALL_TOKENS } from './rule.ts';
 import { rateLimitKey } from './hook.ts';
-import { deleteExpiredTokens } from './token-store.ts';
+import { deleteExpiredTokens } from './store.ts';
 
 const Rate = Type.Object({ limit: Type.Integer(), used: Type.Integer(), remaining: Type.Integer(), reset: Type.Integer() });
 

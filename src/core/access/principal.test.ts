@@ -1,5 +1,5 @@
 // Credentials → principal on a real database (SQLite, or PostgreSQL when DATABASE_URL is set), no
-// server: tokens issued by token-store.ts and looked up by their hash (`principalFromToken`), each
+// server: tokens issued by store.ts and looked up by their hash (`principalFromToken`), each
 // kind's facts and permissions, app user tokens' installations, app JWTs (`principalFromJwt`), and
 // the Authorization header's forms (`authenticate`). The clock is held still.
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import { Clock } from '../../platform/clock.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { generateToken, hashSecret } from '../../platform/tokens.ts';
 import { ANONYMOUS, authenticate, ClientCredentialsRejected, principalFromToken, type InstallationPrincipal, type Principal, type UserPrincipal } from './principal.ts';
-import { issueToken, type IssueTokenInput } from './token-store.ts';
+import { issueToken, type IssueTokenInput } from './store.ts';
 
 class StillClock extends Clock {
   ms = Date.UTC(2026, 5, 1, 12, 0, 0);

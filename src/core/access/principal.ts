@@ -2,19 +2,21 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { Executor } from '../../db/index.ts';
-import type { UserRow } from '../accounts/store.ts';
-import { intersectPermissions, parsePermissions, type Permissions } from '../apps/permissions.ts';
-import { findAppBy, findAppByClientId, installationGrantOn, type AppRow } from '../apps/store.ts';
-import { findTokenByHash } from './token-store.ts';
-import type { AccessRule } from './access.ts';
+import type { Selectable } from 'kysely';
+import type { UsersTable } from '../../db/tables/accounts.ts';
+import type { AppsTable } from '../../db/tables/apps.ts';
+import { intersectPermissions, parsePermissions, type Permissions } from './permissions.ts';
+import { findAppBy, findAppByClientId, findTokenByHash, installationGrantOn } from './store.ts';
+import type { AccessRule } from './rule.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { accountSuspended, ApiError, badCredentials, installationSuspended } from '../../platform/errors.ts';
-import { hashSecret, secretMatches, tokenKindOf, type TokenKind } from '../../platform/tokens.ts';
+import { hashSecret, secretMatches, tokenKindOf } from '../../platform/tokens.ts';
 import { isRowId, isStorableText } from '../../platform/schemas.ts';
 
 
-/** A credential kind an endpoint may accept: the five token kinds, an app JWT, or Basic client credentials. */
-export type CredentialKind = TokenKind | 'jwt' | 'basic';
+
+type UserRow = Selectable<UsersTable>;
+type AppRow = Selectable<AppsTable>;
 
 interface TokenFacts {
   tokenId: number;

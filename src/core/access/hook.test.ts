@@ -1,6 +1,6 @@
 // The request hooks on a real Fastify app (on a loopback socket) and a real database (SQLite, or
 // PostgreSQL when DATABASE_URL is set), without the rest of the server: the callers' onRequest hook
-// (core/callers/hook.ts, added to each route by src/http/api.ts: version check, the failed-login guard, the rate-limit count and its key, the
+// (core/access/hook.ts, added to each route by src/http/api.ts: version check, the failed-login guard, the rate-limit count and its key, the
 // uncounted path, a counter that cannot be written, the scope header, the route's rule) and the
 // conventions' onSend hook (src/http/conditional.ts: the ETag, the 304 and its refund). Small limits
 // (3 an hour, 2 anonymous, 2 failed logins) make the boundaries cheap to reach.
@@ -21,10 +21,10 @@ import { answerNotModified, unchanged } from '../../http/conditional.ts';
 import { installConventions } from '../../http/conventions.ts';
 import { RateLimiter } from '../../platform/rate-limit.ts';
 import { hashSecret } from '../../platform/tokens.ts';
-import type { AccessRule } from './access.ts';
+import type { AccessRule } from './rule.ts';
 import { callerResolution } from './hook.ts';
 import { ANONYMOUS } from './principal.ts';
-import { issueToken } from './token-store.ts';
+import { issueToken } from './store.ts';
 
 const ADMIN = 'hook-test-admin-token';
 const LIMIT = 3;

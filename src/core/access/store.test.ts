@@ -1,4 +1,4 @@
-// The operator's view of tokens and the expiry sweep of token-store.ts on a real database (SQLite, or
+// The operator's view of tokens and the expiry sweep of store.ts on a real database (SQLite, or
 // PostgreSQL when DATABASE_URL is set), no server: `listTokens` (oldest first, one user's or all,
 // pages with the total, the user's login and the app's slug, never the hash) and
 // `deleteExpiredTokens` (expired at or before `now`; a token without expiry stays).
@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test/helpers/dat
 import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { Clock } from '../../platform/clock.ts';
-import { deleteExpiredTokens, issueToken, listTokens, type IssueTokenInput } from './token-store.ts';
+import { deleteExpiredTokens, issueToken, listTokens, type IssueTokenInput } from './store.ts';
 
 const clock = new Clock();
 const NOW = '2026-06-01T12:00:00.000Z';

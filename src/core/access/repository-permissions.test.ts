@@ -2,7 +2,7 @@
 // the legacy and five-level forms, and the platform's names.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fullPermissionsOf, permissionNames, permissionsOf, roleFrom } from './permissions.ts';
+import { fullPermissionsOf, permissionNames, permissionsOf, roleFrom } from './repository-permissions.ts';
 import type { RepositoryAccessFacts } from './store.ts';
 
 const USER = 7;

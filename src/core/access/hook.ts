@@ -7,7 +7,8 @@ import { databaseUnavailable } from '../../db/errors.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { anonymousRateLimit, anonymousRateLimitHeaders, selectApiVersion } from '../../http/version.ts';
 import { clientAddress, rateLimitExceededMessage, rateLimitHeaders, type RateLimitKey, type RateLimitState } from '../../platform/rate-limit.ts';
-import { acceptedHeaders, checkRule, type AccessRule } from './access.ts';
+import { acceptedHeaders, checkRule } from './access.ts';
+import type { AccessRule } from './rule.ts';
 import { authenticate, isFailedLogin, type Principal } from './principal.ts';
 
 declare module 'fastify' {

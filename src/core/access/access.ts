@@ -1,36 +1,18 @@
-// Access rules, declared once beside each route. The same declaration produces the decision for the
-// credential kind and scopes, and the `X-Accepted-*` headers. Resource-dependent checks (does this
+// Access decisions. A route's rule (./rule.ts) gives the decision for the credential kind and scopes,
+// and the `X-Accepted-*` headers. Resource-dependent checks (does this
 // token reach this organization or repository, does the user hold this role) are the helpers below,
 // called by services; what a caller may not see is a 404.
+import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { RepositoryRow } from '../repositories/representations.ts';
-import { orgRoles, type OrgRole } from '../accounts/store.ts';
-import { installationCovers } from '../apps/store.ts';
-import { userRepositoryPermissions, type RepositoryPermissions } from '../repositories/permissions.ts';
+import type { RepositoriesTable } from '../../db/tables/repositories.ts';
+import { installationCovers, orgRoles, type OrgRole } from './store.ts';
+import { userRepositoryPermissions, type RepositoryPermissions } from './repository-permissions.ts';
 import { ApiError, forbidden, notFound, requiresAuthentication } from '../../platform/errors.ts';
-import type { CredentialKind, InstallationPrincipal, Principal, UserPrincipal } from './principal.ts';
-import type { Level, Permissions } from '../apps/permissions.ts';
+import type { InstallationPrincipal, Principal, UserPrincipal } from './principal.ts';
+import { CLASSIC_TOKENS, type AccessRule } from './rule.ts';
+import type { Level, Permissions } from './permissions.ts';
 
-export interface AccessRule {
-  /** Credential kinds the endpoint accepts. */
-  credentials: readonly CredentialKind[];
-  /** Answer without credentials too (public resources). */
-  anonymous?: boolean;
-  /** Classic and OAuth scopes, any one of which suffices (implied scopes count). */
-  scopes?: readonly string[];
-  /** Fine-grained permission sets, any one of which suffices. */
-  permissions?: readonly Permissions[];
-  /**
-   * The scopes and permissions are needed only on a private or internal repository: a public one is
-   * read by anyone the rule admits. The request hook announces them; `requireReadableRepository`
-   * checks them once the repository is known.
-   */
-  privateOnly?: boolean;
-}
-
-export const USER_TOKENS = ['classic', 'oauth', 'fine_grained', 'app_user'] as const satisfies readonly CredentialKind[];
-export const ALL_TOKENS = [...USER_TOKENS, 'installation'] as const satisfies readonly CredentialKind[];
-export const CLASSIC_TOKENS = ['classic', 'oauth'] as const satisfies readonly CredentialKind[];
+type RepositoryRow = Selectable<RepositoriesTable>;
 
 /** Scopes that a broader scope implies (a Map: a scope named `toString` or `__proto__` implies nothing). */
 const IMPLIED_SCOPES: ReadonlyMap<string, readonly string[]> = new Map(Object.entries({
@@ -199,9 +181,6 @@ export async function reachesRepository(db: Executor, principal: Principal, repo
   return installationCovers(db, token.installationId, repository.id);
 }
 
-// What a user may do with a repository (owner, organization roles, collaborators, teams, visibility).
-export { userRepositoryPermissions, type RepositoryPermissions } from '../repositories/permissions.ts';
-
 /** Per request (a principal lives as long as its request): the calling user's permissions by repository id. */
 const callerPermissions = new WeakMap<UserPrincipal, Map<number, Promise<RepositoryPermissions>>>();
 
@@ -270,4 +249,23 @@ export async function actsForOrganization(db: Executor, principal: Principal, or
   if (!(await reachesAccount(db, principal, orgId))) return false;
   await requirePermittedOn(principal, orgId);
   return true;
+}
+
+/**
+ * The one access decision of a service: may the caller do `permission` with `target`? Reading a
+ * repository answers the repository, or the platform's 404 when the caller may not see it (and a 403
+ * to a token that sees it but lacks the route's permissions on its owner: `requireReadableRepository`).
+ * Acting for an organization in one of some roles answers a 404 to a caller who does not
+ * (`actsForOrganization`, with its 403 for an app user token granted too little there).
+ */
+export function requireAccess<R extends RepositoryRow>(db: Executor, caller: Principal, permission: 'read', target: { repository: R | undefined }): Promise<R>;
+export function requireAccess(db: Executor, caller: Principal, permission: readonly OrgRole[], target: { organization: number }): Promise<void>;
+export async function requireAccess<R extends RepositoryRow>(
+  db: Executor,
+  caller: Principal,
+  permission: 'read' | readonly OrgRole[],
+  target: { repository: R | undefined } | { organization: number },
+): Promise<R | void> {
+  if ('repository' in target) return requireReadableRepository(db, caller, target.repository);
+  if (!(await actsForOrganization(db, caller, target.organization, permission as readonly OrgRole[]))) throw notFound();
 }

@@ -1,13 +1,12 @@
 // The operator's tokens (POST /_admin/tokens, seed files' `tokens`): a user's personal access
 // token, classic (scopes) or fine-grained (a resource owner, its repositories, permissions).
-// Issued by token-store.ts, where every kind of token is made.
+// Issued by core/access (issueToken), where every kind of token is made.
 import { invalidField } from '../../platform/errors.ts';
 import { Service } from '../../platform/service.ts';
 import { tokenKindOf } from '../../platform/tokens.ts';
 import { requireAccount } from '../accounts/lookup.ts';
-import type { Permissions } from '../apps/permissions.ts';
 import { accountRepositoryIds } from '../repositories/lookup.ts';
-import { issueToken } from './token-store.ts';
+import { issueToken, type Permissions } from '../access/index.ts';
 
 export class TokenWrites extends Service {
   async createToken(input: {

@@ -10,14 +10,12 @@
 //   one definition, which the access facts and `readableBy` both use.
 // The facts come from one query for any number of repositories (./store.ts); `readableBy` there is
 // the same read rule as a SQL condition, for lists that filter and count in their own query.
+import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
-import type { RepositoryPermission } from '../../db/tables/repositories.ts';
-import type { RepositoryRow } from './representations.ts';
-import { REPOSITORY_PERMISSIONS, readersOf, repositoryAccessFacts, type RepositoryAccessFacts } from './store.ts';
+import type { RepositoriesTable, RepositoryPermission } from '../../db/tables/repositories.ts';
+import { REPOSITORY_PERMISSIONS, repositoryAccessFacts, type RepositoryAccessFacts } from './store.ts';
 
-/** The batched form: a repository's readers among some users. */
-export { REPOSITORY_PERMISSIONS, readersOf };
-export type { RepositoryPermission };
+type RepositoryRow = Selectable<RepositoriesTable>;
 
 export interface RepositoryPermissions {
   admin: boolean;

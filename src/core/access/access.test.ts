@@ -7,14 +7,15 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/errors.ts';
 import {
   acceptedHeaders, acceptedScopes, actingUser, assertRepositoryWritable, checkRule, expandScopes, hasPermissions, hasScope,
-  isFineGrained, notAccessible, permittedOn, reachesAccount, requirePermittedOn, requireScopes, type AccessRule,
+  isFineGrained, notAccessible, permittedOn, reachesAccount, requirePermittedOn, requireScopes,
 } from './access.ts';
+import type { AccessRule } from './rule.ts';
 import { callingApp, callingInstallation } from './app.ts';
 import {
   ANONYMOUS, ClientCredentialsRejected, isFailedLogin, parseAuthorization,
   type AppPrincipal, type InstallationPrincipal, type Principal, type UserPrincipal,
 } from './principal.ts';
-import type { Permissions } from '../apps/permissions.ts';
+import type { Permissions } from './permissions.ts';
 
 const USER = { id: 5, login: 'mona' } as UserPrincipal['user'];
 

@@ -3,11 +3,10 @@
 // only answers the type system (and a 404 should a route be declared wider by mistake).
 import type { FastifyRequest } from 'fastify';
 import { notFound } from '../../platform/errors.ts';
-import type { AppRow } from '../apps/store.ts';
-import type { InstallationPrincipal } from './principal.ts';
+import type { AppPrincipal, InstallationPrincipal } from './principal.ts';
 
 /** The app behind the JWT or Basic credentials; with `clientId`, it must be the app the path names. */
-export function callingApp(request: FastifyRequest, clientId?: string): AppRow {
+export function callingApp(request: FastifyRequest, clientId?: string): AppPrincipal['app'] {
   const principal = request.principal;
   if (principal.type !== 'app' || (clientId !== undefined && principal.app.client_id !== clientId)) throw notFound();
   return principal.app;

@@ -11,9 +11,10 @@ import { Clock } from '../../platform/clock.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { hashSecret } from '../../platform/tokens.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
-import { actsForOrganization, callerRepositoryPermissions, canReadRepository, reachesRepository, requireReadableRepository, type AccessRule } from './access.ts';
+import { actsForOrganization, callerRepositoryPermissions, canReadRepository, reachesRepository, requireAccess, requireReadableRepository } from './access.ts';
+import type { AccessRule } from './rule.ts';
 import { ANONYMOUS, authenticate, principalFromToken, type Principal } from './principal.ts';
-import { issueToken, type IssueTokenInput } from './token-store.ts';
+import { issueToken, type IssueTokenInput } from './store.ts';
 
 const clock = new Clock();
 const NOW = clock.now().toISOString();
@@ -217,4 +218,17 @@ test('actsForOrganization: a user in one of the roles through a token that reach
   const appUser = Object.assign(await principal({ kind: 'app_user', user_id: id.ana!, app_id: id.app! }), { route: { credentials: ['app_user'], permissions: [{ issues: 'write' }] } as AccessRule });
   await assert.rejects(acts(appUser, acme, ['owner']), notAccessible('Resource not accessible by integration'));
   assert.equal(await acts(appUser, id.globex!, ['owner']), true);
+});
+
+test('requireAccess: reading a repository answers it or the 404; acting for an organization in a role answers nothing or the 404', async () => {
+  assert.equal(await requireAccess(db.kysely, await classic('olga'), 'read', { repository: repos.open }), repos.open);
+  await assert.rejects(requireAccess(db.kysely, await classic('olga'), 'read', { repository: repos.secret }), notFound);
+  await assert.rejects(requireAccess(db.kysely, ANONYMOUS, 'read', { repository: undefined }), notFound);
+  assert.equal(await requireAccess(db.kysely, await classic('ana'), ['owner'], { organization: id.acme! }), undefined);
+  await assert.rejects(requireAccess(db.kysely, await classic('bob'), ['owner'], { organization: id.acme! }), notFound);
+  assert.equal(await requireAccess(db.kysely, await classic('bob'), ['owner', 'member'], { organization: id.acme! }), undefined);
+  await assert.rejects(requireAccess(db.kysely, ANONYMOUS, ['owner', 'member'], { organization: id.acme! }), notFound);
+  // An app user token whose app's installation there grants too little: the 403 of actsForOrganization.
+  const appUser = Object.assign(await principal({ kind: 'app_user', user_id: id.ana!, app_id: id.app! }), { route: { credentials: ['app_user'], permissions: [{ issues: 'write' }] } as AccessRule });
+  await assert.rejects(requireAccess(db.kysely, appUser, ['owner'], { organization: id.acme! }), notAccessible('Resource not accessible by integration'));
 });
