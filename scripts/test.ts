@@ -1,6 +1,6 @@
 // `npm test`: the typecheck, then the whole suite on SQLite, then, when DATABASE_URL is set, the same
 // suite on PostgreSQL (each test file creates its own database there and drops it).
-// Extra arguments are test file paths: `npm test -- test/app-tokens.test.ts`.
+// Extra arguments are test file paths: `npm test -- test/areas/app-tokens/app-tokens.test.ts`.
 import { spawnSync } from 'node:child_process';
 
 const files = process.argv.slice(2);

@@ -50,7 +50,7 @@ export class PgBossQueue implements Queue {
    * Whether the worker LISTENs. Not behind a transaction pooler (CODEHOST_DATABASE_POOLER=transaction):
    * PgBouncer 1.18 runs the LISTEN on a server connection that then serves other clients, and the
    * notifications reaching it broke their queries (rows missing, connections closed; measured by
-   * test/pgbouncer.test.ts). The queues are polled there, every CODEHOST_JOB_POLL_MS.
+   * test/db/pgbouncer.test.ts). The queues are polled there, every CODEHOST_JOB_POLL_MS.
    */
   readonly #listens: boolean;
   /** The LISTEN connection of a started worker; null when it could not listen. */

@@ -211,7 +211,7 @@ test('sendMany: one job per item with the send options, in a transaction exactly
 });
 
 test('behind a transaction pooler (CODEHOST_DATABASE_POOLER=transaction) the worker does not LISTEN, and a job sent in a transaction still runs: polled', { skip: engine !== 'postgres' && 'PostgreSQL only: SQLite has no LISTEN' }, async () => {
-  // A LISTEN through PgBouncer in transaction mode broke other clients' queries (test/pgbouncer.test.ts).
+  // A LISTEN through PgBouncer in transaction mode broke other clients' queries (test/db/pgbouncer.test.ts).
   const listening = async () =>
     (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'LISTEN %'`.execute(db.kysely)).rows[0]!.n;
   for (const pooler of ['session', 'transaction'] as const) {

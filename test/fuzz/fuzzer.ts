@@ -22,7 +22,7 @@ const NAME = { type: 'string' };
 
 /**
  * The admin API's operations (hidden from /openapi.json), every one the server has but those in
- * ADMIN_LEFT_OUT (test/fuzz.test.ts checks the two lists against the source), with their body
+ * ADMIN_LEFT_OUT (test/clients/fuzz.test.ts checks the two lists against the source), with their body
  * schemas: the operator's creates take names that end up in paths and in git (repository and branch
  * names). Among them the test server's own: the clock, the jobs drain, the request journal, reset
  * and snapshots (the fuzzer restores its own snapshot after a reset or a restore, and every

@@ -1,5 +1,5 @@
 // /healthz asked every 20 ms from another process while something runs in this one: the slowest
-// answer meanwhile says whether this process kept answering (test/reset-large.test.ts,
+// answer meanwhile says whether this process kept answering (test/testing/reset-large.test.ts,
 // scripts/measure-reset.ts).
 import { spawn } from 'node:child_process';
 

@@ -1,6 +1,6 @@
 // Debian's nginx run as a child process around deploy/nginx.conf's site (the system service is not
 // started): a prefix directory of its own, a main configuration that includes the site, and its
-// command line arguments (test/reverse-proxy.test.ts, test/deploy-kit.test.ts).
+// command line arguments (test/deploy/reverse-proxy.test.ts, test/deploy/deploy-kit.test.ts).
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -296,7 +296,7 @@ type PageRow = ListedThread & ValidatorRow & { total: number | string | null };
  * asked for), so that PostgreSQL guesses them alike in the generic plan and in a plan made for one
  * run's values: as plain parameters, the generic plan (which guesses a tenth of the rows for
  * each) cost more than a plan knowing offset 0 and limit 50 once users had 1,000 threads, and
- * PostgreSQL then planned the statement anew on every run (about 3 ms; test/notifications-list-plan.test.ts).
+ * PostgreSQL then planned the statement anew on every run (about 3 ms; test/areas/notifications/notifications-list-plan.test.ts).
  * No ORDER BY over the union (a union's rows come in no defined order): it cost SQLite a sort of
  * every branch, a sixth of the statement's time; the page's rows are put in order by `listPage`.
  */

@@ -1,5 +1,5 @@
 // The records an archive holds, written straight as JSON text in the platform's REST shapes: the
-// same bytes as `JSON.stringify` of the API's representations (test/user-migrations-records.test.ts
+// same bytes as `JSON.stringify` of the API's representations (test/areas/user-migrations/user-migrations-records.test.ts
 // holds them to that), built without the objects. A 60,000-record export spent about half its time
 // building those objects (30 URLs each) and stringifying them, and a quarter collecting them; here a
 // user's JSON is made once per export and a repository's URL prefixes once per repository.

@@ -33,7 +33,7 @@ test('roleFrom: the strongest of collaborator, team and membership counts', () =
 
 test('roleFrom: a repository its visibility lets the user read (public; internal to enterprise members) is read', () => {
   // The visibility rule itself is SQL (`readsByVisibility` in ./store.ts, one definition for the
-  // single read and the lists): test/internal-visibility.test.ts exercises it through every route.
+  // single read and the lists): test/core/access/internal-visibility.test.ts exercises it through every route.
   assert.equal(roleFrom(facts({ visibility: 'public', visibilityReads: true }), USER), 'pull');
   assert.equal(roleFrom(facts({ visibility: 'internal' }), USER), null);
   assert.equal(roleFrom(facts({ visibility: 'internal', visibilityReads: true }), USER), 'pull');
