@@ -1,13 +1,224 @@
 // The typed activity map: every activity a write records (src/activity/outbox.ts), by name, with its
-// payload's type, joined from each core home's own map. Consumers (src/core/area.ts `handlers`)
-// declare a handler per name, which narrows the payload; raw events (POST /_admin/events) have no
-// name and the operator's payload. Most activities are stored rows, dispatched after the write
-// commits; those of `AppliedActivityName` are applied by their handlers in the writer's transaction.
+// payload's type, one section per core home, joined at the end. It stands beneath every home and
+// imports none: each home binds its recorder to its own section (its activities.ts), and consumers
+// (src/core/area.ts `handlers`) declare a handler per name, which narrows the payload; raw events
+// (POST /_admin/events) have no name and the operator's payload. Most activities are stored rows,
+// dispatched after the write commits; those of `AppliedActivityName` are applied by their handlers
+// in the writer's transaction.
+import type { Selectable } from 'kysely';
 import type { ActivityOf, RawActivity } from '../activity/outbox.ts';
-import type { AccountActivities } from './accounts/activities.ts';
-import type { AppActivities, AppCreatedActivities, InstallationActivities } from './apps/activities.ts';
-import type { IssueActivities } from './issues/activities.ts';
-import type { AccessActivities, MemberActivities, RepositoryActivities } from './repositories/activities.ts';
+import type { AppsTable } from '../db/tables/apps.ts';
+
+// ---- accounts (src/core/accounts/activities.ts records them) ----
+// `user.deleted` is recorded with the deletion (in its transaction), so what holds files of the
+// user's outside the database (user-migrations' archives) removes them once the deletion has
+// committed, and again when the process died in between (the outbox job runs again).
+
+/** An organization membership as the platform's `organization` events show it (`membership`). */
+export type OrgMembership = { url: string; state: 'active'; role: 'admin' | 'member' | 'billing_manager'; organization_url: string; user: object };
+
+/**
+ * Organization and team activity (rows have the organization's `account_id`): the platform's
+ * `organization` (`member_added`, `member_removed`: the membership kept as it was, since a removed
+ * one is gone at dispatch), `team` (`created`) and `membership` (a team's members: `scope` team),
+ * who and which team named by id and rendered when delivered.
+ */
+export type AccountActivities = {
+  'user.deleted': { user: { id: number; login: string } };
+  'organization.member_added': { membership: OrgMembership };
+  'organization.member_removed': { membership: OrgMembership };
+  'team.created': { team_id: number };
+  'membership.added': { member_id: number; team_id: number };
+  'membership.removed': { member_id: number; team_id: number };
+};
+
+// ---- repositories (src/core/repositories/activities.ts records them) ----
+// The platform's `repository` webhook event, `member` (a collaborator's direct access), `team_add`
+// and `team` (a team given or losing the repository). Every row has `repository_id`; the payload is
+// what the platform's body adds to `repository` and `sender`, or the ids of who the event names
+// (`member_id`, `team_id`), rendered when it is delivered. The admin writes say no actor: the sender
+// is then the repository's owner (src/areas/app-webhooks/payloads.ts).
+
+/**
+ * A `repository` event's subject is the repository as the write left it (rendered in the write's
+ * transaction, after all of its changes, as issue activity keeps its subject); absent on rows
+ * recorded before rows kept it, which show the repository as it is at dispatch.
+ */
+type AsLeft = { repository?: Record<string, unknown> };
+
+export type RepositoryActivities = {
+  /** A new repository (src/core/repositories/writes.ts createRepository); code security attaches its default configuration. */
+  'repository.created': AsLeft;
+  /** The operator archived it (PATCH /_admin/repos/{owner}/{repo} `archived: true`); it refuses writes. */
+  'repository.archived': AsLeft;
+  'repository.unarchived': AsLeft;
+  /** PATCH /_admin/repos/{owner}/{repo} changed the description: the platform's `changes`. */
+  'repository.edited': AsLeft & { changes: { description: { from: string | null } } };
+  /** PATCH /_admin/repos/{owner}/{repo} `visibility`: made public, or taken from public. */
+  'repository.publicized': AsLeft;
+  'repository.privatized': AsLeft;
+  /** The operator renamed it (PATCH /_admin/repos/{owner}/{repo} `name`): the platform's `changes`. */
+  'repository.renamed': AsLeft & { changes: { repository: { name: { from: string } } } };
+  /** The operator moved it to another account (`owner`): the former owner, as the platform's `changes` names it. */
+  'repository.transferred': AsLeft & { changes: { owner: { from: { user: object } | { organization: object } } } };
+  /**
+   * The operator deleted it (DELETE /_admin/repos/{owner}/{repo}); the row is gone when this is
+   * dispatched, so the payload keeps what the event needs: the repository as the platform showed it
+   * and the installations that covered it (their selections went with it).
+   */
+  'repository.deleted': { repository: Record<string, unknown>; installation_ids: number[] };
+};
+
+/** A collaborator's permission in the platform's two names: legacy (`read`, `write`, `admin`) and role. */
+export type MemberPermission = 'read' | 'write' | 'admin';
+
+/** PUT / DELETE /_admin/repos/{owner}/{repo}/collaborators/{login}: the user's direct access. */
+export type MemberActivities = {
+  'member.added': { member_id: number; changes: { permission: { to: MemberPermission }; role_name: { to: string } } };
+  'member.edited': { member_id: number; changes: { old_permission: { from: MemberPermission }; permission: { from: MemberPermission; to: MemberPermission } } };
+  'member.removed': { member_id: number };
+  /** PUT /_admin/orgs/{org}/teams/{team_slug}/repos/{owner}/{repo} (and a new team's repositories): the event has no action. */
+  team_add: { team_id: number };
+  /** The same write, as the platform also sends it: the `team` event (with `team_add` on adding). */
+  'team.added_to_repository': { team_id: number };
+  /** DELETE /_admin/orgs/{org}/teams/{team_slug}/repos/{owner}/{repo} taking a repository the team had. */
+  'team.removed_from_repository': { team_id: number };
+};
+
+/** Whose repository access changed: some users' (on some repositories), or anyone's on some repositories. */
+export type AccessChange = { userIds: readonly number[] } | { repositoryIds: readonly number[] };
+
+/**
+ * Repository access changed (memberships, collaborators, team repositories, visibility, a
+ * transfer): applied in the writer's transaction, so what hides with lost access (notification
+ * threads) is gone the moment the change commits. It has no outbox row.
+ */
+export type AccessActivities = {
+  'access.changed': AccessChange;
+};
+
+// ---- apps and installations (src/core/apps/activities.ts records them) ----
+// The platform's `installation` webhook event. The row has the installation's `account_id`; the
+// payload names the installation and its app, so the event reaches the app even once the
+// installation is gone. Every app receives its installations' events without subscribing
+// (src/areas/app-webhooks/engine.ts).
+
+/** A repository as installation events list it (the platform's `repositories` member). */
+export type InstallationRepository = { id: number; node_id: string; name: string; full_name: string; private: boolean };
+
+/**
+ * `repositories`: what the installation covered when the write committed (all of its account's, or
+ * its selected ones); absent on rows recorded before rows kept it. A deleted installation's row
+ * keeps its whole representation (`installation`), which the tables no longer have at dispatch.
+ */
+export type InstallationEvent = { installation: { id: number; app_id: number } & Record<string, unknown>; repositories?: InstallationRepository[] };
+
+/**
+ * An installation's repositories changed (PATCH /_admin/apps/{app_slug}/installations/{id}
+ * `repositories`): the platform's `installation_repositories` body, `requester` null (no one asked
+ * the account's owner for it); `added` and `removed` are two activities when a change does both.
+ */
+export type InstallationRepositoriesEvent = {
+  installation: { id: number; app_id: number };
+  repository_selection: 'all' | 'selected';
+  repositories_added: InstallationRepository[];
+  repositories_removed: InstallationRepository[];
+  requester: null;
+};
+
+export type InstallationActivities = {
+  'installation_repositories.added': InstallationRepositoriesEvent;
+  'installation_repositories.removed': InstallationRepositoriesEvent;
+  /** Installing an app (POST /_admin/apps/{app_slug}/installations); the sender is who installed it. */
+  'installation.created': InstallationEvent;
+  'installation.suspend': InstallationEvent;
+  'installation.unsuspend': InstallationEvent;
+  'installation.deleted': InstallationEvent;
+  /**
+   * The account accepted more than its installation held (PATCH /_admin/apps/{app_slug}/installations/{id}
+   * `permissions` adding a permission or raising one to `write`): the installation with its new grant.
+   */
+  'installation.new_permissions_accepted': InstallationEvent;
+};
+
+/**
+ * An app's own webhook (its URL first set, or changed: PATCH /app/hook/config): the platform's
+ * `ping`, to that app alone, with no installation; the hook is rendered when it is delivered.
+ */
+export type AppActivities = {
+  ping: { app_id: number; hook_id: number };
+};
+
+/**
+ * An app created on the operator surface: applied in the creating transaction (a failure undoes the
+ * app), with no outbox row, since `input` is the whole create body and its `webhook` secret must
+ * never travel in one.
+ */
+export type AppCreatedActivities = {
+  'app.created': { app: Selectable<AppsTable>; input: Record<string, unknown> };
+};
+
+// ---- issues (src/core/issues/writes.ts records them) ----
+// One per webhook event the platform would send, in the order it sends them. The name's event is
+// `issues` for an issue and `pull_request` for a pull request, except comments (`issue_comment` for
+// both). Every row has `repository_id`, `issue_id` and `actor_id` (who acted); a comment's also
+// `comment_id`. Mentions are those of the opened body or the comment body; ids are of existing users
+// and teams, whether or not they can read the repository (consumers decide who may see what).
+
+/**
+ * The subject as its webhook event names it, rendered by the issues home with its representations
+ * (src/core/issues/snapshot.ts, whose `SubjectSnapshot` says each shape): `pull_request` for
+ * `pull_request` activity, `issue` for `issues` and `issue_comment`, with the `comment`.
+ */
+type SubjectSnapshot = { pull_request: object } | { issue: object; comment?: object };
+
+type Kind = 'issues' | 'pull_request';
+
+/** What every issue activity has. */
+export type IssueActivityFacts = {
+  number: number;
+  pull_request: boolean;
+  /**
+   * The subject as the write left it, rendered in the same transaction once all of the write's
+   * changes are applied (the rows of one write show the same subject). Absent on rows recorded
+   * before rows kept one.
+   */
+  snapshot?: SubjectSnapshot;
+};
+
+export type Mentions = { mentioned_user_ids: number[]; mentioned_team_ids: number[] };
+
+export type IssueOpened = IssueActivityFacts & Mentions & {
+  assignee_ids: number[];
+  requested_reviewer_ids: number[];
+  requested_team_ids: number[];
+};
+
+/** `closed` / `reopened`; pull requests also say `merged` (a merge is `closed` with merged true). */
+export type IssueStateChanged = IssueActivityFacts & { state: 'open' | 'closed'; merged?: boolean };
+
+export type IssueAssignment = IssueActivityFacts & { assignee_id: number };
+
+/** One row per requested user or team. */
+export type ReviewRequest = IssueActivityFacts & ({ requested_reviewer_id: number } | { requested_team_id: number });
+
+/** An issue's or pull request's actions, each with what its payload adds to `IssueActivityFacts`. */
+export type IssueActions = {
+  opened: IssueOpened;
+  closed: IssueStateChanged;
+  reopened: IssueStateChanged;
+  assigned: IssueAssignment;
+  unassigned: IssueAssignment;
+  /** Only pull requests have reviewers. */
+  review_requested: ReviewRequest;
+  review_request_removed: ReviewRequest;
+};
+
+export type IssueActivities =
+  & { [K in `${Kind}.${keyof IssueActions & string}`]: K extends `${Kind}.${infer A extends keyof IssueActions}` ? IssueActions[A] : never }
+  & { 'issue_comment.created': IssueActivityFacts & Mentions };
+
+// ---- the joined map ----
 
 /** The activities stored in the outbox: every one is a platform webhook event (`event.action`). */
 export type StoredActivities = AccountActivities & IssueActivities & RepositoryActivities & MemberActivities & InstallationActivities & AppActivities;

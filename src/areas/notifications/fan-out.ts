@@ -17,10 +17,8 @@
 // - Opening, commenting and state changes reach subscribers and watchers; an assignment or a review
 //   request reaches only the assignee or the requested reviewers.
 import type { ActivityHandlers, StoredActivity } from '../../activity/outbox.ts';
-import type { Activities, AppliedActivityName, StoredActivities } from '../../core/activities.ts';
-import type { Mentions } from '../../core/issues/activities.ts';
+import type { AccessChange, Activities, AppliedActivityName, Mentions, StoredActivities } from '../../core/activities.ts';
 import { findIssueById } from '../../core/issues/store.ts';
-import type { AccessChange } from '../../core/repositories/activities.ts';
 import { readersOf } from '../../core/access/index.ts';
 import { findRepositoryById } from '../../core/repositories/store.ts';
 import { heldRows } from '../../db/held.ts';

@@ -16,7 +16,8 @@ import { findAccountById } from '../accounts/store.ts';
 import { AreaWrites } from '../area.ts';
 import { accountRepositoryIds } from '../repositories/lookup.ts';
 import { installationRepresentation } from './representations.ts';
-import { recordInstallationActivity, type InstallationActivities, type InstallationRepository } from './activities.ts';
+import type { InstallationActivities, InstallationRepository } from '../activities.ts';
+import { recordInstallationActivity } from './activities.ts';
 import { uncoveredEvents } from './events.ts';
 import {
   deleteInstallation, findApp, findInstallation, insertApp, insertInstallation, installationRepositoryPage, setInstallationRepositories, setInstallationSuspended,

@@ -2,7 +2,7 @@
 // change state (close, reopen, merge), assign, request reviews. Each write stores its change (the
 // issue tables and its timeline events) and its outbox rows in ONE transaction.
 //
-// The outbox rows each write records, and their payloads: src/core/issues/activities.ts.
+// The outbox rows each write records, and their payloads: src/core/activities.ts (`IssueActivities`).
 import type { Executor } from '../../db/index.ts';
 import { Service } from '../../platform/service.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
@@ -12,7 +12,7 @@ import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { parseMentions } from '../../activity/mentions.ts';
 import { recordActivity, type ActivityRecorder } from '../../activity/outbox.ts';
-import type { IssueActions, IssueActivities, IssueActivityFacts } from './activities.ts';
+import type { IssueActions, IssueActivities, IssueActivityFacts } from '../activities.ts';
 import { subjectSnapshot } from './snapshot.ts';
 import * as store from './store.ts';
 import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
