@@ -89,28 +89,9 @@ function imports(): { edges: Edge[]; packages: Map<string, string> } {
  * The core homes from the ground up: a home imports only those below it. Access is the ground: the
  * caller, the rules and the permission tables over its own store, which every home's routes and
  * services use. `core/area` (what a home or an area plugs in) and the activity map it reads stand
- * beneath every home.
+ * beneath every home: the map holds every home's section and imports none of them.
  */
 const CORE_FLOORS = ['core/activities', 'core/area', 'core/access', 'core/accounts', 'core/repositories', 'core/apps', 'core/issues'] as const;
-
-/**
- * The imports that still run back up between core homes, each named: an account's writes that
- * reach repositories (a team created with repositories, an organization left takes its collaborator
- * grants, a deleted account's git data), and the joined activity map, which names every home's map
- * and is read by `core/area`. None may be added.
- */
-const BACK_UP = new Set([
-  'src/core/accounts/membership-writes.ts → ../repositories/activities.ts',
-  'src/core/accounts/membership-writes.ts → ../repositories/lookup.ts',
-  'src/core/accounts/membership-writes.ts → ../repositories/store.ts',
-  'src/core/accounts/writes.ts → ../repositories/git-sweep.ts',
-  'src/core/accounts/writes.ts → ../repositories/store.ts',
-  'src/core/activities.ts → ./accounts/activities.ts',
-  'src/core/activities.ts → ./apps/activities.ts',
-  'src/core/activities.ts → ./issues/activities.ts',
-  'src/core/activities.ts → ./repositories/activities.ts',
-]);
-const isBackUp = (edge: Edge) => BACK_UP.has(edge.where);
 
 const floorOf = (name: string) => {
   const floor = (CORE_FLOORS as readonly string[]).indexOf(name);
@@ -120,9 +101,8 @@ const floorOf = (name: string) => {
 test('the core homes stack one way: activities, area, access, accounts, repositories, apps, issues', () => {
   const core = imports().edges.filter((edge) => layer(edge.from) === 'core' && layer(edge.to) === 'core');
   assert.deepEqual(core.filter((edge) => !(CORE_FLOORS as readonly string[]).includes(edge.to)).map((edge) => edge.where), [], 'a core folder that is no floor');
-  const wrong = core.filter((edge) => !isBackUp(edge) && floorOf(edge.to) > floorOf(edge.from)).map((edge) => edge.where);
+  const wrong = core.filter((edge) => floorOf(edge.to) > floorOf(edge.from)).map((edge) => edge.where);
   assert.deepEqual(wrong, []);
-  assert.deepEqual([...BACK_UP].filter((where) => !core.some((edge) => edge.where === where)), [], 'an arrow named in BACK_UP is gone: take it out');
 });
 
 // Access is decided in one place: outside core/access, nothing reaches past its entry (the
@@ -150,7 +130,7 @@ test('an area never imports another area', () => {
 
 test('no import cycles between folders', () => {
   const graph = new Map<string, Set<string>>();
-  for (const edge of imports().edges.filter((edge) => !isBackUp(edge))) {
+  for (const edge of imports().edges) {
     if (!graph.has(edge.from)) graph.set(edge.from, new Set());
     graph.get(edge.from)!.add(edge.to);
   }

@@ -22,9 +22,9 @@ export type NewActivity = ActivityFacts & { name: string | null; event: string; 
 
 /**
  * A typed activity map: activity name → payload type. A name is the platform's webhook event and
- * action, `event.action` (`issues.opened`, `repository.renamed`). Each core home exports its own
- * (`IssueActivities` in core/issues, `RepositoryActivities` in core/repositories...); src/core/activities.ts
- * joins them into the map every consumer reads.
+ * action, `event.action` (`issues.opened`, `repository.renamed`). src/core/activities.ts holds a
+ * section per core home (`IssueActivities`, `RepositoryActivities`...) and joins them into the map
+ * every consumer reads; each home binds its recorder to its own section.
  */
 export type ActivityInput<M, K extends keyof M & string = keyof M & string> = ActivityFacts & { name: K; payload: M[K] };
 

@@ -20,7 +20,7 @@ const CollaboratorParams = Type.Object({ owner: Type.String(), repo: Type.String
 
 export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[]): void {
   const { urls } = ctx;
-  const { memberships, repositories } = coreWriters(ctx, areas);
+  const { memberships, owners, repositories } = coreWriters(ctx, areas);
 
   app.put('/_admin/orgs/:org/members/:login', {
     schema: { ...hidden, summary: 'Add a member to an organization or change their role', params: MemberParams, body: OrgMembershipBody },
@@ -33,7 +33,7 @@ export function membershipRoutes(app: Api, ctx: Context, areas: readonly Area[])
   app.delete('/_admin/orgs/:org/members/:login', {
     schema: { ...hidden, summary: 'Remove a user from an organization, its teams and its repositories', params: MemberParams },
   }, async (request, reply) => {
-    await memberships.removeOrgMembership(request.params.org, request.params.login);
+    await owners.removeOrgMembership(request.params.org, request.params.login);
     return reply.code(204).send();
   });
 

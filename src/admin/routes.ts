@@ -52,8 +52,8 @@ export function adminRoutes(app: Api, ctx: Context, areas: readonly Area[]): voi
   appRoutes(app, ctx.urls, writers);
 }
 
-/** Users, enterprises, organizations and their teams. */
-function accountRoutes(app: Api, urls: Urls, { accounts, memberships }: Writers): void {
+/** Users (their deletion too), enterprises, organizations and their teams. */
+function accountRoutes(app: Api, urls: Urls, { accounts, owners }: Writers): void {
   app.post('/_admin/users', {
     schema: {
       ...hidden,
@@ -82,8 +82,15 @@ function accountRoutes(app: Api, urls: Urls, { accounts, memberships }: Writers)
       body: TeamBody,
     },
   }, async (request, reply) => {
-    const { team, org } = await memberships.createTeam(request.params.org, request.body);
+    const { team, org } = await owners.createTeam(request.params.org, request.body);
     return reply.code(201).send(teamBody(urls, org, team));
+  });
+
+  app.delete('/_admin/users/:login', {
+    schema: { ...hidden, summary: 'Delete a user', params: Type.Object({ login: Type.String() }) },
+  }, async (request, reply) => {
+    await owners.deleteUser(request.params.login);
+    return reply.code(204).send();
   });
 }
 

@@ -129,7 +129,7 @@ export function checkSeed(areas: readonly Area[], data: unknown): void {
 async function loadInto(ctx: Context, areas: readonly Area[], data: unknown, gitPaths: string[], trx: Transaction<Database>): Promise<SeedReport> {
   checkSeed(areas, data);
   const seed = data as Record<string, unknown>;
-  const { accounts, memberships, repositories, tokens, apps, installations } = coreWriters(ctx, areas, trx);
+  const { accounts, owners, repositories, tokens, apps, installations } = coreWriters(ctx, areas, trx);
   const report: SeedReport = { created: {}, skipped: {}, secrets: [] };
 
   // The core keys (CORE_KEYS), in the order their references need.
@@ -142,7 +142,7 @@ async function loadInto(ctx: Context, areas: readonly Area[], data: unknown, git
       if (repository.git_path) gitPaths.push(repository.git_path);
     }],
     // After repos: a team may name its repositories.
-    ['teams', Type.Object({ org: Type.String(), ...TeamBody.properties }), ({ org, ...team }) => memberships.createTeam(org, team)],
+    ['teams', Type.Object({ org: Type.String(), ...TeamBody.properties }), ({ org, ...team }) => owners.createTeam(org, team)],
     ['collaborators', CollaboratorSeedBody, ({ repository, login, permission }) => {
       const [owner, name] = String(repository).split('/');
       return repositories.setCollaborator(owner!, name!, login, permission);

@@ -5,6 +5,7 @@ import { AccountWrites } from '../core/accounts/writes.ts';
 import { MembershipWrites } from '../core/accounts/membership-writes.ts';
 import { AppWrites, InstallationWrites } from '../core/apps/writes.ts';
 import { TokenWrites } from '../core/apps/token-writes.ts';
+import { OwnerWrites } from '../core/repositories/owner-writes.ts';
 import { RepositoryWrites } from '../core/repositories/writes.ts';
 import type { Executor } from '../db/index.ts';
 import type { Context } from '../platform/context.ts';
@@ -14,6 +15,7 @@ export function coreWriters(ctx: Context, areas: readonly Area[], within?: Execu
     accounts: new AccountWrites(ctx, within),
     memberships: new MembershipWrites(ctx, areas, within),
     repositories: new RepositoryWrites(ctx, areas, within),
+    owners: new OwnerWrites(ctx, areas, within),
     tokens: new TokenWrites(ctx, within),
     apps: new AppWrites(ctx, areas, within),
     installations: new InstallationWrites(ctx, within),

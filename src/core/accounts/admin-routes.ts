@@ -1,4 +1,5 @@
-// The operator surface's account lifecycle (spec/admin-api.md "Lifecycle"): suspend, unsuspend and delete a user.
+// The operator surface's account lifecycle (spec/admin-api.md "Lifecycle"): suspend and unsuspend a
+// user (a user's deletion, which takes their repositories, is routed in src/admin/routes.ts).
 import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import { AccountWrites } from './writes.ts';
@@ -25,13 +26,6 @@ export function accountAdminRoutes(app: Api, ctx: Context): void {
     schema: { ...hidden, summary: 'Unsuspend a user', params: UserParams },
   }, async (request, reply) => {
     await writes.unsuspend(request.params.login);
-    return reply.code(204).send();
-  });
-
-  app.delete('/_admin/users/:login', {
-    schema: { ...hidden, summary: 'Delete a user', params: UserParams },
-  }, async (request, reply) => {
-    await writes.delete(request.params.login);
     return reply.code(204).send();
   });
 }

@@ -297,12 +297,6 @@ export async function reassignAuthorship(db: Executor, fromId: number, toId: num
   await db.updateTable('issue_events').set({ actor_id: toId }).where('actor_id', '=', fromId).execute();
 }
 
-/** The git data folders (under the data directory) of the repositories the account owns. */
-export async function ownedGitPaths(db: Executor, ownerId: number): Promise<string[]> {
-  const rows = await db.selectFrom('repositories').select('git_path').where('owner_id', '=', ownerId).where('git_path', 'is not', null).execute();
-  return rows.map((row) => row.git_path!);
-}
-
 /** One page of an organization's teams, oldest first, with the total. */
 export async function listTeams(db: Executor, orgId: number, page: { limit: number; offset: number }): Promise<{ rows: TeamRow[]; total: number }> {
   const [rows, count] = await Promise.all([

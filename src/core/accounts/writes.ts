@@ -1,17 +1,14 @@
 // The writes of accounts: create users, enterprises and organizations (the operator surface and seed
-// files), and a user's lifecycle (spec/admin-api.md "Lifecycle"): suspend, unsuspend and delete.
+// files), and a user's suspension (spec/admin-api.md "Lifecycle"; a user's deletion, which takes
+// their repositories, is the repositories home's: src/core/repositories/owner-writes.ts).
 // A suspended user's every credential is refused on its next request (src/core/access/principal.ts
 // reads the flag with the token, in the same round trip), with the platform's 403. Unknown references
 // are 404, duplicates 422 `already_exists`; every create returns the row, routes shape the answer.
 import { insertUnique, invalidField, notFound } from '../../platform/errors.ts';
 import { Service } from '../../platform/service.ts';
-import { removeGitData } from '../repositories/git-sweep.ts';
-import { recordGitDataRemovals } from '../repositories/store.ts';
-import { recordAccountActivity } from './activities.ts';
 import { requireAccount, requireUsers } from './lookup.ts';
 import {
-  addEnterpriseMember, addOrgMembership, deleteAccount, findAccount, findEnterprise, ghostAccount, insertAccount, insertEnterprise, insertOrganization,
-  lockAccount, ownedGitPaths, reassignAuthorship, setSuspended, solelyOwnedOrganizations, type UserRow,
+  addEnterpriseMember, addOrgMembership, findEnterprise, insertAccount, insertEnterprise, insertOrganization, setSuspended, type UserRow,
 } from './store.ts';
 import type { OrgRole } from '../access/index.ts';
 
@@ -87,34 +84,5 @@ export class AccountWrites extends Service {
   async unsuspend(login: string): Promise<void> {
     const user = await requireAccount(this.db, login, 'user');
     await setSuspended(this.db, user.id, { suspended_at: null, suspended_reason: null, updated_at: this.now() });
-  }
-
-  /**
-   * Deletes the user in one transaction: the row, and with it (foreign keys cascade) their
-   * repositories and everything in them, org and team memberships, collaborator grants, tokens of
-   * every kind, installations on their account, notification threads and subscriptions, migrations.
-   * What they wrote on others' repositories stays, written by `ghost` (as on the platform). The sole
-   * owner of an organization is refused (422), as the platform refuses. Files go after the commit:
-   * git data here, migration archives by user-migrations on the `user.deleted` activity.
-   */
-  async delete(login: string): Promise<void> {
-    const user = await requireAccount(this.db, login, 'user');
-    const gitPaths = await this.transaction(async (trx) => {
-      await lockAccount(trx, user.id, this.ctx.db.dialect === 'postgres');
-      if (!(await findAccount(trx, login))) throw notFound(`User not found: ${login}`);
-      const owned = await solelyOwnedOrganizations(trx, user.id);
-      if (owned.length) {
-        throw invalidField('User', 'login', `${user.login} is the only owner of ${owned.join(', ')}: add another owner or delete the organization first`);
-      }
-      const ghost = await ghostAccount(trx, this.now());
-      if (ghost.id === user.id) throw invalidField('User', 'login', 'the ghost user cannot be deleted');
-      await reassignAuthorship(trx, user.id, ghost.id);
-      const paths = await ownedGitPaths(trx, user.id);
-      await deleteAccount(trx, user.id);
-      await recordGitDataRemovals(trx, paths, this.now());
-      await recordAccountActivity(this.ctx, trx, { name: 'user.deleted', payload: { user: { id: user.id, login: user.login } } });
-      return paths;
-    });
-    await removeGitData(this.ctx, gitPaths);
   }
 }

@@ -15,7 +15,7 @@ export const issues: LifecycleArea = {
     'repository.deleted': { handled: 'cascade: its issues, comments and events go with the repository' },
     'repository.archived': { handled: 'writes: an archived repository\'s issues refuse writes (403, assertRepositoryWritable)' },
     'user.suspended': { handled: 'reads: a suspended user\'s tokens are refused where every token is read (core/access/principal.ts)' },
-    'user.deleted': { handled: 'in the write: what the user wrote on others\' repositories is reassigned to ghost (core/accounts/writes.ts)' },
+    'user.deleted': { handled: 'in the write: what the user wrote on others\' repositories is reassigned to ghost (core/repositories/owner-writes.ts)' },
     'installation.suspend': { handled: 'reads: a suspended installation\'s tokens are refused where every token is read' },
     'installation.deleted': { handled: 'cascade: its tokens go with the installation' },
   },

@@ -1,6 +1,6 @@
 // The removal of deleted repositories' git data, and the sweep of orphaned git data. A repository's
 // bare git data is `{dataDir}/git/{id}.git`. Deleting a repository (writes.ts) or its owner
-// (accounts/writes.ts) removes the rows and records the git data's paths (`git_data_removals`) in one
+// (owner-writes.ts) removes the rows and records the git data's paths (`git_data_removals`) in one
 // transaction, then removes the directories and forgets their paths once it has committed
 // (`removeGitData`). A process killed in between leaves the recorded paths: every worker process
 // removes them at its start and every REMOVAL_SECONDS (`removeRecordedGitData`), reading only that

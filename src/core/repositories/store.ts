@@ -342,6 +342,12 @@ function repositoryWithOwner(row: Awaited<ReturnType<typeof repositoryByName>>[n
   return { ...repository, owner };
 }
 
+/** The git data folders (under the data directory) of the repositories the account owns. */
+export async function ownedGitPaths(db: Executor, ownerId: number): Promise<string[]> {
+  const rows = await db.selectFrom('repositories').select('git_path').where('owner_id', '=', ownerId).where('git_path', 'is not', null).execute();
+  return rows.map((row) => row.git_path!);
+}
+
 /** Records, in a deleting transaction, the git data paths it leaves to remove once it has committed. */
 export async function recordGitDataRemovals(db: Executor, paths: string[], now: string): Promise<void> {
   if (!paths.length) return;
