@@ -258,12 +258,12 @@ test('src/admin/ writes core resources only through their core writers', () => {
 });
 
 // Every area says what it does on each lifecycle activity (src/core/area.ts `lifecycle`): typed as
-// `LifecycleArea` (AREAS holds nothing else), each answer one line, `inWrite` only where the write
-// calls it. An area that says nothing is a type error; one that slips by at run time fails here.
+// `LifecycleArea` (AREAS holds nothing else), each answer one line, `applied` only for a move (its
+// handler of the applied `repository.moving`). An area that says nothing is a type error; one that slips by at run time fails here.
 test('every area of AREAS answers every lifecycle activity, in one line each', async () => {
   const { AREAS } = await import('./app.ts');
   const { LIFECYCLE_ACTIVITIES } = await import('./core/area.ts');
-  const inWrite = new Set(['repository.transferred', 'repository.renamed']);
+  const moves = new Set(['repository.transferred', 'repository.renamed']);
   const problems: string[] = [];
   for (const area of AREAS) {
     const lifecycle = (area as { lifecycle?: Record<string, Record<string, unknown>> }).lifecycle;
@@ -275,12 +275,13 @@ test('every area of AREAS answers every lifecycle activity, in one line each', a
     for (const name of LIFECYCLE_ACTIVITIES) {
       const answer = lifecycle[name]!;
       const keys = Object.keys(answer).sort();
-      const why = answer.unaffected ?? answer.handled ?? answer.handler;
-      if (!(keys.join() === 'unaffected' || keys.join() === 'handled' || keys.join() === 'handler' || keys.join() === 'handled,inWrite')) problems.push(`${area.name} ${name}: ${keys.join()}`);
+      const why = answer.unaffected ?? answer.handled ?? answer.handler ?? answer.applied;
+      if (!(keys.join() === 'unaffected' || keys.join() === 'handled' || keys.join() === 'handler' || keys.join() === 'applied')) problems.push(`${area.name} ${name}: ${keys.join()}`);
       // `handler`: the area's handler of that activity does it, so the area declares one.
       if ('handler' in answer && typeof (area.handlers as Record<string, unknown> | undefined)?.[name] !== 'function') problems.push(`${area.name} ${name}: no handler`);
       if (typeof why !== 'string' || !why.trim() || why.includes('\n')) problems.push(`${area.name} ${name}: the why is one line`);
-      if ('inWrite' in answer && (!inWrite.has(name) || typeof answer.inWrite !== 'function')) problems.push(`${area.name} ${name}: inWrite`);
+      // `applied`: the area's handler of `repository.moving` does it, in the move's transaction.
+      if ('applied' in answer && (!moves.has(name) || typeof (area.handlers as Record<string, unknown> | undefined)?.['repository.moving'] !== 'function')) problems.push(`${area.name} ${name}: applied`);
     }
   }
   assert.deepEqual(problems, []);

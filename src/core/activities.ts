@@ -97,6 +97,29 @@ export type AccessActivities = {
   'access.changed': AccessChange;
 };
 
+/** A repository moving (a transfer to another owner, a rename, or both). */
+export interface RepositoryMove {
+  repositoryId: number;
+  /** The account (user or organization) that owns it, and the one it moves to (the same on a rename alone). */
+  fromOwnerId: number;
+  toOwnerId: number;
+  /** Its name after the move. */
+  name: string;
+  transferred: boolean;
+  renamed: boolean;
+}
+
+/**
+ * A repository moving (PATCH /_admin/repos/{owner}/{repo} `owner` or `name`): applied in the move's
+ * transaction once the row has moved, before its `repository.transferred` / `repository.renamed`
+ * rows are recorded. A handler may refuse the move (throw an ApiError: nothing changes) or let go
+ * of what the former owner gave the repository; one activity for a transfer, a rename or both, so
+ * each area's handler runs once. It has no outbox row.
+ */
+export type MoveActivities = {
+  'repository.moving': RepositoryMove;
+};
+
 // ---- apps and installations (src/core/apps/activities.ts records them) ----
 // The platform's `installation` webhook event. The row has the installation's `account_id`; the
 // payload names the installation and its app, so the event reaches the app even once the
@@ -224,7 +247,7 @@ export type IssueActivities =
 export type StoredActivities = AccountActivities & IssueActivities & RepositoryActivities & MemberActivities & InstallationActivities & AppActivities;
 
 /** The activities applied in the writer's transaction, with no outbox row. */
-export type AppliedActivities = AccessActivities & AppCreatedActivities;
+export type AppliedActivities = AccessActivities & MoveActivities & AppCreatedActivities;
 
 export type AppliedActivityName = keyof AppliedActivities & string;
 

@@ -11,7 +11,7 @@ import { Service } from '../platform/service.ts';
  * One area of the API (or the activity core): its public routes, its operator routes under /_admin,
  * the seed-file keys it loads, and its handler of each activity it consumes
  * (`handlers`: those of stored activities run when the row is dispatched, those of applied ones —
- * `access.changed`, `app.created` — in the writer's transaction).
+ * `access.changed`, `repository.moving`, `app.created` — in the writer's transaction).
  */
 export interface Area extends ActivityConsumer<Activities, AppliedActivityName> {
   name: string;
@@ -47,39 +47,20 @@ export type LifecycleActivityName = (typeof LIFECYCLE_ACTIVITIES)[number];
 // that is not is a type error here.
 LIFECYCLE_ACTIVITIES satisfies readonly (keyof Activities | 'user.suspended')[];
 
-/**
- * A repository about to move (a transfer to another owner, a rename, or both), told to each area
- * inside the write's transaction before the row moves: the area may refuse the move (throw an
- * ApiError: nothing changes) or let go of what its former owner gave the repository.
- */
-export interface RepositoryMove {
-  repositoryId: number;
-  /** The account (user or organization) that owns it, and the one it moves to (the same on a rename alone). */
-  fromOwnerId: number;
-  toOwnerId: number;
-  /** Its name after the move. */
-  name: string;
-  transferred: boolean;
-  renamed: boolean;
-}
-
-/** The lifecycle activities whose write calls the areas inside its transaction (`inWrite`). */
-export type InWriteHooks = {
-  'repository.transferred': (ctx: Context, trx: Executor, move: RepositoryMove) => Promise<void>;
-  'repository.renamed': (ctx: Context, trx: Executor, move: RepositoryMove) => Promise<void>;
-};
+/** The lifecycle activities of a move, which its write also applies in its transaction (`repository.moving`). */
+export type MoveActivityName = 'repository.transferred' | 'repository.renamed';
 
 /**
  * An area's answer to one lifecycle activity, each with a one-line why: `unaffected` (nothing it
  * keeps depends on it), `handler` (its handler of the activity does it: the area declares one for
- * that name), or `handled` (how: its reads, the database's cascades), with `inWrite` when the write
- * itself must call it (refuse, let go) in its transaction.
+ * that name), `handled` (how: its reads, the database's cascades), or, for a move, `applied` (its
+ * handler of the applied `repository.moving` does it in the move's transaction: refuse, let go).
  */
 export type LifecycleAnswer<K extends LifecycleActivityName> =
   | { unaffected: string }
   | { handled: string }
   | (K extends 'user.suspended' ? never : { handler: string })
-  | (K extends keyof InWriteHooks ? { handled: string; inWrite: InWriteHooks[K] } : never);
+  | (K extends MoveActivityName ? { applied: string } : never);
 
 /** Every lifecycle activity, answered: an area that leaves one out does not typecheck. */
 export type AreaLifecycle = { readonly [K in LifecycleActivityName]: LifecycleAnswer<K> };
@@ -92,7 +73,8 @@ const recordApplied: AppliedActivityRecorder<AppliedActivities> = recordActivity
 
 /**
  * A core writer whose writes the areas consume in their transaction: it is given them, and records
- * the activities they apply there (`access.changed`, `app.created`) through the one activity path.
+ * the activities they apply there (`access.changed`, `repository.moving`, `app.created`) through the
+ * one activity path.
  */
 export abstract class AreaWrites extends Service {
   protected readonly areas: readonly Area[];

@@ -1,7 +1,7 @@
 // Every area × every lifecycle activity (src/core/area.ts `lifecycle`), as a table: each answer an
-// area declares `handled` (or `handler`: a handler it declares for that activity) names the test
-// that shows it (a file and the start of a test's title, which must be there), or says why no test
-// shows it yet; each `unaffected` has no row. A new area, a new
+// area declares `handled` (or `handler`: a handler it declares for that activity; or `applied`: its handler of
+// `repository.moving`, applied in the move's write) names the test that shows it (a file and the start of a
+// test's title, which must be there), or says why no test shows it yet; each `unaffected` has no row. A new area, a new
 // lifecycle activity, or an answer changed from `unaffected` to `handled` fails here until its row is
 // written.
 import assert from 'node:assert/strict';
@@ -98,10 +98,12 @@ for (const area of AREAS) {
         assert.equal(row, undefined, `${area.name} says it is unaffected by ${name}: no row`);
         return;
       }
-      const how = 'handler' in answer ? answer.handler : answer.handled;
+      const how = 'handler' in answer ? answer.handler : 'applied' in answer ? answer.applied : answer.handled;
       assert.ok(row, `${area.name} handles ${name} (${how}): its row names the test that shows it, or why none does yet`);
       // An answer that its handler does it points at a handler the area declares for that name.
       if ('handler' in answer) assert.equal(typeof (area.handlers as Record<string, unknown> | undefined)?.[name], 'function', `${area.name} declares a handler of ${name}`);
+      // One that the move's write applies points at the area's handler of `repository.moving`.
+      if ('applied' in answer) assert.equal(typeof (area.handlers as Record<string, unknown> | undefined)?.['repository.moving'], 'function', `${area.name} declares a handler of repository.moving`);
       if ('notYet' in row) {
         assert.ok(row.notYet.trim());
         return;

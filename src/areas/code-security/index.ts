@@ -10,8 +10,7 @@ export const codeSecurity: LifecycleArea = {
   seed: { licenses: seedLicenses },
   lifecycle: {
     'repository.transferred': {
-      handled: 'in the write: the old owner\'s configuration lets go of it and of its license; the new owner\'s default applies, as for a new repository',
-      inWrite: (ctx, trx, move) => new CodeSecurityService(ctx).onTransferred(trx, move.repositoryId),
+      applied: 'in the write: the old owner\'s configuration lets go of it and of its license; the new owner\'s default applies, as for a new repository',
     },
     'repository.renamed': { unaffected: 'attachments and license seats name repositories by id' },
     'repository.deleted': { handled: 'cascade: its attachment and its license seat go with the repository' },
@@ -22,6 +21,9 @@ export const codeSecurity: LifecycleArea = {
     'installation.deleted': { unaffected: 'an installation acts on configurations through its permissions, read at each request' },
   },
   handlers: {
+    'repository.moving': async (ctx, trx, { payload: move }) => {
+      if (move.transferred) await new CodeSecurityService(ctx).onTransferred(trx, move.repositoryId);
+    },
     // In the dispatch that consumes the creation, exactly once: a crash after the repository
     // committed leaves the activity's job, which attaches the configuration when it runs again.
     'repository.created': (ctx, trx, activity) => new CodeSecurityService(ctx).attachDefault(trx, activity.repository_id!),

@@ -7,8 +7,7 @@ export const updaterAccess: LifecycleArea = {
   routes: updaterAccessRoutes,
   lifecycle: {
     'repository.transferred': {
-      handled: 'in the write: the lists that may no longer name it (the old organization\'s, an enterprise the new owner is outside of) drop it',
-      inWrite: (ctx, trx, move) => new UpdaterAccessService(ctx).onTransferred(trx, move.repositoryId, move.toOwnerId),
+      applied: 'in the write: the lists that may no longer name it (the old organization\'s, an enterprise the new owner is outside of) drop it',
     },
     'repository.renamed': { unaffected: 'lists name repositories by id' },
     'repository.deleted': { handled: 'cascade: its rows in every list go with the repository' },
@@ -17,5 +16,10 @@ export const updaterAccess: LifecycleArea = {
     'user.deleted': { unaffected: 'lists belong to organizations and enterprises, not users' },
     'installation.suspend': { unaffected: 'an installation acts on a list through its permissions, read at each request' },
     'installation.deleted': { unaffected: 'an installation acts on a list through its permissions, read at each request' },
+  },
+  handlers: {
+    'repository.moving': async (ctx, trx, { payload: move }) => {
+      if (move.transferred) await new UpdaterAccessService(ctx).onTransferred(trx, move.repositoryId, move.toOwnerId);
+    },
   },
 };

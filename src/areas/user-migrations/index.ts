@@ -1,20 +1,14 @@
-import type { LifecycleArea, RepositoryMove } from '../../core/area.ts';
-import type { Context } from '../../platform/context.ts';
-import type { Executor } from '../../db/index.ts';
+import type { LifecycleArea } from '../../core/area.ts';
 import { userMigrationAdminRoutes, userMigrationRoutes } from './routes.ts';
 import { exportThreads, UserMigrationService } from './service.ts';
-
-/** A repository a migration locked does not move (transfer or rename): 403. */
-const refuseLocked = (ctx: Context, trx: Executor, move: RepositoryMove) => new UserMigrationService(ctx).refuseLockedMove(trx, move);
 
 export const userMigrations: LifecycleArea = {
   name: 'user-migrations',
   lifecycle: {
     'repository.transferred': {
-      handled: 'in the write: a locked repository does not move (403); an export exports, and a migration lists, only what its user owns / may read when it runs',
-      inWrite: refuseLocked,
+      applied: 'in the write: a locked repository does not move (403); an export exports, and a migration lists, only what its user owns / may read when it runs',
     },
-    'repository.renamed': { handled: 'in the write: a locked repository is not renamed (403; its unlock names it)', inWrite: refuseLocked },
+    'repository.renamed': { applied: 'in the write: a locked repository is not renamed (403; its unlock names it)' },
     'repository.deleted': { handled: 'cascade: it leaves every migration\'s repositories (and its lock goes with the row)' },
     'repository.archived': { unaffected: 'an archived repository is exported as it is, as on the platform' },
     'user.suspended': { handled: 'reads: a suspended user\'s tokens are refused where every token is read, the migration API\'s included' },
@@ -25,6 +19,8 @@ export const userMigrations: LifecycleArea = {
   routes: (app, ctx) => userMigrationRoutes(app, ctx, new UserMigrationService(ctx)),
   admin: (app, ctx) => userMigrationAdminRoutes(app, new UserMigrationService(ctx)),
   handlers: {
+    // A repository a migration locked does not move (transfer or rename): 403.
+    'repository.moving': (ctx, trx, { payload: move }) => new UserMigrationService(ctx).refuseLockedMove(trx, move),
     'user.deleted': async (ctx, trx) => {
       await new UserMigrationService(ctx).sweepOrphanArchives(trx);
     },

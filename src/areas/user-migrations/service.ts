@@ -18,7 +18,7 @@ import * as store from './store.ts';
 import { Service } from '../../platform/service.ts';
 import { defineJob } from '../../jobs/job.ts';
 import type { Executor } from '../../db/index.ts';
-import type { RepositoryMove } from '../../core/area.ts';
+import type { RepositoryMove } from '../../core/activities.ts';
 import { type Principal, requireScopes, userRepositoriesPermissions } from '../../core/access/index.ts';
 
 function withoutMigrationId(bodies: (FullRepository & { migration_id: number })[]): FullRepository[] {

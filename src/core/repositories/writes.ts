@@ -13,7 +13,7 @@ import { ApiError, insertUnique, invalidField, notFound, validationFailed } from
 import { organizationSimple, simpleUser } from '../accounts/representations.ts';
 import { requireAccount, requireTeam } from '../accounts/lookup.ts';
 import { teamMemberIds, type UserRow } from '../accounts/store.ts';
-import { AreaWrites, type InWriteHooks, type RepositoryMove } from '../area.ts';
+import { AreaWrites } from '../area.ts';
 import { recordMemberActivity, recordRepositoryActivity } from './activities.ts';
 import { repositoriesWithFacts } from './facts.ts';
 import { removeGitData } from './git-sweep.ts';
@@ -202,8 +202,13 @@ export class RepositoryWrites extends AreaWrites {
         await removeCollaborator(trx, repository.id, destination.id);
       }
       // The areas, once the row has moved: one may refuse the move (the transaction undoes it), or
-      // let go of what the former owner gave the repository (their `lifecycle` answers, src/core/area.ts).
-      if (transferred || renamed) await this.moving(trx, { repositoryId: repository.id, fromOwnerId: repository.owner.id, toOwnerId: destination.id, name: newName, transferred, renamed });
+      // let go of what the former owner gave the repository (their `repository.moving` handlers).
+      if (transferred || renamed) {
+        await this.record(trx, {
+          name: 'repository.moving', repository_id: repository.id,
+          payload: { repositoryId: repository.id, fromOwnerId: repository.owner.id, toOwnerId: destination.id, name: newName, transferred, renamed },
+        });
+      }
       const row = await updateRepository(trx, repository.id, input, this.now());
       if (transferred || (input.visibility !== undefined && input.visibility !== repository.visibility)) await this.record(trx, { name: 'access.changed', payload: { repositoryIds: [repository.id] } });
       // Every event of the write shows the repository after all of it.
@@ -261,23 +266,6 @@ export class RepositoryWrites extends AreaWrites {
     const now = this.now();
     const row = await setSubscription(this.db, repository.id, user.id, { subscribed, ignored }, now);
     return { repository, user, row };
-  }
-
-  /**
-   * Tells each area whose lifecycle answers `repository.transferred` or `repository.renamed` with an
-   * `inWrite` hook that the repository is moving, inside the move's transaction; a hook given for
-   * both runs once.
-   */
-  private async moving(trx: Executor, move: RepositoryMove): Promise<void> {
-    const names = [...(move.transferred ? ['repository.transferred'] as const : []), ...(move.renamed ? ['repository.renamed'] as const : [])];
-    for (const area of this.areas) {
-      const hooks = new Set<InWriteHooks[(typeof names)[number]]>();
-      for (const name of names) {
-        const answer = area.lifecycle?.[name];
-        if (answer && 'inWrite' in answer) hooks.add(answer.inWrite);
-      }
-      for (const hook of hooks) await hook(this.ctx, trx, move);
-    }
   }
 
   /** A repository as `repository` events show it, read inside the write's transaction. */
