@@ -2,8 +2,8 @@
 // snapshot restore takes alone, reset and snapshots (support.ts), fault injection (faults.ts), the
 // request journal (journal.ts) and the test clock's routes (clock.ts). Production builds the queue
 // and the periodic runner with no middleware, gets none of these steps in its request pipeline and
-// registers none of these routes; the one exception is the journal, which CODEHOST_JOURNAL=1 turns
-// on in production too (docs/testing.md).
+// registers none of these routes; the exceptions are the journal and the test clock, settings of
+// their own that production mode may turn on too (CODEHOST_JOURNAL, CODEHOST_TEST_CLOCK: docs/testing.md).
 import type { Config } from '../config.ts';
 import type { Area } from '../core/area.ts';
 import type { TestDoubleSteps } from '../http/pipeline.ts';
@@ -34,12 +34,16 @@ export function testDoubleSteps(ctx: Context): TestDoubleSteps {
   };
 }
 
-/** The test double's operator routes held by the gate (`gated`), registered after the admin area's. */
+/**
+ * The test double's operator routes held by the gate (`gated`), registered after the admin area's.
+ * The journal (CODEHOST_JOURNAL) and the test clock (CODEHOST_TEST_CLOCK) are settings of their own,
+ * which production mode may also turn on; the rest exists outside production only.
+ */
 export function testDoubleRoutes(gated: Api, ctx: Context): void {
   if (ctx.config.journal.enabled) journalRoutes(gated, ctx);
+  if (ctx.clock.adjustable) clockRoutes(gated, ctx);
   if (ctx.config.mode === 'production') return;
   faultRoutes(gated, ctx);
-  clockRoutes(gated, ctx);
 }
 
 /** Reset and the snapshots' writes, which take the gate alone (`ungated`; the list of snapshots is read in `gated`). */
