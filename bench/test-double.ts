@@ -2,7 +2,7 @@
 // demo world and to empty, and a restore of a snapshot of 1,000 issues (with their activity:
 // outbox rows, notification threads). Each figure is the median of several runs, as the server
 // itself reports it (`took_ms`) or, for the start, as the caller sees it.
-import { startCodehost } from '../src/testing/index.ts';
+import { startCodehost } from '../src/testing-helper.ts';
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 

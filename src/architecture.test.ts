@@ -24,7 +24,7 @@ function sourceFiles(dir: string): string[] {
 function unit(file: string): string {
   // The codehost/testing helper starts the whole server: it sits above app.ts, which registers the
   // rest of src/testing/ (the test double).
-  if (file === 'src/testing/index.ts') return 'testing-helper';
+  if (file === 'src/testing-helper.ts') return 'testing-helper';
   const parts = file.split('/');
   if (parts.length === 2) return parts[1]!.replace(/\.ts$/, '');
   if (parts[1] === 'core' || parts[1] === 'areas') return `${parts[1]}/${parts[2]!.replace(/\.ts$/, '')}`;
@@ -38,7 +38,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   main: ['cli', 'config', 'platform'],
   // src/cli: the CLI's commands, one file each, that src/main.ts dispatches to.
   cli: ['app', 'admin', 'config', 'db', 'platform', 'core', 'jobs'],
-  // src/testing/index.ts: the testing helper (codehost/testing) starts the server as main.ts does
+  // src/testing-helper.ts: the testing helper (codehost/testing) starts the server as main.ts does
   // (from a migrated database template, src/db/template.ts).
   'testing-helper': ['app', 'config', 'db'],
   app: ['workers', 'testing', 'admin', 'areas', 'console', 'core', 'activity', 'http', 'platform', 'db', 'jobs', 'config'],

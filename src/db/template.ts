@@ -1,4 +1,4 @@
-// A migrated, empty database to start from: the testing helper (src/testing/index.ts) copies it instead of
+// A migrated, empty database to start from: the testing helper (src/testing-helper.ts) copies it instead of
 // running every migration on each start (docs/performance.md, "The helper's start"). On SQLite a
 // file in a directory of the user's own under the system's temporary directory (`codehost-<uid>`,
 // mode 0700), copied into the helper's data directory; on PostgreSQL a database on the server that

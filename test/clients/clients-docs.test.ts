@@ -26,7 +26,7 @@ test('every JavaScript and Python example reads CODEHOST_URL and names no fixed 
 });
 
 test('every example of docs/clients.md is run by a test', () => {
-  const tests = readdirSync(TEST_DIR).filter((name) => name.endsWith('.test.ts')).map((name) => readFileSync(join(TEST_DIR, name), 'utf8')).join('\n');
+  const tests = readdirSync(TEST_DIR, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.test.ts')).map((name) => readFileSync(join(TEST_DIR, name), 'utf8')).join('\n');
   for (const block of docBlocks()) {
     assert.match(tests, new RegExp(`(docExample|runExample)\\('${block.name}'`), `no test runs the block tagged ${block.name}`);
   }

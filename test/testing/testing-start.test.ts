@@ -14,7 +14,7 @@ import { openDatabase } from '../../src/db/index.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import pg from 'pg';
 import { copyMigratedTemplate, templateDatabaseName, templatePath } from '../../src/db/template.ts';
-import { startCodehost, type Codehost } from '../../src/testing/index.ts';
+import { startCodehost, type Codehost } from '../../src/testing-helper.ts';
 
 describe('the testing helper, started quickly', () => {
   let codehost: Codehost;

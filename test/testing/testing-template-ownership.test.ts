@@ -13,7 +13,7 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { startThrowawayPostgres, throwawayPostgresUnavailable, type ThrowawayPostgres } from '../helpers/throwaway-postgres.ts';
 import { copyMigratedTemplate, migrationsHash, templatePath } from '../../src/db/template.ts';
-import { startCodehost } from '../../src/testing/index.ts';
+import { startCodehost } from '../../src/testing-helper.ts';
 
 const NOBODY = 65534;
 const postgresUrl = process.env.DATABASE_URL;

@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from '../app.ts';
-import { loadConfig } from '../config.ts';
-import { copyMigratedTemplate, createFromTemplateDatabase, type FreshDatabase } from '../db/template.ts';
+import { createServer } from './app.ts';
+import { loadConfig } from './config.ts';
+import { copyMigratedTemplate, createFromTemplateDatabase, type FreshDatabase } from './db/template.ts';
 
 export interface StartOptions {
   /** Load the demo data (users mona, hubot, octo; org acme; demo-app; fixed tokens). Default false. */
