@@ -26,7 +26,7 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/core/access/access.ts', first: 'export async function reachesRepository', last: 'export async function requireAccess' },
   'src/core/access/app.ts',
   { file: 'src/core/access/hook.ts', first: 'export function callerResolution', last: 'export function rateLimitKey' },
-  { file: 'src/core/access/principal.ts', first: 'const rowFacts', last: 'export async function authenticate' },
+  { file: 'src/core/access/principal.ts', first: 'export async function principalFromToken', last: 'export async function authenticate' },
   { file: 'src/core/access/store.ts', first: 'export async function issueToken', last: 'export async function deleteExpiredTokens' },
   { file: 'src/core/access/store.ts', first: 'const MEMBER_ROLES', last: 'export async function readersOf' },
   { file: 'src/core/repositories/list-store.ts', first: 'const TRUE', last: 'export async function repositoryPage' },

@@ -102,55 +102,6 @@ function publicKeyOf(app: AppRow): KeyObject {
 }
 
 
-type TokenRow = NonNullable<Awaited<ReturnType<typeof findTokenByHash>>>;
-
-/** What a token's row says once parsed: the same for every request while the row is kept. */
-interface RowFacts {
-  own: Permissions;
-  scopes: string[];
-  repositoryIds: number[];
-  /** Installation tokens: the grant ∩ what the app requests ∩ the token's own. */
-  installationPermissions: Permissions;
-  /** App user tokens: what the app requests (∩ a scoped token's own). */
-  appUserPermissions: Permissions;
-  user: UserRow | null;
-}
-
-// A kept row (findTokenByHash answers the same object while nothing changed) is parsed once, not on
-// every request; a row read afresh is parsed afresh. The parts are shared by the requests of the
-// token, so they are frozen.
-const rowFacts = new WeakMap<TokenRow, RowFacts>();
-function factsOf(row: TokenRow): RowFacts {
-  let facts = rowFacts.get(row);
-  if (facts) return facts;
-  const own = Object.freeze(parsePermissions(row.permissions));
-  const appPermissions = row.app_permissions === null ? null : parsePermissions(row.app_permissions);
-  facts = {
-    own,
-    scopes: Object.freeze(json<string[]>(row.scopes)) as string[],
-    repositoryIds: Object.freeze(json<number[]>(row.repository_ids)) as number[],
-    installationPermissions: Object.freeze(appPermissions === null ? {} : intersectPermissions(parsePermissions(row.installation_permissions), appPermissions, own)),
-    // A token scoped to a target keeps the permissions it was narrowed to; an unscoped one acts with
-    // whatever the app requests now (what it stored at creation is only the app's request then).
-    appUserPermissions: Object.freeze(appPermissions === null ? {} : intersectPermissions(appPermissions, row.resource_owner_id === null ? null : own)),
-    user: row.user_id === null || row.login === null ? null : Object.freeze({
-      id: row.user_id,
-      login: row.login,
-      login_lower: row.login_lower!,
-      type: row.type!,
-      name: row.name,
-      email: row.email,
-      site_admin: row.site_admin!,
-      created_at: row.created_at!,
-      updated_at: row.updated_at!,
-      suspended_at: null,
-      suspended_reason: null,
-    }),
-  };
-  rowFacts.set(row, facts);
-  return facts;
-}
-
 /** Looks a token up by its hash. Unknown, revoked (deleted) and expired tokens are all `Bad credentials`. */
 export async function principalFromToken(db: Executor, clock: Clock, token: string): Promise<UserPrincipal | InstallationPrincipal> {
   const kind = tokenKindOf(token);
@@ -160,12 +111,11 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
   const row = await findTokenByHash(db, hashSecret(token));
   if (!row || row.kind !== kind) throw badCredentials();
   if (row.expires_at && row.expires_at <= clock.now().toISOString()) throw badCredentials();
-  const parsed = factsOf(row);
-  const own = parsed.own;
+  const own = parsePermissions(row.permissions);
   const facts = {
     tokenId: row.id,
     repositorySelection: row.repository_selection as 'all' | 'selected',
-    repositoryIds: parsed.repositoryIds,
+    repositoryIds: json<number[]>(row.repository_ids),
     expiresAt: row.expires_at,
     route: null,
   };
@@ -173,7 +123,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
     if (row.installation_id === null || row.app_id === null || row.account_id === null || row.app_permissions === null) throw badCredentials();
     if (row.installation_suspended_at !== null) throw installationSuspended();
     const accountId = row.account_id;
-    const permissions = parsed.installationPermissions;
+    const permissions = intersectPermissions(parsePermissions(row.installation_permissions), parsePermissions(row.app_permissions), own);
     return {
       type: 'installation', kind, installationId: row.installation_id, appId: row.app_id, accountId, ...facts, permissions,
       permissionsOn: async (id) => (id === accountId ? permissions : {}),
@@ -182,12 +132,27 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
   if (row.user_id === null || row.login === null) throw badCredentials();
   // Checked before the token is resolved further: a suspended user's credentials stop at once.
   if (row.suspended_at !== null) throw accountSuspended();
-  const user = parsed.user!;
+  const user: UserRow = {
+    id: row.user_id,
+    login: row.login,
+    login_lower: row.login_lower!,
+    type: row.type!,
+    name: row.name,
+    email: row.email,
+    site_admin: row.site_admin!,
+    created_at: row.created_at!,
+    updated_at: row.updated_at!,
+    suspended_at: null,
+    suspended_reason: null,
+  };
   const resourceOwnerId = row.resource_owner_id;
-  const base = { type: 'user' as const, kind, user, scopes: parsed.scopes, appId: row.app_id, resourceOwnerId, ...facts };
+  const base = { type: 'user' as const, kind, user, scopes: json<string[]>(row.scopes), appId: row.app_id, resourceOwnerId, ...facts };
   if (kind === 'app_user') {
     if (row.app_id === null || row.app_permissions === null) throw badCredentials();
-    const permissions = parsed.appUserPermissions;
+    // A token scoped to a target keeps the permissions it was narrowed to; an unscoped one acts with
+    // whatever the app requests now (what it stored at creation is only the app's request then).
+    const narrowed = resourceOwnerId === null ? null : own;
+    const permissions = intersectPermissions(parsePermissions(row.app_permissions), narrowed);
     const installationOn = appInstallationLookup(db, row.app_id, permissions, resourceOwnerId);
     return {
       ...base, kind, permissions, installationOn,
