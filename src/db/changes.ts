@@ -304,7 +304,8 @@ export function cachedRead<K, V>(name: string, bound: { limit?: number; weight?:
  */
 export function cachedRow<P extends unknown[], R>(name: string, query: (db: Executor, ...params: P) => Promise<R[]>) {
   const read = cachedRead<string, R | undefined>(name);
-  return async (db: Executor, key: string, ...params: P): Promise<R | undefined> => read(db, key, async () => (await query(db, ...params))[0]);
+  // Not async itself: `read` is, so the caller waits on one promise, not two.
+  return (db: Executor, key: string, ...params: P): Promise<R | undefined> => read(db, key, async () => (await query(db, ...params))[0]);
 }
 
 function forget(kept: Kept, key: unknown, entry: Entry): void {

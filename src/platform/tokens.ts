@@ -2,6 +2,8 @@
 // carry 178 bits from the CSPRNG; the checksum lets a secret scanner recognise a token offline.
 // Only the SHA-256 hash (base64) and the last eight characters are ever stored.
 import { hash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+// CRC-32 (the zlib polynomial) of the token's body, natively: every authenticated request checks one.
+import { crc32 } from 'node:zlib';
 
 export type TokenKind = 'classic' | 'fine_grained' | 'oauth' | 'app_user' | 'installation';
 
@@ -17,22 +19,6 @@ const KIND_BY_PREFIX = new Map(Object.entries(TOKEN_PREFIXES).map(([kind, prefix
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const RANDOM_LENGTH = 30;
 const CHECKSUM_LENGTH = 6;
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-function crc32(text: string): number {
-  let crc = 0xffffffff;
-  for (const byte of Buffer.from(text)) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
 
 function base62(value: number, width: number): string {
   let out = '';

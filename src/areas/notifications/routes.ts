@@ -64,9 +64,13 @@ function notificationHttp(ctx: Context) {
   const service = new NotificationService(ctx);
   const load = loadMonitor.of(ctx);
 
+  // The Last-Modified of the validator last answered: a poll that changes nothing names the same time again.
+  let lastModified = { at: '', header: '' };
   const polling = (reply: FastifyReply, modifiedAt: string | null) => {
     reply.header('x-poll-interval', String(pollInterval(ctx.config.notifications.pollInterval, load.utilization())));
-    if (modifiedAt) reply.header('last-modified', new Date(modifiedAt).toUTCString());
+    if (!modifiedAt) return;
+    if (lastModified.at !== modifiedAt) lastModified = { at: modifiedAt, header: new Date(modifiedAt).toUTCString() };
+    reply.header('last-modified', lastModified.header);
   };
 
   const readableRepository = async (request: FastifyRequest<{ Params: { owner: string; repo: string } }>) => {

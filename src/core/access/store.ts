@@ -75,7 +75,8 @@ export async function issueToken(db: Executor, clock: Clock, input: IssueTokenIn
  * request pays for this): its installation's account and grant, its app's requested permissions,
  * and its user.
  */
-export async function findTokenByHash(db: Executor, hashedToken: string) {
+// Not async itself: it hands on the kept read's promise (no second promise on every request).
+export function findTokenByHash(db: Executor, hashedToken: string) {
   return tokensByHash(db, hashedToken, hashedToken);
 }
 
