@@ -24,7 +24,7 @@ function adminRoutesInSource(): string[] {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
       else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) {
-        for (const match of readFileSync(path, 'utf8').matchAll(/\bapp\.(get|post|put|patch|delete)\(\s*'(\/_admin[^']*)'/g)) {
+        for (const match of readFileSync(path, 'utf8').matchAll(/\b(?:app|gated|ungated)\.(get|post|put|patch|delete)\(\s*'(\/_admin[^']*)'/g)) {
           routes.push(`${match[1]!.toUpperCase()} ${match[2]!.replace(/:([a-z_]+)/g, '{$1}')}`);
         }
       }
