@@ -61,16 +61,29 @@ describe('the default follows the address the server listens on', () => {
   });
 });
 
+type Receiver = { server: Server; port: number; paths: string[]; deliveries: { path: string; event: string; guid: string }[] };
+
 /** A receiver on a loopback address that answers 200 and counts what it got. */
-async function receiver(host: '127.0.0.1' | '::1'): Promise<{ server: Server; port: number; paths: string[] }> {
+async function receiver(host: '127.0.0.1' | '::1'): Promise<Receiver> {
   const paths: string[] = [];
+  const deliveries: Receiver['deliveries'] = [];
   const server = createServer((req, res) => {
     paths.push(req.url ?? '');
+    deliveries.push({ path: req.url ?? '', event: String(req.headers['x-vendor-event']), guid: String(req.headers['x-vendor-delivery']) });
     req.resume();
     req.on('end', () => res.writeHead(200).end('{"ok":true}'));
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  return { server, port: (server.address() as AddressInfo).port, paths };
+  return { server, port: (server.address() as AddressInfo).port, paths, deliveries };
+}
+
+/**
+ * The events delivered to `path`, one per delivery GUID: a post whose answer came after the short
+ * timeout is posted again with its GUID, which a busy machine may cause and is one delivery still.
+ */
+function eventsAt(receivers: Receiver[], path: string): string[] {
+  const byGuid = new Map(receivers.flatMap((r) => r.deliveries).filter((d) => d.path === path).map((d) => [d.guid, d.event]));
+  return [...byGuid.values()].sort();
 }
 
 async function stop(server: Server): Promise<void> {
@@ -87,6 +100,8 @@ async function setUp(env: Record<string, string>) {
   await server.admin('POST', '/apps/guarded/installations', { account: 'mona' });
   // Not installed anywhere: its configuration is checked, nothing is ever delivered to it.
   const idle: TestApp = await server.admin('POST', '/apps', { slug: 'idle', permissions: { contents: 'read' }, events: ['push'] });
+  // The installation's own activity is consumed now, while the app has no URL, not later at one a test set.
+  await server.drain();
   return { server, app, idle };
 }
 
@@ -112,8 +127,8 @@ describe('private targets allowed (a loopback server, the default)', () => {
   let server: TestServer;
   let app: TestApp;
   let idle: TestApp;
-  let v4: Awaited<ReturnType<typeof receiver>>;
-  let v6: Awaited<ReturnType<typeof receiver>>;
+  let v4: Receiver;
+  let v6: Receiver;
 
   before(async () => {
     v4 = await receiver('127.0.0.1');
@@ -136,7 +151,7 @@ describe('private targets allowed (a loopback server, the default)', () => {
       assert.equal((await patchUrl(server, app, url)).status, 200, url);
       assert.deepEqual(await deliverPush(server, app), ['OK', 200], url);
       // The new URL's ping, then the push.
-      assert.deepEqual(target.paths.filter((p) => p === path), [path, path], url);
+      assert.deepEqual(eventsAt([target], path), ['ping', 'push'], url);
     }
   });
 
@@ -167,8 +182,8 @@ describe('private targets refused (CODEHOST_WEBHOOK_ALLOW_PRIVATE=0)', () => {
   let server: TestServer;
   let app: TestApp;
   let idle: TestApp;
-  let v4: Awaited<ReturnType<typeof receiver>>;
-  let v6: Awaited<ReturnType<typeof receiver>>;
+  let v4: Receiver;
+  let v6: Receiver;
 
   before(async () => {
     v4 = await receiver('127.0.0.1');
@@ -259,8 +274,8 @@ for (const [networks, reachable] of [['127.0.0.0/8', 'v4'], ['::1/128', 'v6'], [
     let server: TestServer;
     let app: TestApp;
     let idle: TestApp;
-    let v4: Awaited<ReturnType<typeof receiver>>;
-    let v6: Awaited<ReturnType<typeof receiver>>;
+    let v4: Receiver;
+    let v6: Receiver;
 
     before(async () => {
       v4 = await receiver('127.0.0.1');
@@ -287,7 +302,7 @@ for (const [networks, reachable] of [['127.0.0.0/8', 'v4'], ['::1/128', 'v6'], [
         assert.equal((await patchUrl(server, app, url)).status, 200, url);
         assert.deepEqual(await deliverPush(server, app), ['OK', 200], url);
         const path = new URL(url).pathname;
-        assert.equal([...v4.paths, ...v6.paths].filter((p) => p === path).length, 2, `${url}: the ping and the push`);
+        assert.deepEqual(eventsAt([v4, v6], path), ['ping', 'push'], `${url}: the ping and the push`);
       }
     });
 
