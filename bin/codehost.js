@@ -2,35 +2,18 @@
 // The `codehost` command. codehost runs its TypeScript source directly, which Node.js does from
 // 22.18 (types stripped without a flag). On such a Node this file imports the CLI; on an older one
 // (a machine's Node 20, say) it runs itself again with the Node.js 24 that the dependency `node`
-// installs beside codehost; without that either, it stops with one line naming the Node it needs.
+// installs beside codehost; without that either, it stops with one line naming the Node it needs
+// (src/runtime.js states it). Installed under node_modules, its .ts files load through
+// src/runtime.js's loadOwnTypeScript (Node strips no types there itself).
 // Plain JavaScript with nothing newer than Node 14's syntax, so that any Node can read it.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-const NEEDED = 'Node.js 22.18 or later (24 is the line codehost pins and tests)';
-
-/** Whether this Node runs .ts files without flags: 22.18+, 23.6+, 24+. */
-function runsTypeScript(version) {
-  const [major, minor] = version.replace(/^v/, '').split('.').map(Number);
-  return major >= 24 || (major === 23 && minor >= 6) || (major === 22 && minor >= 18);
-}
-
-/** The binary of the pinned runtime (the dependency `node`), wherever npm put it, or null. */
-function pinnedNode() {
-  try {
-    const bin = join(dirname(createRequire(import.meta.url).resolve('node/package.json')), 'bin', 'node');
-    return existsSync(bin) ? bin : null;
-  } catch {
-    return null;
-  }
-}
+import { loadOwnTypeScript, NEEDED_NODE as NEEDED, pinnedNode, runsCodehost } from '../src/runtime.js';
 
 const args = process.argv.slice(2);
 
-if (runsTypeScript(process.version)) {
+if (runsCodehost(process.version)) {
+  loadOwnTypeScript();
   const { run } = await import('../src/main.ts');
   run(args);
 } else {
