@@ -1,15 +1,13 @@
-// docs/testing.md, run as written: the node:test example with `codehost/testing`, the vitest
-// example (examples/vitest, run by `vitest run` with its own config), the warnings example, the CLI lines against a running server, and the pytest fixture for PyGithub; and the
-// helper's webhook deliveries with a loopback receiver.
+// docs/testing.md, run as written: the node:test example with `codehost/testing`, the warnings
+// example, the CLI lines against a running server (the examples of "A suite in another project" are
+// run by test/testing/another-project.test.ts); and the helper's webhook deliveries with a loopback receiver.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { startCodehost } from 'codehost/testing';
-import { pythonWithPyGithub, skipReason } from '../clients/tools.ts';
 import { Receiver } from '../helpers/receiver.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
 
@@ -37,21 +35,8 @@ describe('docs/testing.md', () => {
     assert.match(stdout, /fail 0\n/);
   });
 
-  test('the vitest example is examples/vitest/issues.vitest.js; `vitest run` with its config runs it alone, and it passes', async () => {
-    const file = 'examples/vitest/issues.vitest.js';
-    assert.equal(example('vitest'), readFileSync(join(ROOT, file), 'utf8'), `docs/testing.md shows ${file} as it is`);
-    const { stdout } = await run(join(ROOT, 'node_modules/.bin/node'), ['node_modules/vitest/vitest.mjs', 'run', '--config', 'examples/vitest/vitest.config.js', '--reporter=json'], {
-      cwd: ROOT,
-      timeout: 240_000,
-      env: { PATH: process.env.PATH, DATABASE_URL: '', NO_COLOR: '1' },
-    });
-    const report = JSON.parse(stdout.slice(stdout.indexOf('{')));
-    // The example only: none of the repository's node:test files.
-    assert.deepEqual(report.testResults.map((result: { name: string }) => result.name), [join(ROOT, file)]);
-    assert.equal(report.numPassedTests, 2);
-    assert.equal(report.numFailedTests, 0);
-    assert.equal(report.success, true);
-  });
+  // The vitest, child-mode and pytest examples are files of examples/, shown as they are and run in
+  // a project of their own: test/testing/another-project.test.ts.
 
   test('the warnings example', async () => {
     await runModule(example('warnings'));
@@ -96,21 +81,6 @@ describe('docs/testing.md', () => {
         assert.equal(failed.stderr.trim().split('\n').length, 1, failed.stderr);
       }
     });
-  });
-
-  const python = pythonWithPyGithub();
-  test('the pytest fixture for PyGithub', { skip: skipReason(python, 'PyGithub is not installed (Debian: apt-get install python3-github): the pytest example is skipped') }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'codehost-pytest-'));
-    try {
-      writeFileSync(join(dir, 'test_codehost.py'), example('pytest'));
-      const { stdout } = await run(python!, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', dir], {
-        timeout: 240_000,
-        env: { PATH: `${dirname(process.execPath)}:${process.env.PATH}`, CODEHOST_ROOT: ROOT },
-      });
-      assert.match(stdout, /2 passed/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });
 
