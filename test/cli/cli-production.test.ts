@@ -306,6 +306,9 @@ describe('the bin on a Node that cannot run the TypeScript source', () => {
     const bin = join(scratch, 'bare', 'bin');
     mkdirSync(bin, { recursive: true });
     copyFileSync(join(ROOT, 'bin/codehost.js'), join(bin, 'codehost.js'));
+    // The bin and the module that states the Node it needs, without the dependency `node`.
+    mkdirSync(join(scratch, 'bare', 'src'));
+    copyFileSync(join(ROOT, 'src/runtime.js'), join(scratch, 'bare', 'src', 'runtime.js'));
     writeFileSync(join(scratch, 'bare', 'package.json'), '{"type":"module"}');
     const result = spawnSync('/usr/bin/node', [join(bin, 'codehost.js'), 'serve'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
     assert.equal(result.status, 1);
