@@ -23,7 +23,13 @@ function childNode() {
 
 /** Starts codehost in a child process; the same options and members as `codehost/testing`'s startCodehost. */
 export function startCodehost(options = {}) {
-  const child = spawn(childNode(), [SERVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: process.env });
+  let node;
+  try {
+    node = childNode();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  const child = spawn(node, [SERVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: process.env });
   const pending = new Map();
   let nextId = 1;
   let exited = null;

@@ -4,6 +4,9 @@
 // import with one line (src/testing.js); the child mode runs from it.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -97,4 +100,22 @@ test('on an older Node, codehost/testing stops at import with one line and the c
     await codehost.stop();`;
   const { stdout } = await run('node', ['--input-type=module', '-e', script], { cwd: ROOT, env, timeout: 60_000 });
   assert.equal(stdout.trim(), '200 1');
+});
+
+test('on an older Node without the pinned runtime, the child mode rejects with one line naming both Nodes', { skip: old ? false : `the machine's Node is ${machine || 'missing'}` }, async () => {
+  const bare = mkdtempSync(join(tmpdir(), 'codehost-bare-child-'));
+  try {
+    mkdirSync(join(bare, 'src'));
+    for (const file of ['runtime.js', 'testing-child.js']) copyFileSync(join(ROOT, 'src', file), join(bare, 'src', file));
+    writeFileSync(join(bare, 'package.json'), '{"type":"module"}');
+    const env = { PATH: (process.env.PATH ?? '').split(':').filter((dir) => !dir.includes('node_modules')).join(':') };
+    const script = "const { startCodehost } = await import('./src/testing-child.js'); await startCodehost().catch((error) => { console.log(error.message); process.exit(3); });";
+    const failed = await run('node', ['--input-type=module', '-e', script], { cwd: bare, env }).then(() => null, (error: { code: number; stdout: string }) => error);
+    assert.equal(failed?.code, 3);
+    const message = failed!.stdout.trim();
+    assert.equal(message.split('\n').length, 1, message);
+    assert.ok(message.includes(`this Node.js ${machine} cannot run it`) && message.includes('needs Node.js 22.18 or later') && message.includes('pinned Node.js 24'), message);
+  } finally {
+    rmSync(bare, { recursive: true, force: true });
+  }
 });
