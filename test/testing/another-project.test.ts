@@ -137,10 +137,10 @@ describe('a suite in another project', { concurrency: 3, skip: process.env.DATAB
       assert.deepEqual(tapCounts(output), { pass: 4, fail: 0 }, output);
     });
 
-    test(`vitest on Node ${line}: the example passes, its calls journaled without warnings`, async () => {
+    test(`vitest on Node ${line}: the examples pass (in-process, its calls journaled without warnings; the child mode)`, async () => {
       const output = await sh(`${nodes[line]} node_modules/vitest/vitest.mjs run --reporter=json`, join(work, 'vitest'));
       const report = JSON.parse(output.slice(output.indexOf('{')));
-      assert.equal(report.numPassedTests, 2, output);
+      assert.equal(report.numPassedTests, 3, output);
       assert.equal(report.numFailedTests, 0);
       assert.equal(report.success, true);
     });
@@ -153,7 +153,7 @@ describe('a suite in another project', { concurrency: 3, skip: process.env.DATAB
     }
   });
 
-  test('on a Node older than 22.18 codehost/testing stops with one line, and the child mode passes', async () => {
+  test('on a Node older than 22.18 codehost/testing stops with one line, and the child mode passes under node:test and vitest', async () => {
     const dir = join(work, 'node-test');
     const failed = await exec(oldNode.bin, ['--input-type=module', '-e', "await import('codehost/testing')"], { cwd: dir, env: shellEnv() }).then(() => null, (error: { stderr: string }) => error);
     assert.ok(failed, `${oldNode.version}: the import failed`);
@@ -162,6 +162,10 @@ describe('a suite in another project', { concurrency: 3, skip: process.env.DATAB
     assert.match(lines[0]!, new RegExp(`needs Node\\.js 22\\.18 or later .*; this is Node\\.js ${oldNode.version.replace(/\./g, '\\.')}\\. .*'codehost/testing/child'`));
     const output = await sh(`${oldNode.bin} --test --test-reporter=tap child.test.js`, dir);
     assert.deepEqual(tapCounts(output), { pass: 2, fail: 0 }, output);
+    // vitest too, on the same Node (which has no node:sqlite): the child mode's file passes.
+    const vitest = await sh(`${oldNode.bin} node_modules/vitest/vitest.mjs run --reporter=json child.vitest.js`, join(work, 'vitest'));
+    const report = JSON.parse(vitest.slice(vitest.indexOf('{')));
+    assert.deepEqual([report.numPassedTests, report.numFailedTests, report.success], [1, 0, true], vitest);
   });
 
   const python = pythonWithPyGithub();
