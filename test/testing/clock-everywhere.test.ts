@@ -1,18 +1,22 @@
 // The test clock moves every timestamp codehost sends (issue 40): after POST /_admin/clock, the
 // `Date` header of every scope (the API, /_admin, the meta routes, an answer the router refuses),
 // an installation token's `expires_at`, a resource's `created_at` / `updated_at`, a webhook's payload
-// and `delivered_at`, a list's `Last-Modified` and a snapshot's `created_at`. An app on
-// @octokit/core + @octokit/auth-app recovers after the move: its JWT, made by the app's own clock, is
-// refused as expired, auth-app reads the clock skew from the 401's `Date` and retries with it.
+// and `delivered_at`, a list's `Last-Modified`, a snapshot's `created_at` and a new repository's first
+// commit. An app on @octokit/core + @octokit/auth-app recovers after the move: its JWT, made by the
+// app's own clock, is refused as expired, auth-app reads the clock skew from the 401's `Date` and
+// retries with it.
 // And the helper's stop() is quick without dropping a request already on its way. Both databases.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/core';
 import { IDLE_GRACE_MS } from '../../src/http/shutdown.ts';
 import { startCodehost, type Codehost } from '../../src/testing-helper.ts';
 import { Receiver } from '../helpers/receiver.ts';
+import { startServer } from '../helpers/server.ts';
 
 const HUBOT = 'chp_DemoHubotClassicToken0000000011LM121';
 const MOVE_SECONDS = 61 * 60;
@@ -126,6 +130,21 @@ describe('the test clock moves every timestamp codehost sends', () => {
     const later = (Array.isArray(snapshots) ? snapshots : snapshots.snapshots).find((s: { name: string }) => s.name === 'later');
     assertAtMoved(later.created_at ?? later.createdAt, moved, 'the snapshot\'s created_at');
   });
+});
+
+test('a repository\'s git data made after a move: its first commit is dated by the moved clock (a migration archive carries it)', async () => {
+  const server = await startServer({ CODEHOST_TEST_CLOCK: '1' });
+  try {
+    await server.admin('POST', '/users', { login: 'mona' });
+    const moved = Date.parse((await server.admin('POST', '/clock', { advance_seconds: MOVE_SECONDS })).now);
+    const repo = await server.admin('POST', '/repos', { owner: 'mona', name: 'later', init_git: true });
+    assertAtMoved(repo.pushed_at, moved, 'pushed_at');
+    const row = await server.server.ctx.db.kysely.selectFrom('repositories').select('git_path').where('id', '=', repo.id).executeTakeFirstOrThrow();
+    const dates = execFileSync('git', ['--git-dir', join(server.server.ctx.config.dataDir, row.git_path!), 'log', '-1', '--format=%aI %cI'], { encoding: 'utf8' }).trim().split(' ');
+    for (const date of dates) assertAtMoved(date, moved, 'the commit\'s date');
+  } finally {
+    await server.close();
+  }
 });
 
 describe('the helper\'s stop()', () => {
