@@ -13,8 +13,9 @@ const shownTail = (entry) => /…([^\s…]+)$/.exec(String(entry.request?.header
 const CLIENT_FILTERS = {
   installation: (entry, value) => String(entry.credential?.installation ?? '') === value,
   token: (entry, value) => {
-    const token = entry.credential?.token;
-    if (token !== undefined && token !== null && String(token).endsWith(value)) return true;
+    // The journal's `token_last_eight` where it gives one; otherwise the masked Authorization's last four.
+    const lastEight = entry.credential?.token_last_eight;
+    if (lastEight) return value.slice(-8) === lastEight || (value.length < 8 && lastEight.endsWith(value));
     const tail = shownTail(entry);
     return tail !== null && (value.endsWith(tail) || tail.endsWith(value));
   },
@@ -48,7 +49,10 @@ const matches = (entry) => Object.entries(filter).every(([name, value]) => !(nam
 
 export function credentialText(credential) {
   if (!credential || credential.kind === 'anonymous' || !credential.kind) return credential?.kind ?? '';
-  return [credential.kind, credential.login, credential.app, credential.installation && `installation ${credential.installation}`].filter(Boolean).join(' · ');
+  return [
+    credential.kind, credential.login, credential.app, credential.installation && `installation ${credential.installation}`,
+    credential.token_last_eight && `…${credential.token_last_eight}`, credential.expired_at && `expired at ${credential.expired_at}`,
+  ].filter(Boolean).join(' · ');
 }
 
 const requestLine = (entry) => `${entry.method} ${entry.path}${Object.keys(entry.query ?? {}).length > 0 ? `?${new URLSearchParams(entry.query)}` : ''}`;
@@ -92,6 +96,13 @@ function said(value) {
   return String(value);
 }
 
+/** What an operation needs: any one of the credentials, scopes, permission sets or roles. */
+function neededText(needed) {
+  if (!needed || typeof needed !== 'object' || Array.isArray(needed)) return said(needed);
+  const parts = Object.entries(needed).map(([name, value]) => `${name}: ${Array.isArray(value) ? value.map(said).join(' or ') : said(value)}`);
+  return parts.length === 0 ? 'nothing' : parts.join('; ');
+}
+
 function headersTable(headers, caption) {
   return table(caption, ['Header', 'Value'], Object.entries(headers ?? {}).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
 }
@@ -117,13 +128,20 @@ export function openEntry(entry, container) {
   const why = entry.explanation;
   if (why) {
     const box = element('dl', null, { class: 'explanation', 'aria-label': 'Why' });
-    for (const [term, value] of [['Why', why.reason], ['Needed', why.needed], ['Held', why.held]]) box.append(element('dt', term), element('dd', said(value)));
+    const lines = [['Why', [why.message, why.reason && `(${why.reason})`].filter(Boolean).join(' ')]];
+    if (why.credential) lines.push(['Credential', credentialText(why.credential) || said(why.credential)]);
+    lines.push(['Needed', neededText(why.needed)], ['Held', said(why.held)]);
+    for (const [term, value] of lines) box.append(element('dt', term), element('dd', value));
     container.append(box);
   }
+  if (entry.fault) container.append(element('p', `Answered by fault rule #${entry.fault.id} (${entry.fault.effect}), not by the platform's code.`, { class: 'fault-note' }));
   const pair = element('div', null, { class: 'pair' });
   pair.append(
     side('Request', [['line', requestLine(entry)], ['credential', `Credential: ${credentialText(entry.credential) || 'none'}`], ['at', `At ${entry.at}`]], entry.request?.headers, entry.request?.body, 'Request'),
-    side('Answer', [['line', statusCell(entry.status).textContent], ['operation', `Operation: ${entry.operation ?? 'none'}`], ['duration', `In ${entry.duration_ms} ms`]], entry.response?.headers, entry.response?.body, 'Answer'),
+    side('Answer', [
+      ['line', statusCell(entry.status).textContent], ['operation', `Operation: ${entry.operation ?? 'none'}`], ['duration', `In ${entry.duration_ms} ms`],
+      ...(entry.access ? [['access', `The access rule used ${entry.access.used ? said(entry.access.used) : 'nothing (a public read)'}; held ${said(entry.access.held)}`]] : []),
+    ], entry.response?.headers, entry.response?.body, 'Answer'),
   );
   container.append(pair);
   focusHeading(container);
@@ -197,9 +215,9 @@ export async function callsAfter(app, delivery, container) {
 /** Permissions (`{issues: 'read'}`), scopes (`['repo']`) or both (`{permissions, scopes}`) as name → level. */
 function levels(value) {
   if (!value) return {};
-  if (Array.isArray(value)) return Object.fromEntries(value.map((scope) => [String(scope), 'scope']));
+  if (Array.isArray(value)) return Object.fromEntries(value.map((scope) => [String(scope), 'yes']));
   if (typeof value !== 'object') return { [String(value)]: '' };
-  if ('permissions' in value || 'scopes' in value) return { ...levels(value.permissions), ...levels(value.scopes) };
+  if ('permissions' in value || 'scopes' in value || 'kind' in value) return { ...levels(value.permissions), ...levels(value.scopes) };
   return Object.fromEntries(Object.entries(value).map(([name, level]) => [name, typeof level === 'object' ? said(level) : String(level)]));
 }
 
@@ -227,15 +245,23 @@ export function renderPermissions(answer, container) {
     const used = levels(item.used ?? item.permissions_used ?? item.needed);
     const granted = levels(item.granted ?? item.held);
     const names = [...new Set([...Object.keys(granted), ...Object.keys(used)])].sort();
-    container.append(element('h4', holderName(item)));
-    if (names.length === 0) {
+    container.append(element('h4', `${holderName(item)}${typeof item.requests === 'number' ? ` (${item.requests} call${item.requests === 1 ? '' : 's'} checked)` : ''}`));
+    if (names.length === 0 && !item.operations) {
       container.append(element('pre', pretty(item)));
       continue;
     }
-    container.append(table(null, ['Permission', 'Used', 'Granted', ''], names.map((name) => [
-      name, used[name] ?? '—', granted[name] ?? '—',
-      !(name in used) ? element('span', 'unused: can be dropped', { class: 'badge unused' }) : !(name in granted) ? element('span', 'beyond the grant', { class: 'badge fault' }) : '',
-    ])));
+    // The server's `unused` where it gives it (`none`: drop it, `read`: read would do); else worked out here.
+    const unused = item.unused ? { ...(item.unused.permissions ?? {}), ...Object.fromEntries((item.unused.scopes ?? []).map((scope) => [scope, 'none'])) } : null;
+    const note = (name) => {
+      const verdict = unused ? unused[name] : !(name in used) ? 'none' : used[name] === 'read' && granted[name] === 'write' ? 'read' : null;
+      if (verdict === 'none') return element('span', 'unused: can be dropped', { class: 'badge unused' });
+      if (verdict === 'read') return element('span', 'read would do', { class: 'badge unused' });
+      return name in granted ? '' : element('span', 'beyond the grant', { class: 'badge fault' });
+    };
+    if (names.length > 0) container.append(table(null, ['Permission or scope', 'Used', 'Granted', ''], names.map((name) => [name, used[name] ?? '—', granted[name] ?? '—', note(name)])));
+    if (item.operations && typeof item.operations === 'object') {
+      container.append(table('Operations called', ['Operation', 'Calls', 'Needed'], Object.entries(item.operations).map(([operation, { calls, used: needed }]) => [operation, calls, needed ? said(needed) : 'nothing'])));
+    }
   }
 }
 
