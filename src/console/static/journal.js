@@ -140,7 +140,7 @@ export function openEntry(entry, container) {
     side('Request', [['line', requestLine(entry)], ['credential', `Credential: ${credentialText(entry.credential) || 'none'}`], ['at', `At ${entry.at}`]], entry.request?.headers, entry.request?.body, 'Request'),
     side('Answer', [
       ['line', statusCell(entry.status).textContent], ['operation', `Operation: ${entry.operation ?? 'none'}`], ['duration', `In ${entry.duration_ms} ms`],
-      ...(entry.access ? [['access', `The access rule used ${entry.access.used ? said(entry.access.used) : 'nothing (a public read)'}; held ${said(entry.access.held)}`]] : []),
+      ...(entry.access && !entry.explanation ? [['access', `The access rule used ${entry.access.used ? said(entry.access.used) : 'nothing (a public read)'}; held ${said(entry.access.held)}`]] : []),
     ], entry.response?.headers, entry.response?.body, 'Answer'),
   );
   container.append(pair);
