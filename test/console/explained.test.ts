@@ -114,9 +114,9 @@ describe('the console explains the journal, in Chromium', { skip }, () => {
       await until('the journal', async () => (await text('#journal-rows')).includes('GET /user'), seen);
 
       // A favicon the page links to, served.
-      const icon = await page.evaluate(() => document.querySelector<HTMLLinkElement>('link[rel="icon"]')?.href ?? null);
+      const icon = await page.locator('link[rel="icon"]').getAttribute('href');
       assert.ok(icon, 'the page links a favicon');
-      const served = await fetch(icon);
+      const served = await fetch(new URL(icon, page.url()));
       assert.equal(served.status, 200);
       assert.match(served.headers.get('content-type') ?? '', /^image\//);
       assert.match(await served.text(), /<svg/);
