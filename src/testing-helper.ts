@@ -34,6 +34,12 @@ export interface RequestFilter {
   operation?: string;
   login?: string;
   app?: string;
+  /** An installation's id. */
+  installation?: string | number;
+  /** A token, whole or its last eight characters. */
+  token?: string;
+  /** A warning's code, e.g. `unserved_operation`, `injected_fault`. */
+  warning?: string;
   status?: string | number;
   since?: string | number;
 }
@@ -56,6 +62,14 @@ export interface Codehost {
   requests(filter?: RequestFilter): Promise<any[]>;
   /** How many journal entries match (verify "my client called X exactly N times"). */
   count(filter?: RequestFilter): Promise<number>;
+  /**
+   * Per credential (app, installation, token) among the entries that match: the scopes and
+   * permissions its calls needed beside what it held, and what it held but never needed
+   * (GET /_admin/requests/permissions-used; docs/testing.md "Verifying calls").
+   */
+  permissionsUsed(filter?: RequestFilter): Promise<any[]>;
+  /** Empties the journal (reset and restore leave it alone). */
+  clearRequests(): Promise<void>;
   /** An app's webhook deliveries, newest first, once every queued job has run. */
   deliveries(app: string): Promise<any[]>;
   /** Runs every queued background job (webhook deliveries, notifications) now. */
@@ -147,6 +161,12 @@ export async function startCodehost(options: StartOptions = {}): Promise<Codehos
     async count(filter = {}) {
       const body = Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined).map(([key, value]) => [key, String(value)]));
       return (await admin('POST', '/requests/count', body)).count;
+    },
+    async permissionsUsed(filter = {}) {
+      return admin('GET', `/requests/permissions-used?${query(filter)}`);
+    },
+    async clearRequests() {
+      await admin('DELETE', '/requests');
     },
     async deliveries(app) {
       await codehost.drain();

@@ -1,7 +1,7 @@
 // Test support (spec/admin-api.md "Test support"): POST /_admin/reset and named snapshots of the
 // whole state: database rows and queued jobs (src/db/snapshots.ts), git data and migration archives
 // (files in the data directory), and what lives in this process's memory (the test clock, fault
-// rules, rate-limit leases, cached apps, the request journal). A reset or restore runs alone behind
+// rules, rate-limit leases, cached apps; not the request journal, which outlives them). A reset or restore runs alone behind
 // the gate (gate.ts): requests and background jobs in flight finish first, new ones wait
 // and then see the new state, so none sees a mix. Registered outside production mode only (plugin.ts).
 import { randomUUID } from 'node:crypto';
@@ -18,7 +18,6 @@ import type { Api, Context } from '../platform/context.ts';
 import { invalidField, notFound, validationFailed } from '../platform/errors.ts';
 import { faultsOf, type FaultRule } from './fault-store.ts';
 import { gateOf } from './gate.ts';
-import { journalOf, type JournalEntry } from './journal.ts';
 import { loadSeed, loadSeedFile } from '../admin/seed.ts';
 
 const hidden = { hide: true, tags: ['admin'] } as const;
@@ -90,7 +89,6 @@ async function copyFolder(from: string, to: string): Promise<void> {
 interface MemoryState {
   clock_offset_ms: number;
   faults: FaultRule[];
-  journal: JournalEntry[];
 }
 
 export const SnapshotName = Type.String({ pattern: '^[a-z0-9_-]{1,64}$' });
@@ -136,7 +134,7 @@ export class TestSupport {
       await this.#tables.empty();
       for (const dir of FILE_STATE) this.#discard(join(this.#ctx.config.dataDir, dir));
       this.#filesAsSaved.clear();
-      this.#setMemory({ clock_offset_ms: 0, faults: [], journal: [] });
+      this.#setMemory({ clock_offset_ms: 0, faults: [] });
       if (to === 'demo') {
         await loadSeedFile(this.#ctx, this.#areas, DEMO_SEED.pathname);
         await this.#saveAlone(DEMO_SNAPSHOT);
@@ -159,7 +157,7 @@ export class TestSupport {
       this.#discard(aside);
       if (existsSync(dir)) renameSync(dir, aside);
     }
-    this.#setMemory({ clock_offset_ms: 0, faults: [], journal: [] });
+    this.#setMemory({ clock_offset_ms: 0, faults: [] });
     let undo = async () => {};
     try {
       await loadSeed(this.#ctx, this.#areas, seed, async (trx) => {
@@ -254,13 +252,13 @@ export class TestSupport {
   }
 
   #memory(): MemoryState {
-    return { clock_offset_ms: this.#ctx.clock.offset, faults: faultsOf(this.#ctx).save(), journal: journalOf(this.#ctx).save() };
+    // Not the journal: it outlives resets and restores (a whole suite's calls), cleared by DELETE /_admin/requests only.
+    return { clock_offset_ms: this.#ctx.clock.offset, faults: faultsOf(this.#ctx).save() };
   }
 
   #setMemory(memory: MemoryState): void {
     this.#ctx.clock.setOffset(memory.clock_offset_ms);
     faultsOf(this.#ctx).replace(memory.faults);
-    journalOf(this.#ctx).replace(memory.journal);
     this.#ctx.rateLimiter.forget();
   }
 }
