@@ -44,6 +44,11 @@ export interface RequestFilter {
   since?: string | number;
 }
 
+/** Whether a reset or a restore empties the request journal too (it outlives both by default). */
+export interface JournalOption {
+  journal?: 'keep' | 'clear';
+}
+
 export interface Codehost {
   /** http://127.0.0.1:PORT */
   url: string;
@@ -54,10 +59,11 @@ export interface Codehost {
   databaseUrl: string | null;
   /** Calls the admin API; throws with the answer's body unless it is 2xx. */
   admin<T = any>(method: string, path: string, body?: unknown): Promise<T>;
-  /** Back to empty (default), the demo data or a seed. */
-  reset(to?: 'empty' | 'demo' | { seed: string | object }): Promise<void>;
+  /** Back to empty (default), the demo data or a seed. The journal stays unless `{ journal: 'clear' }`. */
+  reset(to?: 'empty' | 'demo' | { seed: string | object }, options?: JournalOption): Promise<void>;
   snapshot(name: string): Promise<void>;
-  restore(name: string): Promise<void>;
+  /** The state as the snapshot saved it. The journal stays unless `{ journal: 'clear' }`. */
+  restore(name: string, options?: JournalOption): Promise<void>;
   /** The request journal, newest first. */
   requests(filter?: RequestFilter): Promise<any[]>;
   /** How many journal entries match (verify "my client called X exactly N times"). */
@@ -146,14 +152,14 @@ export async function startCodehost(options: StartOptions = {}): Promise<Codehos
     adminToken,
     databaseUrl: fresh?.databaseUrl ?? null,
     admin,
-    async reset(to = 'empty') {
-      await admin('POST', '/reset', typeof to === 'string' ? { to } : { to: 'seed', seed: seedText(to.seed) });
+    async reset(to = 'empty', options = {}) {
+      await admin('POST', '/reset', { ...(typeof to === 'string' ? { to } : { to: 'seed', seed: seedText(to.seed) }), ...options });
     },
     async snapshot(name) {
       await admin('POST', '/snapshots', { name });
     },
-    async restore(name) {
-      await admin('POST', `/snapshots/${encodeURIComponent(name)}/restore`, {});
+    async restore(name, options = {}) {
+      await admin('POST', `/snapshots/${encodeURIComponent(name)}/restore`, options);
     },
     async requests(filter = {}) {
       return admin('GET', `/requests?${query({ per_page: 1000, ...filter } as RequestFilter)}`);

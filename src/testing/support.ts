@@ -18,6 +18,7 @@ import type { Api, Context } from '../platform/context.ts';
 import { invalidField, notFound, validationFailed } from '../platform/errors.ts';
 import { faultsOf, type FaultRule } from './fault-store.ts';
 import { gateOf } from './gate.ts';
+import { journalOf } from './journal.ts';
 import { loadSeed, loadSeedFile } from '../admin/seed.ts';
 
 const hidden = { hide: true, tags: ['admin'] } as const;
@@ -90,6 +91,9 @@ interface MemoryState {
   clock_offset_ms: number;
   faults: FaultRule[];
 }
+
+/** The journal outlives a reset or a restore unless the call asks for it to be cleared too. */
+const JournalChoice = Type.Optional(Type.Union([Type.Literal('keep'), Type.Literal('clear')]));
 
 export const SnapshotName = Type.String({ pattern: '^[a-z0-9_-]{1,64}$' });
 
@@ -279,6 +283,7 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
       body: Type.Object({
         to: Type.Optional(Type.Union([Type.Literal('empty'), Type.Literal('demo'), Type.Literal('seed')])),
         seed: Type.Optional(Type.String({ maxLength: 5 * 1024 * 1024 })),
+        journal: JournalChoice,
       }, { additionalProperties: false }),
     },
   }, async (request) => {
@@ -294,7 +299,9 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
     } else if (request.body.seed !== undefined) {
       throw invalidField('Reset', 'seed', 'seed goes with to: seed');
     }
-    return { took_ms: await support.reset(to, seed) };
+    const took = await support.reset(to, seed);
+    if (request.body.journal === 'clear') journalOf(ctx).clear();
+    return { took_ms: took };
   });
 
   app.post('/_admin/snapshots', {
@@ -308,10 +315,11 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
   });
 
   app.post('/_admin/snapshots/:name/restore', {
-    schema: { ...hidden, params: Type.Object({ name: SnapshotName }) },
+    schema: { ...hidden, params: Type.Object({ name: SnapshotName }), body: Type.Optional(Type.Object({ journal: JournalChoice }, { additionalProperties: false })) },
   }, async (request) => {
     const took = await support.restore(request.params.name);
     if (took === null) throw notFound(`No snapshot ${request.params.name}`);
+    if (request.body?.journal === 'clear') journalOf(ctx).clear();
     return { took_ms: took };
   });
 

@@ -179,6 +179,14 @@ describe('the journal explains why a call failed and what an app used', () => {
     const kept = await server.admin('GET', '/requests');
     assert.ok(kept.some((entry: { path: string }) => entry.path === '/repos/acme/open'), 'the call before the restore and the reset is still there');
     assert.ok(kept.some((entry: { path: string }) => entry.path === '/_admin/reset'));
+    // Unless asked: then only the asking call is left.
+    await server.admin('POST', '/snapshots', { name: 'journal-cleared' });
+    await server.admin('POST', '/snapshots/journal-cleared/restore', { journal: 'clear' });
+    assert.deepEqual((await server.admin('GET', '/requests')).map((entry: { path: string }) => entry.path), ['/_admin/snapshots/journal-cleared/restore']);
+    await server.admin('POST', '/users', { login: 'temporary' });
+    await server.admin('POST', '/reset', { to: 'empty', journal: 'clear' });
+    assert.deepEqual((await server.admin('GET', '/requests')).map((entry: { path: string }) => entry.path), ['/_admin/reset']);
+    assert.equal((await server.adminRaw('POST', '/reset', { to: 'empty', journal: 'forget' })).status, 422);
 
     await server.admin('DELETE', '/requests');
     const consoleCall = await fetch(`${server.url}/_admin/users`, { headers: { authorization: `Bearer ${'test-admin-token'}`, 'x-codehost-console': '1' } });

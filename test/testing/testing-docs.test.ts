@@ -57,6 +57,10 @@ describe('docs/testing.md', () => {
     await runModule(example('warnings'));
   });
 
+  test('the permissions-used example', async () => {
+    await runModule(example('permissions-used'));
+  });
+
   describe('the CLI lines', () => {
     let server: TestServer;
     before(async () => {
