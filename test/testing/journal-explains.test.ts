@@ -4,9 +4,13 @@
 // and restores; the console's own calls and favicon requests not journaled. The answers stay the
 // platform's: only the journal says more.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { appJwt, classicToken, createApp, fineGrainedToken, installationToken, type TestApp } from '../helpers/credentials.ts';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
+
+const run = promisify(execFile);
 
 describe('the journal explains why a call failed and what an app used', () => {
   let server: TestServer;
@@ -131,6 +135,11 @@ describe('the journal explains why a call failed and what an app used', () => {
     const byApp = await server.admin('GET', `/requests/permissions-used?app=${app.slug}`);
     assert.deepEqual(byApp.map((group: { credential: { kind: string } }) => group.credential.kind).sort(), ['installation', 'jwt']);
     assert.equal((await server.adminRaw('GET', '/requests/permissions-used?installation=abc')).status, 422);
+    // The CLI asks the same.
+    const { stdout } = await run(process.execPath, ['bin/codehost.js', 'admin', 'requests', 'permissions-used', '--app', app.slug, '--installation', String(issue.credential.installation)], {
+      cwd: new URL('../..', import.meta.url).pathname, timeout: 60_000, env: { PATH: process.env.PATH, CODEHOST_URL: server.url, CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN },
+    });
+    assert.deepEqual(JSON.parse(stdout)[0].used, used.used);
   });
 
   // It moves the test clock past every token's expiry: after the tests that use them.
@@ -189,7 +198,7 @@ describe('the journal explains why a call failed and what an app used', () => {
     assert.equal((await server.adminRaw('POST', '/reset', { to: 'empty', journal: 'forget' })).status, 422);
 
     await server.admin('DELETE', '/requests');
-    const consoleCall = await fetch(`${server.url}/_admin/users`, { headers: { authorization: `Bearer ${'test-admin-token'}`, 'x-codehost-console': '1' } });
+    const consoleCall = await fetch(`${server.url}/_admin/users`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-codehost-console': '1' } });
     assert.equal(consoleCall.status, 200);
     assert.equal((await fetch(`${server.url}/favicon.ico`)).status, 404);
     assert.deepEqual(await server.admin('GET', '/requests'), []);
