@@ -145,7 +145,24 @@ describe('the journal explains why a call failed and what an app used', () => {
   // It moves the test clock past every token's expiry: after the tests that use them.
   test('a 401 says which credential and why: expired (when), unknown; a suspended user too; the answers unchanged', async () => {
     await server.admin('DELETE', '/requests');
-    const token = await installationToken(server, await createApp(server, 'expiring-app', { metadata: 'read' }), 'hubot');
+    const expiring = await createApp(server, 'expiring-app', { metadata: 'read' });
+    const token = await installationToken(server, expiring, 'hubot');
+    // A suspended installation's token: 403, as the platform answers; the entry says which and why.
+    const [{ id: installationId }] = await server.admin('GET', `/apps/${expiring.slug}/installations`);
+    await server.admin('PUT', `/apps/${expiring.slug}/installations/${installationId}/suspended`);
+    const suspendedInstallation = await server.api('GET', '/repos/acme/open', { token });
+    assert.equal(suspendedInstallation.status, 403);
+    assert.equal(suspendedInstallation.body.message, 'This installation has been suspended');
+    const suspendedEntry0 = await newest();
+    assert.equal(suspendedEntry0.explanation.reason, 'suspended_installation');
+    assert.match(suspendedEntry0.explanation.message, new RegExp(`^installation ${installationId} was suspended at `));
+    await server.admin('DELETE', `/apps/${expiring.slug}/installations/${installationId}/suspended`);
+    // A JWT signed by another key: invalid_jwt.
+    const stranger = await createApp(server, 'stranger-app', {});
+    const forged = (await appJwt(server, stranger)).split('.');
+    const mine = (await appJwt(server, expiring)).split('.');
+    assert.equal((await server.api('GET', '/app', { authorization: `Bearer ${mine[0]}.${mine[1]}.${forged[2]}` })).status, 401);
+    assert.equal((await newest()).explanation.reason, 'invalid_jwt');
     await server.advance(61 * 60);
     const expired = await server.api('GET', '/repos/acme/open', { token });
     assert.equal(expired.status, 401);
