@@ -9,7 +9,7 @@ before(async () => {
   codehost = await startCodehost({ demo: true });
   await codehost.snapshot('demo-world');
 });
-beforeEach(() => codehost.restore('demo-world'));
+beforeEach(() => codehost.restore('demo-world', { journal: 'clear' }));
 after(() => codehost.stop());
 
 const get = (path) => fetch(`${codehost.apiUrl}${path}`, {

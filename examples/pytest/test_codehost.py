@@ -44,7 +44,7 @@ def admin(url, method, path, body=None):
 
 @pytest.fixture
 def gh(codehost):
-    admin(codehost, "POST", "/reset", {"to": "demo"})  # every test starts from the demo world
+    admin(codehost, "POST", "/reset", {"to": "demo", "journal": "clear"})  # every test starts from the demo world, the journal empty
     return Github(base_url=f"{codehost}/api/v3",
                   login_or_token="chp_DemoMonaClassicToken00000000013Mkcu6")
 

@@ -1,6 +1,7 @@
-// docs/testing.md, run as written: the node:test example with `codehost/testing`, the warnings
-// example, the CLI lines against a running server (the examples of "A suite in another project" are
-// run by test/testing/another-project.test.ts); and the helper's webhook deliveries with a loopback receiver.
+// docs/testing.md, run as written: the node:test example with `codehost/testing`, the clock example,
+// the warnings example, the CLI lines against a running server (the examples of "A suite in another
+// project" are run by test/testing/another-project.test.ts); and the helper's webhook deliveries with
+// a loopback receiver.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -40,6 +41,16 @@ describe('docs/testing.md', () => {
 
   test('the warnings example', async () => {
     await runModule(example('warnings'));
+  });
+
+  test('the permissions-used example', async () => {
+    await runModule(example('permissions-used'));
+  });
+
+  test('the clock example: auth-app corrects its JWT from Date after a move; a mocked Date moves client and server', async () => {
+    const stdout = await runModule(example('clock'));
+    assert.match(stdout, /pass 2\n/);
+    assert.match(stdout, /fail 0\n/);
   });
 
   describe('the CLI lines', () => {
