@@ -37,6 +37,10 @@ test('the same members as startCodehost; calls answer as they do in-process; sto
     await there.restore('seeded');
     assert.equal((await fetch(`${there.apiUrl}/orgs/acme`)).status, 200);
     await there.drain();
+    // Members the helper gained are passed on as well.
+    assert.deepEqual(await there.permissionsUsed({ path: '/orgs/acme' }), await there.admin('GET', '/requests/permissions-used?path=%2Forgs%2Facme'));
+    await there.clearRequests();
+    assert.equal(await there.count(), 0);
     // A failed call rejects with the message the in-process helper gives.
     const message = async (call: Promise<unknown>) => (await call.then(() => assert.fail('resolved'), (error: Error) => error)).message.replace(/:\d+/g, ':PORT');
     assert.equal(await message(there.admin('GET', '/apps/nobody/deliveries')), await message(here.admin('GET', '/apps/nobody/deliveries')));
