@@ -382,7 +382,7 @@ export function journalHooks(ctx: Context): { start: onRequestHookHandler; recor
       const maskedQuery = maskValue(query, seen) as Record<string, unknown>;
       const responsePart = { headers: maskHeaders(reply.getHeaders(), seen), body: keptBody(payload, seen) };
       journal.add(maskSeen({
-        at: new Date().toISOString(),
+        at: ctx.clock.now().toISOString(),
         method: request.method,
         path,
         query: maskedQuery,
