@@ -375,7 +375,7 @@ export function journalHooks(ctx: Context): { start: onRequestHookHandler; recor
       else if (principal.type === 'installation') credential = { kind: 'installation', login: null, app: await appSlug(principal.appId), installation: principal.installationId, token_last_eight: lastEight(request) };
       else if (principal.type === 'app') credential = { ...credential, kind: principal.kind, app: principal.app.slug };
       else if (explanation?.credential) credential = { ...credential, kind: explanation.credential.kind, token_last_eight: explanation.credential.token_last_eight ?? null };
-      const access = config.access && !request.operator && !request.explanation ? { used: principal.used ?? null, held: heldBy(principal) } : null;
+      const access = config.access && !request.operator && !explanation ? { used: principal.used ?? null, held: heldBy(principal) } : null;
       // The request first, so that what it held is masked in the answer too.
       const seen: Seen = new Set(knownSecrets);
       const requestPart = { headers: maskHeaders(request.headers, seen), body: keptBody(request.body, seen) };
