@@ -3,7 +3,7 @@
 // held (`access.held`, the newest entry's), and what it held but never used: what its author can
 // stop asking for. GET /_admin/requests/permissions-used (docs/testing.md "Verifying calls").
 import type { Held, Needed } from '../core/access/index.ts';
-import type { JournalEntry } from './journal.ts';
+import type { JournalEntry } from './journal-entry.ts';
 
 type Level = 'read' | 'write';
 
