@@ -132,6 +132,27 @@ export function appWebhookAdminRoutes(app: Api, ctx: Context): void {
     const { perPage } = pageParams(request.query, DEFAULT_PAGES);
     return (await service.listDeliveries(await appBySlug(request.params.app_slug), request.query, perPage)).deliveries;
   });
+  // Deliveries you can carry (docs/testing.md): the posted requests as a fixtures file, and every
+  // failed delivery since a time redelivered in one call.
+  app.get('/_admin/apps/:app_slug/deliveries/fixtures', {
+    schema: {
+      hide: true,
+      tags: ['admin'],
+      params: AppParams,
+      querystring: Type.Object({ since: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }),
+    },
+  }, async (request) => service.fixtures(await appBySlug(request.params.app_slug), request.query.since));
+  app.post('/_admin/apps/:app_slug/deliveries/redeliver', {
+    schema: {
+      hide: true,
+      tags: ['admin'],
+      params: AppParams,
+      body: Type.Object({ since: Type.String({ minLength: 1, maxLength: 64 }), status: Type.Optional(Type.String({ maxLength: 64 })) }),
+    },
+  }, async (request, reply) => {
+    const app = await appBySlug(request.params.app_slug);
+    return reply.code(202).send({ queued: await service.redeliverFailed(app, request.body) });
+  });
   app.get('/_admin/apps/:app_slug/deliveries/:delivery_id', {
     schema: { hide: true, tags: ['admin'], params: Type.Intersect([AppParams, DeliveryParams]) },
   }, async (request) => service.getDelivery(await appBySlug(request.params.app_slug), request.params.delivery_id));
