@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { verify } from '@octokit/webhooks-methods';
 import { Receiver, type Received } from '../../helpers/receiver.ts';
@@ -274,6 +274,34 @@ describe('deliveries as fixtures, replayed', () => {
     for (const body of [{ since: 'last week' }, {}, { since, status: 'succeeded' }, { since: 5 }]) {
       const refused = await server.adminRaw('POST', '/apps/carried/deliveries/redeliver', body);
       assert.equal(refused.status, 422, JSON.stringify(body));
+    }
+  });
+});
+
+describe('docs/testing.md "Webhook deliveries"', () => {
+  test('the replay block runs as written: an export, two replays, a bulk redelivery', async () => {
+    const block = [...readFileSync(join(ROOT, 'docs/testing.md'), 'utf8').matchAll(/^```sh replay\n([\s\S]*?)^```$/gm)];
+    assert.equal(block.length, 1, 'one block tagged replay');
+    const server = await startServer({ CODEHOST_TEST_MODE: '1' });
+    try {
+      await server.admin('POST', '/reset', { to: 'demo' });
+      const run = await new Promise<Run>((resolve) => {
+        execFile('bash', ['-c', `set -euo pipefail\n${block[0]![1]}`], {
+          cwd: ROOT,
+          timeout: 180_000,
+          env: { PATH: `${dirname(process.execPath)}:${process.env.PATH}`, CODEHOST_URL: server.url, CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN },
+        }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
+      });
+      assert.equal(run.code, 0, run.stderr);
+      const lines = run.stdout.trim().split('\n');
+      const posts = lines.filter((line) => /^\d{3} /.test(line));
+      // ping, installation created, issues opened: from the file, then live.
+      assert.deepEqual(posts.map((line) => line.split(' ')[1]), ['ping', 'installation.created', 'issues.opened', 'ping', 'installation.created', 'issues.opened']);
+      assert.ok(posts.every((line) => line.startsWith('200 ') && line.endsWith(' OK')), run.stdout);
+      assert.deepEqual(JSON.parse(run.stdout.slice(run.stdout.lastIndexOf('{'))), { queued: 0 });
+      assert.ok(!run.stdout.includes('the-app-secret'));
+    } finally {
+      await server.close();
     }
   });
 });
