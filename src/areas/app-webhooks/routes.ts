@@ -16,6 +16,12 @@ const security = [{ token: [] }];
 const refused = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const DeliveryParams = Type.Object({ delivery_id: RowId('The delivery id') });
 
+/** `POST /_admin/apps/{app_slug}/deliveries/redeliver`: every failed delivery since a time. */
+export const RedeliverFailedBody = Type.Object({
+  since: Type.String({ minLength: 1, maxLength: 64, description: 'An ISO 8601 time' }),
+  status: Type.Optional(Type.String({ maxLength: 64, description: '`failed` (the default and only value)' })),
+});
+
 export function appWebhookRoutes(app: Api, ctx: Context): void {
   const service = new AppWebhookService(ctx);
 
@@ -147,7 +153,7 @@ export function appWebhookAdminRoutes(app: Api, ctx: Context): void {
       hide: true,
       tags: ['admin'],
       params: AppParams,
-      body: Type.Object({ since: Type.String({ minLength: 1, maxLength: 64 }), status: Type.Optional(Type.String({ maxLength: 64 })) }),
+      body: RedeliverFailedBody,
     },
   }, async (request, reply) => {
     const app = await appBySlug(request.params.app_slug);
