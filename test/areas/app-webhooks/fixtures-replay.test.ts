@@ -305,3 +305,41 @@ describe('docs/testing.md "Webhook deliveries"', () => {
     }
   });
 });
+
+describe('the helper: fixtures(app, { since })', () => {
+  test('drains first, answers the fixtures file; since as text or a Date; an unknown app throws with the 404', async () => {
+    const { startCodehost } = await import('codehost/testing');
+    const receiver = await new Receiver().start();
+    const codehost = await startCodehost({
+      databaseUrl: process.env.DATABASE_URL || undefined,
+      seed: {
+        users: [{ login: 'mona' }],
+        orgs: [{ login: 'acme', owners: ['mona'] }],
+        repos: [{ owner: 'acme', name: 'widgets' }],
+        apps: [{ slug: 'hooked', permissions: { issues: 'read' }, events: ['issues'], webhook: { url: receiver.url('/hook'), secret: SECRET } }],
+        installations: [{ app: 'hooked', account: 'acme', repositories: 'all' }],
+      },
+    });
+    try {
+      // The seed's ping and installation go out first: `since` is when a delivery was sent.
+      await codehost.drain();
+      const since = new Date();
+      await codehost.admin('POST', '/repos/acme/widgets/issues', { author: 'mona', title: 'Helped' });
+      // No drain here: fixtures() runs the queue first.
+      const file = await codehost.fixtures('hooked', { since });
+      assert.equal(file.app, 'hooked');
+      assert.deepEqual(file.fixtures.map(label), ['issues.opened']);
+      const [fixture] = file.fixtures;
+      assert.equal(await verify(SECRET, fixture.body, fixture.signatures['x-hub-signature-256']), true);
+      assert.equal(fixture.body, receiver.on('/hook').at(-1)!.body);
+      assert.ok(!JSON.stringify(file).includes(SECRET));
+      assert.equal((await codehost.fixtures('hooked')).fixtures.length, 3, 'ping and installation too, without since');
+      assert.deepEqual((await codehost.fixtures('hooked', { since: '2999-01-01T00:00:00Z' })).fixtures, []);
+      await assert.rejects(codehost.fixtures('nobody'), /answered 404/);
+      await assert.rejects(codehost.fixtures('hooked', { since: 'soon' }), /answered 422/);
+    } finally {
+      await codehost.stop();
+      await receiver.stop();
+    }
+  });
+});
