@@ -185,18 +185,18 @@ export class AppWebhookService extends Service {
   }
 
   /** A time given as `since` (ISO 8601), no earlier than the retention cutoff; a 422 naming the field when it is not a time. */
-  private since(since: string | undefined, resource: string): string {
+  private since(since: string | undefined): string {
     const cutoff = this.cutoff();
     if (since === undefined) return cutoff;
     const at = /^\d{4}-\d{2}-\d{2}/.test(since) ? Date.parse(since) : Number.NaN;
-    if (Number.isNaN(at)) throw invalidField(resource, 'since', `since must be an ISO 8601 time, like 2026-01-31T12:00:00Z, got "${since}"`);
+    if (Number.isNaN(at)) throw invalidField('Delivery', 'since', `since must be an ISO 8601 time, like 2026-01-31T12:00:00Z, got "${since}"`);
     const iso = new Date(at).toISOString();
     return iso > cutoff ? iso : cutoff;
   }
 
   /** The app's deliveries posted since a time (within retention), in the order sent, as a fixtures file. */
   async fixtures(app: AppRow, since: string | undefined): Promise<FixturesFile> {
-    const from = this.since(since, 'Delivery');
+    const from = this.since(since);
     const rows = await store.postedDeliveries(this.db, app.id, from);
     return { app: app.slug, since: since === undefined ? null : from, exported_at: this.now(), fixtures: rows.map(fixtureOf) };
   }
@@ -207,7 +207,7 @@ export class AppWebhookService extends Service {
    */
   async redeliverFailed(app: AppRow, input: { since: string; status?: string }): Promise<number> {
     if (input.status !== undefined && input.status !== 'failed') throw invalidField('Delivery', 'status', 'status must be "failed" (the only deliveries redelivered in bulk)');
-    const failed = await store.failedMessages(this.db, app.id, this.since(input.since, 'Delivery'));
+    const failed = await store.failedMessages(this.db, app.id, this.since(input.since));
     await this.redeliverMessages(app, failed.map((row) => Number(row.message_id)));
     return failed.length;
   }
