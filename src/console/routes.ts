@@ -1,5 +1,5 @@
-// The console at /_console (admin-api.md "Test support", docs/testing.md): one HTML page, one ES
-// module and one style sheet from src/console/static, read once at start. No build step and nothing
+// The console at /_console (admin-api.md "Test support", docs/testing.md): one HTML page, three ES
+// modules, one style sheet and a favicon from src/console/static, read once at start. No build step and nothing
 // fetched at run time: the page calls /_admin with the admin token the operator types in, kept in the
 // tab's sessionStorage (never a cookie or the URL). The page itself holds no data and no secret, so it
 // is served without a credential; in production mode it is 404 unless CODEHOST_CONSOLE=1.
@@ -12,7 +12,10 @@ export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'se
 const FILES = {
   '/_console': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/_console/console.js': { file: 'console.js', type: 'text/javascript; charset=utf-8' },
+  '/_console/common.js': { file: 'common.js', type: 'text/javascript; charset=utf-8' },
+  '/_console/journal.js': { file: 'journal.js', type: 'text/javascript; charset=utf-8' },
   '/_console/console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
+  '/_console/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 } as const;
 
 export function consoleRoutes(app: Api, ctx: Context): void {

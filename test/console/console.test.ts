@@ -15,7 +15,8 @@ import { unavailable } from '../helpers/skips.ts';
 import { Receiver } from '../helpers/receiver.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
 
-const PAGES = ['/_console', '/_console/console.js', '/_console/console.css'];
+const PAGES = ['/_console', '/_console/console.js', '/_console/common.js', '/_console/journal.js', '/_console/console.css', '/_console/favicon.svg'];
+const SCRIPTS = PAGES.filter((path) => path.endsWith('.js'));
 
 describe('the console over HTTP', () => {
   let server: TestServer;
@@ -43,8 +44,16 @@ describe('the console over HTTP', () => {
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/);
     assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i);
     assert.doesNotMatch(html, /https?:\/\//, 'nothing from another origin');
-    const script = await (await fetch(`${server.url}/_console/console.js`)).text();
-    assert.doesNotMatch(script, /https?:\/\/|innerHTML|document\.cookie|localStorage/);
+    assert.match(html, /<link rel="icon" href="\/_console\/favicon\.svg"/);
+    for (const path of SCRIPTS) {
+      const script = await (await fetch(`${server.url}${path}`)).text();
+      assert.doesNotMatch(script, /https?:\/\/|innerHTML|document\.cookie|localStorage/, path);
+    }
+    // Every admin call of the page says it is the console's (the journal leaves those out).
+    assert.match(await (await fetch(`${server.url}/_console/common.js`)).text(), /'x-codehost-console': '1'/);
+    const icon = await fetch(`${server.url}/_console/favicon.svg`);
+    assert.equal(icon.headers.get('content-type'), 'image/svg+xml');
+    assert.match(await icon.text(), /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   });
 
   test('the page holds no data: the admin API behind it still wants the admin token', async () => {
@@ -223,7 +232,7 @@ describe('the console in Chromium', { skip }, () => {
       const entry = page.locator('#journal-rows tr', { hasText: 'GET /repos/octo/tools' }).getByRole('button', { name: /Open request/ });
       await entry.focus();
       await page.keyboard.press('Enter');
-      await until('the opened entry', async () => /Response headers[\s\S]*Response body/.test(await text('#journal-entry')), seen);
+      await until('the opened entry', async () => /Request headers[\s\S]*Request body[\s\S]*Answer headers[\s\S]*Answer body/.test(await text('#journal-entry')), seen);
       assert.match(await text('#journal-entry'), /personal_access_token|classic/);
       await page.fill('#journal-filter [name="login"]', '');
       await page.press('#journal-filter [name="login"]', 'Enter');

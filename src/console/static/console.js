@@ -1,100 +1,8 @@
 // The codehost console: every panel calls the admin API (/_admin) with the admin token kept in this
-// tab's sessionStorage. Text goes into the page with textContent only, never as HTML.
-const KEY = 'codehost.adminToken';
-const $ = (selector) => document.querySelector(selector);
-
-class AdminError extends Error {
-  constructor(status, body) {
-    super(`${status}: ${body?.message ?? 'the request failed'}${body?.errors ? ` (${body.errors.map((e) => e.message ?? `${e.field} ${e.code}`).join('; ')})` : ''}`);
-    this.status = status;
-  }
-}
-
-/** One admin call: the parsed JSON answer (null for an empty one); an AdminError unless 2xx. */
-async function admin(method, path, body) {
-  const headers = { authorization: `Bearer ${sessionStorage.getItem(KEY)}`, accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`/_admin${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await response.text();
-  const parsed = text ? JSON.parse(text) : null;
-  if (!response.ok) throw new AdminError(response.status, parsed);
-  return parsed;
-}
-
-function say(message, error = false) {
-  const status = $('#status');
-  status.textContent = message;
-  status.classList.toggle('error', error);
-}
-
-/** Runs an action from a button or form; an error is said, not thrown. */
-async function act(what, action) {
-  try {
-    const result = await action();
-    if (what) say(what);
-    return result;
-  } catch (error) {
-    if (error instanceof AdminError && error.status === 401) signOut('The admin token was refused: sign in again.');
-    else say(`${what || 'Failed'}: ${error.message}`, true);
-    return undefined;
-  }
-}
-
-function element(tag, text, attributes = {}) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
-  return node;
-}
-
-function button(label, onClick, name) {
-  const node = element('button', label, { type: 'button' });
-  if (name) node.setAttribute('aria-label', name);
-  node.addEventListener('click', onClick);
-  return node;
-}
-
-function row(cells) {
-  const tr = element('tr');
-  for (const cell of cells) {
-    const td = element('td');
-    if (cell instanceof Node) td.append(cell);
-    else td.textContent = cell === null || cell === undefined ? '' : String(cell);
-    tr.append(td);
-  }
-  return tr;
-}
-
-const pretty = (value) => (typeof value === 'string' ? value : JSON.stringify(value, null, 2));
-
-/** A titled <pre> for each part of a detail view. */
-function details(container, title, parts) {
-  container.replaceChildren(element('h3', title));
-  for (const [heading, value] of parts) {
-    container.append(element('h4', heading), element('pre', pretty(value ?? '')));
-  }
-}
-
-/** The form's fields as a JSON body: empty fields left out, lists split on commas, JSON parsed. */
-function formBody(form) {
-  const body = {};
-  for (const input of form.querySelectorAll('input, select, textarea')) {
-    if (!input.name || input.type === 'checkbox' || input.value.trim() === '') continue;
-    const value = input.value.trim();
-    if (input.hasAttribute('data-list')) body[input.name] = value.split(',').map((part) => part.trim()).filter(Boolean);
-    else if (input.hasAttribute('data-json')) body[input.name] = JSON.parse(value);
-    else if (input.hasAttribute('data-number')) body[input.name] = Number(value);
-    else body[input.name] = value;
-  }
-  return body;
-}
-
-function onSubmit(selector, handler) {
-  $(selector).addEventListener('submit', (event) => {
-    event.preventDefault();
-    handler(event.currentTarget);
-  });
-}
+// tab's sessionStorage. Text goes into the page with textContent only, never as HTML. The shared
+// parts are in common.js, the request journal's panel (and the permissions used) in journal.js.
+import { $, act, admin, button, details, element, focusHeading, formBody, onSubmit, pretty, row, say, session, KEY } from './common.js';
+import { callsAfter, loadJournal, startPolling, stopPolling } from './journal.js';
 
 // ---------------------------------------------------------------------------------------------------
 // The world: the admin lists and create routes.
@@ -143,10 +51,11 @@ async function refreshWorld() {
 }
 
 function fillAppChoice(apps) {
-  const select = $('#deliveries-app');
-  const chosen = select.value;
-  select.replaceChildren(...apps.map((app) => element('option', app.slug, { value: app.slug })));
-  if (apps.some((app) => app.slug === chosen)) select.value = chosen;
+  for (const select of document.querySelectorAll('select.app-choice')) {
+    const chosen = select.value;
+    select.replaceChildren(...apps.map((app) => element('option', app.slug, { value: app.slug })));
+    if (apps.some((app) => app.slug === chosen)) select.value = chosen;
+  }
 }
 
 const CREATES = {
@@ -182,87 +91,6 @@ for (const form of document.querySelectorAll('form[data-create]')) {
       await refreshWorld();
     });
   });
-}
-
-// ---------------------------------------------------------------------------------------------------
-// The request journal: polled with `since` the newest id seen while "Live" is on.
-
-let journalFilter = {};
-let newestId = 0;
-let entries = [];
-
-function journalQuery(extra) {
-  const query = new URLSearchParams({ per_page: '100', ...journalFilter, ...extra });
-  return `/requests?${query}`;
-}
-
-function credentialText(credential) {
-  if (!credential || credential.kind === 'anonymous' || !credential.kind) return credential?.kind ?? '';
-  return [credential.kind, credential.login, credential.app, credential.installation && `installation ${credential.installation}`].filter(Boolean).join(' · ');
-}
-
-function renderJournal() {
-  const rows = entries.map((entry) => row([
-    entry.id,
-    entry.at,
-    `${entry.method} ${entry.path}${Object.keys(entry.query ?? {}).length > 0 ? `?${new URLSearchParams(entry.query)}` : ''}`,
-    entry.operation,
-    credentialText(entry.credential),
-    entry.status,
-    entry.duration_ms,
-    (entry.warnings ?? []).map((warning) => warning.code).join(', '),
-    button('Open', () => openEntry(entry), `Open request ${entry.id}`),
-  ]));
-  $('#journal-rows').replaceChildren(...rows);
-}
-
-function openEntry(entry) {
-  details($('#journal-entry'), `Request ${entry.id}: ${entry.method} ${entry.path} → ${entry.status}`, [
-    ['Credential', entry.credential],
-    ['Warnings', entry.warnings],
-    ['Request headers', entry.request?.headers],
-    ['Request body', entry.request?.body],
-    ['Response headers', entry.response?.headers],
-    ['Response body', entry.response?.body],
-  ]);
-  $('#journal-entry h3').setAttribute('tabindex', '-1');
-  $('#journal-entry h3').focus();
-}
-
-async function loadJournal() {
-  entries = await admin('GET', journalQuery());
-  newestId = entries.reduce((max, entry) => Math.max(max, entry.id), newestId);
-  renderJournal();
-}
-
-async function pollJournal() {
-  if (!$('#journal-live').checked || $('#console').hidden) return;
-  const fresh = await admin('GET', journalQuery({ since: String(newestId) }));
-  if (fresh.length === 0) return;
-  newestId = fresh.reduce((max, entry) => Math.max(max, entry.id), newestId);
-  entries = [...fresh, ...entries].slice(0, 500);
-  renderJournal();
-}
-
-onSubmit('#journal-filter', (form) => act('Filtered the journal', async () => {
-  journalFilter = formBody(form);
-  await loadJournal();
-}));
-$('#journal-clear').addEventListener('click', () => act('Cleared the journal', async () => {
-  await admin('DELETE', '/requests');
-  entries = [];
-  renderJournal();
-  $('#journal-entry').replaceChildren();
-}));
-
-let polling = null;
-function startPolling() {
-  polling ??= setInterval(() => {
-    pollJournal().catch((error) => {
-      if (error instanceof AdminError && error.status === 401) signOut('The admin token was refused: sign in again.');
-      else say(`The journal: ${error.message}`, true);
-    });
-  }, 1000);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -308,8 +136,8 @@ async function openDelivery(app, id) {
     ['Response headers', delivery.response?.headers],
     ['Response body', delivery.response?.payload],
   ]);
-  $('#delivery h3').setAttribute('tabindex', '-1');
-  $('#delivery h3').focus();
+  await callsAfter(app, delivery, $('#delivery'));
+  focusHeading($('#delivery'));
 }
 
 onSubmit('#deliveries-form', (form) => act('', () => loadDeliveries(form.elements.app.value)));
@@ -423,8 +251,7 @@ async function refreshAll() {
 
 function signOut(message) {
   sessionStorage.removeItem(KEY);
-  clearInterval(polling);
-  polling = null;
+  stopPolling();
   $('#console').hidden = true;
   $('#signin').hidden = false;
   say(message, message !== 'Signed out');
@@ -438,6 +265,7 @@ async function signIn() {
   if (sessionStorage.getItem(KEY)) startPolling(); // unless the token was refused
 }
 
+session.refused = () => signOut('The admin token was refused: sign in again.');
 $('#world-refresh').addEventListener('click', () => act('Refreshed', refreshWorld));
 $('#signout').addEventListener('click', () => signOut('Signed out'));
 onSubmit('#signin', (form) => {
