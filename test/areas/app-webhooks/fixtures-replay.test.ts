@@ -206,6 +206,10 @@ describe('deliveries as fixtures, replayed', () => {
       const run = await replay([path, '--to', `http://127.1:${target.port}/spelled`]);
       assert.equal(run.code, 0, run.stderr);
       assert.equal(target.on('/spelled').length, 5);
+      // And a name whose every address is loopback.
+      const named = await replay([path, '--to', `http://localhost:${target.port}/named`]);
+      assert.equal(named.code, 0, named.stderr);
+      assert.equal(target.on('/named').length, 5);
     } finally {
       await target.stop();
     }
