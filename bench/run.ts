@@ -274,6 +274,20 @@ const ROWS: Row[] = [
     goal: both(atMost(300, ' ms')),
     unit: ' ms',
   },
+  {
+    path: 'Test double: codehost/testing stop(), an idle kept-alive connection open (issue 40)',
+    bench: 'test-double',
+    keys: [/^helper stop ms/],
+    goal: { sqlite: atMost(100, ' ms') },
+    unit: ' ms',
+  },
+  {
+    path: 'Test double: POST /_admin/reset to empty (issue 40)',
+    bench: 'test-double',
+    keys: [/^reset to empty ms/],
+    goal: { sqlite: atMost(100, ' ms') },
+    unit: ' ms',
+  },
 ];
 
 function figure(row: Row): number | string | undefined {

@@ -1,4 +1,4 @@
-// The test double (issue 23): how long the testing helper takes to start a server, a reset to the
+// The test double (issues 23, 40): how long the testing helper takes to start and stop a server, a reset to the
 // demo world and to empty, and a restore of a snapshot of 1,000 issues (with their activity:
 // outbox rows, notification threads). Each figure is the median of several runs, as the server
 // itself reports it (`took_ms`) or, for the start, as the caller sees it.
@@ -20,6 +20,9 @@ export default async function testDouble(options: { env?: Record<string, string>
   // BENCH_HELPER_STARTS: how many starts the median is of (5).
   const startRuns = Number(process.env.BENCH_HELPER_STARTS ?? 5);
   const starts: number[] = [];
+  // The stop of each of those starts, as the caller sees it: its admin call left a kept-alive
+  // connection idle, which the stop closes (after the helper's grace) before it returns.
+  const stops: number[] = [];
   // On PostgreSQL each start makes its own database on the server (a copy of the migrated template
   // database, made by the first start) and stop drops it.
   const databaseUrl = postgres ? options.env!.DATABASE_URL : undefined;
@@ -28,9 +31,12 @@ export default async function testDouble(options: { env?: Record<string, string>
     const codehost = await startCodehost({ databaseUrl });
     await codehost.admin('GET', '/clock');
     starts.push(performance.now() - started);
+    const stopping = performance.now();
     await codehost.stop();
+    stops.push(performance.now() - stopping);
   }
   note(`helper start ms (median of ${startRuns})`, Math.round(median(starts)));
+  note(`helper stop ms (median of ${startRuns})`, Math.round(median(stops)));
 
   const codehost = await startCodehost({ databaseUrl });
   try {

@@ -67,11 +67,12 @@ export interface Server {
   /** True when the database was created by this start (no migrations had run). */
   freshDatabase: boolean;
   listen(): Promise<string>;
-  close(): Promise<void>;
+  /** `idleGraceMs`: how long a keep-alive connection idle at the stop stays open (default 500 ms). */
+  close(options?: { idleGraceMs?: number }): Promise<void>;
 }
 
 export async function createServer(config: Config, options: LogOptions & ConventionOptions = {}): Promise<Server> {
-  const app = Fastify(serverOptions(config, options, () => ctx.urls)).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
+  const app = Fastify(serverOptions(config, options, () => ctx.urls, () => (ctx.clock.adjustable ? ctx.clock.httpDate() : null))).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
 
   // What codehost writes (the database, which may hold the generated secret key; archives; git data,
   // also through git) is for its own user only: the data directory 0700, its files 0600.
@@ -162,11 +163,11 @@ export async function createServer(config: Config, options: LogOptions & Convent
       Object.assign(ctx.urls, publicUrls(config, address));
       return address;
     },
-    async close() {
+    async close(options = {}) {
       if (closed) return;
       closed = true;
       ctx.periodic.stop();
-      (app.server as GracefulServer).drain(); // keep-alive connections: `Connection: close`, idle ones closed after a grace
+      (app.server as GracefulServer).drain(options.idleGraceMs); // keep-alive connections: `Connection: close`, idle ones closed after a grace
       await app.close(); // no new connections; finishes in-flight requests
       await queue.stop(10_000);
       for (const area of [...CORE, ...AREAS]) await area.close?.(ctx);

@@ -1,5 +1,5 @@
 // What every answer of every scope shares: the schema compilers, the JSON body, the input rules, the
-// request id and media type headers, `Location` of a create, the ETag / 304 and the error bodies.
+// request id, media type and (test clock) `Date` headers, `Location` of a create, the ETag / 304 and the error bodies.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Context } from '../platform/context.ts';
 import { installCompilers, type ConventionOptions } from './compilers.ts';
@@ -22,8 +22,12 @@ export function installConventions(app: FastifyInstance, ctx: Context, options: 
   installInput(app);
 
   // The hooks every request runs are not async where nothing in them waits: no promise per hook.
+  // With the test clock on, `Date` is the clock's (a client that corrects its clock skew from it, as
+  // @octokit/auth-app does for a JWT, follows POST /_admin/clock); else Node writes the wall clock's.
+  const clock = ctx.clock.adjustable ? ctx.clock : null;
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers({ 'x-vendor-request-id': request.id, 'x-vendor-media-type': 'vendor.v3; format=json' });
+    if (clock) reply.header('date', clock.httpDate());
     done();
   });
 

@@ -30,8 +30,11 @@ export interface LogOptions {
   logStream?: { write(line: string): void };
 }
 
-/** `urls`: the server's URLs, read when an answer needs them (final once listening). */
-export function serverOptions(config: Config, options: LogOptions, urls: () => Urls): FastifyServerOptions & { serverFactory: (handler: RequestListener) => GracefulServer } {
+/**
+ * `urls`: the server's URLs, read when an answer needs them (final once listening); `date`: the
+ * test clock's `Date` header, null when Node writes the wall clock's.
+ */
+export function serverOptions(config: Config, options: LogOptions, urls: () => Urls, date: () => string | null = () => null): FastifyServerOptions & { serverFactory: (handler: RequestListener) => GracefulServer } {
   return {
     logger: options.logger ?? {
       level: config.logLevel,
@@ -71,6 +74,9 @@ export function serverOptions(config: Config, options: LogOptions, urls: () => U
     // answers the platform's error body, like every other 4xx.
     frameworkErrors: (error, _request, reply) => {
       const status = error.statusCode === 414 ? 414 : 400;
+      // Answered before any hook runs: the test clock's `Date` is set here (src/http/conventions.ts).
+      const now = date();
+      if (now) (reply as unknown as FastifyReply).header('date', now);
       void (reply as unknown as FastifyReply).code(status).type('application/json; charset=utf-8')
         .send(new ApiError(status, status === 414 ? 'URI Too Long' : 'Bad Request: the URL is not valid').body(referenceUrl(urls())));
     },

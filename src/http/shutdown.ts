@@ -8,12 +8,13 @@
 import { Server as HttpServer, type IncomingMessage, type RequestListener, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** How long a connection idle at the stop stays open for a request already on its way. */
-const IDLE_GRACE_MS = 500;
+/** How long a connection idle at the stop stays open for a request already on its way (by default). */
+export const IDLE_GRACE_MS = 500;
 
 export class GracefulServer extends HttpServer {
   readonly #responses = new Map<Socket, Set<ServerResponse>>();
   #draining = false;
+  #graceMs = IDLE_GRACE_MS;
 
   constructor(options: ServerOptions, handler: RequestListener) {
     super(options, handler);
@@ -39,10 +40,15 @@ export class GracefulServer extends HttpServer {
   /** Node's close() calls this; the drain closes idle connections itself, after the grace. */
   override closeIdleConnections(): void {}
 
-  /** Starts the drain; the server's close() (Fastify's) then waits for the connections to end. */
-  drain(): void {
+  /**
+   * Starts the drain; the server's close() (Fastify's) then waits for the connections to end.
+   * `graceMs`: how long an idle connection waits for a request on its way (the testing helper, whose
+   * clients are on loopback in its own process, waits a few milliseconds).
+   */
+  drain(graceMs = IDLE_GRACE_MS): void {
     if (this.#draining) return;
     this.#draining = true;
+    this.#graceMs = graceMs;
     for (const [socket, open] of this.#responses) {
       for (const response of open) if (!response.headersSent) response.setHeader('connection', 'close');
       if (!open.size) this.#closeWhenIdle(socket);
@@ -50,9 +56,11 @@ export class GracefulServer extends HttpServer {
   }
 
   #closeWhenIdle(socket: Socket): void {
-    const timer = setTimeout(() => {
+    // After the grace, the check waits for the event loop's next poll (setImmediate): a request whose
+    // bytes arrived meanwhile is read, and so answered, before the connection is closed.
+    const timer = setTimeout(() => setImmediate(() => {
       if (!this.#responses.get(socket)?.size) socket.destroySoon();
-    }, IDLE_GRACE_MS);
+    }).unref(), this.#graceMs);
     timer.unref();
   }
 }

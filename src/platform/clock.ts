@@ -11,6 +11,8 @@ export const LATEST_CLOCK_MS = (2 ** 31 - 1 - 86_400) * 1000;
 export class Clock {
   private offsetMs = 0;
   readonly adjustable: boolean;
+  /** The last `httpDate()`: its second and its text (one Date made per second, not per answer). */
+  private dated = { second: Number.NaN, text: '' };
 
   constructor(adjustable = false) {
     this.adjustable = adjustable;
@@ -22,6 +24,13 @@ export class Clock {
 
   nowMs(): number {
     return Date.now() + this.offsetMs;
+  }
+
+  /** Now as an HTTP date (`Date`, `Last-Modified`: `Wed, 02 Dec 2026 05:50:00 GMT`). */
+  httpDate(): string {
+    const second = Math.floor(this.nowMs() / 1000);
+    if (second !== this.dated.second) this.dated = { second, text: new Date(second * 1000).toUTCString() };
+    return this.dated.text;
   }
 
   /** Whether moving `seconds` forward keeps the clock at or before LATEST_CLOCK_MS. */

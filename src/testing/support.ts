@@ -212,7 +212,7 @@ export class TestSupport {
   }
 
   async #saveAlone(name: string): Promise<SnapshotMeta> {
-    const createdAt = new Date().toISOString();
+    const createdAt = this.#ctx.clock.now().toISOString();
     const files = this.#filesOf(name);
     // Requests wait at the gate meanwhile; what does not hold it (/healthz) answers (copyFolder).
     this.#discard(files);

@@ -1,4 +1,4 @@
-// docs/testing.md, run as written: the node:test example with `codehost/testing`, the vitest
+// docs/testing.md, run as written: the node:test example with `codehost/testing`, the clock example, the vitest
 // example (examples/vitest, run by `vitest run` with its own config), the warnings example, the CLI lines against a running server, and the pytest fixture for PyGithub; and the
 // helper's webhook deliveries with a loopback receiver.
 import assert from 'node:assert/strict';
@@ -55,6 +55,12 @@ describe('docs/testing.md', () => {
 
   test('the warnings example', async () => {
     await runModule(example('warnings'));
+  });
+
+  test('the clock example: auth-app corrects its JWT from Date after a move; a mocked Date moves client and server', async () => {
+    const stdout = await runModule(example('clock'));
+    assert.match(stdout, /pass 2\n/);
+    assert.match(stdout, /fail 0\n/);
   });
 
   describe('the CLI lines', () => {

@@ -80,7 +80,7 @@ export class RepositoryWrites extends AreaWrites {
           // What is there is a creation's that never committed (on SQLite its id is given again).
           await rm(join(this.ctx.config.dataDir, gitPath), { recursive: true, force: true });
           Object.assign(written, { id: row.id, path: gitPath });
-          await initBareRepository(join(this.ctx.config.dataDir, gitPath), input.name, branch);
+          await initBareRepository(join(this.ctx.config.dataDir, gitPath), input.name, branch, this.ctx.clock.now());
         } catch (error) {
           await rm(join(this.ctx.config.dataDir, gitPath), { recursive: true, force: true });
           this.ctx.log.error({ err: error, repository: row.id }, 'could not create the git data');
@@ -276,11 +276,17 @@ export class RepositoryWrites extends AreaWrites {
   }
 }
 
-/** Bare git data with one commit holding a README, written with git's plumbing (no work tree). */
-async function initBareRepository(path: string, name: string, branch: string): Promise<void> {
+/**
+ * Bare git data with one commit holding a README, written with git's plumbing (no work tree); the
+ * commit is dated by the clock (the test clock's time when it moved).
+ */
+async function initBareRepository(path: string, name: string, branch: string, at: Date): Promise<void> {
   await mkdir(path, { recursive: true });
+  const date = `@${Math.floor(at.getTime() / 1000)} +0000`;
   const env = {
     ...process.env,
+    GIT_AUTHOR_DATE: date,
+    GIT_COMMITTER_DATE: date,
     GIT_AUTHOR_NAME: 'codehost',
     GIT_AUTHOR_EMAIL: 'codehost@localhost',
     GIT_COMMITTER_NAME: 'codehost',
