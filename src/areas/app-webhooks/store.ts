@@ -371,20 +371,26 @@ export async function deleteExpired(db: Executor, cutoff: string, batch = 1000):
 const posted = (eb: ExpressionBuilder<DeliveriesJoined, 'd'>) => eb.and([eb('d.request_headers', '!=', '{}'), eb('d.status', 'not like', 'dropped: %')]);
 type DeliveriesJoined = { d: WebhookDeliveriesTable };
 
-/** The attempts of an app posted since `since`, in the order they were sent, with the request each made (for fixtures). */
+/**
+ * The attempts of an app posted since `since` (recorded then), with the request each made (for
+ * fixtures), in the order they were sent: by when each post began (its outcome's time less its
+ * duration; posts made at once finish in any order), then by id.
+ */
 export async function postedDeliveries(db: Executor, appId: number, since: string) {
   const rows = await db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
     .innerJoin('webhook_event_payloads as p', 'p.id', 'm.event_payload_id')
-    .select(['d.id', 'd.redelivery', 'd.delivered_at', 'd.status', 'd.status_code', 'd.request_headers', 'm.guid', 'm.event', 'm.action', 'm.installation_id', 'm.repository_id', 'p.body', 'm.installation'])
+    .select(['d.id', 'd.redelivery', 'd.delivered_at', 'd.duration', 'd.status', 'd.status_code', 'd.request_headers', 'm.guid', 'm.event', 'm.action', 'm.installation_id', 'm.repository_id', 'p.body', 'm.installation'])
     .where('d.app_id', '=', appId)
     .where('d.delivered_at', '>=', since)
     .where(posted)
     .orderBy('d.delivered_at')
     .orderBy('d.id')
     .execute();
-  return rows.map(({ body, installation, ...row }) => ({ ...row, payload: messagePayload(body, installation) }));
+  return rows
+    .map(({ body, installation, ...row }) => ({ ...row, began: Date.parse(row.delivered_at!) - Number(row.duration ?? 0) * 1000, payload: messagePayload(body, installation) }))
+    .sort((a, b) => a.began - b.began || a.id - b.id);
 }
 
 /**
