@@ -34,8 +34,19 @@ export interface RequestFilter {
   operation?: string;
   login?: string;
   app?: string;
+  /** An installation's id. */
+  installation?: string | number;
+  /** A token, whole or its last eight characters. */
+  token?: string;
+  /** A warning's code, e.g. `unserved_operation`, `injected_fault`. */
+  warning?: string;
   status?: string | number;
   since?: string | number;
+}
+
+/** Whether a reset or a restore empties the request journal too (it outlives both by default). */
+export interface JournalOption {
+  journal?: 'keep' | 'clear';
 }
 
 export interface Codehost {
@@ -48,14 +59,23 @@ export interface Codehost {
   databaseUrl: string | null;
   /** Calls the admin API; throws with the answer's body unless it is 2xx. */
   admin<T = any>(method: string, path: string, body?: unknown): Promise<T>;
-  /** Back to empty (default), the demo data or a seed. */
-  reset(to?: 'empty' | 'demo' | { seed: string | object }): Promise<void>;
+  /** Back to empty (default), the demo data or a seed. The journal stays unless `{ journal: 'clear' }`. */
+  reset(to?: 'empty' | 'demo' | { seed: string | object }, options?: JournalOption): Promise<void>;
   snapshot(name: string): Promise<void>;
-  restore(name: string): Promise<void>;
+  /** The state as the snapshot saved it. The journal stays unless `{ journal: 'clear' }`. */
+  restore(name: string, options?: JournalOption): Promise<void>;
   /** The request journal, newest first. */
   requests(filter?: RequestFilter): Promise<any[]>;
   /** How many journal entries match (verify "my client called X exactly N times"). */
   count(filter?: RequestFilter): Promise<number>;
+  /**
+   * Per credential (app, installation, token) among the entries that match: the scopes and
+   * permissions its calls needed beside what it held, and what it held but never needed
+   * (GET /_admin/requests/permissions-used; docs/testing.md "Verifying calls").
+   */
+  permissionsUsed(filter?: RequestFilter): Promise<any[]>;
+  /** Empties the journal (reset and restore leave it alone). */
+  clearRequests(): Promise<void>;
   /** An app's webhook deliveries, newest first, once every queued job has run. */
   deliveries(app: string): Promise<any[]>;
   /**
@@ -137,14 +157,14 @@ export async function startCodehost(options: StartOptions = {}): Promise<Codehos
     adminToken,
     databaseUrl: fresh?.databaseUrl ?? null,
     admin,
-    async reset(to = 'empty') {
-      await admin('POST', '/reset', typeof to === 'string' ? { to } : { to: 'seed', seed: seedText(to.seed) });
+    async reset(to = 'empty', options = {}) {
+      await admin('POST', '/reset', { ...(typeof to === 'string' ? { to } : { to: 'seed', seed: seedText(to.seed) }), ...options });
     },
     async snapshot(name) {
       await admin('POST', '/snapshots', { name });
     },
-    async restore(name) {
-      await admin('POST', `/snapshots/${encodeURIComponent(name)}/restore`, {});
+    async restore(name, options = {}) {
+      await admin('POST', `/snapshots/${encodeURIComponent(name)}/restore`, options);
     },
     async requests(filter = {}) {
       return admin('GET', `/requests?${query({ per_page: 1000, ...filter } as RequestFilter)}`);
@@ -152,6 +172,12 @@ export async function startCodehost(options: StartOptions = {}): Promise<Codehos
     async count(filter = {}) {
       const body = Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined).map(([key, value]) => [key, String(value)]));
       return (await admin('POST', '/requests/count', body)).count;
+    },
+    async permissionsUsed(filter = {}) {
+      return admin('GET', `/requests/permissions-used?${query(filter)}`);
+    },
+    async clearRequests() {
+      await admin('DELETE', '/requests');
     },
     async deliveries(app) {
       await codehost.drain();

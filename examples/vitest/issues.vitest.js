@@ -13,7 +13,7 @@ beforeAll(async () => {
     headers: { 'x-vendor-api-version': '2022-11-28' },
   });
 });
-afterEach(() => codehost.restore('demo-world'));
+afterEach(() => codehost.restore('demo-world', { journal: 'clear' }));
 afterAll(() => codehost.stop());
 
 test('my client reads the issue hubot opened, in one request', async () => {

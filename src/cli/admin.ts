@@ -26,11 +26,11 @@ function adminListCall(args: string[]): string[] {
 }
 
 /** The journal's filters as options: `--status 4xx` is `status=4xx`, `--per-page` is `per_page`. */
-export const JOURNAL_OPTIONS = ['method', 'path', 'operation', 'login', 'app', 'status', 'since', 'per-page', 'page'];
+export const JOURNAL_OPTIONS = ['method', 'path', 'operation', 'login', 'app', 'installation', 'token', 'warning', 'status', 'since', 'per-page', 'page'];
 
 /**
  * The test double by name (docs/testing.md): `reset [empty|demo] [--seed FILE]`, `snapshot
- * save|restore|list|delete NAME`, `requests [count|clear] [--FILTER VALUE]...`.
+ * save|restore|list|delete NAME`, `requests [count|clear|permissions-used] [--FILTER VALUE]...`.
  */
 function testSupportCall(args: string[]): string[] {
   const [command, ...rest] = args;
@@ -55,7 +55,7 @@ function testSupportCall(args: string[]): string[] {
     throw usage(`unknown action "${action}"`);
   }
   if (command === 'requests') {
-    const action = rest[0] === 'count' || rest[0] === 'clear' ? rest.shift() : undefined;
+    const action = rest[0] === 'count' || rest[0] === 'clear' || rest[0] === 'permissions-used' ? rest.shift() : undefined;
     const filter: Record<string, string> = {};
     for (let i = 0; i < rest.length; i++) {
       const option = rest[i]!.replace(/^--/, '');
@@ -64,6 +64,7 @@ function testSupportCall(args: string[]): string[] {
     }
     if (action === 'clear') return ['DELETE', '/requests'];
     if (action === 'count') return ['POST', '/requests/count', JSON.stringify(filter)];
+    if (action === 'permissions-used') return ['GET', `/requests/permissions-used?${new URLSearchParams(filter)}`];
     return ['GET', `/requests?${new URLSearchParams(filter)}`];
   }
   return args;

@@ -43,8 +43,9 @@ alone. Prints the one-time secrets of what it created.`,
        codehost admin tokens [LOGIN] [--page N] [--per-page N]
        codehost admin reset [empty|demo] | reset --seed FILE
        codehost admin snapshot save|restore|delete NAME | snapshot list
-       codehost admin requests [count|clear] [--method M] [--path GLOB] [--operation ID]
-                 [--login L] [--app SLUG] [--status 404|4xx] [--since ID|TIME] [--per-page N] [--page N]
+       codehost admin requests [count|clear|permissions-used] [--method M] [--path GLOB] [--operation ID]
+                 [--login L] [--app SLUG] [--installation ID] [--token T] [--warning CODE]
+                 [--status 404|4xx] [--since ID|TIME] [--per-page N] [--page N]
 
 Calls the admin API of a running server: CODEHOST_URL (default http://127.0.0.1:$CODEHOST_PORT)
 with CODEHOST_ADMIN_TOKEN. PATH is relative to /_admin.

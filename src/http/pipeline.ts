@@ -35,6 +35,8 @@ export async function installPipeline(app: Api, ctx: Context, parts: PipelinePar
   installRouteConfig(app);
   decorateCaller(app, parts.api.anonymous);
   app.decorateRequest('operator', false);
+  // Why a credential was refused (core/access/explain.ts), for the journal.
+  app.decorateRequest('explanation', null);
   if (journal) app.addHook('onRequest', journal.start);
 
   await app.register(swagger, {

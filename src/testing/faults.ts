@@ -19,6 +19,19 @@ import { parseAuthorization, type Principal, rateLimitKey } from '../core/access
 
 const hidden = { hide: true, tags: ['admin'] } as const;
 
+/** The fault rule that answered a request, as the journal names it (its `fault` field and `injected_fault` warning). */
+export interface InjectedFault {
+  id: number;
+  effect: string;
+  match: ReturnType<typeof ruleBody>['match'];
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    injectedFault?: InjectedFault;
+  }
+}
+
 const FaultBody = Type.Object({
   effect: Type.Union([...REQUEST_EFFECTS, ...DELIVERY_EFFECTS].map((effect) => Type.Literal(effect as RequestEffect | DeliveryEffect))),
   status: Type.Optional(Type.Integer({ minimum: 400, maximum: 599 })),
@@ -189,6 +202,7 @@ export function faultInjection(ctx: Context): (request: FastifyRequest, reply: F
     const rule = store.takeForRequest(ctx.clock.nowMs(), requestFacts(request.principal, request.headers.authorization, request.method, request.url));
     if (!rule) return;
     request.log.info({ fault: rule.id, effect: rule.effect }, 'fault injected');
+    request.injectedFault = { id: rule.id, effect: rule.effect, match: ruleBody(rule).match };
     switch (rule.effect) {
       case 'delay':
         await sleep(rule.delayMs!);

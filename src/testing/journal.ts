@@ -3,7 +3,11 @@
 // and bodies (bounded, secrets masked) and `warnings`: what codehost accepted but a careful client
 // should fix. Kept in this process's memory (the newest CODEHOST_JOURNAL_ENTRIES): several processes
 // each keep their own. On by default outside production mode; CODEHOST_JOURNAL turns it on or off.
-// Left out: the journal's own routes, /healthz, /readyz, /metrics, /docs, /openapi.json and /_console.
+// Left out: the journal's own routes, /healthz, /readyz, /metrics, /docs, /openapi.json, /_console,
+// /favicon.ico and the console's own calls (those with an `X-Codehost-Console` header).
+// Each entry also says why a call failed (`explanation`, `fault`, the `unserved_operation` and
+// `injected_fault` warnings) and what the access rule that applied required (`access`), read from
+// what the request's steps noted (core/access/explain.ts, faults.ts): nothing of it is in the answer.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { Api, Context } from '../platform/context.ts';
@@ -13,14 +17,17 @@ import { glob } from './fault-store.ts';
 import { DEFAULT_API_VERSION } from '../http/version.ts';
 import { operationId } from '../http/openapi.ts';
 import { DEFAULT_PAGES } from '../platform/pagination.ts';
-import { findAppBy } from '../core/access/index.ts';
+import { authenticate, explanationOfError, findAppBy, heldBy, type Explanation, type Held, type Principal, type Used } from '../core/access/index.ts';
+import type { InjectedFault } from './faults.ts';
+import { platformOperation } from './operations.ts';
+import { permissionsUsed } from './permissions-used.ts';
 
 /** The most of a request's or an answer's body an entry keeps (characters). */
 export const BODY_LIMIT = 16 * 1024;
 const MASK = '[masked]';
 
 export interface JournalWarning {
-  code: 'unknown_query_parameter' | 'unknown_body_field' | 'missing_api_version' | 'per_page_clamped';
+  code: 'unknown_query_parameter' | 'unknown_body_field' | 'missing_api_version' | 'per_page_clamped' | 'unserved_operation' | 'injected_fault';
   message: string;
 }
 
@@ -31,7 +38,19 @@ export interface JournalEntry {
   path: string;
   query: Record<string, unknown>;
   operation: string | null;
-  credential: { kind: string | null; login: string | null; app: string | null; installation: number | null };
+  /** Who called: for a refused credential, what it claimed to be (`explanation` says why). `token_last_eight`: the token's, as the fault rules name it. */
+  credential: { kind: string | null; login: string | null; app: string | null; installation: number | null; token_last_eight: string | null };
+  /**
+   * What the platform API's access rule that applied required of the caller (`used`: `{scope}`, a
+   * classic or OAuth token's scope; `{permissions}`, the permission set a fine-grained credential
+   * used; null: nothing, as a public read) beside what it held (`held`: scopes or permissions).
+   * Null where no access rule applied (operator and meta requests, unserved routes, a refused credential).
+   */
+  access: { used: Used; held: Held } | null;
+  /** Why the request was refused, where an access check said: `{reason, message, credential?, needed?, held?}` (docs/testing.md "Reading warnings"). */
+  explanation: Explanation | null;
+  /** The fault rule that answered (or delayed) the request: its id, effect and match. */
+  fault: InjectedFault | null;
   status: number;
   duration_ms: number;
   request: { headers: Record<string, unknown>; body: unknown };
@@ -227,6 +246,10 @@ const FILTER_FIELDS = {
   operation: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   login: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   app: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  installation: Type.Optional(Type.String({ pattern: '^[0-9]{1,16}$' })),
+  /** A token, whole or its last eight characters. */
+  token: Type.Optional(Type.String({ minLength: 8, maxLength: 512 })),
+  warning: Type.Optional(Type.String({ pattern: '^[a-z_]{1,64}$' })),
   status: Type.Optional(Type.String({ pattern: '^([1-5][0-9][0-9]|[1-5]xx)$' })),
   since: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
 };
@@ -252,6 +275,9 @@ function matcher(filter: JournalFilter): (entry: JournalEntry) => boolean {
     (filter.operation === undefined || entry.operation === filter.operation) &&
     (filter.login === undefined || entry.credential.login === filter.login) &&
     (filter.app === undefined || entry.credential.app === filter.app) &&
+    (filter.installation === undefined || entry.credential.installation === Number(filter.installation)) &&
+    (filter.token === undefined || entry.credential.token_last_eight === filter.token.slice(-8)) &&
+    (filter.warning === undefined || entry.warnings.some((warning) => warning.code === filter.warning)) &&
     (filter.status === undefined || (filter.status.endsWith('xx') ? String(entry.status)[0] === filter.status[0] : entry.status === Number(filter.status))) &&
     (sinceId === null || entry.id > sinceId) &&
     (sinceAt === null || entry.at >= sinceAt);
@@ -282,15 +308,6 @@ export class Journal {
   clear(): void {
     this.#entries = [];
   }
-
-  save(): JournalEntry[] {
-    return structuredClone(this.#entries);
-  }
-
-  replace(entries: JournalEntry[]): void {
-    this.#entries = structuredClone(entries).slice(-this.#limit);
-    this.#nextId = Math.max(this.#nextId, ...entries.map((entry) => entry.id + 1));
-  }
 }
 
 const journals = perServer((ctx) => new Journal(ctx.config.journal.entries));
@@ -300,7 +317,10 @@ export function journalOf(ctx: Context): Journal {
   return journals.of(ctx);
 }
 
-const UNJOURNALED = /^\/(?:healthz|readyz|metrics|openapi\.json|docs|_console|_admin\/requests)(?:[/?]|$)/;
+const UNJOURNALED = /^\/(?:healthz|readyz|metrics|openapi\.json|docs|_console|_admin\/requests|favicon\.ico)(?:[/?]|$)/;
+
+/** The header the console sends on its own calls, which the journal leaves out. */
+export const CONSOLE_HEADER = 'x-codehost-console';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -329,7 +349,7 @@ export function journalHooks(ctx: Context): { start: onRequestHookHandler; recor
   };
   const record = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const url = request.url;
-    if (UNJOURNALED.test(url)) return payload;
+    if (UNJOURNALED.test(url) || request.headers[CONSOLE_HEADER] !== undefined) return payload;
     try {
       const queryAt = url.indexOf('?');
       const path = queryAt < 0 ? url : url.slice(0, queryAt);
@@ -338,36 +358,88 @@ export function journalHooks(ctx: Context): { start: onRequestHookHandler; recor
       const schema = request.routeOptions.schema as RouteSchema | undefined;
       const routeUrl = request.routeOptions.url;
       const operation = schema?.operationId ?? (routeUrl ? operationId(request.operator ? 'admin' : 'meta', `${request.method} ${routeUrl.replace(/^\/_admin/, '').replace(/[:{}]/g, '')}`) : null);
-      const principal = request.principal;
-      let credential: JournalEntry['credential'] = { kind: null, login: null, app: null, installation: null };
+      const warnings = warningsOf(request, query, Boolean(config.access) && !request.operator);
+      // A route codehost does not serve: the caller resolved as the API would (its answer is sent already).
+      const unserved = !routeUrl && !path.startsWith('/_admin');
+      let principal: Principal = request.principal;
+      let explanation = request.explanation ?? (reply.statusCode >= 400 ? principal.explanation ?? null : null);
+      if (unserved) {
+        ({ principal, explanation } = await callerOf(request.headers.authorization));
+        warnings.push(await unservedWarning(request.method, path));
+      }
+      const fault = request.injectedFault ?? null;
+      if (fault) warnings.push(faultWarning(fault, reply.statusCode));
+      let credential: JournalEntry['credential'] = { kind: null, login: null, app: null, installation: null, token_last_eight: null };
       if (request.operator) credential = { ...credential, kind: reply.statusCode === 401 ? null : 'admin' };
-      else if (principal?.type === 'user') credential = { kind: principal.kind, login: principal.user.login, app: await appSlug(principal.appId), installation: null };
-      else if (principal?.type === 'installation') credential = { kind: 'installation', login: null, app: await appSlug(principal.appId), installation: principal.installationId };
-      else if (principal?.type === 'app') credential = { kind: principal.kind, login: null, app: principal.app.slug, installation: null };
+      else if (principal.type === 'user') credential = { kind: principal.kind, login: principal.user.login, app: await appSlug(principal.appId), installation: null, token_last_eight: lastEight(request) };
+      else if (principal.type === 'installation') credential = { kind: 'installation', login: null, app: await appSlug(principal.appId), installation: principal.installationId, token_last_eight: lastEight(request) };
+      else if (principal.type === 'app') credential = { ...credential, kind: principal.kind, app: principal.app.slug };
+      else if (explanation?.credential) credential = { ...credential, kind: explanation.credential.kind, token_last_eight: explanation.credential.token_last_eight ?? null };
+      const access = config.access && !request.operator && !request.explanation ? { used: principal.used ?? null, held: heldBy(principal) } : null;
       // The request first, so that what it held is masked in the answer too.
       const seen: Seen = new Set(knownSecrets);
       const requestPart = { headers: maskHeaders(request.headers, seen), body: keptBody(request.body, seen) };
       const maskedQuery = maskValue(query, seen) as Record<string, unknown>;
       const responsePart = { headers: maskHeaders(reply.getHeaders(), seen), body: keptBody(payload, seen) };
       journal.add(maskSeen({
-        at: new Date().toISOString(),
+        at: ctx.clock.now().toISOString(),
         method: request.method,
         path,
         query: maskedQuery,
         operation,
         credential,
+        access,
+        explanation,
+        fault,
         status: reply.statusCode,
         duration_ms: Math.round((performance.now() - (request.journalStarted ?? performance.now())) * 10) / 10,
         request: requestPart,
         response: responsePart,
-        warnings: warningsOf(request, query, Boolean(config.access) && !request.operator),
+        warnings,
       }, seen) as Omit<JournalEntry, 'id'>);
     } catch (err) {
       request.log.warn({ err }, 'the request journal could not record a request');
     }
     return payload;
   };
+  /** The caller of a request no route served, as the API's caller step would resolve it, and why it was refused. */
+  const callerOf = async (authorization: string | undefined): Promise<{ principal: Principal; explanation: Explanation | null }> => {
+    try {
+      return { principal: await authenticate(ctx.db.kysely, ctx.clock, authorization, { basicApp: false }), explanation: null };
+    } catch (error) {
+      return { principal: { type: 'anonymous', kind: null }, explanation: explanationOfError(error) ?? null };
+    }
+  };
   return { start, record };
+}
+
+/** The last eight characters of the token a request presented (how fault rules name a token too). */
+function lastEight(request: FastifyRequest): string | null {
+  const value = /^\S+\s+(\S+)\s*$/.exec(request.headers.authorization ?? '')?.[1];
+  if (!value) return null;
+  if (!/^basic$/i.test(request.headers.authorization!.split(/\s/, 1)[0]!)) return value.slice(-8);
+  const decoded = Buffer.from(value, 'base64').toString('utf8');
+  return decoded.slice(decoded.indexOf(':') + 1).slice(-8);
+}
+
+async function unservedWarning(method: string, path: string): Promise<JournalWarning> {
+  const operation = await platformOperation(method, path).catch(() => null);
+  return {
+    code: 'unserved_operation',
+    message: operation
+      ? `${operation.method} ${operation.template} (${operation.id}) is an operation of the platform codehost does not serve`
+      : `${method} ${path.replace(/^\/api\/v3(?=\/|$)/, '') || '/'} is no operation of the platform: check the method and the path`,
+  };
+}
+
+function faultWarning(fault: InjectedFault, status: number): JournalWarning {
+  const match = Object.entries(fault.match).filter(([, value]) => value !== null).map(([key, value]) => `${key} ${value}`).join(', ') || 'every request';
+  return {
+    code: 'injected_fault',
+    message: fault.effect === 'delay'
+      ? `fault rule ${fault.id} (delay, matching ${match}) delayed this request`
+      : `fault rule ${fault.id} (${fault.effect}, matching ${match}) answered this ${status}: not codehost's own answer`,
+  };
 }
 
 const hidden = { hide: true, tags: ['admin'] } as const;
@@ -385,6 +457,11 @@ export function journalRoutes(app: Api, ctx: Context): void {
     const { per_page: perPage = 30, page = 1, ...filter } = request.query as JournalFilter & { per_page?: number; page?: number };
     return journal.find(filter).slice((page - 1) * perPage, page * perPage);
   });
+
+  // What each credential's calls needed beside what it held (./permissions-used.ts), over the entries that match.
+  app.get('/_admin/requests/permissions-used', {
+    schema: { ...hidden, querystring: JournalFilter },
+  }, async (request) => permissionsUsed(journal.find(request.query as JournalFilter)));
 
   app.post('/_admin/requests/count', { schema: { ...hidden, body: JournalFilter } }, async (request) => {
     return { count: journal.find(request.body).length };

@@ -1,7 +1,7 @@
 // Test support (spec/admin-api.md "Test support"): POST /_admin/reset and named snapshots of the
 // whole state: database rows and queued jobs (src/db/snapshots.ts), git data and migration archives
 // (files in the data directory), and what lives in this process's memory (the test clock, fault
-// rules, rate-limit leases, cached apps, the request journal). A reset or restore runs alone behind
+// rules, rate-limit leases, cached apps; not the request journal, which outlives them). A reset or restore runs alone behind
 // the gate (gate.ts): requests and background jobs in flight finish first, new ones wait
 // and then see the new state, so none sees a mix. Registered outside production mode only (plugin.ts).
 import { randomUUID } from 'node:crypto';
@@ -18,7 +18,7 @@ import type { Api, Context } from '../platform/context.ts';
 import { invalidField, notFound, validationFailed } from '../platform/errors.ts';
 import { faultsOf, type FaultRule } from './fault-store.ts';
 import { gateOf } from './gate.ts';
-import { journalOf, type JournalEntry } from './journal.ts';
+import { journalOf } from './journal.ts';
 import { loadSeed, loadSeedFile } from '../admin/seed.ts';
 
 const hidden = { hide: true, tags: ['admin'] } as const;
@@ -90,8 +90,10 @@ async function copyFolder(from: string, to: string): Promise<void> {
 interface MemoryState {
   clock_offset_ms: number;
   faults: FaultRule[];
-  journal: JournalEntry[];
 }
+
+/** The journal outlives a reset or a restore unless the call asks for it to be cleared too. */
+const JournalChoice = Type.Optional(Type.Union([Type.Literal('keep'), Type.Literal('clear')]));
 
 export const SnapshotName = Type.String({ pattern: '^[a-z0-9_-]{1,64}$' });
 
@@ -136,7 +138,7 @@ export class TestSupport {
       await this.#tables.empty();
       for (const dir of FILE_STATE) this.#discard(join(this.#ctx.config.dataDir, dir));
       this.#filesAsSaved.clear();
-      this.#setMemory({ clock_offset_ms: 0, faults: [], journal: [] });
+      this.#setMemory({ clock_offset_ms: 0, faults: [] });
       if (to === 'demo') {
         await loadSeedFile(this.#ctx, this.#areas, DEMO_SEED.pathname);
         await this.#saveAlone(DEMO_SNAPSHOT);
@@ -159,7 +161,7 @@ export class TestSupport {
       this.#discard(aside);
       if (existsSync(dir)) renameSync(dir, aside);
     }
-    this.#setMemory({ clock_offset_ms: 0, faults: [], journal: [] });
+    this.#setMemory({ clock_offset_ms: 0, faults: [] });
     let undo = async () => {};
     try {
       await loadSeed(this.#ctx, this.#areas, seed, async (trx) => {
@@ -254,13 +256,13 @@ export class TestSupport {
   }
 
   #memory(): MemoryState {
-    return { clock_offset_ms: this.#ctx.clock.offset, faults: faultsOf(this.#ctx).save(), journal: journalOf(this.#ctx).save() };
+    // Not the journal: it outlives resets and restores (a whole suite's calls), cleared by DELETE /_admin/requests only.
+    return { clock_offset_ms: this.#ctx.clock.offset, faults: faultsOf(this.#ctx).save() };
   }
 
   #setMemory(memory: MemoryState): void {
     this.#ctx.clock.setOffset(memory.clock_offset_ms);
     faultsOf(this.#ctx).replace(memory.faults);
-    journalOf(this.#ctx).replace(memory.journal);
     this.#ctx.rateLimiter.forget();
   }
 }
@@ -281,6 +283,7 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
       body: Type.Object({
         to: Type.Optional(Type.Union([Type.Literal('empty'), Type.Literal('demo'), Type.Literal('seed')])),
         seed: Type.Optional(Type.String({ maxLength: 5 * 1024 * 1024 })),
+        journal: JournalChoice,
       }, { additionalProperties: false }),
     },
   }, async (request) => {
@@ -296,7 +299,9 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
     } else if (request.body.seed !== undefined) {
       throw invalidField('Reset', 'seed', 'seed goes with to: seed');
     }
-    return { took_ms: await support.reset(to, seed) };
+    const took = await support.reset(to, seed);
+    if (request.body.journal === 'clear') journalOf(ctx).clear();
+    return { took_ms: took };
   });
 
   app.post('/_admin/snapshots', {
@@ -310,10 +315,11 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
   });
 
   app.post('/_admin/snapshots/:name/restore', {
-    schema: { ...hidden, params: Type.Object({ name: SnapshotName }) },
+    schema: { ...hidden, params: Type.Object({ name: SnapshotName }), body: Type.Optional(Type.Object({ journal: JournalChoice }, { additionalProperties: false })) },
   }, async (request) => {
     const took = await support.restore(request.params.name);
     if (took === null) throw notFound(`No snapshot ${request.params.name}`);
+    if (request.body?.journal === 'clear') journalOf(ctx).clear();
     return { took_ms: took };
   });
 

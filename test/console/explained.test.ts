@@ -143,11 +143,10 @@ describe('the console explains the journal, in Chromium', { skip }, () => {
       const [left, right] = await Promise.all([request.boundingBox(), answer.boundingBox()]);
       assert.ok(left && right && left.x < right.x && Math.abs(left.y - right.y) < 2, 'side by side');
       assert.ok(!(await text('#journal-entry')).includes(personal) && !(await text('#journal-entry')).includes(token), 'no token shown');
-      if (refused.explanation) {
-        assert.match(await text('#journal-entry .explanation'), new RegExp(`Why[\\s\\S]*Needed[\\s\\S]*Held`));
-        assert.ok((await text('#journal-entry .explanation')).includes(refused.explanation.reason));
-        assert.match(await text('#journal-rows'), /explained/);
-      } else assert.equal(await page.locator('#journal-entry .explanation').count(), 0);
+      assert.ok(refused.explanation, 'the journal explains the 403');
+      assert.match(await text('#journal-entry .explanation'), new RegExp(`Why[\\s\\S]*Needed[\\s\\S]*Held`));
+      assert.ok((await text('#journal-entry .explanation')).includes(refused.explanation.reason));
+      assert.match(await text('#journal-rows'), /explained/);
 
       // By operation: the calls of the 403's operation only.
       await filter({ operation: refused.operation! });
@@ -161,15 +160,13 @@ describe('the console explains the journal, in Chromium', { skip }, () => {
         const found = await rows();
         return found.length === 1 && found[0]!.includes('GET /repos/octo/tools') && found[0]!.includes('503 Service Unavailable');
       }, seen);
-      if (faulted.warnings.some((warning) => warning.code === 'injected_fault')) {
-        assert.match((await rows())[0]!, /fault injected/);
-        await filter({ warning: 'injected_fault' });
-        await until('the faults', async () => (await rows()).length === 1 && (await rows())[0]!.includes('fault injected'), seen);
-      }
-      if (unserved.warnings.some((warning) => warning.code === 'unserved_operation')) {
-        await filter({ warning: 'unserved_operation' });
-        await until('the unserved call', async () => (await rows()).length === 1 && (await rows())[0]!.includes('not served'), seen);
-      }
+      assert.ok(faulted.warnings.some((warning) => warning.code === 'injected_fault'), 'the journal marks the fault');
+      assert.match((await rows())[0]!, /fault injected/);
+      await filter({ warning: 'injected_fault' });
+      await until('the faults', async () => (await rows()).length === 1 && (await rows())[0]!.includes('fault injected'), seen);
+      assert.ok(unserved.warnings.some((warning) => warning.code === 'unserved_operation'), 'the journal marks the unserved call');
+      await filter({ warning: 'unserved_operation' });
+      await until('the unserved call', async () => (await rows()).length === 1 && (await rows())[0]!.includes('not served'), seen);
       // By warning: every public call here sent no X-Vendor-Api-Version.
       await filter({ warning: 'missing_api_version', app: 'reader' });
       await until('the warned calls', async () => {
@@ -195,8 +192,9 @@ describe('the console explains the journal, in Chromium', { skip }, () => {
       assert.match(await text('#delivery .calls h4'), new RegExp(`Calls installation ${installation} made after it`));
       const after = await calls.locator('tbody tr').allTextContents();
       const order = [/GET \/repos\/octo\/tools\/issues\/1.*200/, /GET \/repos\/octo\/tools\/code-security-configuration.*403/, /GET \/repos\/octo\/tools[^/].*503/];
-      // The unserved call, once the journal records its credential.
-      if (unserved.credential.installation === installation) order.push(/GET \/repos\/octo\/tools\/no-such-thing.*404/);
+      // The unserved call, recorded with its credential.
+      assert.equal(unserved.credential.installation, installation);
+      order.push(/GET \/repos\/octo\/tools\/no-such-thing.*404/);
       const at = order.map((line) => after.findIndex((row) => line.test(row)));
       assert.ok(at.every((index, i) => index >= 0 && (i === 0 || index > at[i - 1]!)), after.join('\n'));
       assert.ok(!after.some((row) => row.includes('GET /user')), 'not the personal token\'s call');
@@ -205,14 +203,13 @@ describe('the console explains the journal, in Chromium', { skip }, () => {
       await until('the call opened', async () => (await text('#delivery .calls-entry .side[aria-label="Answer"]')).includes('403 Forbidden'), seen);
 
       // Permissions used: the app was granted more than its calls needed (issues: write asked, contents: read granted).
-      if (permissionsUsed.status === 200) {
-        await page.selectOption('#permissions-app', 'reader');
-        await page.click('#permissions-form button[type="submit"]');
-        await until('the permissions used', async () => (await text('#permissions-view')).includes('Permissions used'), seen);
-        const panel = await text('#permissions-view');
-        assert.match(panel, /issues/);
-        assert.match(panel, /unused: can be dropped/);
-      } else assert.equal(permissionsUsed.status, 404);
+      assert.equal(permissionsUsed.status, 200);
+      await page.selectOption('#permissions-app', 'reader');
+      await page.click('#permissions-form button[type="submit"]');
+      await until('the permissions used', async () => (await text('#permissions-view')).includes('Permissions used'), seen);
+      const panel = await text('#permissions-view');
+      assert.match(panel, /issues/);
+      assert.match(panel, /unused: can be dropped/);
 
       assert.deepEqual(errors, [], seen.join('\n'));
       assert.ok(adminCalls.length > 0);

@@ -35,7 +35,7 @@ describe('the request journal', () => {
     assert.equal(found.method, 'GET');
     assert.equal(found.path, '/repos/acme/widgets');
     assert.equal(found.operation, 'repos/get-repository');
-    assert.deepEqual(found.credential, { kind: 'classic', login: 'mona', app: null, installation: null });
+    assert.deepEqual(found.credential, { kind: 'classic', login: 'mona', app: null, installation: null, token_last_eight: classic.slice(-8) });
     assert.equal(found.status, 200);
     assert.equal(typeof found.duration_ms, 'number');
     assert.equal(found.response.body.full_name, 'acme/widgets');
@@ -92,7 +92,7 @@ describe('the request journal', () => {
     const fetchRaw = (path: string, init: RequestInit = {}) =>
       fetch(`${server.apiUrl}${path}`, { ...init, headers: { authorization: `Bearer ${classic}`, ...(init.headers as Record<string, string>) } });
     await fetchRaw('/orgs/acme/repos?per_page=500&colour=blue');
-    await fetchRaw('/user/repos', { headers: { 'x-vendor-api-version': '2022-11-28' } });
+    await fetchRaw('/user', { headers: { 'x-vendor-api-version': '2022-11-28' } });
     const [clean, noisy] = await server.admin('GET', '/requests');
     assert.deepEqual(clean.warnings, []);
     assert.deepEqual(noisy.warnings.map((w: { code: string }) => w.code).sort(), ['missing_api_version', 'per_page_clamped', 'unknown_query_parameter']);

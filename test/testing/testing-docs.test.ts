@@ -57,6 +57,10 @@ describe('docs/testing.md', () => {
     await runModule(example('warnings'));
   });
 
+  test('the permissions-used example', async () => {
+    await runModule(example('permissions-used'));
+  });
+
   test('the clock example: auth-app corrects its JWT from Date after a move; a mocked Date moves client and server', async () => {
     const stdout = await runModule(example('clock'));
     assert.match(stdout, /pass 2\n/);

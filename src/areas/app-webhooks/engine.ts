@@ -62,7 +62,7 @@ const subscribes = (events: string, event: string) => {
 };
 
 /** What fan-out needs of an activity: a row of the outbox, or a raw event about to be recorded. */
-type Activity = Pick<OutboxActivity, 'event' | 'repository_id' | 'account_id'> & Partial<Pick<OutboxActivity, 'name' | 'payload'>>;
+type Activity = Pick<OutboxActivity, 'event' | 'repository_id' | 'account_id' | 'created_at'> & Partial<Pick<OutboxActivity, 'name' | 'payload'>>;
 
 /**
  * Whether the activity's subject is a pull request: issue activity says so in its facts
@@ -108,8 +108,8 @@ function subscribedAndCovered(activity: Activity, targets: store.Target[]): stor
 /** The apps installed over it: its repository (on the repository's owner), or its account. Every activity's but those below; a raw event's. */
 export const installedOver: Targeting = {
   async targets(trx, activity) {
-    if (activity.repository_id !== null) return subscribedAndCovered(activity, await store.deliveryTargets(trx, { repositoryId: activity.repository_id }));
-    if (activity.account_id !== null) return subscribedAndCovered(activity, await store.deliveryTargets(trx, { accountId: activity.account_id }));
+    if (activity.repository_id !== null) return subscribedAndCovered(activity, await store.deliveryTargets(trx, { repositoryId: activity.repository_id }, activity.created_at));
+    if (activity.account_id !== null) return subscribedAndCovered(activity, await store.deliveryTargets(trx, { accountId: activity.account_id }, activity.created_at));
     return [];
   },
 };
@@ -137,7 +137,7 @@ export const toCoveringInstallations: Targeting = {
   async targets(trx, activity) {
     if (activity.account_id === null) return installedOver.targets(trx, activity);
     const covered = new Set((activity.payload as { installation_ids: number[] }).installation_ids);
-    return subscribedAndCovered(activity, (await store.deliveryTargets(trx, { accountId: activity.account_id })).filter((target) => covered.has(target.installation_id!)));
+    return subscribedAndCovered(activity, (await store.deliveryTargets(trx, { accountId: activity.account_id }, activity.created_at)).filter((target) => covered.has(target.installation_id!)));
   },
 };
 

@@ -245,8 +245,8 @@ export class AppWebhookService extends Service {
         actor_id: sender?.id ?? null,
         payload: input.payload ?? {},
       };
-      await recordRawEvent(this.ctx, trx, activity);
-      return (await installedOver.targets(trx, activity)).length;
+      const recorded = await recordRawEvent(this.ctx, trx, activity);
+      return (await installedOver.targets(trx, { ...activity, created_at: recorded.created_at })).length;
     });
   }
 }

@@ -62,7 +62,7 @@ export async function installationEventTarget(db: Executor, appId: number, insta
   return row && { ...row, installation_id: installationId, installation_permissions: row.app_permissions };
 }
 
-function selectTargets(db: Executor) {
+function selectTargets(db: Executor, happenedAt: string) {
   return db
     .selectFrom('installations')
     .innerJoin('apps', 'apps.id', 'installations.app_id')
@@ -75,13 +75,16 @@ function selectTargets(db: Executor) {
     .where('app_webhooks.url', 'is not', null)
     // Nothing is delivered for a suspended installation.
     .where('installations.suspended_at', 'is', null)
+    // Only installations there when it happened: one made after an event, before its fan-out ran (a
+    // busy queue), does not get it. Both times are the clock's ISO texts, which order as strings.
+    .where('installations.created_at', '<=', happenedAt)
     .orderBy('apps.id');
 }
 
 // Every event reads its targets twice (the API's answer, then the fan-out): built once per database
 // and, on PostgreSQL, a named statement (planned once per connection; planning was most of its cost).
-const targetsOfRepository = reusableQuery('webhook_targets_of_repository', (db, repositoryId: number) =>
-  selectTargets(db)
+const targetsOfRepository = reusableQuery('webhook_targets_of_repository', (db, repositoryId: number, happenedAt: string) =>
+  selectTargets(db, happenedAt)
     .where('installations.account_id', '=', (eb) => eb.selectFrom('repositories').select('repositories.owner_id').where('repositories.id', '=', repositoryId))
     .where((eb) =>
       eb.or([
@@ -95,11 +98,12 @@ const targetsOfRepository = reusableQuery('webhook_targets_of_repository', (db, 
         ),
       ]),
     ));
-const targetsOfAccount = reusableQuery('webhook_targets_of_account', (db, accountId: number) =>
-  selectTargets(db).where('installations.account_id', '=', accountId));
+const targetsOfAccount = reusableQuery('webhook_targets_of_account', (db, accountId: number, happenedAt: string) =>
+  selectTargets(db, happenedAt).where('installations.account_id', '=', accountId));
 
-export async function deliveryTargets(db: Executor, where: { repositoryId: number } | { accountId: number }): Promise<Target[]> {
-  return 'repositoryId' in where ? targetsOfRepository(db, where.repositoryId) : targetsOfAccount(db, where.accountId);
+/** The targets of an event that happened at `happenedAt` (its outbox row's time). */
+export async function deliveryTargets(db: Executor, where: { repositoryId: number } | { accountId: number }, happenedAt: string): Promise<Target[]> {
+  return 'repositoryId' in where ? targetsOfRepository(db, where.repositoryId, happenedAt) : targetsOfAccount(db, where.accountId, happenedAt);
 }
 
 /** Rows per multi-row insert: far below both databases' limits on bound parameters. */

@@ -1,25 +1,26 @@
-// The request journal panel: filtered (on the server by the journal's own fields, here by
-// installation, token and warning), live, each entry opened as its request and answer side by side,
+// The request journal panel: filtered on the server by the journal's own fields (a token of fewer
+// than eight characters here, by the end it shows), live, each entry opened as its request and answer side by side,
 // the calls an installation made after a delivery, and the permissions an app used beside its grant.
 import { $, AdminError, act, admin, button, element, focusHeading, formBody, onSubmit, pretty, say, session, table } from './common.js';
 
 /** The filters GET /_admin/requests takes (src/testing/journal.ts FILTER_FIELDS). */
-const SERVER_FILTERS = ['method', 'path', 'operation', 'login', 'app', 'status'];
+const SERVER_FILTERS = ['method', 'path', 'operation', 'login', 'app', 'installation', 'status', 'warning'];
 
 /** The characters a masked credential ends with in the journal (`Bearer [masked]…abcd`). */
 const shownTail = (entry) => /…([^\s…]+)$/.exec(String(entry.request?.headers?.authorization ?? ''))?.[1] ?? null;
 
+/** The server takes a token whole or by its last eight characters; a shorter end is matched here. */
+const serverToken = (value) => String(value).length >= 8;
+
 /** The filters matched here, on the entries the server's filters gave. */
 const CLIENT_FILTERS = {
-  installation: (entry, value) => String(entry.credential?.installation ?? '') === value,
   token: (entry, value) => {
-    // The journal's `token_last_eight` where it gives one; otherwise the masked Authorization's last four.
+    if (serverToken(value)) return true;
     const lastEight = entry.credential?.token_last_eight;
-    if (lastEight) return value.slice(-8) === lastEight || (value.length < 8 && lastEight.endsWith(value));
+    if (lastEight) return lastEight.endsWith(value);
     const tail = shownTail(entry);
     return tail !== null && (value.endsWith(tail) || tail.endsWith(value));
   },
-  warning: (entry, value) => (entry.warnings ?? []).some((warning) => warning.code === value),
 };
 
 /** How the two warnings that change what an answer means are marked (a badge each). */
@@ -39,8 +40,8 @@ let newestId = 0;
 let entries = [];
 
 function query(extra) {
-  const server = Object.fromEntries(Object.entries(filter).filter(([name]) => SERVER_FILTERS.includes(name)));
-  const local = Object.keys(filter).some((name) => name in CLIENT_FILTERS);
+  const server = Object.fromEntries(Object.entries(filter).filter(([name, value]) => SERVER_FILTERS.includes(name) || (name === 'token' && serverToken(value))));
+  const local = Object.entries(filter).some(([name, value]) => name === 'token' && !serverToken(value));
   // Filtered here too: read as many as the server gives at once, keep the newest 100 that match.
   return `/requests?${new URLSearchParams({ per_page: local ? '1000' : '100', ...server, ...extra })}`;
 }

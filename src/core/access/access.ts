@@ -11,6 +11,7 @@ import { ApiError, forbidden, notFound, requiresAuthentication } from '../../pla
 import type { InstallationPrincipal, Principal, UserPrincipal } from './principal.ts';
 import { CLASSIC_TOKENS, type AccessRule } from './rule.ts';
 import type { Level, Permissions } from './permissions.ts';
+import { note, noteUsed, type Held, type Needed, type RefusalReason } from './explain.ts';
 
 type RepositoryRow = Selectable<RepositoriesTable>;
 
@@ -39,17 +40,42 @@ export function expandScopes(scopes: readonly string[]): Set<string> {
 }
 
 export function hasScope(principal: Principal, scopes: readonly string[]): boolean {
-  if (principal.type !== 'user' || (principal.kind !== 'classic' && principal.kind !== 'oauth')) return false;
+  return heldScope(principal, scopes) !== undefined;
+}
+
+/** The first of `scopes` a classic or OAuth token holds (implied scopes count). */
+function heldScope(principal: Principal, scopes: readonly string[]): string | undefined {
+  if (principal.type !== 'user' || (principal.kind !== 'classic' && principal.kind !== 'oauth')) return undefined;
   const held = expandScopes(principal.scopes);
-  return scopes.some((scope) => held.has(scope));
+  return scopes.find((scope) => held.has(scope));
 }
 
 const levelReaches = (held: Level | undefined, needed: Level) => held === 'write' || (held === 'read' && needed === 'read');
 
 /** Whether a fine-grained credential's permissions satisfy one of the acceptable sets. */
 export function hasPermissions(permissions: Permissions, sets: readonly Permissions[]): boolean {
-  return sets.some((set) => Object.entries(set).every(([name, level]) => levelReaches(Object.hasOwn(permissions, name) ? permissions[name] : undefined, level)));
+  return heldSet(permissions, sets) !== undefined;
 }
+
+function heldSet(permissions: Permissions, sets: readonly Permissions[]): Permissions | undefined {
+  return sets.find((set) => Object.entries(set).every(([name, level]) => levelReaches(Object.hasOwn(permissions, name) ? permissions[name] : undefined, level)));
+}
+
+/** What a caller held, for an explanation: a classic token's scopes, a fine-grained credential's permissions (`on` an account, where given). */
+export function heldBy(principal: Principal, permissions?: Permissions): Held {
+  if (principal.type === 'user' && (principal.kind === 'classic' || principal.kind === 'oauth')) return { kind: principal.kind, scopes: principal.scopes };
+  if (principal.type === 'user' || principal.type === 'installation') return { kind: principal.kind, permissions: permissions ?? principal.permissions };
+  return { kind: principal.kind };
+}
+
+/** Notes on the principal why the request is refused (the answer is `error`, unchanged) and returns `error`. */
+function refusal<E extends Error>(error: E, principal: Principal, reason: RefusalReason, message: string, needed?: Needed, held: Held = heldBy(principal)): E {
+  note(principal, { reason, message, ...(needed ? { needed } : {}), held });
+  return error;
+}
+
+const neededOf = (rule: Pick<AccessRule, 'scopes' | 'permissions'> | null | undefined, principal: Principal): Needed =>
+  principal.kind === 'classic' || principal.kind === 'oauth' ? { scopes: [...(rule?.scopes ?? [])] } : { permissions: [...(rule?.permissions ?? [])] };
 
 export function isFineGrained(principal: Principal): boolean {
   return principal.kind === 'fine_grained' || principal.kind === 'app_user' || principal.kind === 'installation';
@@ -98,24 +124,34 @@ export function notAccessible(principal: Principal): ApiError {
  * resource, e.g. `repo` for private repositories), naming the scopes in `X-Accepted-OAuth-Scopes`.
  */
 export function requireScopes(principal: Principal, scopes: readonly string[]): void {
-  if (hasScope(principal, scopes)) return;
-  throw new ApiError(403, notAccessible(principal).message, { headers: { 'x-accepted-oauth-scopes': acceptedScopes(scopes) } });
+  const scope = heldScope(principal, scopes);
+  if (scope !== undefined) return noteUsed(principal, { scope });
+  throw refusal(new ApiError(403, notAccessible(principal).message, { headers: { 'x-accepted-oauth-scopes': acceptedScopes(scopes) } }),
+    principal, 'scope_missing', `this request needs one of the scopes ${scopes.join(', ')}`, { scopes: [...scopes] });
 }
 
 /** The endpoint-level decision: credential kind, scopes, and whether the token holds a permission set at all. */
 export function checkRule(rule: AccessRule, principal: Principal): void {
   if (principal.type === 'anonymous') {
-    if (rule.anonymous) return;
-    throw requiresAuthentication();
+    if (rule.anonymous) return noteUsed(principal, null);
+    throw refusal(requiresAuthentication(), principal, 'authentication_required', 'this operation needs a credential and the request had none', { credentials: [...rule.credentials] });
   }
-  if (!rule.credentials.includes(principal.kind)) throw notAccessible(principal);
+  if (!rule.credentials.includes(principal.kind)) {
+    throw refusal(notAccessible(principal), principal, 'credential_not_accepted', `this operation accepts ${rule.credentials.join(', ')} credentials, not ${principal.kind}`, { credentials: [...rule.credentials] });
+  }
+  // Needed on a private repository only: what was used is noted once the repository is known.
   if (rule.privateOnly) return;
   if ((principal.kind === 'classic' || principal.kind === 'oauth') && rule.scopes?.length) {
-    if (!hasScope(principal, rule.scopes)) throw notAccessible(principal);
+    const scope = heldScope(principal, rule.scopes);
+    if (scope === undefined) throw refusal(notAccessible(principal), principal, 'scope_missing', `this operation needs one of the scopes ${rule.scopes.join(', ')}`, { scopes: [...rule.scopes] });
+    return noteUsed(principal, { scope });
   }
   if (principal.type !== 'app' && isFineGrained(principal) && rule.permissions?.length) {
-    if (!hasPermissions(principal.permissions, rule.permissions)) throw notAccessible(principal);
+    const set = heldSet(principal.permissions, rule.permissions);
+    if (!set) throw refusal(notAccessible(principal), principal, 'permission_missing', 'this operation needs one of the permission sets given in needed', { permissions: [...rule.permissions] });
+    return noteUsed(principal, { permissions: set });
   }
+  noteUsed(principal, null);
 }
 
 // --- Resource-dependent checks -------------------------------------------------------------------
@@ -155,7 +191,11 @@ export async function permittedOn(principal: Principal, accountId: number): Prom
   const token = fineGrainedToken(principal);
   const sets = token?.route?.permissions;
   if (!token || !sets?.length) return true;
-  return hasPermissions(await token.permissionsOn(accountId), sets);
+  const held = await token.permissionsOn(accountId);
+  const set = heldSet(held, sets);
+  if (set) noteUsed(principal, { permissions: set });
+  else note(principal, { reason: 'permission_missing', message: `on account ${accountId}, the credential holds none of the permission sets this operation needs`, needed: { permissions: [...sets] }, held: heldBy(principal, held) });
+  return set !== undefined;
 }
 
 /** The 403 of a credential that reaches an account but lacks the route's permissions there. */
@@ -226,12 +266,31 @@ export function assertRepositoryWritable(repository: Pick<RepositoryRow, 'archiv
  * whose app's installation there grants too little is refused with a 403).
  */
 export async function requireReadableRepository<R extends RepositoryRow>(db: Executor, principal: Principal, repository: R | undefined): Promise<R> {
-  if (!repository || !(await canReadRepository(db, principal, repository))) throw notFound();
+  if (!repository) throw notFound();
+  if (!(await canReadRepository(db, principal, repository))) throw await unreadable(db, principal, repository);
   if (repository.visibility === 'public') return repository;
   const scopes = principal.type === 'user' ? principal.route?.scopes : undefined;
-  if ((principal.kind === 'classic' || principal.kind === 'oauth') && scopes?.length && !hasScope(principal, scopes)) throw notFound();
+  if ((principal.kind === 'classic' || principal.kind === 'oauth') && scopes?.length) {
+    const scope = heldScope(principal, scopes);
+    if (scope === undefined) throw refusal(notFound(), principal, 'scope_missing', `${repository.visibility} repository: reading it needs one of the scopes ${scopes.join(', ')} (without it the repository is not there: 404)`, { scopes: [...scopes] });
+    noteUsed(principal, { scope });
+  }
   await requirePermittedOn(principal, repository.owner_id);
   return repository;
+}
+
+const ROLE_ORDER = ['admin', 'maintain', 'write', 'triage', 'read'] as const;
+
+/** The 404 of a repository the caller may not see, with why beside it (looked up on this failure path only). */
+async function unreadable(db: Executor, principal: Principal, repository: RepositoryRow): Promise<ApiError> {
+  const needed = neededOf(principal.type === 'user' || principal.type === 'installation' ? principal.route : null, principal);
+  if (principal.type === 'app') return refusal(notFound(), principal, 'not_readable', 'an app (JWT) reads no repository: use an installation token', needed);
+  if (principal.type === 'installation') return refusal(notFound(), principal, 'repository_not_reached', `${repository.visibility} repository ${repository.id} is not among installation ${principal.installationId}'s repositories`, needed);
+  if (principal.type === 'anonymous') return refusal(notFound(), principal, 'authentication_required', `${repository.visibility} repository: only a caller with access sees it (the request had no credential)`, { roles: ['read'] });
+  const permissions = await callerRepositoryPermissions(db, principal, repository);
+  const role = permissions.admin ? 'admin' : permissions.push ? 'write' : permissions.pull ? 'read' : null;
+  if (!permissions.pull) return refusal(notFound(), principal, 'role_missing', `${principal.user.login} holds no role on ${repository.visibility} repository ${repository.id}`, { roles: [...ROLE_ORDER] }, { ...heldBy(principal), role });
+  return refusal(notFound(), principal, 'repository_not_reached', `the ${principal.kind} token does not reach repository ${repository.id} (its owner or repository selection leaves it out)`, needed, { ...heldBy(principal), role });
 }
 
 /**
@@ -242,11 +301,20 @@ export async function requireReadableRepository<R extends RepositoryRow>(db: Exe
  * app's installation there grants less) is refused with a 403.
  */
 export async function actsForOrganization(db: Executor, principal: Principal, orgId: number, roles: readonly OrgRole[]): Promise<boolean> {
-  if (principal.type === 'installation') return principal.accountId === orgId;
+  if (principal.type === 'installation') {
+    if (principal.accountId !== orgId) note(principal, { reason: 'account_not_reached', message: `installation ${principal.installationId} is not on organization ${orgId}`, held: heldBy(principal) });
+    return principal.accountId === orgId;
+  }
   if (principal.type !== 'user') return false;
   const held = await orgRoles(db, orgId, principal.user.id);
-  if (!roles.some((role) => held.has(role))) return false;
-  if (!(await reachesAccount(db, principal, orgId))) return false;
+  if (!roles.some((role) => held.has(role))) {
+    note(principal, { reason: 'role_missing', message: `${principal.user.login} is not ${roles.join(' or ')} of organization ${orgId}`, needed: { roles: [...roles] }, held: { ...heldBy(principal), roles: [...held] } });
+    return false;
+  }
+  if (!(await reachesAccount(db, principal, orgId))) {
+    note(principal, { reason: 'account_not_reached', message: `the ${principal.kind} token does not reach organization ${orgId}`, held: heldBy(principal) });
+    return false;
+  }
   await requirePermittedOn(principal, orgId);
   return true;
 }

@@ -10,6 +10,7 @@ import { clientAddress, rateLimitExceededMessage, rateLimitHeaders, type RateLim
 import { acceptedHeaders, checkRule } from './access.ts';
 import type { AccessRule } from './rule.ts';
 import { authenticate, isFailedLogin, type Principal } from './principal.ts';
+import { explanationOfError, type Explanation } from './explain.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -22,6 +23,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal;
+    /** Why the caller's credential was refused (./explain.ts), for the journal: never in the answer. */
+    explanation: Explanation | null;
   }
 }
 
@@ -66,8 +69,12 @@ export function callerResolution(ctx: Context): CallerResolution {
     try {
       request.principal = authorization
         ? await ctx.rateLimiter.guardLogin(address, ctx.config.rateLimit.failedLoginsPerHour, check, isFailedLogin)
-        : await check();
+        // The anonymous caller's own copy, to carry this request's notes (./explain.ts).
+        : { type: 'anonymous', kind: null };
     } catch (error) {
+      request.explanation = explanationOfError(error) ?? (error instanceof ApiError && error.status === 401
+        ? { reason: 'unknown_credential', message: 'the Authorization header is not a credential codehost reads (Bearer, token or Basic and one value)', credential: { kind: null } }
+        : null);
       // Refused before the caller is known: the rate-limit headers are the address's anonymous budget's.
       if (error instanceof ApiError && (error.status === 401 || error.status === 403)) await anonymousRateLimitHeaders(ctx, request, reply);
       throw error;

@@ -6,8 +6,9 @@
 export {
   requireAccess, actingUser, actsForOrganization, assertRepositoryWritable, callerRepositoryPermissions, hasPermissions, hasScope,
   isFineGrained, notAccessible, permittedOn, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository,
-  requireScopes,
+  requireScopes, heldBy,
 } from './access.ts';
+export { explanationOfError, type Explanation, type Held, type Needed, type RefusalReason, type Used } from './explain.ts';
 export { callingApp, callingInstallation } from './app.ts';
 export { callerResolution, rateLimitKey } from './hook.ts';
 export { sweepExpiredTokens } from './routes.ts';

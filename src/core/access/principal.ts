@@ -12,13 +12,14 @@ import type { Clock } from '../../platform/clock.ts';
 import { accountSuspended, ApiError, badCredentials, installationSuspended } from '../../platform/errors.ts';
 import { hashSecret, secretMatches, tokenKindOf } from '../../platform/tokens.ts';
 import { isRowId, isStorableText } from '../../platform/schemas.ts';
+import { explained, type AccessNotes, type RefusalReason } from './explain.ts';
 
 
 
 type UserRow = Selectable<UsersTable>;
 type AppRow = Selectable<AppsTable>;
 
-interface TokenFacts {
+interface TokenFacts extends AccessNotes {
   tokenId: number;
   /**
    * What the token may do at most, anywhere. Installation tokens: their effective permissions (the
@@ -73,20 +74,30 @@ export interface InstallationPrincipal extends TokenFacts {
 }
 
 /** An app authenticated by its JWT (`jwt`) or by client id and secret (`basic`). */
-export interface AppPrincipal {
+export interface AppPrincipal extends AccessNotes {
   type: 'app';
   kind: 'jwt' | 'basic';
   app: AppRow;
 }
 
-export interface AnonymousPrincipal {
+export interface AnonymousPrincipal extends AccessNotes {
   type: 'anonymous';
   kind: null;
 }
 
 export type Principal = UserPrincipal | InstallationPrincipal | AppPrincipal | AnonymousPrincipal;
 
-export const ANONYMOUS: AnonymousPrincipal = { type: 'anonymous', kind: null };
+/** The anonymous caller, shared (frozen): the caller hook gives each anonymous request a copy of its own to carry its notes. */
+export const ANONYMOUS: AnonymousPrincipal = Object.freeze({ type: 'anonymous', kind: null });
+
+/** A refusal with its reason beside it (./explain.ts): the answer is the platform's `error`. */
+function refused<E extends Error>(error: E, reason: RefusalReason, message: string, token: string | null, kind: string | null = null, expiredAt: string | null = null): E {
+  return explained(error, {
+    reason, message,
+    credential: { kind, token_last_eight: token === null ? null : token.slice(-8), ...(expiredAt === null ? {} : { expired_at: expiredAt }) },
+  });
+}
+const UNKNOWN = 'no live token has this value: it was never issued here, or it was revoked or swept after it expired (codehost deletes both)';
 
 const json = <T>(text: string): T => JSON.parse(text) as T;
 
@@ -105,12 +116,14 @@ function publicKeyOf(app: AppRow): KeyObject {
 /** Looks a token up by its hash. Unknown, revoked (deleted) and expired tokens are all `Bad credentials`. */
 export async function principalFromToken(db: Executor, clock: Clock, token: string): Promise<UserPrincipal | InstallationPrincipal> {
   const kind = tokenKindOf(token);
-  if (!kind) throw badCredentials();
+  if (!kind) throw refused(badCredentials(), 'unknown_credential', 'this is not a well-formed token of any kind codehost issues (its prefix or checksum is wrong)', token);
   // One round trip: the token, its installation (account and grant), its app's requested permissions,
   // and its user; kept between requests while nothing changed (findTokenByHash, src/db/changes.ts).
   const row = await findTokenByHash(db, hashSecret(token));
-  if (!row || row.kind !== kind) throw badCredentials();
-  if (row.expires_at && row.expires_at <= clock.now().toISOString()) throw badCredentials();
+  if (!row || row.kind !== kind) throw refused(badCredentials(), 'unknown_credential', UNKNOWN, token, kind);
+  if (row.expires_at && row.expires_at <= clock.now().toISOString()) {
+    throw refused(badCredentials(), 'expired_credential', `the ${kind} token expired at ${row.expires_at}`, token, kind, row.expires_at);
+  }
   const own = parsePermissions(row.permissions);
   const facts = {
     tokenId: row.id,
@@ -121,7 +134,9 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
   };
   if (kind === 'installation') {
     if (row.installation_id === null || row.app_id === null || row.account_id === null || row.app_permissions === null) throw badCredentials();
-    if (row.installation_suspended_at !== null) throw installationSuspended();
+    if (row.installation_suspended_at !== null) {
+      throw refused(installationSuspended(), 'suspended_installation', `installation ${row.installation_id} was suspended at ${row.installation_suspended_at}`, token, kind);
+    }
     const accountId = row.account_id;
     const permissions = intersectPermissions(parsePermissions(row.installation_permissions), parsePermissions(row.app_permissions), own);
     return {
@@ -131,7 +146,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
   }
   if (row.user_id === null || row.login === null) throw badCredentials();
   // Checked before the token is resolved further: a suspended user's credentials stop at once.
-  if (row.suspended_at !== null) throw accountSuspended();
+  if (row.suspended_at !== null) throw refused(accountSuspended(), 'suspended_user', `the token's user ${row.login} was suspended at ${row.suspended_at}`, token, kind);
   const user: UserRow = {
     id: row.user_id,
     login: row.login,
@@ -192,7 +207,7 @@ const JWT_IAT_LEEWAY_SECONDS = 60;
 
 /** An app JWT: RS256 with the app's key, `iss` its id or client id, `iat` at most 60 s ahead, `exp` at most 10 minutes after `iat`. */
 export async function principalFromJwt(db: Executor, clock: Clock, jwt: string): Promise<AppPrincipal> {
-  const invalid = (message = 'A JSON web token could not be decoded') => new ApiError(401, message);
+  const invalid = (message = 'A JSON web token could not be decoded') => refused(new ApiError(401, message), 'invalid_jwt', `the app JWT was refused: ${message}`, null, 'jwt');
   let claims: ReturnType<typeof decodeJwt>;
   try {
     if (decodeProtectedHeader(jwt).alg !== 'RS256') throw invalid();
@@ -276,7 +291,9 @@ export async function authenticate(
   if (parsed.scheme === 'basic') {
     if (options.basicApp) {
       const app = isStorableText(parsed.username!) ? await findAppByClientId(db, parsed.username!) : undefined;
-      if (!app || !secretMatches(parsed.credential, app.client_secret_hash)) throw new ClientCredentialsRejected();
+      if (!app || !secretMatches(parsed.credential, app.client_secret_hash)) {
+        throw refused(new ClientCredentialsRejected(), 'unknown_credential', app ? `the client secret is not one of app ${app.slug}'s` : 'no app has this client id', null, 'basic');
+      }
       return { type: 'app', kind: 'basic', app };
     }
     return principalFromToken(db, clock, parsed.credential);
