@@ -39,6 +39,9 @@ import { callers } from './core/access/routes.ts';
 import { registerWorkers } from './jobs/registry.ts';
 import { workers } from './workers.ts';
 
+/** What `codehost replay` posts with (src/cli/replay.ts): the delivery engine's signing and address guard. */
+export { refusedReceiver, replayFixtures, type Fixture, type FixturesFile } from './areas/app-webhooks/index.ts';
+
 /** The shared resources' public reads (src/core), registered before the areas; issues come in AREAS' order. */
 const CORE: readonly Area[] = [accounts, repositories, apps, callers];
 

@@ -1,5 +1,5 @@
 // The CLI: `codehost serve | migrate | seed FILE | admin METHOD PATH [JSON] | admin-token reset|generate
-// | secret-key generate|rotate | token generate --kind KIND`, each command in its file of src/cli/.
+// | secret-key generate|rotate | token generate --kind KIND | replay FILE|--app SLUG --to URL`, each command in its file of src/cli/.
 // Settings come from the environment (and a `.env` file); every one is checked before anything is
 // touched, and a failure is one line that names the setting or the cause and what to do (the stack
 // only at CODEHOST_LOG_LEVEL=debug).
@@ -12,6 +12,7 @@ import { backupCommand } from './cli/backup.ts';
 import { generate } from './cli/generate.ts';
 import { HELP } from './cli/help.ts';
 import { migrate } from './cli/migrate.ts';
+import { REPLAY_OPTIONS, replayCommand } from './cli/replay.ts';
 import { rotateKey } from './cli/secret-key.ts';
 import { seed } from './cli/seed.ts';
 import { serve } from './cli/serve.ts';
@@ -32,6 +33,7 @@ const OPTIONS: Record<string, string[]> = {
   seed: [],
   admin: ['--follow', '--page', '--per-page', '--seed', ...JOURNAL_OPTIONS.map((option) => `--${option}`)],
   backup: [],
+  replay: REPLAY_OPTIONS,
   'admin-token': [],
   'secret-key': [],
   token: ['--kind'],
@@ -106,6 +108,8 @@ export async function main(argv: string[]): Promise<void> {
       return adminCall(config, rest);
     case 'backup':
       return backupCommand(config, rest);
+    case 'replay':
+      return replayCommand(config, rest);
     case 'secret-key': {
       if (rest.length > 1) throw new ConfigError('secret-key rotate: it takes no arguments; the new key is CODEHOST_NEW_SECRET_KEY (see `codehost help secret-key`)');
       return rotateKey(config);

@@ -78,6 +78,11 @@ export interface Codehost {
   clearRequests(): Promise<void>;
   /** An app's webhook deliveries, newest first, once every queued job has run. */
   deliveries(app: string): Promise<any[]>;
+  /**
+   * An app's deliveries as a fixtures file, once every queued job has run: each request as posted
+   * (headers, body, signatures; never the secret), in the order sent, since a time (ISO 8601) if given.
+   */
+  fixtures(app: string, options?: { since?: string | Date }): Promise<{ app: string; since: string | null; exported_at: string; fixtures: any[] }>;
   /** Runs every queued background job (webhook deliveries, notifications) now. */
   drain(): Promise<void>;
   stop(): Promise<void>;
@@ -177,6 +182,11 @@ export async function startCodehost(options: StartOptions = {}): Promise<Codehos
     async deliveries(app) {
       await codehost.drain();
       return admin('GET', `/apps/${encodeURIComponent(app)}/deliveries?per_page=100`);
+    },
+    async fixtures(app, { since } = {}) {
+      await codehost.drain();
+      const query = since === undefined ? '' : `?${new URLSearchParams({ since: since instanceof Date ? since.toISOString() : since })}`;
+      return admin('GET', `/apps/${encodeURIComponent(app)}/deliveries/fixtures${query}`);
     },
     async drain() {
       await admin('POST', '/jobs/drain', { timeout_seconds: 60 });

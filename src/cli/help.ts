@@ -12,6 +12,7 @@ Commands:
   admin METHOD PATH [JSON]   call the admin API of a running server
   admin-token reset          store a new admin token and print it (the old one stops working)
   backup DIR                 copy the database, git data and archives into a new directory (online)
+  replay FILE --to URL       post an app's recorded webhook deliveries to a loopback receiver, re-signed
   admin-token generate       print a new admin token for CODEHOST_ADMIN_TOKEN (stores nothing)
   secret-key generate        print a new key for CODEHOST_SECRET_KEY
   secret-key rotate          move the database to CODEHOST_NEW_SECRET_KEY (every process stopped)
@@ -88,6 +89,17 @@ the database records the new key's fingerprint. Stop every process first; then s
 CODEHOST_SECRET_KEY set to the new key (a process with the old key now refuses to start). Signed
 URLs issued before (archive downloads, 5 minutes) stop working. Neither key is printed. See
 docs/security.md, "Rotating the secret key".`,
+  replay: `Usage: codehost replay FILE --to URL [--secret S]
+       codehost replay --app SLUG [--since TIME] [--server URL] --to URL [--secret S]
+
+Posts webhook deliveries, in the order they were sent, to a receiver on this machine (--to must
+be a loopback address: it is a test tool), one line per post: its status code, event, GUID and
+status. FILE is a fixtures file (GET /_admin/apps/SLUG/deliveries/fixtures?since=TIME, or the
+testing helper's fixtures(app)); --app reads a live app's deliveries since TIME from the server
+at --server (default CODEHOST_URL, else http://127.0.0.1:$CODEHOST_PORT) with CODEHOST_ADMIN_TOKEN.
+Each post carries the recorded headers and body; with --secret both signature headers
+(X-Hub-Signature, X-Hub-Signature-256) are made anew with S, without it they are as recorded.
+Exit status 0 when every post was answered 2xx, 1 otherwise. See docs/testing.md.`,
   token: `Usage: codehost token generate --kind classic|fine_grained|oauth|app_user
 
 Prints a new, well-formed token of that kind (prefix, 30 random base62 characters, 6 characters of

@@ -17,189 +17,15 @@ import { glob } from './fault-store.ts';
 import { DEFAULT_API_VERSION } from '../http/version.ts';
 import { operationId } from '../http/openapi.ts';
 import { DEFAULT_PAGES } from '../platform/pagination.ts';
-import { authenticate, explanationOfError, findAppBy, heldBy, type Explanation, type Held, type Principal, type Used } from '../core/access/index.ts';
+import { authenticate, explanationOfError, findAppBy, heldBy, type Explanation, type Principal } from '../core/access/index.ts';
 import type { InjectedFault } from './faults.ts';
 import { platformOperation } from './operations.ts';
 import { permissionsUsed } from './permissions-used.ts';
 
-/** The most of a request's or an answer's body an entry keeps (characters). */
-export const BODY_LIMIT = 16 * 1024;
-const MASK = '[masked]';
+import type { JournalEntry, JournalWarning } from './journal-entry.ts';
+import { keptBody, maskHeaders, maskSeen, maskValue, type Seen } from './masking.ts';
 
-export interface JournalWarning {
-  code: 'unknown_query_parameter' | 'unknown_body_field' | 'missing_api_version' | 'per_page_clamped' | 'unserved_operation' | 'injected_fault';
-  message: string;
-}
-
-export interface JournalEntry {
-  id: number;
-  at: string;
-  method: string;
-  path: string;
-  query: Record<string, unknown>;
-  operation: string | null;
-  /** Who called: for a refused credential, what it claimed to be (`explanation` says why). `token_last_eight`: the token's, as the fault rules name it. */
-  credential: { kind: string | null; login: string | null; app: string | null; installation: number | null; token_last_eight: string | null };
-  /**
-   * What the platform API's access rule that applied required of the caller (`used`: `{scope}`, a
-   * classic or OAuth token's scope; `{permissions}`, the permission set a fine-grained credential
-   * used; null: nothing, as a public read) beside what it held (`held`: scopes or permissions).
-   * Null where no access rule applied (operator and meta requests, unserved routes, a refused credential).
-   */
-  access: { used: Used; held: Held } | null;
-  /** Why the request was refused, where an access check said: `{reason, message, credential?, needed?, held?}` (docs/testing.md "Reading warnings"). */
-  explanation: Explanation | null;
-  /** The fault rule that answered (or delayed) the request: its id, effect and match. */
-  fault: InjectedFault | null;
-  status: number;
-  duration_ms: number;
-  request: { headers: Record<string, unknown>; body: unknown };
-  response: { headers: Record<string, unknown>; body: unknown };
-  warnings: JournalWarning[];
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Masking: no token, secret, key or signature is ever kept whole.
-
-/** Keys whose values are secrets, wherever they appear (bodies, queries). */
-const SECRET_KEY = /token|secret|password|private_key|key$|signature|^sig$|credential|^code$/i;
-/** A token shown by its last four characters only, as the platform's settings pages do. */
-const lastFour = (secret: string) => (secret.length > 12 ? `${MASK}…${secret.slice(-4)}` : MASK);
-/** A name of a field or parameter that holds a secret, inside a text (JSON, YAML, a query or a form). */
-const SECRET_NAME = '[A-Za-z_]*(?:token|secret|password|private_key|signature)[A-Za-z_]*';
-
-/**
- * The secrets one journal entry has seen (every value masked in its request), so that the same value
- * is masked wherever else it appears in the entry: in an answer, a header of another name, a text.
- */
-type Seen = Set<string>;
-
-/** Keeps `secret` in `seen` (when it is long enough to be told apart from ordinary text) and masks it. */
-function masked(secret: string, seen: Seen | undefined, mask: (secret: string) => string = lastFour): string {
-  if (seen && secret.length >= 8 && secret !== MASK) seen.add(secret);
-  return mask(secret);
-}
-
-/**
- * Secrets inside any text: tokens of every kind (`chp_…`, `chpat_…`, `cho_…`), JWTs, PEM blocks, a
- * signed URL's signature or a secret in a query string or a form body, a JSON secret field in a
- * body too long to parse (cut at BODY_LIMIT), and a YAML one (a seed file's `client_secret:` or a
- * webhook's `secret:`, plain, quoted, in flow style or as a block).
- */
-const SECRET_TEXT: [RegExp, (seen: Seen | undefined, match: string, ...groups: string[]) => string][] = [
-  [/\bch[a-z]{1,4}_[A-Za-z0-9_]{8,}/g, (seen, match) => masked(match, seen)],
-  [/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g, (seen, match) => masked(match, seen)],
-  [/-----BEGIN [A-Z ]+-----[\s\S]*?(?:-----END [A-Z ]+-----|$)/g, () => MASK],
-  [new RegExp(`((?:^|[?&])(?:${SECRET_NAME}|sig|code)=)([^&#"\\s]*)`, 'gi'), (seen, _match, prefix, value) => `${prefix}${masked(decodeQuietly(value!), seen, () => MASK)}`],
-  [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")((?:[^"\\\\]|\\\\.)*)"?`, 'gi'), (seen, _match, prefix, value) => `${prefix}${masked(value!, seen, () => MASK)}"`],
-  // YAML: `key: |` and the more indented lines below it; `key: "…"`, `key: '…'`; `key: value` up to
-  // the end of the line, or to `,`/`}` in flow style.
-  [new RegExp(`((?:^|[\\s{,])["']?${SECRET_NAME}["']?[ \\t]*:[ \\t]*)([|>][-+]?[ \\t]*(?:\\n[ \\t]+[^\\n]*)+|"(?:[^"\\\\\\n]|\\\\.)*"?|'[^'\\n]*'?|[^\\s,}\\]#"'][^,}\\]\\n#]*)`, 'gi'), (seen, _match, prefix, value) => {
-    const quote = /^["']/.exec(value!)?.[0] ?? '';
-    const inner = value!.replace(/^[|>][-+]?[ \t]*\n/, '').replace(/^["']|["']$/g, '').trim();
-    for (const line of inner.split('\n')) masked(line.trim(), seen);
-    return `${prefix}${quote}${MASK}${quote}`;
-  }],
-];
-
-function decodeQuietly(value: string): string {
-  try {
-    return decodeURIComponent(value.replaceAll('+', ' '));
-  } catch {
-    return value;
-  }
-}
-
-/** One pass that every text holding a secret of SECRET_TEXT matches (a superset): most texts hold none. */
-const MAY_HOLD_SECRET = /ch[a-z]{1,4}_|eyJ|-----BEGIN |(?:^|[?&])(?:sig|code)=|(?:token|secret|password|private_key|signature)[A-Za-z_]*["']?\s*[:=]/i;
-
-function maskText(text: string, seen?: Seen): string {
-  if (!MAY_HOLD_SECRET.test(text)) return text;
-  let out = text;
-  for (const [pattern, replace] of SECRET_TEXT) out = out.replace(pattern, (...args: unknown[]) => replace(seen, ...(args.filter((arg) => typeof arg === 'string') as [string, ...string[]])));
-  return out;
-}
-
-function maskValue(value: unknown, seen?: Seen, depth = 0): unknown {
-  if (typeof value === 'string') return maskText(value, seen);
-  if (value === null || typeof value !== 'object') return value;
-  if (depth > 32) return MASK;
-  if (Array.isArray(value)) return value.map((item) => maskValue(item, seen, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    out[key] = SECRET_KEY.test(key) && item !== null && typeof item !== 'boolean' && typeof item !== 'number' && !(key === 'token_last_eight')
-      ? (typeof item === 'string' ? masked(item, seen) : MASK)
-      : maskValue(item, seen, depth + 1);
-  }
-  return out;
-}
-
-/** An Authorization value: a scheme and a credential, Basic's user kept (masked as text) and its password masked; a value with no scheme is a credential whole. */
-function maskAuthorization(value: string, seen?: Seen): string {
-  const parts = value.trim().split(/\s+/);
-  if (parts.length < 2) return masked(value.trim(), seen);
-  const [scheme, ...rest] = parts;
-  const credential = rest.join(' ');
-  if (/^basic$/i.test(scheme!)) {
-    const decoded = Buffer.from(credential, 'base64').toString('utf8');
-    masked(credential, seen);
-    const colon = decoded.indexOf(':');
-    if (colon >= 0) masked(decoded.slice(colon + 1), seen);
-    return `${scheme} ${colon < 0 ? MASK : `${maskText(decoded.slice(0, colon), seen)}:${MASK}`}`;
-  }
-  return `${scheme} ${masked(credential, seen)}`;
-}
-
-function maskHeaders(headers: Record<string, unknown>, seen?: Seen): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    const lower = name.toLowerCase();
-    if (value === undefined) continue;
-    if (lower === 'authorization' || lower === 'proxy-authorization') out[lower] = maskAuthorization(String(value), seen);
-    else if (lower === 'cookie' || lower === 'set-cookie' || lower.includes('signature') || lower.includes('secret') || lower.includes('token')) {
-      for (const item of [value].flat()) masked(String(item), seen);
-      out[lower] = MASK;
-    } else out[lower] = Array.isArray(value) ? value.map((item) => maskText(String(item), seen)) : maskText(String(value), seen);
-  }
-  return out;
-}
-
-/** Every secret of `seen` that is still in `value` (an answer echoing a request's secret, say), masked. */
-function maskSeen(value: unknown, seen: Seen, depth = 0): unknown {
-  if (seen.size === 0) return value;
-  if (typeof value === 'string') {
-    let out = value;
-    for (const secret of seen) if (out.includes(secret)) out = out.replaceAll(secret, MASK);
-    return out;
-  }
-  if (value === null || typeof value !== 'object' || depth > 32) return value;
-  if (Array.isArray(value)) return value.map((item) => maskSeen(item, seen, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskSeen(item, seen, depth + 1)]));
-}
-
-/** A body as kept: JSON parsed and masked, other text masked and cut at BODY_LIMIT. */
-function keptBody(body: unknown, seen?: Seen): unknown {
-  if (body === undefined || body === null || body === '') return null;
-  if (Buffer.isBuffer(body)) return `(${body.length} bytes)`;
-  if (typeof body === 'object' && typeof (body as { pipe?: unknown }).pipe === 'function') return '(a stream)';
-  // Too long to keep whole: cut first (a list of thousands is not parsed for the journal), then masked.
-  if (typeof body === 'string' && body.length > BODY_LIMIT) return `${maskText(body.slice(0, BODY_LIMIT), seen)}… (${body.length - BODY_LIMIT} more characters)`;
-  let value = body;
-  if (typeof body === 'string') {
-    try {
-      value = JSON.parse(body);
-    } catch {
-      value = body;
-    }
-  }
-  const maskedValue = maskValue(value, seen);
-  // A text within BODY_LIMIT is kept whole once masked, without serializing it again to measure it:
-  // masking lengthens it at most twofold (a secret field's `[]` becomes `"[masked]"`), so still bounded.
-  if (typeof body === 'string') return maskedValue;
-  const text = typeof maskedValue === 'string' ? maskedValue : JSON.stringify(maskedValue);
-  if (text.length <= BODY_LIMIT) return maskedValue;
-  return `${text.slice(0, BODY_LIMIT)}… (${text.length - BODY_LIMIT} more characters)`;
-}
+export type { JournalEntry, JournalWarning } from './journal-entry.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // Warnings: what the route accepted but a careful client should fix.
@@ -375,14 +201,14 @@ export function journalHooks(ctx: Context): { start: onRequestHookHandler; recor
       else if (principal.type === 'installation') credential = { kind: 'installation', login: null, app: await appSlug(principal.appId), installation: principal.installationId, token_last_eight: lastEight(request) };
       else if (principal.type === 'app') credential = { ...credential, kind: principal.kind, app: principal.app.slug };
       else if (explanation?.credential) credential = { ...credential, kind: explanation.credential.kind, token_last_eight: explanation.credential.token_last_eight ?? null };
-      const access = config.access && !request.operator && !request.explanation ? { used: principal.used ?? null, held: heldBy(principal) } : null;
+      const access = config.access && !request.operator && !explanation ? { used: principal.used ?? null, held: heldBy(principal) } : null;
       // The request first, so that what it held is masked in the answer too.
       const seen: Seen = new Set(knownSecrets);
       const requestPart = { headers: maskHeaders(request.headers, seen), body: keptBody(request.body, seen) };
       const maskedQuery = maskValue(query, seen) as Record<string, unknown>;
       const responsePart = { headers: maskHeaders(reply.getHeaders(), seen), body: keptBody(payload, seen) };
       journal.add(maskSeen({
-        at: new Date().toISOString(),
+        at: ctx.clock.now().toISOString(),
         method: request.method,
         path,
         query: maskedQuery,

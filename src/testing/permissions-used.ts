@@ -2,8 +2,8 @@
 // permissions its calls' access rules actually required (each entry's `access.used`) beside what it
 // held (`access.held`, the newest entry's), and what it held but never used: what its author can
 // stop asking for. GET /_admin/requests/permissions-used (docs/testing.md "Verifying calls").
-import type { Held } from '../core/access/index.ts';
-import type { JournalEntry } from './journal.ts';
+import type { Held, Needed } from '../core/access/index.ts';
+import type { JournalEntry } from './journal-entry.ts';
 
 type Level = 'read' | 'write';
 
@@ -19,6 +19,8 @@ export interface PermissionsUsed {
   unused: { scopes: string[]; permissions: Record<string, 'none' | 'read'> };
   /** Each operation called, with what it needed (null: nothing). */
   operations: Record<string, { calls: number; used: { scope: string } | { permissions: Record<string, Level> } | null }>;
+  /** Operations an access rule refused this credential (403, or 404 for what it may not see), with what they needed: what to ask for, if the app means to call them. */
+  refused: Record<string, { calls: number; reason: string; needed: Needed | null }>;
 }
 
 const keyOf = (credential: JournalEntry['credential']) =>
@@ -28,11 +30,19 @@ const keyOf = (credential: JournalEntry['credential']) =>
 export function permissionsUsed(entries: readonly JournalEntry[]): PermissionsUsed[] {
   const groups = new Map<string, PermissionsUsed>();
   for (const entry of entries) {
-    if (!entry.access || entry.credential.kind === null) continue;
+    if (entry.credential.kind === null) continue;
+    const held = entry.access?.held ?? (entry.explanation?.needed ? entry.explanation.held : undefined);
+    if (!held) continue;
     const key = keyOf(entry.credential);
     let group = groups.get(key);
     if (!group) {
-      groups.set(key, (group = { credential: entry.credential, requests: 0, used: { scopes: [], permissions: {} }, granted: grantedOf(entry.access.held), unused: { scopes: [], permissions: {} }, operations: {} }));
+      groups.set(key, (group = { credential: entry.credential, requests: 0, used: { scopes: [], permissions: {} }, granted: grantedOf(held), unused: { scopes: [], permissions: {} }, operations: {}, refused: {} }));
+    }
+    if (!entry.access) {
+      // Refused by an access rule: it needed what the explanation says, which the credential did not hold.
+      const refused = (group.refused[entry.operation ?? `${entry.method} ${entry.path}`] ??= { calls: 0, reason: entry.explanation!.reason, needed: entry.explanation!.needed ?? null });
+      refused.calls++;
+      continue;
     }
     group.requests++;
     const used = entry.access.used;

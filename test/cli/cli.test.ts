@@ -34,7 +34,7 @@ after(() => database.drop());
 describe('help and errors', () => {
   test('--help on the CLI and each command', async () => {
     assert.match((await cli(['--help'])).stdout, /serve \[--seed FILE\]/);
-    for (const command of ['serve', 'migrate', 'seed', 'admin']) {
+    for (const command of ['serve', 'migrate', 'seed', 'admin', 'replay']) {
       assert.match((await cli([command, '--help'])).stdout, new RegExp(`Usage: codehost ${command}`));
     }
   });
@@ -62,6 +62,7 @@ describe('unknown options', () => {
     ['secret-key', 'generate', '--bogus'],
     ['secret-key', 'rotate', '--bogus'],
     ['token', 'generate', '--kind', 'classic', '--bogus'],
+    ['replay', 'fixtures.json', '--to', 'http://127.0.0.1:9/', '--bogus'],
     ['help', 'serve', '--bogus'],
     ['--version', '--bogus'],
   ];

@@ -13,6 +13,7 @@ import { loadSeedFile } from '../../src/admin/seed.ts';
 import { JournalFilter } from '../../src/testing/journal.ts';
 import * as admin from '../../src/admin/schemas.ts';
 import { OperatorBody } from '../../src/areas/assistant-metrics/routes.ts';
+import { RedeliverFailedBody } from '../../src/areas/app-webhooks/routes.ts';
 import { CommentBody, IssueBody, IssueChangeBody } from '../../src/core/issues/admin-routes.ts';
 import { ADMIN_TOKEN, type TestServer } from '../helpers/server.ts';
 
@@ -61,6 +62,8 @@ export const ADMIN_OPERATIONS: { method: string; path: string; body?: object; qu
   { method: 'PATCH', path: '/_admin/apps/{app_slug}/installations/{installation_id}', body: admin.InstallationUpdateBody },
   { method: 'POST', path: '/_admin/apps/{app_slug}/authorizations', body: admin.AuthorizationBody },
   { method: 'GET', path: '/_admin/apps/{app_slug}/deliveries', query: ['page', 'per_page'] },
+  { method: 'GET', path: '/_admin/apps/{app_slug}/deliveries/fixtures', query: ['since'] },
+  { method: 'POST', path: '/_admin/apps/{app_slug}/deliveries/redeliver', body: RedeliverFailedBody },
   { method: 'GET', path: '/_admin/apps/{app_slug}/deliveries/{delivery_id}' },
   { method: 'POST', path: '/_admin/apps/{app_slug}/deliveries/{delivery_id}/attempts' },
   {

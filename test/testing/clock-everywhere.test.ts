@@ -129,6 +129,11 @@ describe('the test clock moves every timestamp codehost sends', () => {
     const snapshots = await codehost.admin('GET', '/snapshots');
     const later = (Array.isArray(snapshots) ? snapshots : snapshots.snapshots).find((s: { name: string }) => s.name === 'later');
     assertAtMoved(later.created_at ?? later.createdAt, moved, 'the snapshot\'s created_at');
+
+    // The journal's entries too, and `since` a time of the moved clock finds them.
+    const [newest] = await codehost.requests({ path: '/api/v3/notifications' });
+    assertAtMoved(newest?.at, moved, 'the journal entry\'s at');
+    assert.ok((await codehost.requests({ path: '/api/v3/notifications', since: new Date(moved).toISOString() })).length >= 1);
   });
 });
 

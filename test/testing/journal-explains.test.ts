@@ -118,6 +118,10 @@ describe('the journal explains why a call failed and what an app used', () => {
     const issue = await newest();
     assert.deepEqual(issue.access.used, { permissions: { issues: 'read' } });
     assert.deepEqual(issue.access.held, { kind: 'installation', permissions: { issues: 'write', contents: 'read', metadata: 'read' } });
+    // Refused: the org's configurations need organization_administration, which the installation lacks.
+    const refusedCall = await server.api('GET', '/orgs/acme/code-security/configurations', { token: installation });
+    assert.equal(refusedCall.status, 403, refusedCall.text);
+    const refusedEntry = await newest();
     const jwt = await appJwt(server, app);
     assert.equal((await server.api('GET', '/app', { authorization: `Bearer ${jwt}` })).status, 200);
 
@@ -130,6 +134,9 @@ describe('the journal explains why a call failed and what an app used', () => {
     assert.deepEqual(used.unused, { scopes: [], permissions: { issues: 'read', contents: 'none', metadata: 'none' } });
     assert.deepEqual(used.operations[issue.operation], { calls: 1, used: { permissions: { issues: 'read' } } });
     assert.deepEqual(used.operations['repos/get-repository'], { calls: 1, used: null });
+    // The refused call is not a use: listed apart, with what it needed.
+    assert.equal(used.operations[refusedEntry.operation], undefined);
+    assert.deepEqual(used.refused[refusedEntry.operation], { calls: 1, reason: 'permission_missing', needed: { permissions: [{ organization_administration: 'read' }] } });
     // By token (whole or its last eight), and the app's JWT calls as a credential of their own.
     assert.equal((await server.admin('GET', `/requests/permissions-used?token=${installation}`)).length, 1);
     const byApp = await server.admin('GET', `/requests/permissions-used?app=${app.slug}`);

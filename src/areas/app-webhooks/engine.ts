@@ -248,10 +248,23 @@ class UnreadableSecret extends Error {
 /** What of an attempt its request is made of. */
 export type AttemptRequestFacts = Pick<store.AttemptToSend, 'content_type' | 'payload' | 'guid' | 'event' | 'hook_id' | 'app_id' | 'secret' | 'insecure_ssl'>;
 
+/** The exact bytes a delivery posts: its payload, or for a `form` hook `payload=<the payload, encoded>`. */
+export function requestBody(form: boolean, payload: string): Buffer {
+  return Buffer.from(form ? `payload=${encodeURIComponent(payload)}` : payload);
+}
+
+/** Both signature headers of the exact body bytes, made with the secret: the one way codehost signs. */
+export function signatureHeaders(secret: string, body: Buffer): { 'x-hub-signature': string; 'x-hub-signature-256': string } {
+  return {
+    'x-hub-signature': `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`,
+    'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+  };
+}
+
 /** The request of an attempt: the spec's headers, both signatures of the exact body bytes when there is a secret. */
 export function buildRequest(ctx: SigningContext, attempt: AttemptRequestFacts, url: string) {
   const form = attempt.content_type === 'form';
-  const body = Buffer.from(form ? `payload=${encodeURIComponent(attempt.payload)}` : attempt.payload);
+  const body = requestBody(form, attempt.payload);
   const headers: Record<string, string> = {
     'user-agent': USER_AGENT,
     accept: '*/*',
@@ -269,8 +282,7 @@ export function buildRequest(ctx: SigningContext, attempt: AttemptRequestFacts, 
     } catch {
       throw new UnreadableSecret();
     }
-    headers['x-hub-signature'] = `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`;
-    headers['x-hub-signature-256'] = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+    Object.assign(headers, signatureHeaders(secret, body));
   }
   return { url, headers, body, insecureSsl: attempt.insecure_ssl === '1' };
 }

@@ -69,3 +69,6 @@ export const appWebhooks: LifecycleArea = {
     },
   },
 };
+
+// For `codehost replay` (src/cli/replay.ts), through src/app.ts.
+export { refusedReceiver, replayFixtures, type Fixture, type FixturesFile } from './fixtures.ts';

@@ -16,6 +16,12 @@ const security = [{ token: [] }];
 const refused = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const DeliveryParams = Type.Object({ delivery_id: RowId('The delivery id') });
 
+/** `POST /_admin/apps/{app_slug}/deliveries/redeliver`: every failed delivery since a time. */
+export const RedeliverFailedBody = Type.Object({
+  since: Type.String({ minLength: 1, maxLength: 64, description: 'An ISO 8601 time' }),
+  status: Type.Optional(Type.String({ maxLength: 64, description: '`failed` (the default and only value)' })),
+});
+
 export function appWebhookRoutes(app: Api, ctx: Context): void {
   const service = new AppWebhookService(ctx);
 
@@ -131,6 +137,27 @@ export function appWebhookAdminRoutes(app: Api, ctx: Context): void {
   }, async (request) => {
     const { perPage } = pageParams(request.query, DEFAULT_PAGES);
     return (await service.listDeliveries(await appBySlug(request.params.app_slug), request.query, perPage)).deliveries;
+  });
+  // Deliveries you can carry (docs/testing.md): the posted requests as a fixtures file, and every
+  // failed delivery since a time redelivered in one call.
+  app.get('/_admin/apps/:app_slug/deliveries/fixtures', {
+    schema: {
+      hide: true,
+      tags: ['admin'],
+      params: AppParams,
+      querystring: Type.Object({ since: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }),
+    },
+  }, async (request) => service.fixtures(await appBySlug(request.params.app_slug), request.query.since));
+  app.post('/_admin/apps/:app_slug/deliveries/redeliver', {
+    schema: {
+      hide: true,
+      tags: ['admin'],
+      params: AppParams,
+      body: RedeliverFailedBody,
+    },
+  }, async (request, reply) => {
+    const app = await appBySlug(request.params.app_slug);
+    return reply.code(202).send({ queued: await service.redeliverFailed(app, request.body) });
   });
   app.get('/_admin/apps/:app_slug/deliveries/:delivery_id', {
     schema: { hide: true, tags: ['admin'], params: Type.Intersect([AppParams, DeliveryParams]) },

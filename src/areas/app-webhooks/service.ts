@@ -12,6 +12,7 @@ import { decodeCursor, encodeCursor } from '../../platform/pagination.ts';
 import type { AppRow } from '../../core/apps/store.ts';
 import type { Executor } from '../../db/index.ts';
 import { installedOver, newAttempt } from './engine.ts';
+import { fixtureOf, type FixturesFile } from './fixtures.ts';
 import { blockedReason } from './sender.ts';
 import { deliveryDetailBody, deliverySummaryBody, hookConfigBody, type DeliveryDetail, type HookConfig } from './representations.ts';
 import * as store from './store.ts';
@@ -170,9 +171,45 @@ export class AppWebhookService extends Service {
   async redeliver(app: AppRow, deliveryId: number): Promise<void> {
     const row = await store.findDelivery(this.db, app.id, deliveryId, this.cutoff());
     if (!row) throw invalidField('Delivery', 'delivery_id', 'The delivery does not exist or is older than the retention period');
+    await this.redeliverMessages(app, [row.message_id]);
+  }
+
+  /** New attempts of messages (each as `redeliver` makes one), in one transaction: the webhook must be active with a URL. */
+  private async redeliverMessages(app: AppRow, messageIds: number[]): Promise<void> {
     const hook = await this.hook(app);
     if (!hook.active || !hook.url) throw invalidField('Hook', 'url', 'The webhook is not active or has no URL');
-    await this.db.transaction().execute((trx) => newAttempt(this.ctx, trx, { messageId: row.message_id, appId: app.id, retryCount: 0 }));
+    if (messageIds.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (const messageId of messageIds) await newAttempt(this.ctx, trx, { messageId, appId: app.id, retryCount: 0 });
+    });
+  }
+
+  /** A time given as `since` (ISO 8601), no earlier than the retention cutoff; a 422 naming the field when it is not a time. */
+  private since(since: string | undefined): string {
+    const cutoff = this.cutoff();
+    if (since === undefined) return cutoff;
+    const at = /^\d{4}-\d{2}-\d{2}/.test(since) ? Date.parse(since) : Number.NaN;
+    if (Number.isNaN(at)) throw invalidField('Delivery', 'since', `since must be an ISO 8601 time, like 2026-01-31T12:00:00Z, got "${since}"`);
+    const iso = new Date(at).toISOString();
+    return iso > cutoff ? iso : cutoff;
+  }
+
+  /** The app's deliveries posted since a time (within retention), in the order sent, as a fixtures file. */
+  async fixtures(app: AppRow, since: string | undefined): Promise<FixturesFile> {
+    const from = this.since(since);
+    const rows = await store.postedDeliveries(this.db, app.id, from);
+    return { app: app.slug, since: since === undefined ? null : from, exported_at: this.now(), fixtures: rows.map(fixtureOf) };
+  }
+
+  /**
+   * Redelivers, as `redeliver` does, every message whose attempts since `since` failed and that
+   * none delivered or is delivering; answers how many were queued.
+   */
+  async redeliverFailed(app: AppRow, input: { since: string; status?: string }): Promise<number> {
+    if (input.status !== undefined && input.status !== 'failed') throw invalidField('Delivery', 'status', 'status must be "failed" (the only deliveries redelivered in bulk)');
+    const failed = await store.failedMessages(this.db, app.id, this.since(input.since));
+    await this.redeliverMessages(app, failed.map((row) => Number(row.message_id)));
+    return failed.length;
   }
 
   /**

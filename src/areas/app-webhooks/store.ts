@@ -1,5 +1,5 @@
 // SQL of app webhooks: hook configurations, messages and their delivery attempts.
-import { CompiledQuery, sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { CompiledQuery, sql, type ExpressionBuilder, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { idList, inIdList, isPostgres, reusableQuery, reusableText, type IdList } from '../../db/prepared.ts';
 import type { Executor } from '../../db/index.ts';
 import type { AppWebhooksTable, WebhookDeliveriesTable, WebhookMessagesTable } from '../../db/tables/app-webhooks.ts';
@@ -369,4 +369,53 @@ export async function deleteExpired(db: Executor, cutoff: string, batch = 1000):
   // see the other's message, and leave the payload: those are removed here.
   await deleteUnreferenced(db, cutoff, batch, ['webhook_event_payloads', 'webhook_messages', 'event_payload_id']);
   return deleted;
+}
+
+/** An attempt that went out (its request was recorded): not one dropped unsent, nor one whose secret could not be opened. */
+const posted = (eb: ExpressionBuilder<DeliveriesJoined, 'd'>) => eb.and([eb('d.request_headers', '!=', '{}'), eb('d.status', 'not like', 'dropped: %')]);
+type DeliveriesJoined = { d: WebhookDeliveriesTable };
+
+/**
+ * The attempts of an app posted since `since` (recorded then), with the request each made (for
+ * fixtures), in the order they were sent: by when each post began (its outcome's time less its
+ * duration; posts made at once finish in any order), then by id.
+ */
+export async function postedDeliveries(db: Executor, appId: number, since: string) {
+  const rows = await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+    .innerJoin('webhook_event_payloads as p', 'p.id', 'm.event_payload_id')
+    .select(['d.id', 'd.redelivery', 'd.delivered_at', 'd.duration', 'd.status', 'd.status_code', 'd.request_headers', 'm.guid', 'm.event', 'm.action', 'm.installation_id', 'm.repository_id', 'p.body', 'm.installation'])
+    .where('d.app_id', '=', appId)
+    .where('d.delivered_at', '>=', since)
+    .where(posted)
+    .orderBy('d.delivered_at')
+    .orderBy('d.id')
+    .execute();
+  return rows
+    .map(({ body, installation, ...row }) => ({ ...row, began: Date.parse(row.delivered_at!) - Number(row.duration ?? 0) * 1000, payload: messagePayload(body, installation) }))
+    .sort((a, b) => a.began - b.began || a.id - b.id);
+}
+
+/**
+ * The messages of an app whose attempts since `since` failed (no response, or a status outside
+ * 200-399; not dropped unsent) and that no attempt delivered, nor one still pending (a retry on its
+ * way): each one's newest attempt, to redeliver.
+ */
+export async function failedMessages(db: Executor, appId: number, since: string): Promise<{ message_id: number; id: number }[]> {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .select(['d.message_id', (eb) => eb.fn.max('d.id').as('id')])
+    .where('d.app_id', '=', appId)
+    .where('d.delivered_at', '>=', since)
+    .where(posted)
+    .where((eb) => eb.or([eb('d.status_code', '<', 200), eb('d.status_code', '>=', 400)]))
+    .where((eb) => eb.not(eb.exists(eb
+      .selectFrom('webhook_deliveries as o')
+      .select('o.id')
+      .whereRef('o.message_id', '=', 'd.message_id')
+      .where((o) => o.or([o('o.delivered_at', 'is', null), o.and([o('o.status_code', '>=', 200), o('o.status_code', '<', 400)])])))))
+    .groupBy('d.message_id')
+    .orderBy('d.message_id')
+    .execute();
 }
