@@ -91,16 +91,17 @@ export const ADMIN_OPERATIONS: { method: string; path: string; body?: object; qu
   // The drain waits up to timeout_seconds for jobs no worker runs here (CODEHOST_WORKER=0), then
   // answers its 504: the fuzzer keeps the wait short (`shortDrain`).
   { method: 'POST', path: '/_admin/jobs/drain', body: { type: 'object', properties: { timeout_seconds: { type: 'integer', minimum: 0, maximum: 2 }, wait_for_deferred: { type: 'boolean' } } } },
-  { method: 'GET', path: '/_admin/requests', query: ['method', 'path', 'operation', 'login', 'app', 'status', 'since', 'page', 'per_page'] },
+  { method: 'GET', path: '/_admin/requests', query: ['method', 'path', 'operation', 'login', 'app', 'installation', 'token', 'warning', 'status', 'since', 'page', 'per_page'] },
+  { method: 'GET', path: '/_admin/requests/permissions-used', query: ['method', 'path', 'operation', 'login', 'app', 'installation', 'token', 'warning', 'status', 'since'] },
   { method: 'POST', path: '/_admin/requests/count', body: JournalFilter },
   { method: 'DELETE', path: '/_admin/requests' },
   { method: 'GET', path: '/_admin/faults' },
   { method: 'DELETE', path: '/_admin/faults' },
   { method: 'DELETE', path: '/_admin/faults/{fault_id}' },
-  { method: 'POST', path: '/_admin/reset', body: { type: 'object', properties: { to: { enum: ['empty', 'demo', 'seed'] }, seed: { enum: ['users: [{login: seeded}]', '{}', 'users: 1', 'repos: [{owner: nobody, name: x}]', ': :'] } } } },
+  { method: 'POST', path: '/_admin/reset', body: { type: 'object', properties: { to: { enum: ['empty', 'demo', 'seed'] }, seed: { enum: ['users: [{login: seeded}]', '{}', 'users: 1', 'repos: [{owner: nobody, name: x}]', ': :'] }, journal: { enum: ['keep', 'clear', 'drop'] } } } },
   { method: 'GET', path: '/_admin/snapshots' },
   { method: 'POST', path: '/_admin/snapshots', body: { type: 'object', required: ['name'], properties: { name: { enum: ['fuzz', 'fuzz-2', 'a'] } } } },
-  { method: 'POST', path: '/_admin/snapshots/{name}/restore' },
+  { method: 'POST', path: '/_admin/snapshots/{name}/restore', body: { type: 'object', properties: { journal: { enum: ['keep', 'clear', 'drop'] } } } },
   { method: 'DELETE', path: '/_admin/snapshots/{name}' },
 ];
 
