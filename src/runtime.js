@@ -1,4 +1,4 @@
-// The Node.js that runs codehost, stated once: bin/codehost.js (the command), src/testing.js
+// The Node.js that runs codehost, stated once: bin/codehost.js (the command), src/testing-entry.js
 // (`codehost/testing`, the server in the test's process) and src/testing-child.js
 // (`codehost/testing/child`, the server in a child process) read it from here.
 // Plain JavaScript with nothing newer than Node 14's syntax, so that any Node can read it.

@@ -2,7 +2,7 @@
 // Node: the in-process helper, driven over the IPC channel. `start` starts it and answers its
 // members (values and the names of its calls); any other message calls one; the channel closing
 // (the parent's stop(), or the parent gone) stops the server and ends this process.
-const { startCodehost } = await import('./testing.js');
+const { startCodehost } = await import('./testing-entry.js');
 
 let started = null;
 const answer = (id, run) => {

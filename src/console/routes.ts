@@ -13,7 +13,7 @@ const FILES = {
   '/_console': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/_console/console.js': { file: 'console.js', type: 'text/javascript; charset=utf-8' },
   '/_console/common.js': { file: 'common.js', type: 'text/javascript; charset=utf-8' },
-  '/_console/journal.js': { file: 'journal.js', type: 'text/javascript; charset=utf-8' },
+  '/_console/requests-panel.js': { file: 'requests-panel.js', type: 'text/javascript; charset=utf-8' },
   '/_console/console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
   '/_console/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 } as const;

@@ -1,6 +1,7 @@
 // What the client tests need from the machine (PyGithub, Chromium) and a `codehost serve` started as
 // a new user starts it: defaults (no CODEHOST_API_URL, CODEHOST_HOST or CODEHOST_WEB_URL), the demo
 // data, its own data directory and port.
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,4 +74,12 @@ export async function startDemoServer(): Promise<DemoServer> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Waits until `check` holds (polled), failing with `what` and what the page logged. */
+export async function until(what: string, check: () => Promise<boolean>, seen: string[], timeoutMs = 15_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    if (await check()) return;
+  }
+  assert.fail(`${what}: not seen in ${timeoutMs} ms\n${seen.join('\n')}`);
 }

@@ -10,12 +10,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
-import { chromiumPath } from '../clients/tools.ts';
+import { chromiumPath, until } from '../clients/tools.ts';
 import { unavailable } from '../helpers/skips.ts';
 import { Receiver } from '../helpers/receiver.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
 
-const PAGES = ['/_console', '/_console/console.js', '/_console/common.js', '/_console/journal.js', '/_console/console.css', '/_console/favicon.svg'];
+const PAGES = ['/_console', '/_console/console.js', '/_console/common.js', '/_console/requests-panel.js', '/_console/console.css', '/_console/favicon.svg'];
 const SCRIPTS = PAGES.filter((path) => path.endsWith('.js'));
 
 describe('the console over HTTP', () => {
@@ -89,14 +89,6 @@ describe('the console in production mode', () => {
 
 const executablePath = chromiumPath();
 const skip = unavailable(!executablePath && 'Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it): the console browser test is skipped');
-
-/** Waits until `check` holds (polled), failing with `what` and what the page logged. */
-async function until(what: string, check: () => Promise<boolean>, seen: string[], timeoutMs = 15_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    if (await check()) return;
-  }
-  assert.fail(`${what}: not seen in ${timeoutMs} ms\n${seen.join('\n')}`);
-}
 
 describe('the console in Chromium', { skip }, () => {
   let server: TestServer;

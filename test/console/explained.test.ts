@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
-import { chromiumPath } from '../clients/tools.ts';
+import { chromiumPath, until } from '../clients/tools.ts';
 import { install, mintInstallationToken } from '../helpers/app-credentials.ts';
 import { classicToken, type TestApp } from '../helpers/credentials.ts';
 import { Receiver } from '../helpers/receiver.ts';
@@ -30,13 +30,6 @@ interface Entry {
   credential: { installation: number | null };
   warnings: { code: string }[];
   explanation?: { reason: string };
-}
-
-async function until(what: string, check: () => Promise<boolean>, seen: string[], timeoutMs = 15_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    if (await check()) return;
-  }
-  assert.fail(`${what}: not seen in ${timeoutMs} ms\n${seen.join('\n')}`);
 }
 
 describe('the console explains the journal, in Chromium', { skip }, () => {

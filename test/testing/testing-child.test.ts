@@ -1,7 +1,7 @@
 // `codehost/testing/child` (src/testing-child.js): the in-process helper's members, with the server
 // in a child process on the pinned Node; on both databases (DATABASE_URL: the child makes its own
 // database on that server and stop() drops it). A Node too old for `codehost/testing` is refused at
-// import with one line (src/testing.js); the child mode runs from it.
+// import with one line (src/testing-entry.js); the child mode runs from it.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -80,6 +80,8 @@ export class IssueTypeService extends Service {
         updated_at: this.now(),
       }),
     );
+    // Deleted between the read above and this write (a concurrent DELETE): gone, as a read now finds it.
+    if (!row) throw notFound();
     return issueTypeBody(row);
   }
 

@@ -19,8 +19,9 @@ export async function insert(db: Executor, values: Insertable<IssueTypesTable>) 
   return db.insertInto('issue_types').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
+/** The row as updated; undefined when it is gone (deleted since it was read). */
 export async function update(db: Executor, id: number, values: Updateable<IssueTypesTable>) {
-  return db.updateTable('issue_types').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  return db.updateTable('issue_types').set(values).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
 export async function remove(db: Executor, id: number): Promise<void> {

@@ -1,8 +1,8 @@
 // The codehost console: every panel calls the admin API (/_admin) with the admin token kept in this
 // tab's sessionStorage. Text goes into the page with textContent only, never as HTML. The shared
-// parts are in common.js, the request journal's panel (and the permissions used) in journal.js.
+// parts are in common.js, the request journal's panel (and the permissions used) in requests-panel.js.
 import { $, act, admin, button, details, element, focusHeading, formBody, onSubmit, pretty, row, say, session, KEY } from './common.js';
-import { callsAfter, loadJournal, startPolling, stopPolling } from './journal.js';
+import { callsAfter, loadJournal, startPolling, stopPolling } from './requests-panel.js';
 
 // ---------------------------------------------------------------------------------------------------
 // The world: the admin lists and create routes.

@@ -291,3 +291,20 @@ describe('permission matrix', () => {
     }
   });
 });
+
+describe('an update racing a delete', () => {
+  test('a type deleted between the update\'s read and its write answers 404, never a 500', async () => {
+    for (let round = 0; round < 20; round++) {
+      const made = await create({ name: `Racing ${round}`, is_enabled: true });
+      assert.equal(made.status, 200, made.text);
+      const path = `${TYPES}/${made.body.id}`;
+      const [updated, deleted] = await Promise.all([
+        server.api('PUT', path, { token: owner, body: { name: `Raced ${round}`, is_enabled: false } }),
+        server.api('DELETE', path, { token: owner }),
+      ]);
+      assert.ok([200, 404].includes(updated.status), `round ${round}: PUT answered ${updated.status} ${updated.text}`);
+      if (updated.status === 404) assert.equal(updated.body.message, 'Not Found');
+      assert.equal(deleted.status, 204, deleted.text);
+    }
+  });
+});
