@@ -30,6 +30,8 @@ interface Walkthrough {
 
 interface Block {
   text: string;
+  /** The name after the fence's language (```sh install-path): a test that runs the block by it. */
+  tag: string | null;
   /** The "Walk-through" section the block is in, if any. */
   walkthrough: string | null;
 }
@@ -38,18 +40,18 @@ interface Block {
 export function shellBlocks(markdown: string): Block[] {
   const found: Block[] = [];
   let current: { heading: string; level: number } | null = null;
-  let fence: { marker: string; lang: string; lines: string[] } | null = null;
+  let fence: { marker: string; lang: string; tag: string | null; lines: string[] } | null = null;
   for (const line of markdown.split('\n')) {
     if (fence) {
       if (line.trim() === fence.marker) {
-        if (fence.lang === 'sh' || fence.lang === 'bash') found.push({ text: fence.lines.join('\n'), walkthrough: current?.heading ?? null });
+        if (fence.lang === 'sh' || fence.lang === 'bash') found.push({ text: fence.lines.join('\n'), tag: fence.tag, walkthrough: current?.heading ?? null });
         fence = null;
       } else fence.lines.push(line);
       continue;
     }
-    const opening = /^\s*(`{3,}|~{3,})\s*([\w-]*)/.exec(line);
+    const opening = /^\s*(`{3,}|~{3,})\s*([\w-]*)(?:\s+([\w-]+))?/.exec(line);
     if (opening) {
-      fence = { marker: opening[1]!, lang: opening[2]!.toLowerCase(), lines: [] };
+      fence = { marker: opening[1]!, lang: opening[2]!.toLowerCase(), tag: opening[3] ?? null, lines: [] };
       continue;
     }
     const heading = /^(#{1,6})\s+(.*)$/.exec(line);
@@ -65,9 +67,20 @@ export function shellBlocks(markdown: string): Block[] {
 const FILES = ['README.md', ...readdirSync(DOCS).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
 const blocksOf = new Map(FILES.map((file) => [file, shellBlocks(readFileSync(join(ROOT, file), 'utf8'))]));
 
+/**
+ * Blocks run by another test, as their reader runs them, not on a fresh server here: the installs of
+ * codehost into a project of one's own (from beside a checkout: `../codehost`).
+ */
+const RUN_ELSEWHERE: Record<string, string> = {
+  'install-path': 'test/testing/another-project.test.ts',
+  'install-tarball': 'test/testing/another-project.test.ts',
+  'install-git': 'test/testing/another-project.test.ts',
+};
+const runHere = (block: Block) => !NOT_RUN.test(block.text) && !(block.tag !== null && block.tag in RUN_ELSEWHERE);
+
 /** What runs, each against its own fresh server: every walk-through, then each file's other runnable blocks. */
 const all: Walkthrough[] = FILES.flatMap((file) => {
-  const runnable = blocksOf.get(file)!.filter((block) => !NOT_RUN.test(block.text));
+  const runnable = blocksOf.get(file)!.filter(runHere);
   const units: Walkthrough[] = [];
   for (const block of runnable) {
     const heading = block.walkthrough ?? 'the blocks outside walk-throughs';
@@ -88,6 +101,12 @@ test('every block not run says why, and every block run names the server as $COD
     for (const block of blocks) {
       if (NOT_RUN.test(block.text)) {
         skipped += 1;
+        continue;
+      }
+      if (!runHere(block)) {
+        // Run by the test that names its tag, as the docs say.
+        const owner = RUN_ELSEWHERE[block.tag!]!;
+        assert.ok(readFileSync(join(ROOT, owner), 'utf8').includes(`'${block.tag}'`), `${file}: block ${block.tag} is said to be run by ${owner}, which does not name it`);
         continue;
       }
       // Commented-out output may show the address a default start prints.
