@@ -4,6 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { invalidField } from './errors.ts';
+import { withoutApiPrefix } from './urls.ts';
 
 export const PerPage = Type.Integer({ minimum: 1, description: 'Results per page' });
 export const Page = Type.Integer({ minimum: 1, description: 'Page number of the results to fetch' });
@@ -66,7 +67,7 @@ export function linkUrl(apiUrl: string, request: FastifyRequest, replace: Record
     if (value === undefined) params.delete(key);
     else params.set(key, String(value));
   }
-  const path = current.pathname.replace(/^\/api\/v3(?=\/|$)/, '');
+  const path = withoutApiPrefix(current.pathname);
   const search = params.toString();
   return `${apiUrl}${path}${search ? `?${search}` : ''}`;
 }

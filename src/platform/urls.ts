@@ -5,6 +5,11 @@ export interface Urls {
   web: string;
 }
 
+/** A request path without the API's prefix (`/api/v3/user` → `/user`; `/api/v3` → ``): the path as the platform names it. */
+export function withoutApiPrefix(path: string): string {
+  return path.replace(/^\/api\/v3(?=\/|$)/, '');
+}
+
 /** The server's own reference (the interactive one at /docs), beside the API: under the public URL, `/api/v3` taken off. */
 export function referenceUrl(urls: Urls): string {
   return `${urls.api.replace(/\/api\/v3$/, '')}/docs`;

@@ -16,6 +16,7 @@ import { DELIVERY_EFFECTS, faultsOf, REQUEST_EFFECTS, type DeliveryEffect, type 
 import { clientAddress, rateLimitExceededMessage } from '../platform/rate-limit.ts';
 import { hashSecret } from '../platform/tokens.ts';
 import { parseAuthorization, type Principal, rateLimitKey } from '../core/access/index.ts';
+import { withoutApiPrefix } from '../platform/urls.ts';
 
 const hidden = { hide: true, tags: ['admin'] } as const;
 
@@ -125,7 +126,7 @@ async function createRule(ctx: Context, body: FaultBody): Promise<FaultRule> {
   }
   if (given.method !== undefined) match.method = given.method.toUpperCase();
   // Paths are matched under the API root, whichever of `/` and `/api/v3` the client uses.
-  if (given.path !== undefined) match.path = given.path.replace(/^\/api\/v3(?=\/|$)/, '') || '/';
+  if (given.path !== undefined) match.path = withoutApiPrefix(given.path) || '/';
 
   const now = ctx.clock.nowMs();
   return faultsOf(ctx).add({

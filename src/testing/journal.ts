@@ -20,6 +20,7 @@ import { DEFAULT_PAGES } from '../platform/pagination.ts';
 import { authenticate, explanationOfError, findAppBy, heldBy, type Explanation, type Principal } from '../core/access/index.ts';
 import type { InjectedFault } from './faults.ts';
 import { platformOperation } from './operations.ts';
+import { withoutApiPrefix } from '../platform/urls.ts';
 import { permissionsUsed } from './permissions-used.ts';
 
 import type { JournalEntry, JournalWarning } from './journal-entry.ts';
@@ -83,7 +84,7 @@ export const JournalFilter = Type.Object(FILTER_FIELDS, { additionalProperties: 
 export type JournalFilter = Static<typeof JournalFilter>;
 
 function matcher(filter: JournalFilter): (entry: JournalEntry) => boolean {
-  const path = filter.path === undefined ? null : glob(filter.path.replace(/^\/api\/v3(?=\/|$)/, '') || '/');
+  const path = filter.path === undefined ? null : glob(withoutApiPrefix(filter.path) || '/');
   let sinceId: number | null = null;
   let sinceAt: string | null = null;
   if (filter.since !== undefined) {
@@ -254,7 +255,7 @@ async function unservedWarning(method: string, path: string): Promise<JournalWar
     code: 'unserved_operation',
     message: operation
       ? `${operation.method} ${operation.template} (${operation.id}) is an operation of the platform codehost does not serve`
-      : `${method} ${path.replace(/^\/api\/v3(?=\/|$)/, '') || '/'} is no operation of the platform: check the method and the path`,
+      : `${method} ${withoutApiPrefix(path) || '/'} is no operation of the platform: check the method and the path`,
   };
 }
 

@@ -2,6 +2,8 @@
 // platform a request that no codehost route serves was meant for. The list is the generated map of
 // @octokit/plugin-rest-endpoint-methods (`dist-src/generated/endpoints.js`: scope → method name →
 // ["METHOD /url/{template}", …]), loaded once, on the first unserved request.
+import { withoutApiPrefix } from '../platform/urls.ts';
+
 export interface PlatformOperation {
   /** `issues/create-comment`: the scope and the method name in kebab case, as the platform's operation ids. */
   id: string;
@@ -49,7 +51,7 @@ export async function platformOperation(method: string, path: string): Promise<P
     throw error;
   });
   const list = (await loaded).get(method.toUpperCase()) ?? [];
-  const bare = path.replace(/^\/api\/v3(?=\/|$)/, '').replace(/\/+$/, '') || '/';
+  const bare = withoutApiPrefix(path).replace(/\/+$/, '') || '/';
   const found = list.find((operation) => operation.pattern.test(bare));
   return found ? { id: found.id, method: found.method, template: found.template } : null;
 }
