@@ -9,10 +9,8 @@
 // HTML or in any response the page fetched (but the one-time answer of the create that made it).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
-import { chromiumPath, until } from '../clients/tools.ts';
-import { unavailable } from '../helpers/skips.ts';
-import { Receiver } from '../helpers/receiver.ts';
+import { until } from '../clients/tools.ts';
+import { inChromium, skip } from './chromium.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
 
 const PAGES = ['/_console', '/_console/console.js', '/_console/common.js', '/_console/requests-panel.js', '/_console/console.css', '/_console/favicon.svg'];
@@ -87,26 +85,12 @@ describe('the console in production mode', () => {
   });
 });
 
-const executablePath = chromiumPath();
-const skip = unavailable(!executablePath && 'Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it): the console browser test is skipped');
 
 describe('the console in Chromium', { skip }, () => {
-  let server: TestServer;
-  let receiver: Receiver;
-  let browser: Browser;
-
-  before(async () => {
-    server = await startServer();
-    receiver = await new Receiver().start();
-    browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
-  });
-  after(async () => {
-    await browser?.close();
-    await receiver?.stop();
-    await server?.close();
-  });
+  const chromiumWorld = inChromium();
 
   test('every panel used, keyboard first: no console error, nothing off loopback, no secret shown', async () => {
+    const { server, receiver, browser } = chromiumWorld;
     // The world the test makes through the admin API, with every kind of secret.
     const webhookSecret = 'whsec-console-test-0123456789abcdef';
     await server.admin('POST', '/users', { login: 'octo', name: 'Octo Cat' });

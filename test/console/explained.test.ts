@@ -9,17 +9,13 @@
 // Guarded until the journal gives them (the lead tightens these once it does): the `injected_fault`
 // and `unserved_operation` warnings, an entry's `explanation`, and GET /_admin/requests/permissions-used.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
-import { chromiumPath, until } from '../clients/tools.ts';
+import { describe, test } from 'node:test';
+import { until } from '../clients/tools.ts';
+import { inChromium, skip } from './chromium.ts';
 import { install, mintInstallationToken } from '../helpers/app-credentials.ts';
 import { classicToken, type TestApp } from '../helpers/credentials.ts';
-import { Receiver } from '../helpers/receiver.ts';
-import { unavailable } from '../helpers/skips.ts';
-import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
+import { ADMIN_TOKEN } from '../helpers/server.ts';
 
-const executablePath = chromiumPath();
-const skip = unavailable(!executablePath && 'Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it): the console browser test is skipped');
 
 interface Entry {
   id: number;
@@ -33,22 +29,10 @@ interface Entry {
 }
 
 describe('the console explains the journal, in Chromium', { skip }, () => {
-  let server: TestServer;
-  let receiver: Receiver;
-  let browser: Browser;
-
-  before(async () => {
-    server = await startServer();
-    receiver = await new Receiver().start();
-    browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
-  });
-  after(async () => {
-    await browser?.close();
-    await receiver?.stop();
-    await server?.close();
-  });
+  const chromiumWorld = inChromium();
 
   test('filters, an entry side by side, a 403 and a fault marked, a delivery\'s calls, permissions used', async () => {
+    const { server, receiver, browser } = chromiumWorld;
     // An app that asks for issues: write and contents: read, installed with issues: read.
     await server.admin('POST', '/users', { login: 'octo' });
     await server.admin('POST', '/repos', { owner: 'octo', name: 'tools' });
