@@ -58,7 +58,7 @@ export async function sendNotModified(ctx: Context, request: FastifyRequest, rep
  */
 export function conditionalAnswer(ctx: Context): onSendHookHandler {
   return (request, reply, payload, done) => {
-    if (request.method !== 'GET' || reply.statusCode !== 200) return done(null, payload);
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return done(null, payload);
     const given = reply.getHeader('etag');
     if (typeof payload !== 'string' && !(typeof given === 'string' && Buffer.isBuffer(payload))) return done(null, payload);
     const etag = typeof given === 'string' ? given : `W/"${hash('sha1', payload as string, 'hex')}"`;
