@@ -65,6 +65,6 @@ export function conditionalAnswer(ctx: Context): onSendHookHandler {
     reply.header('etag', etag);
     if (!unchanged(request, reply)) return done(null, payload);
     answerNotModified(ctx, request, reply);
-    done(null, null); // no content: Fastify then sets no Content-Length (an empty string would be `0`)
+    done(null, request.method === 'HEAD' ? payload : null); // no content (Fastify sets no Content-Length; '' would be `0`); a HEAD's goes to Fastify's HEAD step, which sends none (null there is a 500)
   };
 }
