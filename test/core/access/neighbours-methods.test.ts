@@ -45,7 +45,7 @@ interface RawAnswer {
 }
 
 /** One request on its own socket (Connection: close), the answer as the bytes that came back. */
-function raw(method: string, path: string, authorization: string | null): Promise<RawAnswer> {
+function raw(method: string, path: string, authorization: string | null, extra: Record<string, string> = {}): Promise<RawAnswer> {
   const { hostname, port } = new URL(server.url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -68,7 +68,7 @@ function raw(method: string, path: string, authorization: string | null): Promis
     });
     socket.write([
       `${method} /api/v3${path} HTTP/1.1`, `Host: ${hostname}:${port}`, 'Accept: application/vnd.vendor+json', 'Connection: close',
-      ...(authorization ? [`Authorization: ${authorization}`] : []), '', '',
+      ...(authorization ? [`Authorization: ${authorization}`] : []), ...Object.entries(extra).map(([name, value]) => `${name}: ${value}`), '', '',
     ].join('\r\n'));
   });
 }
@@ -204,6 +204,16 @@ for (const caller of CALLERS) {
         const again = await raw('GET', path, credentials[caller]);
         statuses.add(get.status);
         assert.deepEqual(differences(get, head, again), [], `HEAD ${path} as ${caller} (GET answered ${get.status})`);
+        // The validators of a 200 work on both methods: the copy the GET gave is current for a HEAD too (a 304, no body, the same tag).
+        for (const [validator, condition] of [['etag', 'If-None-Match'], ['last-modified', 'If-Modified-Since']] as const) {
+          const value = get.status === 200 ? get.headers.get(validator) : undefined;
+          if (!value) continue;
+          const conditionalGet = await raw('GET', path, credentials[caller], { [condition]: value });
+          const conditionalHead = await raw('HEAD', path, credentials[caller], { [condition]: value });
+          assert.equal(conditionalGet.status, 304, `GET ${path} with ${condition}`);
+          assert.deepEqual({ status: conditionalHead.status, body: conditionalHead.body.length, [validator]: conditionalHead.headers.get(validator) },
+            { status: 304, body: 0, [validator]: conditionalGet.headers.get(validator) }, `HEAD ${path} as ${caller} with ${condition}`);
+        }
       });
     }
     // The rows reach the access decisions, not only successes (per caller: a 404, a 403 or a 401 among them).
