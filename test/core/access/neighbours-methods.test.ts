@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { install, mintInstallationToken } from '../../helpers/app-credentials.ts';
-import { appJwt, classicToken, createApp } from '../../helpers/credentials.ts';
+import { appJwt, classicToken } from '../../helpers/credentials.ts';
+import { Receiver } from '../../helpers/receiver.ts';
 import { startServer, type TestServer } from '../../helpers/server.ts';
 
 // --- The callers ---------------------------------------------------------------------------------
@@ -21,6 +22,8 @@ type Caller = (typeof CALLERS)[number];
 const credentials = {} as Record<Caller, string | null>;
 
 let server: TestServer;
+/** hv-app's webhook receiver: a delivery for the app's JWT to read. */
+let receiver: Receiver;
 /** The value of each path parameter: everything points at acme/secret and what is in it. */
 const params: Record<string, string> = {};
 /** GET paths of the OpenAPI document, and the by-id twins the router adds (hidden from the document). */
@@ -94,6 +97,7 @@ before(async () => {
   await server.admin('POST', '/enterprises', { slug: 'acme-ent', owners: ['ana'] });
   await server.admin('POST', '/orgs', { login: 'acme', enterprise: 'acme-ent', owners: ['ana'] });
   await server.admin('POST', '/orgs', { login: 'globex', owners: ['ana'] });
+  await server.admin('POST', '/repos', { owner: 'globex', name: 'plans', visibility: 'private' });
   await server.admin('POST', '/orgs/acme/teams', { slug: 'devs', members: ['ana'] });
   const secret = await server.admin('POST', '/repos', { owner: 'acme', name: 'secret', visibility: 'private' });
   await server.admin('POST', '/repos', { owner: 'ana', name: 'diary', visibility: 'private', init_git: true });
@@ -105,8 +109,10 @@ before(async () => {
     return response.body;
   };
 
-  const app = await createApp(server, 'hv-app', {
-    organization_administration: 'write', administration: 'read', organization_issue_types: 'write', members: 'read', metadata: 'read', issues: 'read', pull_requests: 'read',
+  receiver = await new Receiver().start();
+  const app = await server.admin('POST', '/apps', {
+    slug: 'hv-app', events: ['issues'], webhook: { url: receiver.url('/hook'), content_type: 'json' },
+    permissions: { organization_administration: 'write', administration: 'read', organization_issue_types: 'write', members: 'read', metadata: 'read', issues: 'read', pull_requests: 'read' },
   });
   const installation = await install(server, app, 'globex');
   Object.assign(credentials, {
@@ -128,7 +134,10 @@ before(async () => {
   const enterpriseConfiguration = await as('POST', '/enterprises/acme-ent/code-security/configurations', { name: 'Enterprise baseline' });
   await as('POST', `/orgs/acme/code-security/configurations/${configuration.id}/attach`, { scope: 'selected', selected_repository_ids: [secret.id] });
   const migration = await as('POST', '/user/migrations', { repositories: ['diary'], exclude_attachments: true });
+  await server.admin('POST', '/events', { event: 'issues', action: 'opened', repository: 'globex/plans', sender: 'ana', payload: {} });
   await server.drain();
+  const deliveries = await server.api('GET', '/app/hook/deliveries', { authorization: credentials.jwt! });
+  assert.ok(deliveries.status === 200 && deliveries.body.length > 0, `a delivery of hv-app: ${deliveries.status} ${deliveries.text}`);
   const events = await as('GET', `/repos/acme/secret/issues/${issue.number}/events`);
   assert.ok(events.length > 0, 'an issue event');
 
@@ -137,8 +146,7 @@ before(async () => {
     app_slug: 'hv-app', installation_id: String(installation), issue_number: String(issue.number), pull_number: String(pull.number),
     comment_id: String(comment.id), event_id: String(events[0].id), thread_id: String(thread.id), migration_id: String(migration.id),
     configuration_id: String(configuration.id), enterprise_configuration_id: String(enterpriseConfiguration.id),
-    // hv-app has no webhook, so no delivery: the id answers 404 to its JWT, on both methods.
-    delivery_id: '1',
+    delivery_id: String(deliveries.body[0].id),
   });
 
   const document = (await fetch(`${server.url}/openapi.json`).then((r) => r.json())) as { paths: Record<string, Record<string, unknown>> };
@@ -151,13 +159,21 @@ before(async () => {
   operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => ({
     method: method.toUpperCase(), pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
   })));
-  getOnlyPaths = Object.entries(document.paths)
+  const documentedGetOnly = Object.entries(document.paths)
     .filter(([, methods]) => Object.keys(methods).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).join() === 'get')
     .map(([path]) => path);
+  const twinOf = (path: string) => path.replace('/repos/{owner}/{repo}/', '/repositories/{repository_id}/');
+  // The twins' writes too: PUT /repositories/{repository_id}/notifications is the PUT of /repos/{owner}/{repo}/notifications.
+  operations.push(...Object.entries(document.paths).filter(([path]) => twinOf(path) !== path).flatMap(([path, methods]) => Object.keys(methods).map((method) => ({
+    method: method.toUpperCase(), pattern: new RegExp(`^${twinOf(path).replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  }))));
+
+  getOnlyPaths = [...documentedGetOnly, ...documentedGetOnly.filter((path) => twinOf(path) !== path && twins.includes(twinOf(path))).map(twinOf)];
 });
 
 after(async () => {
   await server?.close();
+  await receiver?.stop();
 });
 
 // --- HEAD next to GET ----------------------------------------------------------------------------
