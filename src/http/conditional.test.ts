@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { unchanged } from './conditional.ts';
+import type { Context } from '../platform/context.ts';
+import { conditionalAnswer, unchanged } from './conditional.ts';
 
 /** The two things `unchanged` reads: the request's headers and the reply's validators. */
 function decide(requestHeaders: Record<string, string>, replyHeaders: Record<string, unknown>): boolean {
@@ -59,4 +60,34 @@ test('If-Modified-Since: unchanged when Last-Modified is not after it', () => {
   assert.equal(decide({ 'if-modified-since': 'not a date' }, { 'last-modified': DATE }), false);
   assert.equal(decide({}, { 'last-modified': DATE, etag: TAG }), false);
   assert.equal(decide({}, {}), false);
+});
+
+/** What conditionalAnswer makes of a 200 of `{"a":1}` to the method: its ETag, its status and the payload it passes on. */
+function answerOf(method: string, requestHeaders: Record<string, string> = {}): { etag: unknown; status: number; payload: unknown } {
+  const headers: Record<string, unknown> = {};
+  const request = { method, headers: requestHeaders } as unknown as FastifyRequest;
+  const reply = {
+    statusCode: 200, request,
+    getHeader: (name: string) => headers[name],
+    header: (name: string, value: unknown) => { headers[name] = value; },
+    removeHeader: (name: string) => { delete headers[name]; },
+    code(status: number) { this.statusCode = status; },
+  };
+  let payload: unknown = 'not passed';
+  conditionalAnswer({} as Context).call(null as never, request, reply as unknown as FastifyReply, '{"a":1}', ((_error: unknown, passed: unknown) => { payload = passed; }) as never);
+  return { etag: headers.etag ?? null, status: reply.statusCode, payload };
+}
+
+test('the ETag of a 200: a GET and a HEAD get the same one (a HEAD answers as its GET), a write none', () => {
+  const get = answerOf('GET');
+  assert.match(String(get.etag), /^W\/"[0-9a-f]{40}"$/);
+  assert.deepEqual(get, { etag: get.etag, status: 200, payload: '{"a":1}' });
+  assert.deepEqual(answerOf('HEAD'), get);
+  assert.deepEqual(answerOf('POST'), { etag: null, status: 200, payload: '{"a":1}' });
+});
+
+test('a current copy: the 304 on GET and on HEAD; the GET passes no content on, the HEAD its payload to Fastify\'s HEAD step (which sends none)', () => {
+  const tag = String(answerOf('GET').etag);
+  assert.deepEqual(answerOf('GET', { 'if-none-match': tag }), { etag: tag, status: 304, payload: null });
+  assert.deepEqual(answerOf('HEAD', { 'if-none-match': tag }), { etag: tag, status: 304, payload: '{"a":1}' });
 });

@@ -58,13 +58,13 @@ export async function sendNotModified(ctx: Context, request: FastifyRequest, rep
  */
 export function conditionalAnswer(ctx: Context): onSendHookHandler {
   return (request, reply, payload, done) => {
-    if (request.method !== 'GET' || reply.statusCode !== 200) return done(null, payload);
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return done(null, payload);
     const given = reply.getHeader('etag');
     if (typeof payload !== 'string' && !(typeof given === 'string' && Buffer.isBuffer(payload))) return done(null, payload);
     const etag = typeof given === 'string' ? given : `W/"${hash('sha1', payload as string, 'hex')}"`;
     reply.header('etag', etag);
     if (!unchanged(request, reply)) return done(null, payload);
     answerNotModified(ctx, request, reply);
-    done(null, null); // no content: Fastify then sets no Content-Length (an empty string would be `0`)
+    done(null, request.method === 'HEAD' ? payload : null); // no content (Fastify sets no Content-Length; '' would be `0`); a HEAD's goes to Fastify's HEAD step, which sends none (null there is a 500)
   };
 }

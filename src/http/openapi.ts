@@ -116,7 +116,7 @@ function responseExample(status: string, schema: Schema, operation: ReferencedOp
 export function installOperationIds(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     const schema = route.schema as (Record<string, unknown> & { hide?: boolean; tags?: string[]; summary?: string; operationId?: string; response?: Record<string, Schema> }) | undefined;
-    if (!schema || schema.hide || route.method === 'HEAD') return;
+    if (!schema || schema.hide) return;
     const extra: Record<string, unknown> = {};
     if (!schema.operationId) {
       const method = Array.isArray(route.method) ? route.method[0]! : route.method;
