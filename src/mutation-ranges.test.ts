@@ -34,6 +34,10 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/areas/app-webhooks/engine.ts', first: 'export const subscribes', last: 'export function storedPayloads' },
   { file: 'src/areas/app-webhooks/engine.ts', first: 'export const isFailure', last: 'export function retryDelay' },
   { file: 'src/areas/app-webhooks/engine.ts', first: 'export function droppedBecause', last: 'export function droppedBecause' },
+  { file: 'src/areas/notifications/service.ts', first: 'function storedTime', last: 'export function threadFilter' },
+  { file: 'src/areas/notifications/store.ts', first: 'function pageStatement', last: 'export async function listPage' },
+  'src/areas/notifications/reasons.ts',
+  { file: 'src/areas/notifications/fan-out.ts', first: 'class NotificationFanOut', last: 'export const notificationHandlers' },
 ];
 
 /** The line (1-based) that starts with `declaration`; there must be exactly one. */
