@@ -112,6 +112,8 @@ describe('notification fan-out: a row per neighbour user', () => {
     user: string;
     /** The reason of the user's thread about the activity, or null for none. */
     reason: string | null;
+    /** The list read (default: every thread of the user). */
+    list?: string;
   }
   const ROWS: Row[] = [
     { name: 'a member watching the repository', actor: 'mona', user: 'wally', reason: 'subscribed' },
@@ -122,13 +124,18 @@ describe('notification fan-out: a row per neighbour user', () => {
     { name: 'an app\'s bot acting: the bot, watching, is not notified', actor: 'helper-bot', user: 'helper-bot', reason: null },
     { name: 'an app\'s bot acting: the others are', actor: 'helper-bot', user: 'mona', reason: 'mention' },
     { name: 'an app\'s bot acting: a watcher is', actor: 'helper-bot', user: 'wally', reason: 'subscribed' },
+    { name: 'the participating list: not a watcher\'s thread', actor: 'mona', user: 'wally', reason: null, list: '/notifications?participating=true' },
+    { name: 'the participating list: a mention', actor: 'wally', user: 'mona', reason: 'mention', list: '/notifications?participating=true' },
+    { name: 'the repository\'s list: a watcher\'s thread', actor: 'mona', user: 'wally', reason: 'subscribed', list: '/repos/acme/widgets/notifications' },
+    { name: 'the repository\'s participating list: not a watcher\'s thread', actor: 'mona', user: 'wally', reason: null, list: '/repos/acme/widgets/notifications?participating=true' },
+    { name: 'another repository\'s list: not this one\'s thread', actor: 'wally', user: 'mona', reason: null, list: '/repos/acme/gadgets/notifications' },
   ];
   let n = 0;
   for (const row of ROWS) {
     test(row.name, async () => {
       const title = `notifications ${++n}`;
       await activity(title, row.actor);
-      const response = await server.api('GET', '/notifications?all=true&per_page=50', { token: tokens[row.user] });
+      const response = await server.api('GET', row.list ?? '/notifications?all=true&per_page=50', { token: tokens[row.user] });
       assert.equal(response.status, 200, response.text);
       const thread = response.body.find((t: { subject: { title: string } }) => t.subject.title === title);
       assert.equal(thread?.reason ?? null, row.reason);
