@@ -20,13 +20,13 @@ const tokens: Record<string, string> = {};
 before(async () => {
   receiver = await new Receiver().start();
   server = await startServer();
-  for (const login of ['mona', 'wally', 'walt', 'rita', 'hubot']) {
+  for (const login of ['mona', 'wally', 'walt', 'rita', 'rhea', 'hubot']) {
     await server.admin('POST', '/users', { login });
     tokens[login] = (await server.admin('POST', '/tokens', { login, kind: 'classic', scopes: ['notifications'] })).token;
   }
   await server.admin('POST', '/users', { login: 'helper-bot', type: 'Bot' });
   tokens['helper-bot'] = (await server.admin('POST', '/tokens', { login: 'helper-bot', kind: 'classic', scopes: ['notifications'] })).token;
-  // rita is no member of acme: she reads none of its private repositories.
+  // rita and rhea are no members of acme: they read none of its private repositories (rhea is given access later).
   await server.admin('POST', '/orgs', { login: 'acme', owners: ['mona'], members: ['wally', 'walt', 'helper-bot'] });
   await server.admin('POST', '/repos', { owner: 'acme', name: 'widgets', visibility: 'private' });
   await server.admin('POST', '/repos', { owner: 'acme', name: 'gadgets', visibility: 'private' });
@@ -63,9 +63,9 @@ async function postsOf(title: string): Promise<Record<string, { installation: nu
   return out;
 }
 
-/** An issue opened and commented on by `actor` in the repository, mentioning rita and mona; both delivered and fanned out. */
+/** An issue opened and commented on by `actor` in the repository, mentioning rita, rhea and mona; both delivered and fanned out. */
 async function activity(title: string, actor: string, repository = 'acme/widgets'): Promise<void> {
-  const issue = await server.admin('POST', `/repos/${repository}/issues`, { author: actor, title, body: 'cc @rita' });
+  const issue = await server.admin('POST', `/repos/${repository}/issues`, { author: actor, title, body: 'cc @rita @rhea' });
   await server.admin('POST', `/repos/${repository}/issues/${issue.number}/comments`, { author: actor, body: 'and @mona' });
   await server.drain();
 }
@@ -114,11 +114,15 @@ describe('notification fan-out: a row per neighbour user', () => {
     reason: string | null;
     /** The list read (default: every thread of the user). */
     list?: string;
+    /** Given read access to the repository after the activity, before the list is read. */
+    grantedAfter?: boolean;
   }
   const ROWS: Row[] = [
     { name: 'a member watching the repository', actor: 'mona', user: 'wally', reason: 'subscribed' },
     { name: 'a member not watching it', actor: 'mona', user: 'walt', reason: null },
     { name: 'a user mentioned who cannot read the repository', actor: 'mona', user: 'rita', reason: null },
+    // The lists hide what the user cannot read now: a thread made for who could not read it then shows once they can.
+    { name: 'a user mentioned who could not read the repository then, given access since', actor: 'mona', user: 'rhea', reason: null, grantedAfter: true },
     { name: 'the actor, mentioned in their own comment', actor: 'mona', user: 'mona', reason: null },
     { name: 'the owner mentioned by another', actor: 'wally', user: 'mona', reason: 'mention' },
     { name: 'an app\'s bot acting: the bot, watching, is not notified', actor: 'helper-bot', user: 'helper-bot', reason: null },
@@ -135,6 +139,7 @@ describe('notification fan-out: a row per neighbour user', () => {
     test(row.name, async () => {
       const title = `notifications ${++n}`;
       await activity(title, row.actor);
+      if (row.grantedAfter) await server.admin('PUT', `/repos/acme/widgets/collaborators/${row.user}`, { permission: 'pull' });
       const response = await server.api('GET', row.list ?? '/notifications?all=true&per_page=50', { token: tokens[row.user] });
       assert.equal(response.status, 200, response.text);
       const thread = response.body.find((t: { subject: { title: string } }) => t.subject.title === title);
