@@ -232,6 +232,27 @@ const ROWS: Row[] = [
     subscriptions: { out: 'subscribed:assign' },
   },
   {
+    name: 'assigned: a muted subscriber assigned is not notified (only watching reaches a muted thread) and stays muted',
+    setup: { subscriptions: { dan: ['muted', 'comment'] } },
+    handler: 'issues.assigned', actor: 'eve', payload: () => ({ assignee_id: id.dan }),
+    threads: {},
+    subscriptions: { dan: 'muted:comment' },
+  },
+  {
+    name: 'opened: the actor mentioning themselves lifts their own ignored subscription (mention)',
+    setup: { subscriptions: { ann: ['ignored', null] } },
+    handler: 'issues.opened', actor: 'ann', payload: () => opened(mentions(['ann'])),
+    threads: {},
+    subscriptions: { ann: 'subscribed:mention' },
+  },
+  {
+    name: 'opened: the actor\'s ignored subscription stays ignored without a mention',
+    setup: { subscriptions: { ann: ['ignored', null] } },
+    handler: 'issues.opened', actor: 'ann', payload: () => opened(),
+    threads: {},
+    subscriptions: { ann: 'ignored:null' },
+  },
+  {
     name: 'review requested of a user: that user alone',
     setup: { watches: { dan: 'watching' } },
     handler: 'pull_request.review_requested', actor: 'eve', payload: () => ({ requested_reviewer_id: id.bob }),
@@ -265,6 +286,16 @@ test('a thread shows the activity: the subject\'s type and repository, unread, t
     user_id: userId, repository_id: id.secret!, unread: 1, done: 0, latest_comment_id: 500 + activities, last_activity_id: activities, updated_at: NOW, last_read_at: null,
     type: 'PullRequest', title: `issue ${issues}`, url: null, subject_key: `issue:${pull}`,
   })));
+  // A subscription keeps when it was made; a new one is made now (as the thread).
+  const kept = await issue({ subscriptions: { eve: ['subscribed', 'comment'] } });
+  const started = new Date().toISOString();
+  await notify('issue_comment.created', kept, 'owner', mentions(['eve', 'bob']));
+  const made = await db.kysely.selectFrom('thread_subscriptions as ts').innerJoin('notification_subjects as s', 's.id', 'ts.subject_id')
+    .select(['ts.user_id', 'ts.created_at']).where('s.issue_id', '=', kept).orderBy('ts.user_id').execute();
+  assert.deepEqual(made.map((m) => [loginOf(m.user_id), m.created_at === NOW]), [['owner', false], ['bob', false], ['eve', true]].sort((a, b) => id[a[0] as string]! - id[b[0] as string]!));
+  for (const m of made.filter((m) => m.created_at !== NOW)) assert.ok(m.created_at >= started, m.created_at);
+  const [madeThread] = await db.kysely.selectFrom('notification_threads as t').innerJoin('notification_subjects as s', 's.id', 't.subject_id').select(['t.created_at']).where('s.issue_id', '=', kept).where('t.user_id', '=', id.bob!).execute();
+  assert.ok(madeThread!.created_at >= started);
   const openedId = await issue({});
   await notify('issues.opened', openedId, 'ann', opened({ assignee_ids: [id.cat] }));
   const [thread] = await db.kysely.selectFrom('notification_threads as t').innerJoin('notification_subjects as s', 's.id', 't.subject_id').select(['s.type', 't.latest_comment_id']).where('s.issue_id', '=', openedId).execute();
