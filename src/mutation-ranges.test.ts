@@ -35,7 +35,7 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/areas/app-webhooks/engine.ts', first: 'export const isFailure', last: 'export function retryDelay' },
   { file: 'src/areas/app-webhooks/engine.ts', first: 'export function droppedBecause', last: 'export function droppedBecause' },
   { file: 'src/areas/notifications/service.ts', first: 'function storedTime', last: 'export function threadFilter' },
-  { file: 'src/areas/notifications/store.ts', first: 'function pageStatement', last: 'export async function listPage' },
+  { file: 'src/areas/notifications/store.ts', first: 'function pageStatement', last: 'function pageStatement' },
   'src/areas/notifications/reasons.ts',
   { file: 'src/areas/notifications/fan-out.ts', first: 'class NotificationFanOut', last: 'export const notificationHandlers' },
 ];

@@ -253,6 +253,62 @@ const ROWS: Row[] = [
     subscriptions: { ann: 'ignored:null' },
   },
   {
+    name: 'opened: an assignee, a requested reviewer and a mentioned user ignoring the repository still hear (direct participation)',
+    setup: { watches: { bob: 'ignoring', cat: 'ignoring', dan: 'ignoring' } },
+    handler: 'pull_request.opened', actor: 'eve', payload: () => opened({ ...mentions(['dan']), assignee_ids: [id.bob], requested_reviewer_ids: [id.cat] }),
+    threads: { bob: 'assign', cat: 'review_requested', dan: 'mention' },
+    subscriptions: { bob: 'subscribed:assign', cat: 'subscribed:review_requested', dan: 'subscribed:mention', eve: 'subscribed:author' },
+  },
+  {
+    name: 'comment: mentioning a user ignoring the repository notifies them (a mention is direct)',
+    setup: { watches: { cat: 'ignoring' } },
+    handler: 'issue_comment.created', actor: 'ann', payload: () => mentions(['cat']),
+    threads: { cat: 'mention' },
+    subscriptions: { ann: 'subscribed:comment', cat: 'subscribed:mention' },
+  },
+  {
+    name: 'assigned: an assignee ignoring the repository still hears',
+    setup: { watches: { cat: 'ignoring' } },
+    handler: 'issues.assigned', actor: 'eve', payload: () => ({ assignee_id: id.cat }),
+    threads: { cat: 'assign' },
+    subscriptions: { cat: 'subscribed:assign' },
+  },
+  {
+    name: 'assigned: a subscriber with a more direct reason keeps it',
+    setup: { subscriptions: { cat: ['subscribed', 'mention'] } },
+    handler: 'issues.assigned', actor: 'eve', payload: () => ({ assignee_id: id.cat }),
+    threads: { cat: 'assign' },
+    subscriptions: { cat: 'subscribed:mention' },
+  },
+  {
+    name: 'review requested of a user ignoring the repository: still heard',
+    setup: { watches: { bob: 'ignoring' } },
+    handler: 'pull_request.review_requested', actor: 'eve', payload: () => ({ requested_reviewer_id: id.bob }),
+    threads: { bob: 'review_requested' },
+    subscriptions: { bob: 'subscribed:review_requested' },
+  },
+  {
+    name: 'comment: the actor mentioning their own team subscribes for the comment, not the team mention',
+    setup: {},
+    handler: 'issue_comment.created', actor: 'ann', payload: () => mentions([], ['devs']),
+    threads: { bob: 'team_mention' },
+    subscriptions: { ann: 'subscribed:comment' },
+  },
+  {
+    name: 'comment: the actor\'s muted subscription is lifted by commenting',
+    setup: { subscriptions: { bob: ['muted', 'author'] } },
+    handler: 'issue_comment.created', actor: 'bob', payload: () => mentions([]),
+    threads: {},
+    subscriptions: { bob: 'subscribed:author' },
+  },
+  {
+    name: 'comment: a muted subscriber not watching hears nothing',
+    setup: { subscriptions: { eve: ['muted', 'comment'], cat: ['subscribed', 'comment'] } },
+    handler: 'issue_comment.created', actor: 'ann', payload: () => mentions([]),
+    threads: { cat: 'comment' },
+    subscriptions: { ann: 'subscribed:comment', cat: 'subscribed:comment', eve: 'muted:comment' },
+  },
+  {
     name: 'review requested of a user: that user alone',
     setup: { watches: { dan: 'watching' } },
     handler: 'pull_request.review_requested', actor: 'eve', payload: () => ({ requested_reviewer_id: id.bob }),
@@ -309,6 +365,11 @@ test('the inboxes of who got a thread or whose subscription changed move; nobody
   const after = Object.fromEntries((await db.kysely.selectFrom('notification_inboxes').select(['user_id', 'version']).execute()).map((r) => [loginOf(r.user_id), Number(r.version)]));
   const moved = USERS.filter((login) => (after[login] ?? 0) !== (before[login] ?? 0));
   assert.deepEqual(moved, ['ann', 'bob']);
+  // Again: ann's subscription (comment) does not change, so her inbox does not move; bob's thread does.
+  const again = Object.fromEntries((await db.kysely.selectFrom('notification_inboxes').select(['user_id', 'version']).execute()).map((r) => [loginOf(r.user_id), Number(r.version)]));
+  await notify('issue_comment.created', issueId, 'ann', mentions([]));
+  const last = Object.fromEntries((await db.kysely.selectFrom('notification_inboxes').select(['user_id', 'version']).execute()).map((r) => [loginOf(r.user_id), Number(r.version)]));
+  assert.deepEqual(USERS.filter((login) => (last[login] ?? 0) !== (again[login] ?? 0)), ['bob']);
 });
 
 test('nothing without an issue, an actor, or an issue that still exists', async () => {
