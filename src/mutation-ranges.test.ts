@@ -31,6 +31,13 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/core/access/store.ts', first: 'const MEMBER_ROLES', last: 'export async function readersOf' },
   { file: 'src/core/repositories/list-store.ts', first: 'const TRUE', last: 'export async function repositoryPage' },
   { file: 'src/areas/app-webhooks/engine.ts', first: 'export function requestBody', last: 'export function buildRequest' },
+  { file: 'src/areas/app-webhooks/engine.ts', first: 'export const subscribes', last: 'export function storedPayloads' },
+  { file: 'src/areas/app-webhooks/engine.ts', first: 'export const isFailure', last: 'export function retryDelay' },
+  { file: 'src/areas/app-webhooks/engine.ts', first: 'export function droppedBecause', last: 'export function droppedBecause' },
+  { file: 'src/areas/notifications/service.ts', first: 'function storedTime', last: 'export function threadFilter' },
+  { file: 'src/areas/notifications/store.ts', first: 'function pageStatement', last: 'function pageStatement' },
+  'src/areas/notifications/reasons.ts',
+  { file: 'src/areas/notifications/fan-out.ts', first: 'class NotificationFanOut', last: 'export const notificationHandlers' },
 ];
 
 /** The line (1-based) that starts with `declaration`; there must be exactly one. */

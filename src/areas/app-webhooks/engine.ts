@@ -55,20 +55,20 @@ async function enqueue(ctx: Context, trx: Executor, job: DeliverJob, startAfterS
   await DELIVER.send(ctx.queue, job, { transaction: trx, startAfterSeconds });
 }
 
-
-const subscribes = (events: string, event: string) => {
+/** Whether an app's subscription (its `events`, JSON) names the event. */
+export const subscribes = (events: string, event: string) => {
   const list: unknown = JSON.parse(events);
   return Array.isArray(list) && list.includes(event);
 };
 
 /** What fan-out needs of an activity: a row of the outbox, or a raw event about to be recorded. */
-type Activity = Pick<OutboxActivity, 'event' | 'repository_id' | 'account_id' | 'created_at'> & Partial<Pick<OutboxActivity, 'name' | 'payload'>>;
+export type Activity = Pick<OutboxActivity, 'event' | 'repository_id' | 'account_id' | 'created_at'> & Partial<Pick<OutboxActivity, 'name' | 'payload'>>;
 
 /**
  * Whether the activity's subject is a pull request: issue activity says so in its facts
  * (`pull_request`, a boolean); a raw event in the platform's shape, by its `issue.pull_request`.
  */
-function onPullRequest(activity: Activity): boolean {
+export function onPullRequest(activity: Activity): boolean {
   const facts = activity.payload ?? {};
   if (activity.name) return 'pull_request' in facts && facts.pull_request === true;
   const issue = 'issue' in facts ? facts.issue : undefined;
@@ -96,7 +96,7 @@ type Body = Record<string, unknown>;
  * subscription), with an active webhook, and whose installation's current grant (granted ∩
  * requested) covers the event. One query for every candidate; the checks run on the set.
  */
-function subscribedAndCovered(activity: Activity, targets: store.Target[]): store.Target[] {
+export function subscribedAndCovered(activity: Activity, targets: store.Target[]): store.Target[] {
   const unsubscribed = deliveredWithoutSubscribing(activity.event);
   const subscribed = targets.filter((target) => unsubscribed || subscribes(target.events, activity.event));
   if (subscribed.length === 0) return [];
@@ -213,7 +213,16 @@ export async function newAttempt(
   await enqueue(ctx, trx, { deliveryId: deliveryId!, generation: 0 }, attempt.startAfterSeconds);
 }
 
-const isFailure = (statusCode: number) => statusCode < 200 || statusCode >= 400;
+export const isFailure = (statusCode: number) => statusCode < 200 || statusCode >= 400;
+
+/**
+ * Whether a posted attempt is retried, and when: a failure whose attempt has retries left, after the
+ * base delay doubled per retry made before it; null when it is not retried.
+ */
+export function retryDelay(statusCode: number, retryCount: number, { retries, retryBaseSeconds }: { retries: number; retryBaseSeconds: number }): number | null {
+  if (!isFailure(statusCode) || retryCount >= retries) return null;
+  return retryBaseSeconds * 2 ** retryCount;
+}
 
 /**
  * Webhook secrets, unsealed, by their sealed form, per server (its key unseals them): every delivery
@@ -346,7 +355,7 @@ export const wasDropped = (status: string | null): boolean => status?.startsWith
  * Why a queued delivery is dropped when its job runs: its installation was deleted or suspended
  * since it was queued. The `installation` events themselves (`deleted`, `suspend`) are delivered.
  */
-function droppedBecause(attempt: store.AttemptToSend): string | null {
+export function droppedBecause(attempt: Pick<store.AttemptToSend, 'installation_id' | 'event' | 'installation_found' | 'installation_suspended_at'>): string | null {
   if (attempt.installation_id === null || attempt.event === 'installation') return null;
   if (attempt.installation_found === null) return `${DROPPED}installation deleted`;
   if (attempt.installation_suspended_at !== null) return `${DROPPED}installation suspended`;
@@ -436,8 +445,8 @@ async function deliver(ctx: Context, job: DeliverJob, run: JobRun, deliveryFault
     response_headers: result.responseHeaders ? JSON.stringify(result.responseHeaders) : null,
     response_body: result.responseBody,
   };
-  const { retries, retryBaseSeconds } = ctx.config.webhooks;
-  if (!isFailure(result.statusCode) || attempt.retry_count >= retries) {
+  const retryAfterSeconds = retryDelay(result.statusCode, attempt.retry_count, ctx.config.webhooks);
+  if (retryAfterSeconds === null) {
     const pending: PendingOutcome = { id: attempt.id, outcome, run };
     await batches.of(ctx).outcomes.add(pending);
     if (pending.error !== undefined) throw pending.error;
@@ -452,7 +461,7 @@ async function deliver(ctx: Context, job: DeliverJob, run: JobRun, deliveryFault
       messageId: attempt.message_id,
       appId: attempt.app_id,
       retryCount: attempt.retry_count + 1,
-      startAfterSeconds: retryBaseSeconds * 2 ** attempt.retry_count,
+      startAfterSeconds: retryAfterSeconds,
     });
   });
 }

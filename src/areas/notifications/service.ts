@@ -76,6 +76,18 @@ function storedTime(value: string, resource: string, field: string): string {
   return new Date(ms).toISOString();
 }
 
+/** What a list's query asks for, as the store filters threads: `all` read ones too, `participating` its reasons alone. */
+export function threadFilter(userId: number, options: Omit<ListOptions, 'page' | 'perPage'>): store.ThreadFilter {
+  return {
+    userId,
+    repositoryId: options.repositoryId,
+    all: options.all ?? false,
+    reasons: options.participating ? PARTICIPATING : undefined,
+    since: options.since === undefined ? undefined : storedTime(options.since, 'Notification', 'since'),
+    before: options.before === undefined ? undefined : storedTime(options.before, 'Notification', 'before'),
+  };
+}
+
 /**
  * What a validator read decides, made once per read: a kept read (src/db/changes.ts) is one shared,
  * never-changed object while nothing changed, so a poll that changes nothing hashes nothing. The
@@ -234,14 +246,7 @@ export class NotificationService extends Service {
    * the tag, a page can only be newer than its tag (a later 200 too many, never a 304 hiding a change).
    */
   async list(userId: number, key: string, options: ListOptions): Promise<{ validator: ListValidator; body: Buffer; returned: number; total: number }> {
-    const filter: store.ThreadFilter = {
-      userId,
-      repositoryId: options.repositoryId,
-      all: options.all ?? false,
-      reasons: options.participating ? PARTICIPATING : undefined,
-      since: options.since === undefined ? undefined : storedTime(options.since, 'Notification', 'since'),
-      before: options.before === undefined ? undefined : storedTime(options.before, 'Notification', 'before'),
-    };
+    const filter = threadFilter(userId, options);
     const offset = (options.page - 1) * options.perPage;
     let read = await store.listPage(this.db, filter, options.perPage, offset);
     const validator = await this.decide(userId, read.validator, key);
