@@ -133,6 +133,8 @@ interface Row {
   activities?: string[];
   applied?: (ids: Record<string, number>) => string[];
   former?: string[];
+  /** A 422's errors. */
+  errors?: object[];
 }
 
 const moving = (ids: Record<string, number>, to: string, name: string, transferred: boolean, renamed: boolean) =>
@@ -156,8 +158,9 @@ const ROWS: Row[] = [
     applied: (ids) => [moving(ids, 'acme', 'Widgets', false, true)], former: ['acme/widgets → widgets'],
   },
   { title: 'renamed to its own name: nothing moves', input: { name: 'widgets' }, to: {}, activities: [], applied: () => [], former: [] },
-  { title: 'renamed to its neighbour\'s name: 422', input: { name: 'gadgets' }, to: 422 },
-  { title: 'renamed to a name that is not one: 422', input: { name: 'no/slash' }, to: 422 },
+  { title: 'renamed to its neighbour\'s name: 422', input: { name: 'gadgets' }, to: 422, errors: [{ resource: 'Repository', field: 'name', code: 'already_exists', message: 'acme/gadgets already exists' }] },
+  { title: 'renamed to its neighbour\'s name in another case: 422', input: { name: 'GADGETS' }, to: 422, errors: [{ resource: 'Repository', field: 'name', code: 'already_exists', message: 'acme/GADGETS already exists' }] },
+  { title: 'renamed to a name that is not one: 422', input: { name: 'no/slash' }, to: 422, errors: [{ resource: 'Repository', field: 'name', code: 'invalid' }] },
   {
     title: 'renamed back: the new name is no longer a former name, the second is', given: { name: 'sprockets' }, at: 'acme/sprockets', input: { name: 'widgets' },
     to: { at: 'acme/widgets' }, activities: ['repository.renamed widgets acme/widgets {"repository":{"name":{"from":"sprockets"}}}'],
@@ -188,10 +191,16 @@ const ROWS: Row[] = [
     applied: (ids) => [`moving ${JSON.stringify({ repositoryId: ids.widgets, fromOwnerId: ids.mona, toOwnerId: ids.other, name: 'widgets', transferred: true, renamed: false })}`, accessChanged(ids)],
     former: ['acme/widgets → widgets', 'mona/widgets → widgets'],
   },
-  { title: 'transferred onto a name the destination has: 422', input: { owner: 'other', name: 'taken' }, to: 422 },
+  { title: 'transferred and renamed onto a name the destination has: 422', input: { owner: 'other', name: 'taken' }, to: 422, errors: [{ resource: 'Repository', field: 'name', code: 'already_exists', message: 'other/taken already exists' }] },
+  { title: 'transferred onto a name the destination has: 422', given: { name: 'taken' }, at: 'acme/taken', input: { owner: 'other' }, to: 422, errors: [{ resource: 'Repository', field: 'name', code: 'already_exists', message: 'other/taken already exists' }] },
   { title: 'transferred to its own owner: nothing moves', input: { owner: 'acme' }, to: {}, activities: [], applied: () => [], former: [] },
   { title: 'transferred to nobody: 404', input: { owner: 'nobody' }, to: 404 },
-  { title: 'internal, transferred to a user: 422', input: { owner: 'mona', visibility: 'internal' }, to: 422 },
+  { title: 'internal, transferred to a user: 422', input: { owner: 'mona', visibility: 'internal' }, to: 422, errors: [{ resource: 'Repository', field: 'visibility', code: 'custom', message: 'internal repositories belong to organizations' }] },
+  { title: 'already internal, transferred to a user: 422', given: { visibility: 'internal' }, input: { owner: 'mona' }, to: 422, errors: [{ resource: 'Repository', field: 'visibility', code: 'custom', message: 'internal repositories belong to organizations' }] },
+  { title: 'private, given its own visibility: nothing recorded or applied', input: { visibility: 'private' }, to: {}, activities: [] },
+  { title: 'given its own description: nothing recorded', input: { description: null }, to: {}, activities: [] },
+  { title: 'public, archived: archived alone', given: { visibility: 'public' }, input: { archived: true }, to: { visibility: 'public', archived: true }, activities: ['repository.archived widgets acme/widgets (archived)'] },
+  { title: 'public, made internal: privatized', given: { visibility: 'public' }, input: { visibility: 'internal' }, to: { visibility: 'internal' }, activities: ['repository.privatized widgets acme/widgets'], applied: (ids) => [accessChanged(ids)] },
   { title: 'internal in its organization', input: { visibility: 'internal' }, to: { visibility: 'internal' }, activities: [], applied: (ids) => [accessChanged(ids)] },
   { title: 'made public: publicized, its access changed', input: { visibility: 'public' }, to: { visibility: 'public' }, activities: ['repository.publicized widgets acme/widgets'], applied: (ids) => [accessChanged(ids)] },
   { title: 'made private again: privatized', given: { visibility: 'public' }, input: { visibility: 'private' }, to: { visibility: 'private' }, activities: ['repository.privatized widgets acme/widgets'], applied: (ids) => [accessChanged(ids)] },
@@ -208,6 +217,7 @@ for (const row of ROWS) {
     const done = writes().updateRepository(owner, name, row.input);
     if (typeof row.to === 'number') {
       await assert.rejects(done, (error: unknown) => error instanceof ApiError && error.status === row.to);
+      if (row.errors) await done.catch((error: ApiError) => assert.deepEqual(error.errors, row.errors));
       assert.deepEqual({ widgets: await stateOf('widgets'), former: await formerNames(), activities: await recorded(), applied }, before);
     } else {
       const answer = await done;
