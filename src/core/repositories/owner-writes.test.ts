@@ -2,7 +2,7 @@
 // DATABASE_URL is set), no server: alice is deleted, bob beside her must be untouched. A row per case:
 // the sole owner of organizations refused (422 naming them, in order), the ghost refused, unknown
 // logins and organizations 404; a deletion that goes through takes alice's account, repositories and
-// their git data, memberships, leaves what she wrote on bob's repository to `ghost`, records
+// their git data, memberships, leaves what she wrote on bob's repository (issues, comments, events) to `ghost`, records
 // `user.deleted` — bob's account, repository, membership, writing and git data stay.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -38,6 +38,8 @@ after(async () => {
 /** Afresh: alice and bob, each a repository with git data and an issue by the other; organizations by owner. */
 beforeEach(async () => {
   const k = db.kysely;
+  await k.deleteFrom('issue_comments').execute();
+  await k.deleteFrom('issue_events').execute();
   await k.deleteFrom('issues').execute();
   await k.deleteFrom('repositories').execute();
   await k.deleteFrom('users').execute();
@@ -57,6 +59,12 @@ beforeEach(async () => {
   for (const [repository, author, number] of [['bob/mine', 'alice', 1], ['bob/mine', 'bob', 2], ['alice/mine', 'bob', 1]] as const) {
     await k.insertInto('issues').values({ repository_id: id[repository]!, number, author_id: id[author]!, title: `by ${author}`, body: null, state: 'open', is_pull_request: 0, created_at: NOW, updated_at: NOW } as never).execute();
   }
+  // On bob's second issue: a comment and an event by each.
+  const issue = (await k.selectFrom('issues').select('id').where('repository_id', '=', id['bob/mine']!).where('number', '=', 2).executeTakeFirstOrThrow()).id;
+  for (const login of ['alice', 'bob']) {
+    await k.insertInto('issue_comments').values({ issue_id: issue, repository_id: id['bob/mine']!, author_id: id[login]!, body: `by ${login}`, created_at: NOW, updated_at: NOW } as never).execute();
+    await k.insertInto('issue_events').values({ issue_id: issue, repository_id: id['bob/mine']!, actor_id: id[login]!, event: 'labeled', created_at: NOW } as never).execute();
+  }
 });
 
 async function world() {
@@ -67,12 +75,16 @@ async function world() {
     .select(['org.login as org', 'member.login as member', 'org_memberships.role']).orderBy('org.login').orderBy('member.login').execute();
   const issues = await k.selectFrom('issues').innerJoin('users', 'users.id', 'issues.author_id').innerJoin('repositories', 'repositories.id', 'issues.repository_id').innerJoin('users as owner', 'owner.id', 'repositories.owner_id')
     .select(['owner.login as owner', 'issues.number', 'users.login as author']).orderBy('owner.login').orderBy('issues.number').execute();
+  const comments = await k.selectFrom('issue_comments').innerJoin('users', 'users.id', 'issue_comments.author_id').select(['users.login', 'issue_comments.body']).orderBy('issue_comments.id').execute();
+  const events = await k.selectFrom('issue_events').innerJoin('users', 'users.id', 'issue_events.actor_id').select('users.login').orderBy('issue_events.id').execute();
   const activities = await k.selectFrom('activity_outbox').select(['event', 'action', 'payload']).execute();
   return {
     users: users.map((u) => u.login),
     repositories: repositories.map((r) => `${r.login}/${r.name}`),
     memberships: memberships.map((m) => `${m.org} ${m.member} ${m.role}`),
     issues: issues.map((i) => `${i.owner}#${i.number} by ${i.author}`),
+    comments: comments.map((c) => `${c.body}: ${c.login}`),
+    events: events.map((e) => e.login),
     git: ['alice', 'bob'].filter((login) => existsSync(join(testDatabase.dataDir, `git/${login}-mine.git`))),
     activities: activities.map((a) => `${a.event}.${a.action} ${a.payload}`),
   };
@@ -83,6 +95,8 @@ const BEFORE = {
   repositories: ['alice/mine', 'bob/mine'],
   memberships: ['acme alice owner', 'acme bob owner', 'also alice owner', 'solo alice owner', 'solo bob member'],
   issues: ['alice#1 by bob', 'bob#1 by alice', 'bob#2 by bob'],
+  comments: ['by alice: alice', 'by bob: bob'],
+  events: ['alice', 'bob'],
   git: ['alice', 'bob'],
   activities: [],
 };
@@ -117,6 +131,8 @@ test('alice, another owner beside her everywhere: she and hers go, what she wrot
     repositories: ['bob/mine'],
     memberships: ['acme bob owner', 'also bob owner', 'solo bob owner'],
     issues: ['bob#1 by ghost', 'bob#2 by bob'],
+    comments: ['by alice: ghost', 'by bob: bob'],
+    events: ['ghost', 'bob'],
     git: ['bob'],
     activities: [`user.deleted ${JSON.stringify({ user: { id: id.alice, login: 'alice' } })}`],
   });
