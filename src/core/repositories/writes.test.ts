@@ -119,7 +119,7 @@ async function recorded() {
 }
 
 const writes = () => new RepositoryWrites(ctx, [spy]);
-const WIDGETS = { at: 'acme/widgets', archived: false, description: null, visibility: 'private', updated: T0, teams: 1, collaborators: 1, selectedBy: ['acme'] };
+const WIDGETS = { at: 'acme/widgets', archived: false, description: null as string | null, visibility: 'private', updated: T0, teams: 1, collaborators: 1, selectedBy: ['acme'] };
 
 interface Row {
   title: string;
