@@ -172,6 +172,12 @@ before(async () => {
     assert.equal(created.status, 201, created.text);
     configurations[org] = created.body.id;
   }
+  for (const [org, type] of [['acme', 'Bug'], ['other', 'Task']] as const) {
+    const created = await server.api('POST', `/orgs/${org}/issue-types`, { token: alice, body: { name: type, is_enabled: true } });
+    assert.equal(created.status, 200, created.text);
+  }
+  // The old organization's override of its type for widgets: it names a type the new owner does not have.
+  await server.admin('PUT', '/repos/acme/widgets/issue-types/Bug', { is_enabled: true });
   const added = await server.api('PATCH', '/orgs/acme/updater/repository-access', { token: alice, body: { repository_ids_to_add: [ids.widgets, ids.gadgets] } });
   assert.equal(added.status, 204, added.text);
 });
@@ -196,3 +202,9 @@ for (const state of Object.keys(MOVES) as State[]) {
     }
   });
 }
+
+test('a transferred repository\'s issue types are its new owner\'s: the old organization\'s (and its override of one) are not; its neighbour keeps its owner\'s', async () => {
+  const names = async (place: string) => ((await server.api('GET', `/repos/${place}/issue-types`, { token: alice })).body as { name: string }[]).map((type) => type.name);
+  assert.deepEqual(await names('other/sprockets'), ['Task']);
+  assert.deepEqual(await names(NEIGHBOUR), ['Bug']);
+});

@@ -5,10 +5,11 @@
 // token, an app user token (of an app someone else owns), and the app each of them owns (its JWT and
 // its installation's token). Operations: the user, their own private repository and its issue, the
 // organization's repository, its and the organization's issue types, notifications (read and
-// marked read), migrations, the app's own reads.
+// marked read), migrations, the app's own reads; and an app installed on each user's account.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { appJwt, classicToken, fineGrainedToken, oauthToken, appUserToken, type TestApp } from '../helpers/credentials.ts';
+import { Receiver } from '../helpers/receiver.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
 type Login = 'alice' | 'bob';
@@ -19,6 +20,8 @@ type Kind = 'classic' | 'fine_grained' | 'oauth' | 'app_user';
 const KINDS: Kind[] = ['classic', 'fine_grained', 'oauth', 'app_user'];
 
 let server: TestServer;
+let receiver: Receiver;
+let watcher: TestApp;
 const credentials = {} as Record<Login, Record<Kind, string> & { app: TestApp; installationToken: string }>;
 
 /** A user-token operation: its status (the path names the user as `{me}`). */
@@ -72,12 +75,18 @@ const MOVES: Record<State, (() => Promise<number>) | null> = {
 };
 
 before(async () => {
+  receiver = await new Receiver().start();
   server = await startServer();
   for (const login of USERS) await server.admin('POST', '/users', { login });
   await server.admin('POST', '/orgs', { login: 'acme', owners: USERS });
   await server.admin('POST', '/repos', { owner: 'acme', name: 'shared' });
   const helper = await server.admin('POST', '/apps', { slug: 'helper', permissions: { metadata: 'read', issues: 'read' } });
   await server.admin('POST', '/apps/helper/installations', { account: 'acme', repositories: 'all' });
+  // An app installed on each user's own account, told of its installations (and nothing else).
+  watcher = await server.admin('POST', '/apps', { slug: 'watcher', permissions: { metadata: 'read' }, events: [], webhook: { url: receiver.url('/watcher') } });
+  await server.drain();
+  for (const login of USERS) await server.admin('POST', '/apps/watcher/installations', { account: login, repositories: 'all' });
+  await server.drain();
   for (const login of USERS) {
     await server.admin('POST', '/repos', { owner: login, name: 'mine', visibility: 'private' });
     await server.admin('POST', `/repos/${login}/mine/issues`, { author: login, title: 'mine' });
@@ -96,7 +105,10 @@ before(async () => {
   }
 });
 
-after(() => server.close());
+after(async () => {
+  await server.close();
+  await receiver.stop();
+});
 
 for (const state of Object.keys(MOVES) as State[]) {
   describe(`${MOVED} ${state}`, () => {
@@ -126,3 +138,11 @@ for (const state of Object.keys(MOVES) as State[]) {
     }
   });
 }
+
+test('deleted: the installations on her account go with it, no app is sent anything for it; his stays', async () => {
+  await server.drain();
+  const listed = await server.api('GET', '/app/installations', { token: await appJwt(server, watcher) });
+  assert.deepEqual((listed.body as { account: { login: string } }[]).map((installation) => installation.account.login), ['bob']);
+  const got = receiver.on('/watcher').map((r) => `${r.headers['x-vendor-event']} ${r.json.action ?? ''} ${r.json.installation?.account?.login ?? ''}`.trim());
+  assert.deepEqual(got, ['ping', 'installation created alice', 'installation created bob']);
+});
