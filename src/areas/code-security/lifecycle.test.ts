@@ -51,7 +51,8 @@ before(async () => {
   await configuration('beta-public', 'organization', id.beta!);
   await configuration('big-private', 'enterprise', id.big!);
   // beta's own defaults win over its enterprise's; gamma has only the enterprise's (for private ones).
-  const defaults = [['organization', id.beta, 'private_and_internal', 'beta-private'], ['organization', id.beta, 'public', 'beta-public'], ['enterprise', id.big, 'private_and_internal', 'big-private']] as const;
+  // And a row naming mona's id as an organization's: a user is given no default whatever rows name it.
+  const defaults = [['organization', id.mona, 'private_and_internal', 'beta-private'], ['organization', id.beta, 'private_and_internal', 'beta-private'], ['organization', id.beta, 'public', 'beta-public'], ['enterprise', id.big, 'private_and_internal', 'big-private']] as const;
   await k.insertInto('code_security_defaults').values(defaults.map(([owner_type, owner_id, repository_type, name]) => ({ owner_type, owner_id, repository_type, configuration_id: id[name]! })) as never).execute();
   for (const name of ['moving', 'neighbour']) {
     id[name] = (await k.insertInto('repositories').values({ owner_id: id.acme!, name, name_lower: name, visibility: 'private', created_at: NOW, updated_at: NOW } as never).returning('id').executeTakeFirstOrThrow()).id;

@@ -2,9 +2,11 @@
 // rename's transaction): a repository a migration locked does not move (403, the message of every
 // write to a locked repository); one that is not locked moves, whatever its neighbours' locks. On a
 // real migrated database (SQLite, or PostgreSQL when DATABASE_URL is set, where the lock is read
-// FOR UPDATE), no server. Two of mona's repositories, each locked or not by one of two migrations.
+// FOR UPDATE, which a spy records on either), no server. Two of mona's repositories, each locked or
+// not by one of two migrations.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { KyselyPlugin, RootOperationNode } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
@@ -74,3 +76,30 @@ test('a repository that is not there (deleted since) is not refused', async () =
   const move = { repositoryId: 2 ** 31 - 1, fromOwnerId: id.mona!, toOwnerId: id.mona!, name: 'gone', transferred: true, renamed: false };
   await db.kysely.transaction().execute((trx) => new UserMigrationService(ctx).refuseLockedMove(trx, move));
 });
+
+/**
+ * What a query asked to lock (`ForUpdate`), recorded and taken off so that SQLite runs it: the lock
+ * is the PostgreSQL form of the rule (SQLite's writer lock serializes the move already).
+ */
+class LockSpy implements KyselyPlugin {
+  locks: string[] = [];
+  transformQuery({ node }: { node: RootOperationNode }): RootOperationNode {
+    if (node.kind !== 'SelectQueryNode' || !node.endModifiers?.length) return node;
+    this.locks.push(...node.endModifiers.map((modifier) => modifier.modifier ?? 'raw'));
+    return { ...node, endModifiers: undefined };
+  }
+  async transformResult<T>({ result }: { result: T }): Promise<T> {
+    return result;
+  }
+}
+
+for (const dialect of ['postgres', 'sqlite'] as const) {
+  test(`on ${dialect}, the lock is read ${dialect === 'postgres' ? 'FOR UPDATE (a concurrent unlock waits for the move)' : 'plainly'}`, async () => {
+    const spy = new LockSpy();
+    await db.kysely.updateTable('repositories').set({ locked_by_migration_id: id.first! } as never).where('id', '=', id.moving!).execute();
+    const service = new UserMigrationService({ ...ctx, db: { ...db, dialect } } as Context);
+    const move = { repositoryId: id.moving!, fromOwnerId: id.mona!, toOwnerId: id.mona!, name: 'moving', transferred: true, renamed: false };
+    await assert.rejects(db.kysely.withPlugin(spy).transaction().execute((trx) => service.refuseLockedMove(trx, move)), (error: unknown) => error instanceof ApiError && error.status === 403);
+    assert.deepEqual(spy.locks, dialect === 'postgres' ? ['ForUpdate'] : []);
+  });
+}

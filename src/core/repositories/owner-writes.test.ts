@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
+import type { KyselyPlugin, RootOperationNode } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
@@ -102,7 +103,12 @@ const BEFORE = {
 };
 
 const refusal = async (login: string, status: number, message: string) => {
-  await assert.rejects(new OwnerWrites(ctx, []).deleteUser(login), (error: unknown) => error instanceof ApiError && error.status === status && (status === 404 || error.errors?.[0]?.message === message));
+  await assert.rejects(new OwnerWrites(ctx, []).deleteUser(login), (error: unknown) => {
+    assert.ok(error instanceof ApiError);
+    assert.equal(error.status, status);
+    if (status === 422) assert.deepEqual(error.errors, [{ resource: 'User', field: 'login', code: 'custom', message }]);
+    return true;
+  });
 };
 
 test('the sole owner of organizations is refused, naming each in order; nothing goes', async () => {
@@ -136,9 +142,34 @@ test('alice, another owner beside her everywhere: she and hers go, what she wrot
     git: ['bob'],
     activities: [`user.deleted ${JSON.stringify({ user: { id: id.alice, login: 'alice' } })}`],
   });
+  // The ghost, made on first use: a user, named as the platform names it.
+  const ghost = await db.kysely.selectFrom('users').select(['login_lower', 'type', 'name', 'email', 'site_admin']).where('login', '=', 'ghost').executeTakeFirstOrThrow();
+  assert.deepEqual({ ...ghost }, { login_lower: 'ghost', type: 'User', name: 'Deleted user', email: null, site_admin: 0 });
   // Deleting her again: 404.
   await refusal('alice', 404, '');
   // The ghost is not deleted; bob, once alone, is refused as the only owner.
   await refusal('ghost', 422, 'the ghost user cannot be deleted');
   await refusal('BOB', 422, 'bob is the only owner of acme, also, solo: add another owner or delete the organization first');
 });
+
+/** What a query asked to lock, recorded and taken off so that SQLite runs it (the lock is PostgreSQL's form of the rule). */
+class LockSpy implements KyselyPlugin {
+  locks: string[] = [];
+  transformQuery({ node }: { node: RootOperationNode }): RootOperationNode {
+    if (node.kind !== 'SelectQueryNode' || !node.endModifiers?.length) return node;
+    this.locks.push(...node.endModifiers.map((modifier) => modifier.modifier ?? 'raw'));
+    return { ...node, endModifiers: undefined };
+  }
+  async transformResult<T>({ result }: { result: T }): Promise<T> {
+    return result;
+  }
+}
+
+for (const dialect of ['postgres', 'sqlite'] as const) {
+  test(`on ${dialect}, the account is ${dialect === 'postgres' ? 'locked (FOR NO KEY UPDATE) before it is checked' : 'not locked (SQLite\'s writer lock serializes deletions)'}`, async () => {
+    const spy = new LockSpy();
+    const spied = { ...ctx, db: { ...db, dialect, kysely: db.kysely.withPlugin(spy) } } as Context;
+    await assert.rejects(new OwnerWrites(spied, []).deleteUser('alice'), (error: unknown) => error instanceof ApiError && error.status === 422);
+    assert.deepEqual(spy.locks, dialect === 'postgres' ? ['ForNoKeyUpdate'] : []);
+  });
+}
