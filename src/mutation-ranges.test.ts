@@ -38,6 +38,18 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/areas/notifications/store.ts', first: 'function pageStatement', last: 'function pageStatement' },
   'src/areas/notifications/reasons.ts',
   { file: 'src/areas/notifications/fan-out.ts', first: 'class NotificationFanOut', last: 'export const notificationHandlers' },
+  { file: 'src/core/apps/writes.ts', first: '  async suspend', last: '  private async change' },
+  { file: 'src/core/apps/store.ts', first: 'export async function setInstallationSuspended', last: 'export async function deleteInstallation' },
+  { file: 'src/core/accounts/writes.ts', first: '  async suspend', last: '  async unsuspend' },
+  { file: 'src/core/repositories/writes.ts', first: '  async updateRepository', last: '  async updateRepository' },
+  { file: 'src/core/repositories/store.ts', first: 'export async function dropFormerName', last: 'export async function detachFromOwner' },
+  { file: 'src/core/repositories/owner-writes.ts', first: '  async deleteUser', last: '  async deleteUser' },
+  { file: 'src/core/accounts/store.ts', first: 'export async function solelyOwnedOrganizations', last: 'export async function reassignAuthorship' },
+  { file: 'src/areas/updater-access/service.ts', first: '  async onTransferred', last: '  async onTransferred' },
+  { file: 'src/areas/updater-access/store.ts', first: 'export async function dropFromListsOutOfReach', last: 'export async function dropFromListsOutOfReach' },
+  { file: 'src/areas/code-security/service.ts', first: '  async attachDefault', last: '  async onTransferred' },
+  { file: 'src/areas/user-migrations/service.ts', first: '  async refuseLockedMove', last: '  async refuseLockedMove' },
+  { file: 'src/areas/user-migrations/store.ts', first: 'export async function repositoryLock', last: 'export async function repositoryLock' },
 ];
 
 /** The line (1-based) that starts with `declaration`; there must be exactly one. */

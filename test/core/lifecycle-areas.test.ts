@@ -20,6 +20,8 @@ const USERS = 'test/core/accounts/lifecycle-users.test.ts';
 const USER_DELETE = 'test/core/accounts/lifecycle-user-delete.test.ts';
 const INSTALLATIONS = 'test/core/apps/lifecycle-installations.test.ts';
 const DROPPED = 'test/core/apps/lifecycle-dropped-deliveries.test.ts';
+const REPOSITORY_STATES = 'test/core/lifecycle-states-repositories.test.ts';
+const USER_STATES = 'test/core/lifecycle-states-users.test.ts';
 
 const suspendedUser: Row = { shown: USERS, title: 'every credential of theirs stops on its next request' };
 const deletedUser: Row = { shown: USER_DELETE, title: 'the user and everything of theirs go' };
@@ -47,7 +49,7 @@ const ROWS: Record<string, Partial<Record<LifecycleActivityName, Row>>> = {
     'user.deleted': cascade('an organization\'s metrics'),
   },
   'issue-types': {
-    'repository.transferred': { notYet: 'read through the current owner; no transfer test of types yet' },
+    'repository.transferred': { shown: REPOSITORY_STATES, title: 'a transferred repository\'s issue types are its new owner\'s' },
     'repository.deleted': cascade('overrides'),
     'user.deleted': cascade('an organization\'s types'),
   },
@@ -73,7 +75,7 @@ const ROWS: Record<string, Partial<Record<LifecycleActivityName, Row>>> = {
     'repository.renamed': { shown: REPOSITORIES, title: 'a rename: 200 at the new place' },
     'repository.deleted': { shown: REPOSITORIES, title: 'apps subscribed to `repository` receive `deleted`' },
     'repository.archived': { shown: INSTALLATIONS, title: 'archiving and unarchiving are `archived` and `unarchived` events' },
-    'user.deleted': { notYet: 'installations on the account cascade; no delivery test of a deleted user yet' },
+    'user.deleted': { shown: USER_STATES, title: 'deleted: the installations on her account go with it, no app is sent anything for it' },
     'installation.suspend': { shown: DROPPED, title: 'suspended: the queued deliveries are dropped' },
     'installation.deleted': { shown: DROPPED, title: 'deleted: the queued deliveries are dropped' },
   },
