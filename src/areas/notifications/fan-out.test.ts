@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
+import { sql } from 'kysely';
 import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import { Clock } from '../../platform/clock.ts';
@@ -322,6 +323,13 @@ const ROWS: Row[] = [
     threads: { ann: 'review_requested' },
     subscriptions: { ann: 'subscribed:review_requested' },
   },
+  {
+    name: 'assigned: a subscriber without a reason (a manual subscription) takes the assignment\'s',
+    setup: { subscriptions: { cat: ['subscribed', null] } },
+    handler: 'issues.assigned', actor: 'eve', payload: () => ({ assignee_id: id.cat }),
+    threads: { cat: 'assign' },
+    subscriptions: { cat: 'subscribed:assign' },
+  },
 ];
 
 for (const row of ROWS) {
@@ -393,4 +401,49 @@ test('access changed: the inboxes of the users named, or of those with threads i
   const withThreads = (await db.kysely.selectFrom('notification_threads').select('user_id').distinct().where('repository_id', '=', id.open!).execute()).map((r) => loginOf(r.user_id));
   assert.deepEqual(await change({ repositoryIds: [id.open!] }), USERS.filter((login) => withThreads.includes(login)));
   assert.ok(withThreads.length > 0);
+});
+
+/**
+ * Runs `run` with a trigger that deletes the row when the fan-out writes the inboxes: the fan-out's
+ * own statement just before it holds the repository and the issue, as a deletion committed after the
+ * activity was read and before its writes would (the race the hold is there for).
+ */
+async function deletedOnInboxWrite(table: 'issues' | 'repositories', rowId: number, run: () => Promise<void>): Promise<void> {
+  const k = db.kysely;
+  const deletion = `delete from ${table} where id = ${Number(rowId)}`;
+  const postgres = testDatabase.databaseUrl !== null;
+  if (postgres) {
+    await sql.raw(`create function fan_out_race() returns trigger language plpgsql as $$ begin ${deletion}; return null; end $$`).execute(k);
+    await sql.raw('create trigger fan_out_race after insert or update on notification_inboxes for each statement execute function fan_out_race()').execute(k);
+  } else {
+    for (const when of ['insert', 'update']) await sql.raw(`create trigger fan_out_race_${when} after ${when} on notification_inboxes begin ${deletion}; end`).execute(k);
+  }
+  try {
+    await run();
+  } finally {
+    if (postgres) {
+      await sql.raw('drop trigger fan_out_race on notification_inboxes').execute(k);
+      await sql.raw('drop function fan_out_race()').execute(k);
+    } else {
+      for (const when of ['insert', 'update']) await sql.raw(`drop trigger fan_out_race_${when}`).execute(k);
+    }
+  }
+}
+
+test('the issue or its repository deleted before the writes: nothing is written for it, and the fan-out does not fail', async () => {
+  const k = db.kysely;
+  const rows: [name: string, table: 'issues' | 'repositories'][] = [['the issue deleted (its repository stays)', 'issues'], ['the repository deleted (its issues with it)', 'repositories']];
+  for (const [name, table] of rows) {
+    const repositoryId = (await k.insertInto('repositories').values({ owner_id: id.owner!, name: `gone-${table}`, name_lower: `gone-${table}`, visibility: 'public', created_at: NOW, updated_at: NOW } as never)
+      .returning('id').executeTakeFirstOrThrow()).id;
+    const issueId = (await k.insertInto('issues').values({
+      repository_id: repositoryId, number: 1, author_id: id.ann!, title: 'gone', body: null, state: 'open', is_pull_request: 0, created_at: NOW, updated_at: NOW,
+    } as never).returning('id').executeTakeFirstOrThrow()).id;
+    id[`gone-${table}`] = repositoryId;
+    await deletedOnInboxWrite(table, table === 'issues' ? issueId : repositoryId, () => notify('issue_comment.created', issueId, 'ann', mentions(['bob']), `gone-${table}` as never));
+    assert.equal((await k.selectFrom('issues').select('id').where('id', '=', issueId).execute()).length, 0, name);
+    assert.equal((await k.selectFrom('repositories').select('id').where('id', '=', repositoryId).execute()).length, table === 'issues' ? 1 : 0, name);
+    assert.deepEqual(await outcome(issueId), { threads: {}, subscriptions: {} }, name);
+    assert.equal((await k.selectFrom('notification_threads').select('id').where('repository_id', '=', repositoryId).execute()).length, 0, name);
+  }
 });
