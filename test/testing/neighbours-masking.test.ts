@@ -9,7 +9,7 @@
 // it stood. Both databases.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createApp, signAppJwt, type TestApp } from '../helpers/credentials.ts';
+import { signAppJwt, type TestApp } from '../helpers/credentials.ts';
 import { ADMIN_TOKEN, startServer, type Response, type TestServer } from '../helpers/server.ts';
 
 const MONA = 'chp_DemoMonaClassicToken00000000013Mkcu6';
