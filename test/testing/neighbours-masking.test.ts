@@ -127,6 +127,16 @@ describe('masking: every place a secret sits in a real exchange × its kind, now
       masked: (entry) => [entry.response.headers.location, entry.response.body],
     },
     {
+      row: 'response Location alone (HEAD: no body) × a signed archive URL\'s signature', path: /\/user\/migrations\/\d+\/archive$/,
+      call: async () => {
+        const response = await server.api('HEAD', `/user/migrations/${migrationId}/archive`, { token: MONA });
+        const signature = new URL(response.headers.get('location') ?? 'http://127.0.0.1/').searchParams.get('signature') ?? '';
+        return { response, secrets: [signature] };
+      },
+      carried: (response, secret) => response.status === 302 && response.headers.get('location')!.includes(secret) && response.text === '',
+      masked: (entry) => entry.response.headers.location,
+    },
+    {
       row: 'query signature × the signed archive URL followed', path: /^\/_storage\/user-migrations\/\d+\/archive\.tar\.gz$/,
       call: async () => {
         const response = await fetch(archiveLocation);
