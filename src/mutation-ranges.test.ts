@@ -38,6 +38,13 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/areas/notifications/store.ts', first: 'function pageStatement', last: 'function pageStatement' },
   'src/areas/notifications/reasons.ts',
   { file: 'src/areas/notifications/fan-out.ts', first: 'class NotificationFanOut', last: 'export const notificationHandlers' },
+  'src/testing/masking.ts',
+  { file: 'src/testing/journal.ts', first: 'function matcher', last: 'export class Journal' },
+  'src/testing/permissions-used.ts',
+  'src/testing/clock.ts',
+  { file: 'src/platform/clock.ts', first: 'export class Clock', last: 'export class Clock' },
+  { file: 'src/testing/support.ts', first: 'export function memoryOf', last: 'export function setMemory' },
+  { file: 'src/testing/support.ts', first: 'export function listedSnapshots', last: 'export function resetRequest' },
 ];
 
 /** The line (1-based) that starts with `declaration`; there must be exactly one. */

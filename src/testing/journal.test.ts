@@ -116,3 +116,11 @@ test('an entry is kept as added, its id first', () => {
   const [found] = journal.find({});
   assert.deepEqual(found, { id: 1, ...ENTRIES[1]! });
 });
+
+test('edges: `/api/v3` alone is the path `/`; since an id of two digits is an id, not a year', () => {
+  const journal = new Journal(100);
+  for (let i = 0; i < 12; i++) journal.add(entry({ path: i === 0 ? '/' : `/n/${i}`, at: '2026-06-01T12:00:00.000Z' }));
+  assert.deepEqual(ids(journal, { path: '/api/v3' }), [1]);
+  assert.deepEqual(ids(journal, { path: '/' }), [1]);
+  assert.deepEqual(ids(journal, { since: '10' }), [12, 11]);
+});

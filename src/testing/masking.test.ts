@@ -255,3 +255,79 @@ test('maskedParts: the request masked first, its secrets then masked in the answ
     response: { headers: { 'x-a': MASK, 'x-b': MASK, location: `http://127.0.0.1/${MASK}` }, body: { text: `${MASK} ${MASK}` } },
   });
 });
+
+test('the edges: which keys are secrets, a token\'s length for its last four, the length kept in seen', () => {
+  // Key names: `sig` and `code` alone, not inside a word.
+  assert.deepEqual(maskValue({ xsig: 'v', sigil: 'v', zipcode: 'v', codes: 'v', Code: 'c', SIG: 's' }), { xsig: 'v', sigil: 'v', zipcode: 'v', codes: 'v', Code: MASK, SIG: MASK });
+  // Twelve characters: masked whole; thirteen: the last four shown.
+  assert.deepEqual(maskValue({ token: 'abcdefghijkl' }), { token: MASK });
+  assert.deepEqual(maskValue({ token: 'abcdefghijklm' }), { token: `${MASK}…jklm` });
+  // Eight characters are kept in seen, seven are not.
+  const seen: Seen = new Set();
+  maskValue({ secret: 'abcdefgh', password: 'abcdefg' }, seen);
+  assert.deepEqual([...seen], ['abcdefgh']);
+  // A secret key's array or object value: masked whole, whatever its length; nothing seen of it.
+  const arraySeen: Seen = new Set();
+  assert.deepEqual(maskValue({ secret: Array.from({ length: 13 }, () => 'a'), token: { a: 1 } }, arraySeen), { secret: MASK, token: MASK });
+  assert.equal(arraySeen.size, 0);
+});
+
+test('the edges of texts: every match (g), any case (i), JSON across lines, YAML quotes, a `+` in a query', () => {
+  assert.equal(maskValue('a?Client_Secret=one&TOKEN=two&x=1'), `a?Client_Secret=${MASK}&TOKEN=${MASK}&x=1`);
+  assert.equal(maskValue('code=abcdef'), `code=${MASK}`);
+  assert.equal(maskValue('{"Client_Secret":\n  "first-secret-value-1", "TOKEN":\n "second-secret-value-2"}'), `{"Client_Secret":\n  "${MASK}", "TOKEN":\n "${MASK}"}`);
+  assert.equal(maskValue('Secret: one-yaml\nTOKEN: two-yaml\n'), `Secret: ${MASK}\nTOKEN: ${MASK}\n`);
+  assert.equal(maskValue("secret: ab'cd\n"), `secret: ${MASK}\n`);
+  assert.equal(maskValue('secret_key: abcdef'), `secret_key: ${MASK}`);
+  assert.equal(maskValue('secret : abcdef'), `secret : ${MASK}`);
+  const seenOf = (text: string) => {
+    const seen: Seen = new Set();
+    maskValue(text, seen);
+    return [...seen];
+  };
+  assert.deepEqual(seenOf('secret: "quoted-secret-1"\n'), ['quoted-secret-1']);
+  assert.deepEqual(seenOf("secret: \"it's-a-secret\"\n"), ["it's-a-secret"]);
+  assert.deepEqual(seenOf('secret: plain\'s-secret-2\n'), ["plain's-secret-2"]);
+  assert.deepEqual(seenOf('private_key: |-\n  line-one-1\n  line-two-2\n'), ['line-one-1', 'line-two-2']);
+  assert.deepEqual(seenOf('a?client_secret=one+two+three'), ['one two three']);
+});
+
+test('the edges of Authorization: spaces between scheme and credential, a credential with spaces, Basic alone, the colon', () => {
+  const echoed = (authorization: string, echo: string) => maskedParts([], { query: {}, requestHeaders: { authorization }, requestBody: undefined, responseHeaders: {}, responseBody: { echo } }).parts;
+  assert.deepEqual(echoed('Bearer   opaque-secret-1', 'x opaque-secret-1').response.body, { echo: `x ${MASK}` });
+  assert.deepEqual(echoed('token part-one part-two', 'x part-one part-two').response.body, { echo: `x ${MASK}` });
+  const b64 = Buffer.from('user:password').toString('base64');
+  for (const scheme of ['Basically', 'NotBasic']) assert.deepEqual(maskHeaders({ authorization: `${scheme} ${b64}` }), { authorization: `${scheme} ${MASK}…${b64.slice(-4)}` }, scheme);
+  const seenOf = (decoded: string) => {
+    const seen: Seen = new Set();
+    const header = maskHeaders({ authorization: `Basic ${Buffer.from(decoded).toString('base64')}` }, seen);
+    return { header: header.authorization, seen: [...seen].sort() };
+  };
+  assert.deepEqual(seenOf('nocolonvalue-1234'), { header: `Basic ${MASK}`, seen: [Buffer.from('nocolonvalue-1234').toString('base64')] });
+  assert.deepEqual(seenOf(':password-12345'), { header: `Basic :${MASK}`, seen: [Buffer.from(':password-12345').toString('base64'), 'password-12345'].sort() });
+});
+
+test('the edges of depth and bodies: 32 levels kept, deeper masked (objects and arrays); arrays as bodies; a text that grows', () => {
+  let objects: unknown = { a: 1 };
+  for (let i = 0; i < 32; i++) objects = { next: objects };
+  assert.match(JSON.stringify(maskValue(objects)), /\{"a":1\}/);
+  let arrays: unknown = 'x';
+  for (let i = 0; i < 40; i++) arrays = [arrays];
+  assert.match(JSON.stringify(maskValue(arrays)), /\[masked\]/);
+  const seen: Seen = new Set(['long-enough-1']);
+  let seen32: unknown = 'long-enough-1';
+  for (let i = 0; i < 32; i++) seen32 = [seen32];
+  assert.doesNotMatch(JSON.stringify(maskSeen(seen32, seen)), /long-enough-1/);
+  let deepObjects: unknown = 'long-enough-1';
+  for (let i = 0; i < 40; i++) deepObjects = { next: deepObjects };
+  assert.match(JSON.stringify(maskSeen(deepObjects, seen)), /long-enough-1/);
+  // An array body: kept as an array (not read as text); one too long to keep whole: cut as JSON.
+  assert.deepEqual(keptBody([1]), [1]);
+  assert.deepEqual(keptBody(['{"a":1}']), ['{"a":1}']);
+  const many = Array.from({ length: BODY_LIMIT + 1 }, () => 1);
+  const text = JSON.stringify(many);
+  assert.equal(keptBody(many), `${text.slice(0, BODY_LIMIT)}… (${text.length - BODY_LIMIT} more characters)`);
+  // A text within the limit is kept whole once masked, though masking made it longer than the limit.
+  const grows = 'token=a&'.repeat(2000);
+  assert.equal(keptBody(grows), `token=${MASK}&`.repeat(2000));
+});
