@@ -318,6 +318,8 @@ test('the edges of depth and bodies: 32 levels kept, deeper masked (objects and 
   let seen32: unknown = 'long-enough-1';
   for (let i = 0; i < 32; i++) seen32 = [seen32];
   assert.doesNotMatch(JSON.stringify(maskSeen(seen32, seen)), /long-enough-1/);
+  // 33 arrays: the innermost at depth 32, still looked into.
+  assert.doesNotMatch(JSON.stringify(maskSeen([seen32], seen)), /long-enough-1/);
   let deepObjects: unknown = 'long-enough-1';
   for (let i = 0; i < 40; i++) deepObjects = { next: deepObjects };
   assert.match(JSON.stringify(maskSeen(deepObjects, seen)), /long-enough-1/);
