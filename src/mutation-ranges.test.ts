@@ -50,6 +50,13 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/areas/code-security/service.ts', first: '  async attachDefault', last: '  async onTransferred' },
   { file: 'src/areas/user-migrations/service.ts', first: '  async refuseLockedMove', last: '  async refuseLockedMove' },
   { file: 'src/areas/user-migrations/store.ts', first: 'export async function repositoryLock', last: 'export async function repositoryLock' },
+  'src/testing/masking.ts',
+  { file: 'src/testing/journal.ts', first: 'function matcher', last: 'export class Journal' },
+  'src/testing/permissions-used.ts',
+  'src/testing/clock.ts',
+  { file: 'src/platform/clock.ts', first: 'export class Clock', last: 'export class Clock' },
+  { file: 'src/testing/support.ts', first: 'export function memoryOf', last: 'export function setMemory' },
+  { file: 'src/testing/support.ts', first: 'export function listedSnapshots', last: 'export function resetRequest' },
 ];
 
 /** The line (1-based) that starts with `declaration`; there must be exactly one. */

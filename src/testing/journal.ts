@@ -24,7 +24,7 @@ import { withoutApiPrefix } from '../platform/urls.ts';
 import { permissionsUsed } from './permissions-used.ts';
 
 import type { JournalEntry, JournalWarning } from './journal-entry.ts';
-import { keptBody, maskHeaders, maskSeen, maskValue, type Seen } from './masking.ts';
+import { maskedParts, maskSeen } from './masking.ts';
 
 export type { JournalEntry, JournalWarning } from './journal-entry.ts';
 
@@ -204,15 +204,12 @@ export function journalHooks(ctx: Context): { start: onRequestHookHandler; recor
       else if (explanation?.credential) credential = { ...credential, kind: explanation.credential.kind, token_last_eight: explanation.credential.token_last_eight ?? null };
       const access = config.access && !request.operator && !explanation ? { used: principal.used ?? null, held: heldBy(principal) } : null;
       // The request first, so that what it held is masked in the answer too.
-      const seen: Seen = new Set(knownSecrets);
-      const requestPart = { headers: maskHeaders(request.headers, seen), body: keptBody(request.body, seen) };
-      const maskedQuery = maskValue(query, seen) as Record<string, unknown>;
-      const responsePart = { headers: maskHeaders(reply.getHeaders(), seen), body: keptBody(payload, seen) };
+      const { seen, parts } = maskedParts(knownSecrets, { query, requestHeaders: request.headers, requestBody: request.body, responseHeaders: reply.getHeaders(), responseBody: payload });
       journal.add(maskSeen({
         at: ctx.clock.now().toISOString(),
         method: request.method,
         path,
-        query: maskedQuery,
+        query: parts.query,
         operation,
         credential,
         access,
@@ -220,8 +217,8 @@ export function journalHooks(ctx: Context): { start: onRequestHookHandler; recor
         fault,
         status: reply.statusCode,
         duration_ms: Math.round((performance.now() - (request.journalStarted ?? performance.now())) * 10) / 10,
-        request: requestPart,
-        response: responsePart,
+        request: parts.request,
+        response: parts.response,
         warnings,
       }, seen) as Omit<JournalEntry, 'id'>);
     } catch (err) {

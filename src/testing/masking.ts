@@ -145,3 +145,26 @@ export function keptBody(body: unknown, seen?: Seen): unknown {
   if (text.length <= BODY_LIMIT) return maskedValue;
   return `${text.slice(0, BODY_LIMIT)}… (${text.length - BODY_LIMIT} more characters)`;
 }
+
+/** What an entry keeps of a request and its answer, masked. */
+export interface MaskedParts {
+  query: Record<string, unknown>;
+  request: { headers: Record<string, unknown>; body: unknown };
+  response: { headers: Record<string, unknown>; body: unknown };
+}
+
+/**
+ * One journal entry's request and answer as kept (journal.ts `record`): the request first, so that
+ * every secret it held (and each of `known`, the server's own) is masked in the answer too, then
+ * whatever of them is still anywhere in the entry.
+ */
+export function maskedParts(
+  known: readonly string[],
+  parts: { query: Record<string, unknown>; requestHeaders: Record<string, unknown>; requestBody: unknown; responseHeaders: Record<string, unknown>; responseBody: unknown },
+): { seen: Seen; parts: MaskedParts } {
+  const seen: Seen = new Set(known);
+  const request = { headers: maskHeaders(parts.requestHeaders, seen), body: keptBody(parts.requestBody, seen) };
+  const query = maskValue(parts.query, seen) as Record<string, unknown>;
+  const response = { headers: maskHeaders(parts.responseHeaders, seen), body: keptBody(parts.responseBody, seen) };
+  return { seen, parts: maskSeen({ query, request, response }, seen) as MaskedParts };
+}

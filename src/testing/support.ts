@@ -87,9 +87,22 @@ async function copyFolder(from: string, to: string): Promise<void> {
 }
 
 /** What a snapshot keeps of this process's memory. */
-interface MemoryState {
+export interface MemoryState {
   clock_offset_ms: number;
   faults: FaultRule[];
+}
+
+/** This process's memory as a snapshot keeps it: the clock's lead, the fault rules. */
+export function memoryOf(ctx: Pick<Context, 'clock' | 'perServer'>): MemoryState {
+  // Not the journal: it outlives resets and restores (a whole suite's calls), cleared by DELETE /_admin/requests only.
+  return { clock_offset_ms: ctx.clock.offset, faults: faultsOf(ctx as Context).save() };
+}
+
+/** Puts a snapshot's memory back (a reset's: no lead, no faults): the clock's lead replaced, the fault rules, the rate-limit counters forgotten. */
+export function setMemory(ctx: Pick<Context, 'clock' | 'perServer' | 'rateLimiter'>, memory: MemoryState): void {
+  ctx.clock.setOffset(memory.clock_offset_ms);
+  faultsOf(ctx as Context).replace(memory.faults);
+  ctx.rateLimiter.forget();
 }
 
 /** The journal outlives a reset or a restore unless the call asks for it to be cleared too. */
@@ -195,8 +208,7 @@ export class TestSupport {
   }
 
   async list(): Promise<SnapshotMeta[]> {
-    const all = await this.#tables.list();
-    return all.filter((meta) => meta.name !== DEMO_SNAPSHOT).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.name.localeCompare(b.name));
+    return listedSnapshots(await this.#tables.list());
   }
 
   async drop(name: string): Promise<boolean> {
@@ -256,15 +268,34 @@ export class TestSupport {
   }
 
   #memory(): MemoryState {
-    // Not the journal: it outlives resets and restores (a whole suite's calls), cleared by DELETE /_admin/requests only.
-    return { clock_offset_ms: this.#ctx.clock.offset, faults: faultsOf(this.#ctx).save() };
+    return memoryOf(this.#ctx);
   }
 
   #setMemory(memory: MemoryState): void {
-    this.#ctx.clock.setOffset(memory.clock_offset_ms);
-    faultsOf(this.#ctx).replace(memory.faults);
-    this.#ctx.rateLimiter.forget();
+    setMemory(this.#ctx, memory);
   }
+}
+
+/** The snapshots a list shows: the saved demo world left out, newest first, then by name. */
+export function listedSnapshots(all: readonly SnapshotMeta[]): SnapshotMeta[] {
+  return all.filter((meta) => meta.name !== DEMO_SNAPSHOT).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.name.localeCompare(b.name));
+}
+
+/** What a reset's body asks for: empty unless it says, a seed only with `to: seed` (parsed YAML or JSON), each refusal a 422 naming `seed`. */
+export function resetRequest(body: { to?: 'empty' | 'demo' | 'seed'; seed?: string }): { to: 'empty' | 'demo' | 'seed'; seed: unknown } {
+  const to = body.to ?? 'empty';
+  let seed: unknown;
+  if (to === 'seed') {
+    if (body.seed === undefined) throw invalidField('Reset', 'seed', 'to: seed needs the seed file\'s content in seed', 'missing_field');
+    try {
+      seed = parse(body.seed);
+    } catch (error) {
+      throw invalidField('Reset', 'seed', `the seed is neither YAML nor JSON: ${(error as Error).message.split('\n')[0]}`);
+    }
+  } else if (body.seed !== undefined) {
+    throw invalidField('Reset', 'seed', 'seed goes with to: seed');
+  }
+  return { to, seed };
 }
 
 const snapshotBody = (meta: SnapshotMeta) => ({ name: meta.name, created_at: meta.createdAt, bytes: meta.bytes });
@@ -287,18 +318,7 @@ export function testSupportRoutes(app: Api, ctx: Context, areas: readonly Area[]
       }, { additionalProperties: false }),
     },
   }, async (request) => {
-    const to = request.body.to ?? 'empty';
-    let seed: unknown;
-    if (to === 'seed') {
-      if (request.body.seed === undefined) throw invalidField('Reset', 'seed', 'to: seed needs the seed file\'s content in seed', 'missing_field');
-      try {
-        seed = parse(request.body.seed);
-      } catch (error) {
-        throw invalidField('Reset', 'seed', `the seed is neither YAML nor JSON: ${(error as Error).message.split('\n')[0]}`);
-      }
-    } else if (request.body.seed !== undefined) {
-      throw invalidField('Reset', 'seed', 'seed goes with to: seed');
-    }
+    const { to, seed } = resetRequest(request.body);
     const took = await support.reset(to, seed);
     if (request.body.journal === 'clear') journalOf(ctx).clear();
     return { took_ms: took };
