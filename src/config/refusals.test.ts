@@ -7,7 +7,7 @@
 // through (parse.ts: bool, host, isLoopbackHost, mode, bearerToken, trustProxy, isLoopbackUrl;
 // settings.ts: who reaches the server, the mode and the settings derived from it).
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import { bearerToken, bool, host, isLoopbackHost, isLoopbackUrl, mode, trustProxy } from './parse.ts';
 import { refusals, secretKeyWeakness } from './refusals.ts';
 import { readSettings } from './settings.ts';
@@ -45,7 +45,7 @@ const IN_PRODUCTION = 'in production mode';
 const BEHIND_PROXY = 'when a proxy is trusted (CODEHOST_TRUST_PROXY)';
 const PUBLIC_URLS = 'when the public URLs (CODEHOST_WEB_URL, CODEHOST_API_URL) are not loopback';
 
-test('refusals: every setting alone and in combination, production and laptop mode, the exact lines or none', () => {
+describe('refusals: every setting alone and in combination, production and laptop mode, the exact lines or none (a test per row)', () => {
   // [what, environment, the lines refused in their order]
   const rows: [string, Env, string[]][] = [
     // Production mode, nothing wrong; then each setting alone.
@@ -116,7 +116,7 @@ test('refusals: every setting alone and in combination, production and laptop mo
     ['a public API URL left to the default mode', production({ CODEHOST_HOST: undefined, CODEHOST_API_URL: 'https://api.example.com/v3', CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' }), [PRIVATE(IN_PRODUCTION)]],
   ];
   for (const [what, env, lines] of rows) {
-    assert.deepEqual(refused(env), lines, what);
+    test(what, () => assert.deepEqual(refused(env), lines));
   }
 });
 
@@ -131,7 +131,7 @@ const spread = (alphabet: string, count: number, length: number) => alphabet.sli
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const HEX = '0123456789abcdef';
 
-test('secretKeyWeakness: each alphabet at and below its length and distinct characters, repeated runs, the exact reasons', () => {
+describe('secretKeyWeakness: each alphabet at and below its length and distinct characters, repeated runs, the exact reasons (a test per row)', () => {
   const rows: [string, string, string | null][] = [
     ['the good key', GOOD_KEY, null],
     ['one character', 'a', 'has 1 character: a hex key needs at least 64 for 32 bytes of entropy'],
@@ -162,7 +162,7 @@ test('secretKeyWeakness: each alphabet at and below its length and distinct char
     ['almost a run of half the key', `${BASE64.slice(0, 22)}${BASE64.slice(0, 21)}9`, null],
   ];
   for (const [what, key, weakness] of rows) {
-    assert.equal(secretKeyWeakness(key), weakness, `${what}: ${key}`);
+    test(what, () => assert.equal(secretKeyWeakness(key), weakness, key));
   }
 });
 
@@ -241,7 +241,7 @@ test('parse: the admin and metrics tokens, and a trusted proxy', () => {
   assert.deepEqual(trustProxy({ CODEHOST_TRUST_PROXY: '::/128' }), ['::/128']);
 });
 
-test('settings: who reaches the server, the mode, and what follows them (the derived settings, in order)', () => {
+describe('settings: who reaches the server, the mode, and what follows them (the derived settings, in order; a test per row)', () => {
   const laptopDefaults = (from = 'CODEHOST_HOST=127.0.0.1 is loopback, no proxy is trusted, the URLs are loopback') => [
     { name: 'CODEHOST_MODE', value: 'laptop', from },
   ];
@@ -334,12 +334,15 @@ test('settings: who reaches the server, the mode, and what follows them (the der
     ]],
   ];
   for (const [what, env, reachedBy, serverMode, allowPrivate, derived] of rows) {
-    const config = readSettings(env);
-    assert.equal(config.reachedBy, reachedBy, what);
-    assert.equal(config.mode, serverMode, what);
-    assert.equal(config.webhooks.allowPrivateAddresses, allowPrivate, what);
-    assert.deepEqual(config.derived, derived, what);
+    test(what, () => {
+      const config = readSettings(env);
+      assert.equal(config.reachedBy, reachedBy);
+      assert.equal(config.mode, serverMode);
+      assert.equal(config.webhooks.allowPrivateAddresses, allowPrivate);
+      assert.deepEqual(config.derived, derived);
+    });
   }
+  test('test mode follows the test clock, the demo data laptop mode, the URLs the address', () => {
   // The test clock turns test mode on unless it is set; the demo data follow laptop mode.
   const settings = (env: Env) => { const c = readSettings(env); return [c.testClock, c.testMode, c.demo]; };
   assert.deepEqual(settings({}), [false, false, true]);
@@ -356,4 +359,5 @@ test('settings: who reaches the server, the mode, and what follows them (the der
   assert.deepEqual(urls({ CODEHOST_WEB_URL: '', CODEHOST_API_URL: '' }), ['http://127.0.0.1:3000', 'http://127.0.0.1:3000/api/v3', { api: true, web: true }]);
   assert.throws(() => readSettings({ CODEHOST_API_URL: 'ftp://x' }), { message: 'CODEHOST_API_URL must be an absolute http:// or https:// URL, got "ftp://x"' });
   assert.throws(() => readSettings({ CODEHOST_WEB_URL: 'code.example.com' }), { message: 'CODEHOST_WEB_URL must be an absolute http:// or https:// URL, got "code.example.com"' });
+  });
 });

@@ -5,7 +5,7 @@
 // exported, exported with its archive deleted, failed — on a real migrated database (SQLite, or
 // PostgreSQL when DATABASE_URL is set).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
@@ -107,8 +107,9 @@ async function now(m: { id: number; repository: number }) {
 
 const T = at(20);
 
-test('the state changes: every operation from every state (a row each), what it answers and the state it leaves', async () => {
-  const k = db.kysely;
+describe('the state changes: every operation from every state (a test per row), what it answers and the state it leaves', () => {
+  // The database is open once the tests run (before()): each row reads it then.
+  let k: Db['kysely'];
   type Now = Awaited<ReturnType<typeof now>>;
   // [from, operation, its answer, what changes]
   const rows: [State, string, (m: { id: number; repository: number }) => Promise<unknown>, unknown, (before: Now) => Now][] = [
@@ -149,10 +150,13 @@ test('the state changes: every operation from every state (a row each), what it 
     ['exported', 'unlock another migration\'s repository', (m) => store.unlockRepository(k, m.id + 1000, m.repository), false, (b) => b],
   ];
   for (const [from, operation, run, answer, change] of rows) {
-    const m = await migration(from);
-    const before = await now(m);
-    assert.deepEqual(await run(m), answer, `${from}: ${operation}`);
-    assert.deepEqual(await now(m), change(before), `${from}: ${operation}`);
+    test(`${from}: ${operation}`, async () => {
+      k = db.kysely;
+      const m = await migration(from);
+      const before = await now(m);
+      assert.deepEqual(await run(m), answer);
+      assert.deepEqual(await now(m), change(before));
+    });
   }
 });
 

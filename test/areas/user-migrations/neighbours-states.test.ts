@@ -105,13 +105,13 @@ const READS: [string, (id: number, repository: string) => string, (state: State)
   ['GET its archive', (id) => `/user/migrations/${id}/archive`, (state) => OWNER[state].archive],
 ];
 
-test('another user\'s migration: 404 on every operation in every state, in none of their lists, and nothing changes', async () => {
+test('another user\'s migration: 404 on every operation in every state, in none of their lists, and nothing changes', async (t) => {
   const list = await api.api('GET', '/user/migrations', { token: bob });
   assert.equal(list.status, 200);
   const listed = (list.body as { id: number; owner: { login: string } }[]);
   assert.equal(listed.length, 1);
   assert.equal(listed[0]!.owner.login, 'bob');
-  for (const state of STATES) {
+  for (const state of STATES) await t.test(state, async () => {
     const { id, repository } = migrations[state];
     assert.ok(!listed.some((m) => m.id === id), `${state}: not in bob's list`);
     for (const [what, path] of READS) {
@@ -128,7 +128,7 @@ test('another user\'s migration: 404 on every operation in every state, in none 
       assert.equal(unlock.status, 404, `${state}: bob unlocks ${name}`);
     }
     assert.equal((await api.api('DELETE', `/user/migrations/${id}/archive`, { token: bob })).status, 404, `${state}: bob deletes the archive`);
-  }
+  });
   // Nothing bob did changed alice's migrations.
   for (const state of STATES) {
     const view = await api.admin('GET', `/migrations/${migrations[state].id}`);
@@ -138,12 +138,12 @@ test('another user\'s migration: 404 on every operation in every state, in none 
   }
 });
 
-test('the owner: every read in every state (GET and HEAD answer alike), and the list shows each state', async () => {
+test('the owner: every read in every state (GET and HEAD answer alike), and the list shows each state', async (t) => {
   const list = await api.api('GET', '/user/migrations', { token: alice });
   assert.equal(list.status, 200);
   const shown = new Map((list.body as { id: number; state: string; repositories: { full_name: string }[] }[]).map((m) => [m.id, m]));
   assert.equal(shown.size, STATES.length);
-  for (const state of STATES) {
+  for (const state of STATES) await t.test(state, async () => {
     const { id, repository } = migrations[state];
     assert.equal(shown.get(id)?.state, OWNER[state].shows, `${state}: in the list`);
     assert.deepEqual(shown.get(id)?.repositories.map((r) => r.full_name), [`alice/${repository}`], `${state}: its repositories in the list`);
@@ -172,11 +172,11 @@ test('the owner: every read in every state (GET and HEAD answer alike), and the 
         await archive.arrayBuffer();
       }
     }
-  }
+  });
 });
 
-test('the owner: the writes in every state (unlock, then delete the archive), then what is left', async () => {
-  for (const state of STATES) {
+test('the owner: the writes in every state (unlock, then delete the archive), then what is left', async (t) => {
+  for (const state of STATES) await t.test(state, async () => {
     const { id, repository } = migrations[state];
     const unlock = await api.api('DELETE', `/user/migrations/${id}/repos/${repository}/lock`, { token: alice });
     assert.equal(unlock.status, OWNER[state].unlock, `${state}: unlock: ${unlock.text}`);
@@ -197,5 +197,5 @@ test('the owner: the writes in every state (unlock, then delete the archive), th
     const view = await api.admin('GET', `/migrations/${id}`);
     assert.equal(view.archive, null, state);
     assert.deepEqual(view.locked_repositories, OWNER[state].unlock === 422 ? [`alice/${repository}`] : [], `${state}: locked after`);
-  }
+  });
 });
