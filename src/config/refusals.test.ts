@@ -194,7 +194,7 @@ test('parse: the host, and whether it is loopback', () => {
   assert.equal(host({ CODEHOST_HOST: `${'a.'.repeat(126)}a` }), `${'a.'.repeat(126)}a`);
   const rows: [string, boolean][] = [
     ['localhost', true], ['LOCALHOST', true], ['127.0.0.1', true], ['127.1.2.3', true], ['127.255.255.255', true],
-    ['::1', true], ['0:0:0:0:0:0:0:1', true], ['0000:0000:0000:0000:0000:0000:0000:0001', true], ['::0001', true], ['0::1', true],
+    ['::1', true], ['0:0:0:0:0:0:0:1', true], ['0:0:1', false], ['0000:0000:0000:0000:0000:0000:0000:0001', true], ['::0001', true], ['0::1', true],
     ['0.0.0.0', false], ['::', false], ['128.0.0.1', false], ['10.0.0.1', false], ['::2', false], ['::11', false], ['1::1', false], ['::ffff:127.0.0.1', false],
     ['127.example.com', false], ['localhost.example.com', false], ['my-localhost', false], ['code.example.com', false],
   ];
@@ -231,7 +231,7 @@ test('parse: the admin and metrics tokens, and a trusted proxy', () => {
   ];
   for (const [raw, expected] of rows) assert.deepEqual(trustProxy(raw === undefined ? {} : { CODEHOST_TRUST_PROXY: raw }), expected, raw);
   assert.throws(() => trustProxy({ CODEHOST_TRUST_PROXY: '101' }), { message: 'CODEHOST_TRUST_PROXY must be an integer from 0 to 100, got "101"' });
-  for (const wrong of ['proxy', '10.0.0.0/33', '::1/129', '10.0.0.0/8/8', '10.0.0.0/x', '::1/ffff::', '10.0.0.0/1234', 'loopback,', 'Loopback']) {
+  for (const wrong of ['proxy', '10.0.0.0/33', '::1/129', '10.0.0.0/8/8', '10.0.0.0/x', '::1/ffff::', '::1/255.0.0.0', '10.0.0.0/1234', 'loopback,', 'Loopback']) {
     const part = wrong === 'loopback,' ? '' : wrong;
     assert.throws(() => trustProxy({ CODEHOST_TRUST_PROXY: wrong }), {
       message: `CODEHOST_TRUST_PROXY must be a hop count (1 for one proxy in front) or a comma-separated list of proxy addresses or CIDR ranges (10.0.0.1, 10.0.0.0/8, loopback), got "${part}"`,

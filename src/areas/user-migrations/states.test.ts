@@ -144,6 +144,7 @@ describe('the state changes: every operation from every state (a test per row), 
     ['exported', 'drop the archive', (m) => store.dropArchive(k, m.id, T).then((key) => key?.endsWith('/r1.tar.gz')), true, (b) => ({ ...b, key: null, deleted_at: T })],
     ['deleted', 'drop the archive', (m) => store.dropArchive(k, m.id, T), null, (b) => b],
     ['failed', 'drop the archive', (m) => store.dropArchive(k, m.id, T), null, (b) => b],
+    ['exported', 'drop the archive of an unknown migration', () => store.dropArchive(k, 999_999, T), null, (b) => b],
 
     ['pending', 'unlock', (m) => store.unlockRepository(k, m.id, m.repository), true, (b) => ({ ...b, locked: false })],
     ['exported', 'unlock', (m) => store.unlockRepository(k, m.id, m.repository), true, (b) => ({ ...b, locked: false })],
