@@ -38,6 +38,17 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/areas/notifications/store.ts', first: 'function pageStatement', last: 'function pageStatement' },
   'src/areas/notifications/reasons.ts',
   { file: 'src/areas/notifications/fan-out.ts', first: 'class NotificationFanOut', last: 'export const notificationHandlers' },
+  'src/config/refusals.ts',
+  { file: 'src/config/parse.ts', first: 'export function bool', last: 'export function bool' },
+  { file: 'src/config/parse.ts', first: 'const HOST_NAME', last: 'export function mode' },
+  { file: 'src/config/parse.ts', first: 'export function bearerToken', last: 'export function bearerToken' },
+  { file: 'src/config/parse.ts', first: 'const PROXY_RANGE_NAMES', last: 'export function trustProxy' },
+  { file: 'src/config/parse.ts', first: 'export function isLoopbackUrl', last: 'export function isLoopbackUrl' },
+  { file: 'src/config/settings.ts', first: '  const webSet', last: '  const allowPrivate' },
+  { file: 'src/areas/user-migrations/service.ts', first: 'const DAY_MS', last: 'export function ownedBy' },
+  { file: 'src/areas/user-migrations/store.ts', first: 'export async function countExportsInProgress', last: 'export async function lockRepositories' },
+  { file: 'src/areas/user-migrations/store.ts', first: 'export async function unlockRepository', last: 'export async function lockedRepositories' },
+  { file: 'src/areas/user-migrations/store.ts', first: 'export async function beginExport', last: 'export async function expiredArchives' },
 ];
 
 /** The line (1-based) that starts with `declaration`; there must be exactly one. */
