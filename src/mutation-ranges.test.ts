@@ -43,7 +43,6 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/config/parse.ts', first: 'const HOST_NAME', last: 'export function mode' },
   { file: 'src/config/parse.ts', first: 'export function bearerToken', last: 'export function bearerToken' },
   { file: 'src/config/parse.ts', first: 'const PROXY_RANGE_NAMES', last: 'export function trustProxy' },
-  { file: 'src/config/parse.ts', first: 'export function isLoopbackUrl', last: 'export function isLoopbackUrl' },
   { file: 'src/config/settings.ts', first: '  const webSet', last: '  const allowPrivate' },
   { file: 'src/areas/user-migrations/service.ts', first: 'const DAY_MS', last: 'export function ownedBy' },
   { file: 'src/areas/user-migrations/store.ts', first: 'export async function countExportsInProgress', last: 'export async function lockRepositories' },
