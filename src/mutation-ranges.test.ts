@@ -57,6 +57,16 @@ const TARGETS: readonly (string | { file: string; first: string; last: string })
   { file: 'src/platform/clock.ts', first: 'export class Clock', last: 'export class Clock' },
   { file: 'src/testing/support.ts', first: 'export function memoryOf', last: 'export function setMemory' },
   { file: 'src/testing/support.ts', first: 'export function listedSnapshots', last: 'export function resetRequest' },
+  'src/config/refusals.ts',
+  { file: 'src/config/parse.ts', first: 'export function bool', last: 'export function bool' },
+  { file: 'src/config/parse.ts', first: 'const HOST_NAME', last: 'export function mode' },
+  { file: 'src/config/parse.ts', first: 'export function bearerToken', last: 'export function bearerToken' },
+  { file: 'src/config/parse.ts', first: 'const PROXY_RANGE_NAMES', last: 'export function trustProxy' },
+  { file: 'src/config/settings.ts', first: '  const webSet', last: '  const allowPrivate' },
+  { file: 'src/areas/user-migrations/service.ts', first: 'const DAY_MS', last: 'export function ownedBy' },
+  { file: 'src/areas/user-migrations/store.ts', first: 'export async function countExportsInProgress', last: 'export async function lockRepositories' },
+  { file: 'src/areas/user-migrations/store.ts', first: 'export async function unlockRepository', last: 'export async function lockedRepositories' },
+  { file: 'src/areas/user-migrations/store.ts', first: 'export async function beginExport', last: 'export async function expiredArchives' },
 ];
 
 /** The line (1-based) that starts with `declaration`; there must be exactly one. */

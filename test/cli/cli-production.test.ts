@@ -61,6 +61,13 @@ describe('production mode refuses to start', () => {
     ['/metrics open on 0.0.0.0', { CODEHOST_METRICS_TOKEN: undefined }, /^CODEHOST_METRICS_TOKEN is not set: GET \/metrics would be open to anyone \(the server listens on 0\.0\.0\.0\); set CODEHOST_METRICS_TOKEN/],
     ['/metrics open behind a proxy on loopback', { CODEHOST_MODE: 'production', CODEHOST_HOST: '127.0.0.1', CODEHOST_TRUST_PROXY: 'loopback', CODEHOST_METRICS_TOKEN: undefined }, /^CODEHOST_METRICS_TOKEN is not set: .*CODEHOST_TRUST_PROXY/],
     ['private webhook targets', { CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' }, /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses in production mode .*unset it, and list your receivers' networks in CODEHOST_WEBHOOK_ALLOW_NETWORKS \(10\.20\.0\.0\/16\)$/],
+    // One setting alone, and its combination: the test clock refused whatever test mode says (one line).
+    ['the test clock with test mode off', { CODEHOST_TEST_CLOCK: '1', CODEHOST_TEST_MODE: '0' }, /^CODEHOST_TEST_CLOCK=1 lets the admin token move the server's clock .*unset CODEHOST_TEST_CLOCK$/],
+    ['the test clock and test mode', { CODEHOST_TEST_CLOCK: '1', CODEHOST_TEST_MODE: '1' }, /^CODEHOST_TEST_CLOCK=1 lets the admin token move the server's clock .*unset CODEHOST_TEST_CLOCK$/],
+    // Private webhook targets: production mode on loopback; laptop mode chosen behind a proxy, or with a public API URL alone.
+    ['private webhook targets on loopback', { CODEHOST_MODE: 'production', CODEHOST_HOST: '127.0.0.1', CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' }, /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses in production mode /],
+    ['private webhook targets in laptop mode behind a proxy', { CODEHOST_MODE: 'laptop', CODEHOST_HOST: '127.0.0.1', CODEHOST_TRUST_PROXY: 'loopback', CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' }, /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses when a proxy is trusted \(CODEHOST_TRUST_PROXY\) /],
+    ['private webhook targets in laptop mode with a public API URL alone', { CODEHOST_MODE: 'laptop', CODEHOST_HOST: '127.0.0.1', CODEHOST_API_URL: 'https://api.example.com/v3', CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1' }, /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: webhooks may not reach private and loopback addresses when the public URLs \(CODEHOST_WEB_URL, CODEHOST_API_URL\) are not loopback /],
   ];
   for (const [what, extra, pattern] of cases) {
     test(`${what}: one line, exit 1, nothing created`, async () => {
@@ -118,6 +125,25 @@ describe('private webhook targets follow the mode, the proxy and the public URLs
     assert.match(line({ CODEHOST_MODE: 'laptop', CODEHOST_WEB_URL: 'https://code.example.com' }).join(), /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: .*when the public URLs .* are not loopback/);
     // Left to the default, those settings are production mode, where it is refused too.
     assert.match(line({ CODEHOST_TRUST_PROXY: 'loopback' }).join('\n'), /^CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: .*in production mode/m);
+  });
+
+  test(`laptop mode chosen on 0.0.0.0 with CODEHOST_WEBHOOK_ALLOW_PRIVATE=1 starts: the host does not enter into it (${engine})`, { timeout: 90_000 }, async () => {
+    const database = await createTestDatabase();
+    const env = {
+      CODEHOST_MODE: 'laptop', CODEHOST_HOST: '0.0.0.0', CODEHOST_WEBHOOK_ALLOW_PRIVATE: '1', CODEHOST_DEMO: '0', CODEHOST_LOG_LEVEL: 'warn',
+      CODEHOST_DATA_DIR: database.dataDir, CODEHOST_PORT: String(await freePort()),
+      ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+    };
+    assert.deepEqual(refusals(loadConfig(env), env), []);
+    const cli = startCli(['serve'], { env });
+    try {
+      await cli.waitFor(/^admin token/m, 60);
+      assert.match(cli.output(), /^mode: laptop, chosen by CODEHOST_MODE=laptop although CODEHOST_HOST=0\.0\.0\.0 listens beyond loopback/m);
+      assert.doesNotMatch(cli.output(), /CODEHOST_WEBHOOK_ALLOW_PRIVATE=1: /);
+    } finally {
+      await stopped(cli);
+      await database.drop();
+    }
   });
 });
 

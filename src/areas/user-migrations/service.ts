@@ -71,6 +71,35 @@ type MigrationRepository = RepositoryRow & { owner: UserRow; migration_id: numbe
 const archiveFolder = (migrationId: number) => `${migrationId}/`;
 const signedValue = (migrationId: number, expires: number) => `user-migration-archive:${migrationId}:${expires}`;
 
+// --- The state machine's rules (pure: states.test.ts pins them) -----------------------------------
+
+const DAY_MS = 86_400_000;
+
+/** Archives exported at or before this time (ISO) have expired: `archiveDays` days before `nowMs`. */
+export function expiryCutoff(nowMs: number, archiveDays: number): string {
+  return new Date(nowMs - archiveDays * DAY_MS).toISOString();
+}
+
+/** When an archive exported at `exportedAt` expires, or null before the export. */
+export function archiveExpiresAt(exportedAt: string | null, archiveDays: number): Date | null {
+  return exportedAt ? new Date(Date.parse(exportedAt) + archiveDays * DAY_MS) : null;
+}
+
+/** Whether the archive may be downloaded (or deleted): exported, neither deleted nor expired (exported after `cutoff`). */
+export function archiveDownloadable(row: Pick<store.MigrationRow, 'archive_key' | 'exported_at'>, cutoff: string): boolean {
+  return row.archive_key !== null && row.exported_at !== null && row.exported_at > cutoff;
+}
+
+/** Whether a migration's repositories may be unlocked: once its export has finished (exported, or failed). */
+export function unlockable(state: string): boolean {
+  return state !== 'pending' && state !== 'exporting';
+}
+
+/** Whether `userId` may see the migration: only its owner; an unknown one nobody. */
+export function ownedBy(row: Pick<store.MigrationRow, 'owner_id'> | undefined, userId: number): row is store.MigrationRow {
+  return row !== undefined && row.owner_id === userId;
+}
+
 export class UserMigrationService extends Service {
   readonly storage: ArchiveStorage;
 
@@ -81,17 +110,17 @@ export class UserMigrationService extends Service {
 
   /** Archives exported at or before this time have expired. */
   private expiryCutoff(): string {
-    return new Date(this.ctx.clock.nowMs() - this.ctx.config.migrations.archiveDays * 86_400_000).toISOString();
+    return expiryCutoff(this.ctx.clock.nowMs(), this.ctx.config.migrations.archiveDays);
   }
 
   private downloadable(row: store.MigrationRow): boolean {
-    return row.archive_key !== null && row.exported_at !== null && row.exported_at > this.expiryCutoff();
+    return archiveDownloadable(row, this.expiryCutoff());
   }
 
   /** The caller's migration; anyone else's, or an unknown one, is a 404. */
   private async owned(user: UserRow, migrationId: number): Promise<store.MigrationRow> {
     const row = await store.findMigration(this.db, migrationId);
-    if (!row || row.owner_id !== user.id) throw notFound();
+    if (!ownedBy(row, user.id)) throw notFound();
     return row;
   }
 
@@ -276,7 +305,7 @@ export class UserMigrationService extends Service {
     const row = await this.owned(user, migrationId);
     const repository = await findRepository(this.db, user.login, repoName);
     if (!repository || repository.locked_by_migration_id !== row.id) throw notFound();
-    if (row.state === 'pending' || row.state === 'exporting') {
+    if (!unlockable(row.state)) {
       throw invalidField('Migration', 'state', 'Repositories can be unlocked once the migration has been exported');
     }
     if (!(await store.unlockRepository(this.db, row.id, repository.id))) throw notFound();
@@ -385,7 +414,7 @@ export class UserMigrationService extends Service {
     if (!row) throw notFound('Migration not found');
     const owner = (await store.usersById(this.db, [row.owner_id])).get(row.owner_id)!;
     const locked = await store.lockedRepositories(this.db, row.id);
-    const expiresAt = row.exported_at ? new Date(Date.parse(row.exported_at) + this.ctx.config.migrations.archiveDays * 86_400_000) : null;
+    const expiresAt = archiveExpiresAt(row.exported_at, this.ctx.config.migrations.archiveDays);
     return {
       id: row.id,
       guid: row.guid,
