@@ -6,7 +6,6 @@
 // not by one of two migrations.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { KyselyPlugin, RootOperationNode } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
@@ -14,6 +13,7 @@ import { Clock } from '../../platform/clock.ts';
 import type { Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { UserMigrationService } from './service.ts';
+import { LockSpy } from '../../../test/helpers/unit.ts';
 
 const NOW = '2026-06-01T12:00:00.000Z';
 
@@ -76,22 +76,6 @@ test('a repository that is not there (deleted since) is not refused', async () =
   const move = { repositoryId: 2 ** 31 - 1, fromOwnerId: id.mona!, toOwnerId: id.mona!, name: 'gone', transferred: true, renamed: false };
   await db.kysely.transaction().execute((trx) => new UserMigrationService(ctx).refuseLockedMove(trx, move));
 });
-
-/**
- * What a query asked to lock (`ForUpdate`), recorded and taken off so that SQLite runs it: the lock
- * is the PostgreSQL form of the rule (SQLite's writer lock serializes the move already).
- */
-class LockSpy implements KyselyPlugin {
-  locks: string[] = [];
-  transformQuery({ node }: { node: RootOperationNode }): RootOperationNode {
-    if (node.kind !== 'SelectQueryNode' || !node.endModifiers?.length) return node;
-    this.locks.push(...node.endModifiers.map((modifier) => modifier.modifier ?? 'raw'));
-    return { ...node, endModifiers: undefined };
-  }
-  async transformResult<T>({ result }: { result: T }): Promise<T> {
-    return result;
-  }
-}
 
 for (const dialect of ['postgres', 'sqlite'] as const) {
   test(`on ${dialect}, the lock is read ${dialect === 'postgres' ? 'FOR UPDATE (a concurrent unlock waits for the move)' : 'plainly'}`, async () => {

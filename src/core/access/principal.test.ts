@@ -9,21 +9,11 @@ import { importPKCS8, SignJWT } from 'jose';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
-import { Clock } from '../../platform/clock.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { generateToken, hashSecret } from '../../platform/tokens.ts';
 import { ANONYMOUS, authenticate, ClientCredentialsRejected, principalFromToken, type InstallationPrincipal, type Principal, type UserPrincipal } from './principal.ts';
 import { issueToken, type IssueTokenInput } from './store.ts';
-
-class StillClock extends Clock {
-  ms = Date.UTC(2026, 5, 1, 12, 0, 0);
-  override nowMs(): number {
-    return this.ms;
-  }
-  override now(): Date {
-    return new Date(this.ms);
-  }
-}
+import { StillClock } from '../../../test/helpers/unit.ts';
 
 const clock = new StillClock();
 const NOW = new Date(clock.ms).toISOString();

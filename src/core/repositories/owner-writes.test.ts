@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
-import type { KyselyPlugin, RootOperationNode } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
@@ -16,6 +15,7 @@ import { Clock } from '../../platform/clock.ts';
 import type { Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { OwnerWrites } from './owner-writes.ts';
+import { LockSpy } from '../../../test/helpers/unit.ts';
 
 const NOW = '2026-06-01T12:00:00.000Z';
 
@@ -151,19 +151,6 @@ test('alice, another owner beside her everywhere: she and hers go, what she wrot
   await refusal('ghost', 422, 'the ghost user cannot be deleted');
   await refusal('BOB', 422, 'bob is the only owner of acme, also, solo: add another owner or delete the organization first');
 });
-
-/** What a query asked to lock, recorded and taken off so that SQLite runs it (the lock is PostgreSQL's form of the rule). */
-class LockSpy implements KyselyPlugin {
-  locks: string[] = [];
-  transformQuery({ node }: { node: RootOperationNode }): RootOperationNode {
-    if (node.kind !== 'SelectQueryNode' || !node.endModifiers?.length) return node;
-    this.locks.push(...node.endModifiers.map((modifier) => modifier.modifier ?? 'raw'));
-    return { ...node, endModifiers: undefined };
-  }
-  async transformResult<T>({ result }: { result: T }): Promise<T> {
-    return result;
-  }
-}
 
 for (const dialect of ['postgres', 'sqlite'] as const) {
   test(`on ${dialect}, the account is ${dialect === 'postgres' ? 'locked (FOR NO KEY UPDATE) before it is checked' : 'not locked (SQLite\'s writer lock serializes deletions)'}`, async () => {

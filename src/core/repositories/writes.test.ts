@@ -10,21 +10,11 @@ import { after, before, beforeEach, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { openDatabase, type Db } from '../../db/index.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
-import { Clock } from '../../platform/clock.ts';
 import type { Context } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import type { Area } from '../area.ts';
 import { RepositoryWrites } from './writes.ts';
-
-class StillClock extends Clock {
-  ms = Date.UTC(2026, 5, 1, 12, 0, 0);
-  override nowMs(): number {
-    return this.ms;
-  }
-  override now(): Date {
-    return new Date(this.ms);
-  }
-}
+import { StillClock } from '../../../test/helpers/unit.ts';
 
 const clock = new StillClock();
 const T0 = new Date(clock.ms).toISOString();
