@@ -153,10 +153,21 @@ export function startCli(
   };
 }
 
-/** Runs the CLI (`node bin/codehost.js args`) to its end: exit code, stdout and stderr together. */
-export async function runCli(args: string[], env: Record<string, string>, options: { cwd?: string } = {}): Promise<{ code: number | string; output: string }> {
+/**
+ * Runs the CLI (`node bin/codehost.js args`) to its end: exit code, stdout and stderr together. A CLI
+ * that has not ended within `timeoutMs` (a server that started where a refusal was expected, say) is
+ * killed, and the call fails with what it printed.
+ */
+export async function runCli(args: string[], env: Record<string, string>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<{ code: number | string; output: string }> {
   const cli = startCli(args, { env, cwd: options.cwd });
-  const code = await cli.exited();
+  let timer: NodeJS.Timeout | undefined;
+  const LATE = Symbol('late');
+  const late = new Promise<typeof LATE>((resolve) => (timer = setTimeout(() => resolve(LATE), options.timeoutMs ?? 120_000)));
+  const code = await Promise.race([cli.exited(), late]).finally(() => clearTimeout(timer));
+  if (code === LATE) {
+    await stopped(cli);
+    throw new Error(`codehost ${args.join(' ')} did not end within ${options.timeoutMs ?? 120_000} ms:\n${cli.output()}`);
+  }
   await new Promise((r) => setTimeout(r, 20));
   return { code, output: cli.output() };
 }
