@@ -25,11 +25,11 @@ const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
 /**
  * The options each command knows (besides --help): any other argument that starts with `-` is
  * refused before anything is read or touched, so that a mistyped or imagined option
- * (`migrate --check`) never runs the command without it.
+ * (`migrate --chek`) never runs the command without it.
  */
 const OPTIONS: Record<string, string[]> = {
   serve: ['--seed'],
-  migrate: [],
+  migrate: ['--check'],
   seed: [],
   admin: ['--follow', '--page', '--per-page', '--seed', ...JOURNAL_OPTIONS.map((option) => `--${option}`)],
   backup: [],
@@ -101,7 +101,7 @@ export async function main(argv: string[]): Promise<void> {
       return serve(config, seedFile);
     }
     case 'migrate':
-      return migrate(config);
+      return migrate(config, { check: rest.includes('--check') });
     case 'seed':
       return seed(config, rest);
     case 'admin':

@@ -29,10 +29,12 @@ unless CODEHOST_DEMO=0. --seed FILE loads a seed file at start (idempotent).
 The admin token: CODEHOST_ADMIN_TOKEN while it is set; otherwise the stored one, generated and
 printed by the first start that listens (\`codehost admin-token reset\` makes a new one).
 SIGTERM or SIGINT (Ctrl-C): finish in-flight requests, stop the worker, close the database.`,
-  migrate: `Usage: codehost migrate
+  migrate: `Usage: codehost migrate [--check]
 
 Applies every pending migration to the configured database (DATABASE_URL, or the embedded
-SQLite file under CODEHOST_DATA_DIR) and exits.`,
+SQLite file under CODEHOST_DATA_DIR) and exits.
+--check applies nothing: exit 0 when the database is up to date, else exit 1 with one line
+naming the pending migrations (for a deployment pipeline).`,
   seed: `Usage: codehost seed FILE
 
 Loads a YAML or JSON seed file (keys: users, enterprises, orgs, repos, teams, collaborators,

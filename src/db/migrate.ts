@@ -29,6 +29,12 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
+/** The migrations this code knows that the database has not recorded, in order (`codehost migrate --check`). */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  if (await upToDate(db)) return [];
+  return (await migrator(db).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
 /** True when the database answers and every migration is applied (for /readyz). */
 export async function isMigrated(db: Db): Promise<boolean> {
   const applied = await migrator(db).getMigrations();

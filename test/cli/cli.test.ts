@@ -47,9 +47,9 @@ describe('help and errors', () => {
 
 describe('unknown options', () => {
   // Every command refuses an option it does not know, with one line and exit status 1, before it
-  // touches anything: `migrate --check` must not migrate.
+  // touches anything: `migrate --chek` must not migrate.
   const CALLS: string[][] = [
-    ['migrate', '--check'],
+    ['migrate', '--chek'],
     ['serve', '--bogus'],
     ['seed', 'seed.yaml', '--bogus'],
     ['backup', '--bogus', 'target'],
@@ -70,7 +70,7 @@ describe('unknown options', () => {
     test(`codehost ${args.join(' ')}: one line, exit 1, nothing touched`, async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'codehost-options-'));
       try {
-        const option = args.find((arg) => arg === '--check' || arg === '--bogus')!;
+        const option = args.find((arg) => arg === '--chek' || arg === '--bogus')!;
         const extra: Record<string, string> = { CODEHOST_DATA_DIR: dataDir, CODEHOST_NEW_SECRET_KEY: 'x'.repeat(43), CODEHOST_ADMIN_TOKEN: 'a'.repeat(40), CODEHOST_URL: 'http://127.0.0.1:9' };
         const { DATABASE_URL: _db, ...without } = env(extra);
         const failed = await run(process.execPath, [CLI, ...args], { cwd: dataDir, env: without }).then(
@@ -91,9 +91,21 @@ describe('unknown options', () => {
 });
 
 describe('migrate and seed', () => {
-  test('migrate applies the migrations once', async () => {
+  test('migrate applies the migrations once; --check says whether any is pending and applies nothing', async () => {
+    const pending = await cli(['migrate', '--check']).then(
+      ({ stdout }) => assert.fail(`exit 0 on a new database, printed:\n${stdout}`),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    assert.equal(pending.code, 1);
+    assert.equal(pending.stdout, '');
+    assert.equal(pending.stderr.trim().split('\n').length, 1, pending.stderr);
+    assert.match(pending.stderr, /^\d+ migrations pending \(0001_core, .*\): run `codehost migrate`$/m);
+    if (!database.databaseUrl) assert.deepEqual(readdirSync(database.dataDir).filter((name) => name.startsWith('codehost.db')), [], 'no embedded database made by the check');
     assert.match((await cli(['migrate'])).stdout, /applied: 0001_core/);
     assert.match((await cli(['migrate'])).stdout, /up to date/);
+    const { stdout, stderr } = await cli(['migrate', '--check']);
+    assert.equal(stdout.trim(), 'the database is up to date');
+    assert.equal(stderr, '');
   });
 
   test('seed loads a file, prints one-time secrets, and a second load leaves what exists alone', async () => {
