@@ -205,22 +205,24 @@ export function journalHooks(ctx: Context): { start: onRequestHookHandler; recor
       const access = config.access && !request.operator && !explanation ? { used: principal.used ?? null, held: heldBy(principal) } : null;
       // The request first, so that what it held is masked in the answer too.
       const { seen, parts } = maskedParts(knownSecrets, { query, requestHeaders: request.headers, requestBody: request.body, responseHeaders: reply.getHeaders(), responseBody: payload });
-      journal.add(maskSeen({
+      // The parts are masked already (the seen secrets too); what else an entry holds that a client sent, once.
+      const told = maskSeen({ path, operation, credential, access, explanation, fault, warnings }, seen) as Pick<JournalEntry, 'path' | 'operation' | 'credential' | 'access' | 'explanation' | 'fault' | 'warnings'>;
+      journal.add({
         at: ctx.clock.now().toISOString(),
         method: request.method,
-        path,
+        path: told.path,
         query: parts.query,
-        operation,
-        credential,
-        access,
-        explanation,
-        fault,
+        operation: told.operation,
+        credential: told.credential,
+        access: told.access,
+        explanation: told.explanation,
+        fault: told.fault,
         status: reply.statusCode,
         duration_ms: Math.round((performance.now() - (request.journalStarted ?? performance.now())) * 10) / 10,
         request: parts.request,
         response: parts.response,
-        warnings,
-      }, seen) as Omit<JournalEntry, 'id'>);
+        warnings: told.warnings,
+      } as Omit<JournalEntry, 'id'>);
     } catch (err) {
       request.log.warn({ err }, 'the request journal could not record a request');
     }
