@@ -237,9 +237,19 @@ export type IssueActions = {
   review_request_removed: ReviewRequest;
 };
 
+/**
+ * A comment's actions (`issue_comment`, on an issue or a pull request): `edited` keeps the old body
+ * in the platform's `changes`; `deleted` the comment as it was (its snapshot), the row being gone.
+ */
+export type CommentActions = {
+  created: IssueActivityFacts & Mentions;
+  edited: IssueActivityFacts & { changes: { body: { from: string } } };
+  deleted: IssueActivityFacts;
+};
+
 export type IssueActivities =
   & { [K in `${Kind}.${keyof IssueActions & string}`]: K extends `${Kind}.${infer A extends keyof IssueActions}` ? IssueActions[A] : never }
-  & { 'issue_comment.created': IssueActivityFacts & Mentions };
+  & { [A in keyof CommentActions & string as `issue_comment.${A}`]: CommentActions[A] };
 
 // ---- the joined map ----
 
@@ -264,7 +274,8 @@ const STORED: { readonly [K in keyof StoredActivities & string]: true } = {
   'user.deleted': true, 'organization.member_added': true, 'organization.member_removed': true, 'team.created': true, 'membership.added': true, 'membership.removed': true,
   'issues.opened': true, 'issues.closed': true, 'issues.reopened': true, 'issues.assigned': true, 'issues.unassigned': true, 'issues.review_requested': true, 'issues.review_request_removed': true,
   'pull_request.opened': true, 'pull_request.closed': true, 'pull_request.reopened': true, 'pull_request.assigned': true, 'pull_request.unassigned': true,
-  'pull_request.review_requested': true, 'pull_request.review_request_removed': true, 'issue_comment.created': true,
+  'pull_request.review_requested': true, 'pull_request.review_request_removed': true,
+  'issue_comment.created': true, 'issue_comment.edited': true, 'issue_comment.deleted': true,
   'repository.created': true, 'repository.archived': true, 'repository.unarchived': true, 'repository.edited': true, 'repository.publicized': true, 'repository.privatized': true,
   'repository.renamed': true, 'repository.transferred': true, 'repository.deleted': true,
   'member.added': true, 'member.edited': true, 'member.removed': true, team_add: true, 'team.added_to_repository': true, 'team.removed_from_repository': true,

@@ -87,6 +87,8 @@ async function issueSubject(db: Executor, place: Place, row: Activity, facts: Bo
   } else {
     out = { ...subject };
   }
+  // What an edit changed (`issue_comment` `edited`: the old body), as the platform's `changes`.
+  if (facts.changes !== undefined) out.changes = facts.changes;
   const assignee = await user(db, idOf(facts, 'assignee_id'));
   if (assignee) out.assignee = simpleUser(urls, assignee);
   const reviewer = await user(db, idOf(facts, 'requested_reviewer_id'));

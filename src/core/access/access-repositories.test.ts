@@ -11,8 +11,9 @@ import { Clock } from '../../platform/clock.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { hashSecret } from '../../platform/tokens.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
-import { actsForOrganization, callerRepositoryPermissions, canReadRepository, reachesRepository, requireAccess, requireReadableRepository } from './access.ts';
+import { actsForOrganization, callerRepositoryPermissions, canReadRepository, reachesRepository, requireAccess, requireReadableRepository, requireWritableRepository, type RepositoryWrite } from './access.ts';
 import type { AccessRule } from './rule.ts';
+import type { Permissions } from './permissions.ts';
 import { ANONYMOUS, authenticate, principalFromToken, type Principal } from './principal.ts';
 import { issueToken, type IssueTokenInput } from './store.ts';
 
@@ -195,6 +196,48 @@ test('requireReadableRepository: 404 for what the caller may not read, or withou
   assert.equal(await requireReadableRepository(db.kysely, appUser, repos.open), repos.open);
   const onGlobex = withRoute(await principal({ kind: 'app_user', user_id: id.ana!, app_id: id.app! }), writer);
   assert.equal(await requireReadableRepository(db.kysely, onGlobex, repos.plans), repos.plans);
+});
+
+test('requireWritableRepository: 404 for what the caller may not see (public_repo on a private one); 403 archived, for a role or a permission missing, for a public one out of reach', async () => {
+  const route: AccessRule = { credentials: ['classic', 'oauth', 'fine_grained', 'app_user', 'installation'], scopes: ['repo', 'public_repo'], permissions: [{ issues: 'write' }] };
+  const on = async <P extends Principal>(p: P | Promise<P>): Promise<P> => Object.assign(await p, { route });
+  const write = (role: 'pull' | 'push'): RepositoryWrite => ({ role, permissions: [{ issues: 'write' }] });
+  const byToken = notAccessible('Resource not accessible by personal access token');
+  const byIntegration = notAccessible('Resource not accessible by integration');
+  const k = db.kysely;
+  await assert.rejects(requireWritableRepository(k, await on(classic('ana')), undefined, write('pull')), notFound);
+  // Classic and OAuth tokens: `public_repo` writes in public repositories only; `repo` in any.
+  assert.equal(await requireWritableRepository(k, await on(classic('ana', ['public_repo'])), repos.open, write('push')), repos.open);
+  await assert.rejects(requireWritableRepository(k, await on(classic('ana', ['public_repo'])), repos.secret, write('pull')), notFound);
+  await assert.rejects(requireWritableRepository(k, await on(classic('ana', ['public_repo'])), repos.inner, write('pull')), notFound);
+  await assert.rejects(requireWritableRepository(k, await on(principal({ kind: 'oauth', user_id: id.ana!, app_id: id.app!, scopes: ['public_repo'] })), repos.secret, write('pull')), notFound);
+  assert.equal(await requireWritableRepository(k, await on(classic('ana', ['repo'])), repos.secret, write('push')), repos.secret);
+  // The user's role: a reader may do what `pull` allows, a writer (bob: acme's base permission) what `push` does.
+  assert.equal(await requireWritableRepository(k, await on(classic('olga')), repos.open, write('pull')), repos.open);
+  await assert.rejects(requireWritableRepository(k, await on(classic('olga')), repos.open, write('push')), byToken);
+  await assert.rejects(requireWritableRepository(k, await on(classic('olga')), repos.secret, write('pull')), notFound);
+  assert.equal(await requireWritableRepository(k, await on(classic('carl')), repos.secret, write('pull')), repos.secret);
+  await assert.rejects(requireWritableRepository(k, await on(classic('carl')), repos.secret, write('push')), byToken);
+  assert.equal(await requireWritableRepository(k, await on(classic('bob')), repos.secret, write('push')), repos.secret);
+  await assert.rejects(requireWritableRepository(k, await on(principal({ kind: 'oauth', user_id: id.olga!, app_id: id.app!, scopes: ['repo'] })), repos.open, write('push')), byIntegration);
+  // Fine-grained credentials: their reach, and one of the write's permission sets on the repository's owner.
+  const fine = (owner: string, permissions: Permissions) => on(principal({ kind: 'fine_grained', user_id: id.ana!, resource_owner_id: id[owner]!, permissions }));
+  assert.equal(await requireWritableRepository(k, await fine('acme', { issues: 'write' }), repos.secret, write('push')), repos.secret);
+  assert.equal(await requireWritableRepository(k, await fine('acme', { issues: 'write' }), repos.open, write('pull')), repos.open);
+  await assert.rejects(requireWritableRepository(k, await fine('acme', { issues: 'read' }), repos.open, write('pull')), byToken);
+  await assert.rejects(requireWritableRepository(k, await fine('globex', { issues: 'write' }), repos.open, write('pull')), byToken);
+  assert.equal(await requireWritableRepository(k, await fine('acme', { issues: 'read' }), repos.open, { role: 'pull', permissions: [{ issues: 'write' }, { issues: 'read' }] }), repos.open);
+  const acme = await on(principal({ kind: 'installation', app_id: id.app!, installation_id: id.acmeInstallation!, permissions: { issues: 'read', metadata: 'read' } }));
+  await assert.rejects(requireWritableRepository(k, acme, repos.secret, write('push')), byIntegration);
+  const globex = await on(principal({ kind: 'installation', app_id: id.app!, installation_id: id.globexInstallation!, permissions: { issues: 'write' } }));
+  assert.equal(await requireWritableRepository(k, globex, repos.plans, write('push')), repos.plans);
+  await assert.rejects(requireWritableRepository(k, globex, repos.open, write('pull')), byIntegration);
+  const appUser = await on(principal({ kind: 'app_user', user_id: id.ana!, app_id: id.app! }));
+  assert.equal(await requireWritableRepository(k, appUser, repos.plans, write('push')), repos.plans);
+  await assert.rejects(requireWritableRepository(k, appUser, repos.open, write('pull')), byIntegration);
+  // An archived repository refuses whoever may write in it; a locked one likewise.
+  await assert.rejects(requireWritableRepository(k, await on(classic('ana')), { ...repos.vault!, archived: 1 }, write('pull')), notAccessible('Repository was archived so is read-only.'));
+  await assert.rejects(requireWritableRepository(k, await on(classic('ana')), { ...repos.vault!, locked_by_migration_id: 1 }, write('pull')), notAccessible('Repository is locked for migration'));
 });
 
 test('actsForOrganization: a user in one of the roles through a token that reaches the organization; an installation on it', async () => {

@@ -84,13 +84,17 @@ export function isFineGrained(principal: Principal): boolean {
   return principal.kind === 'fine_grained' || principal.kind === 'app_user' || principal.kind === 'installation';
 }
 
-const accepted = new WeakMap<AccessRule, Record<string, string>>();
+const accepted = new WeakMap<AccessRule, { permissionsHeader: string; headers: Record<string, string> }>();
 
-/** The response headers that tell a client what the endpoint accepts (worked out once per rule). */
-export function acceptedHeaders(rule: AccessRule): Record<string, string> {
-  let headers = accepted.get(rule);
-  if (!headers) accepted.set(rule, (headers = acceptedHeadersOf(rule)));
-  return headers;
+/**
+ * The response headers that tell a client what the endpoint accepts (worked out once per rule):
+ * `X-Accepted-OAuth-Scopes` and the permissions' header, whose name carries the vendor word
+ * (`x-accepted-vendor-permissions`, src/platform/vendor.ts).
+ */
+export function acceptedHeaders(rule: AccessRule, permissionsHeader = 'x-accepted-vendor-permissions'): Record<string, string> {
+  let known = accepted.get(rule);
+  if (known?.permissionsHeader !== permissionsHeader) accepted.set(rule, (known = { permissionsHeader, headers: acceptedHeadersOf(rule, permissionsHeader) }));
+  return known.headers;
 }
 
 /**
@@ -102,12 +106,12 @@ export function acceptedScopes(scopes: readonly string[]): string {
   return [...candidates].filter((scope) => scopes.some((asked) => expandScopes([scope]).has(asked))).sort().join(', ');
 }
 
-function acceptedHeadersOf(rule: AccessRule): Record<string, string> {
+function acceptedHeadersOf(rule: AccessRule, permissionsHeader: string): Record<string, string> {
   // An endpoint no classic or OAuth token may call (Basic, JWT) takes no OAuth scope: no header at all.
   const takesScopes = rule.credentials.some((kind) => (CLASSIC_TOKENS as readonly string[]).includes(kind));
   return {
     ...(takesScopes ? { 'x-accepted-oauth-scopes': acceptedScopes(rule.scopes ?? []) } : {}),
-    'x-accepted-vendor-permissions': (rule.permissions ?? [])
+    [permissionsHeader]: (rule.permissions ?? [])
       .map((set) => Object.entries(set).map(([name, level]) => `${name}=${level}`).join(','))
       .join('; '),
   };
@@ -288,6 +292,48 @@ export async function requireReadableRepository<R extends RepositoryRow>(db: Exe
   }
   await requirePermittedOn(principal, repository.owner_id);
   return repository;
+}
+
+/** What a write inside a repository asks of the caller beyond seeing it. */
+export interface RepositoryWrite {
+  /** The role a user needs there: `pull` (anyone who reads it: commenting) or `push` (changing what others made). */
+  role: 'pull' | 'push';
+  /** The fine-grained permission sets, any one of which suffices (an installation's, a fine-grained or app user token's). */
+  permissions: readonly Permissions[];
+}
+
+/**
+ * Throws unless the principal may write inside a repository: what it may not see is the 404 of
+ * `requireReadableRepository` (a classic or OAuth token needs `repo` on a private one: `public_repo`
+ * reaches public repositories only); an archived or migration-locked repository is the platform's
+ * 403; what it sees but may not change is the 403 of `notAccessible`: a user without `role` there, a
+ * fine-grained credential whose reach leaves the repository out (a public one of another account) or
+ * whose effective permissions on its owner hold none of `permissions`.
+ */
+export async function requireWritableRepository<R extends RepositoryRow>(db: Executor, principal: Principal, repository: R | undefined, write: RepositoryWrite): Promise<R> {
+  const found = await requireReadableRepository(db, principal, repository);
+  if (found.visibility !== 'public' && (principal.kind === 'classic' || principal.kind === 'oauth')) {
+    const scope = heldScope(principal, ['repo']);
+    // Stryker disable next-line StringLiteral,ObjectLiteral,ArrayDeclaration: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
+    if (scope === undefined) throw refusal(notFound(), principal, 'scope_missing', `${found.visibility} repository: writing in it needs the scope repo (public_repo reaches public repositories only)`, { scopes: ['repo'] });
+  }
+  assertRepositoryWritable(found);
+  if (principal.type === 'user' && !(await callerRepositoryPermissions(db, principal, found))[write.role]) {
+    // Stryker disable next-line StringLiteral,ObjectLiteral,ArrayDeclaration: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
+    throw refusal(notAccessible(principal), principal, 'role_missing', `${principal.user.login} lacks ${write.role === 'push' ? 'write' : 'read'} access to repository ${found.id}`, { roles: write.role === 'push' ? ['admin', 'maintain', 'write'] : [...ROLE_ORDER] });
+  }
+  const token = fineGrainedToken(principal);
+  if (!token) return found;
+  if (!(await reachesRepository(db, principal, found))) {
+    // Stryker disable next-line StringLiteral,ObjectLiteral: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
+    throw refusal(notAccessible(principal), principal, 'repository_not_reached', `repository ${found.id} is not among the credential's repositories: it sees it (public) but may not change it`);
+  }
+  const held = await token.permissionsOn(found.owner_id);
+  const set = heldSet(held, write.permissions);
+  // Stryker disable next-line StringLiteral,ObjectLiteral,ArrayDeclaration: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
+  if (!set) throw refusal(notAccessible(principal), principal, 'permission_missing', `on repository ${found.id}, the credential holds none of the permission sets this write needs`, { permissions: [...write.permissions] }, heldBy(principal, held));
+  noteUsed(principal, { permissions: set });
+  return found;
 }
 
 // Stryker disable all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts

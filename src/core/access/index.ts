@@ -6,7 +6,7 @@
 export {
   requireAccess, actingUser, actsForOrganization, assertRepositoryWritable, callerRepositoryPermissions, hasPermissions, hasScope,
   isFineGrained, notAccessible, permittedOn, reachesAccount, reachesRepository, requirePermittedOn, requireReadableRepository,
-  requireScopes, heldBy,
+  requireScopes, heldBy, requireWritableRepository, type RepositoryWrite,
 } from './access.ts';
 export { explanationOfError, type Explanation, type Held, type Needed, type RefusalReason, type Used } from './explain.ts';
 export { callingApp, callingInstallation } from './app.ts';

@@ -34,15 +34,17 @@ export const SimpleUser = Type.Object({
 export type SimpleUser = Static<typeof SimpleUser>;
 
 export function simpleUser(urls: Urls, user: Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>): SimpleUser {
-  const base = `${urls.api}/users/${user.login}`;
+  // An app's bot account (`<slug>[bot]`): its brackets encoded in its URLs, its page the app's, as on the platform.
+  const bot = user.type === 'Bot' && user.login.endsWith('[bot]');
+  const base = `${urls.api}/users/${encodeURIComponent(user.login)}`;
   return {
     login: user.login,
     id: user.id,
-    node_id: nodeId(user.type === 'Organization' ? 'Organization' : 'User', user.id),
+    node_id: nodeId(user.type === 'Organization' ? 'Organization' : bot ? 'Bot' : 'User', user.id),
     avatar_url: `${urls.web}/avatars/u/${user.id}?v=4`,
     gravatar_id: '',
     url: base,
-    html_url: `${urls.web}/${user.login}`,
+    html_url: bot ? `${urls.web}/apps/${user.login.slice(0, -'[bot]'.length)}` : `${urls.web}/${user.login}`,
     followers_url: `${base}/followers`,
     following_url: `${base}/following{/other_user}`,
     gists_url: `${base}/gists{/gist_id}`,

@@ -64,6 +64,20 @@ export async function insertAccount(db: Executor, values: Insertable<UsersTable>
   return db.insertInto('users').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
+/**
+ * An app's bot account (`<slug>[bot]`, type `Bot`): who an installation's writes are by, as on the
+ * platform. Made on its first write and kept; no user can take the login (logins have no brackets).
+ * Two first writes at once make one: the second's insert does nothing and both read the one row.
+ */
+export async function botAccount(db: Executor, appSlug: string, now: string): Promise<UserRow> {
+  const login = `${appSlug}[bot]`;
+  await db.insertInto('users')
+    .values({ login, login_lower: login.toLowerCase(), type: 'Bot', name: null, email: null, site_admin: 0, created_at: now, updated_at: now })
+    .onConflict((c) => c.column('login_lower').doNothing())
+    .execute();
+  return db.selectFrom('users').selectAll().where('login_lower', '=', login.toLowerCase()).executeTakeFirstOrThrow();
+}
+
 /** An organization: its account row and its organization row (the enterprise it belongs to). */
 export async function insertOrganization(trx: Executor, values: Insertable<UsersTable>, enterpriseId: number | null): Promise<UserRow> {
   const org = await insertAccount(trx, values);

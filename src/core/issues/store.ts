@@ -93,6 +93,25 @@ export async function findComment(db: Executor, repositoryId: number, commentId:
     .executeTakeFirst();
 }
 
+/** `findComment` in a writing transaction, the row held until it commits (PostgreSQL): edits and deletions of one comment queue. */
+export async function lockComment(trx: Executor, repositoryId: number, commentId: number, postgres: boolean): Promise<CommentRow | undefined> {
+  const query = trx
+    .selectFrom('issue_comments')
+    .innerJoin('issues', 'issues.id', 'issue_comments.issue_id')
+    .selectAll('issue_comments')
+    .where('issues.repository_id', '=', repositoryId)
+    .where('issue_comments.id', '=', commentId);
+  return (postgres ? query.forUpdate('issue_comments') : query).executeTakeFirst();
+}
+
+export async function updateComment(trx: Executor, commentId: number, values: Pick<CommentRow, 'body' | 'updated_at'>): Promise<void> {
+  await trx.updateTable('issue_comments').set(values).where('id', '=', commentId).execute();
+}
+
+export async function deleteComment(trx: Executor, commentId: number): Promise<void> {
+  await trx.deleteFrom('issue_comments').where('id', '=', commentId).execute();
+}
+
 /**
  * Takes the repository's next issue number: one statement that increments its counter row (locking
  * it until the transaction ends, so concurrent creations queue and each gets its own number), or

@@ -12,7 +12,7 @@ import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { parseMentions } from '../../activity/mentions.ts';
 import { recordActivity, type ActivityRecorder } from '../../activity/outbox.ts';
-import type { IssueActions, IssueActivities, IssueActivityFacts } from '../activities.ts';
+import type { CommentActions, IssueActions, IssueActivities, IssueActivityFacts } from '../activities.ts';
 import { subjectSnapshot } from './snapshot.ts';
 import * as store from './store.ts';
 import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
@@ -108,8 +108,15 @@ export class IssueWrites extends Service {
   async createComment(ownerLogin: string, repositoryName: string, number: number, input: CreateCommentInput): Promise<CommentFacts> {
     const repository = await this.writableRepository(ownerLogin, repositoryName);
     const issue = await this.issue(repository, number);
-    const author = await this.user(input.author);
-    const mentioned = await this.mentions(input.body);
+    return this.commentOn(repository, issue, await this.user(input.author), input.body);
+  }
+
+  /**
+   * A comment by `author` on an issue of a repository found writable (the public API's caller, who
+   * may write there, or the operator's author): its `mentioned` events, and `issue_comment.created`.
+   */
+  async commentOn(repository: Pick<RepositoryRow, 'id'>, issue: IssueRow, author: UserRow, body: string): Promise<CommentFacts> {
+    const mentioned = await this.mentions(body);
     const now = this.now();
     return this.transaction(async (trx) => {
       await this.stillWritable(trx, repository.id);
@@ -117,23 +124,57 @@ export class IssueWrites extends Service {
         issue_id: issue.id,
         repository_id: repository.id,
         author_id: author.id,
-        body: input.body,
+        body,
         created_at: now,
         updated_at: now,
       });
       await store.updateIssue(trx, issue.id, { updated_at: now });
       await store.insertEvents(trx, mentioned.userIds.map((id) => this.event(issue, author, 'mentioned', { user: id })));
       const facts = await store.loadCommentFacts(trx, comment.id);
-      const snapshot = subjectSnapshot(this.ctx.urls, 'issue_comment', await store.loadIssueFacts(trx, issue.id), facts);
-      await recordIssueActivity(this.ctx, trx, {
-        name: 'issue_comment.created',
-        repository_id: repository.id,
-        actor_id: author.id,
-        issue_id: issue.id,
-        comment_id: comment.id,
-        payload: { number: issue.number, pull_request: Boolean(issue.is_pull_request), mentioned_user_ids: mentioned.userIds, mentioned_team_ids: mentioned.teamIds, snapshot },
-      });
+      await this.recordComment(trx, facts, author, 'created', { mentioned_user_ids: mentioned.userIds, mentioned_team_ids: mentioned.teamIds });
       return facts;
+    });
+  }
+
+  /** A comment's new body (`issue_comment.edited`, whose `changes` keep the old one); the same body changes nothing. */
+  async editComment(repository: Pick<RepositoryRow, 'id'>, commentId: number, actor: UserRow, body: string): Promise<CommentFacts> {
+    return this.transaction(async (trx) => {
+      await this.stillWritable(trx, repository.id);
+      const comment = await store.lockComment(trx, repository.id, commentId, this.ctx.db.dialect === 'postgres');
+      if (!comment) throw notFound();
+      if (comment.body === body) return store.loadCommentFacts(trx, comment.id);
+      await store.updateComment(trx, comment.id, { body, updated_at: this.now() });
+      const facts = await store.loadCommentFacts(trx, comment.id);
+      await this.recordComment(trx, facts, actor, 'edited', { changes: { body: { from: comment.body } } });
+      return facts;
+    });
+  }
+
+  /** Deletes a comment; `issue_comment.deleted` keeps it as it was, since the row is gone at dispatch. */
+  async deleteComment(repository: Pick<RepositoryRow, 'id'>, commentId: number, actor: UserRow): Promise<void> {
+    await this.transaction(async (trx) => {
+      await this.stillWritable(trx, repository.id);
+      const comment = await store.lockComment(trx, repository.id, commentId, this.ctx.db.dialect === 'postgres');
+      if (!comment) throw notFound();
+      const facts = await store.loadCommentFacts(trx, comment.id);
+      await store.deleteComment(trx, comment.id);
+      await this.recordComment(trx, facts, actor, 'deleted', {});
+    });
+  }
+
+  /** Records an `issue_comment` row with the issue and the comment as `facts` show them. */
+  private async recordComment<A extends keyof CommentActions>(trx: Executor, facts: CommentFacts, actor: UserRow, action: A, payload: Omit<CommentActions[A], keyof IssueActivityFacts>): Promise<void> {
+    const { issue } = facts;
+    const snapshot = subjectSnapshot(this.ctx.urls, 'issue_comment', await store.loadIssueFacts(trx, issue.id), facts);
+    const full = { number: issue.number, pull_request: Boolean(issue.is_pull_request), ...payload, snapshot };
+    // As in `record`: the callers' `A` ties action and payload.
+    await recordIssueActivity(this.ctx, trx, {
+      name: `issue_comment.${action}`,
+      repository_id: issue.repository_id,
+      actor_id: actor.id,
+      issue_id: issue.id,
+      comment_id: facts.comment.id,
+      payload: full as IssueActivities[`issue_comment.${A}`],
     });
   }
 

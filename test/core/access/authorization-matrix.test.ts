@@ -158,6 +158,9 @@ const COLLABORATOR_CELLS: Record<string, Want> = {
   'GET /repos/{owner}/{repo}/issues/events/{event_id} (private repository)': OK,
   'GET /repos/{owner}/{repo}/subscribers (private repository)': OK,
   'GET /repos/{owner}/{repo}/teams (private repository)': OK,
+  'POST /repos/{owner}/{repo}/issues/{issue_number}/comments (private repository)': OK,
+  'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id} (private repository)': 403,
+  'DELETE /repos/{owner}/{repo}/issues/comments/{comment_id} (private repository)': 403,
 };
 
 // --- What the rows act on (set up once, in `before`) ---------------------------------------------
@@ -183,7 +186,7 @@ let counter = 0;
 const ALL_SCOPES = ['repo', 'admin:org', 'admin:enterprise', 'notifications', 'manage_billing:assistant'];
 const APP_PERMISSIONS: Permissions = {
   organization_administration: 'write', administration: 'read', organization_issue_types: 'write', members: 'read',
-  metadata: 'read', issues: 'read', pull_requests: 'read',
+  metadata: 'read', issues: 'write', pull_requests: 'read',
 };
 const READ_ONLY_GRANT: Permissions = {
   organization_administration: 'read', administration: 'read', organization_issue_types: 'read', members: 'read',
@@ -612,7 +615,29 @@ const MATRIX: Row[] = [
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK]),
   row('GET /users/{username}/orgs', '', at(() => '/users/ana/orgs'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK]),
+
+  // Comment writes (src/core/issues/service.ts): `public_repo` or `repo` (`repo` on a private
+  // repository), `issues: write`; anyone who reads the repository comments, but changing another's
+  // comment needs write access (acme's members have it: the base permission): what a reader sees and may not change is a 403, what it does not see
+  // a 404. ana wrote the comments the PATCH and DELETE rows change (DELETE: a new one per caller).
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', 'public_repo, repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}/comments`, () => ({ body: 'A reply' })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', 'public_repo, repo', at(() => `/repos/acme/open/issues/${ids.open.issue}/comments`, () => ({ body: 'A reply' })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', 'public_repo, repo', at(() => `/repos/acme/secret/issues/comments/${ids.secret.comment}`, () => ({ body: 'A comment, edited' })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', 'public_repo, repo', at(() => `/repos/acme/open/issues/comments/${ids.open.comment}`, () => ({ body: 'A comment, edited' })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}', 'public_repo, repo', throwaway(async () => ({ path: `/repos/acme/secret/issues/comments/${await anaComment('secret')}` })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}', 'public_repo, repo', throwaway(async () => ({ path: `/repos/acme/open/issues/comments/${await anaComment('open')}` })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
 ];
+
+/** A new comment of ana's on the repository's issue (a DELETE row consumes it). */
+const anaComment = async (repository: 'secret' | 'open') =>
+  (await server.admin('POST', `/repos/acme/${repository}/issues/${ids[repository].issue}/comments`, { author: 'ana', body: 'To be deleted' })).id as number;
 
 /**
  * Cells that fail on the base branch because of holes being fixed elsewhere (issue 10), each with
