@@ -4,7 +4,7 @@
 // app it names may be gone. Asking which still exist and holding them in the same statement makes the
 // inserts that follow safe by construction: what is gone is skipped, what is held stays until the
 // transaction ends (a deletion waits for it, then its cascade removes what was inserted).
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Executor } from './index.ts';
 import { idList, inIdList, isPostgres } from './prepared.ts';
 
@@ -26,10 +26,22 @@ export type HoldMode = 'key share' | 'share';
  * transaction at a time: what it reads stays until it ends.
  */
 export async function heldRows(trx: Executor, table: HeldTable, ids: readonly number[], mode: HoldMode = 'key share'): Promise<Set<number>> {
+  return held(trx, table, ids, mode, sql``);
+}
+
+/**
+ * `heldRows` of users who are people: an app's bot account (type `Bot`) is left out, as the
+ * platform notifies people only (the notification fan-out's recipients).
+ */
+export async function heldPeople(trx: Executor, ids: readonly number[]): Promise<Set<number>> {
+  return held(trx, 'users', ids, 'key share', sql`and type <> 'Bot'`);
+}
+
+async function held(trx: Executor, table: HeldTable, ids: readonly number[], mode: HoldMode, also: RawBuilder<unknown>): Promise<Set<number>> {
   const wanted = [...new Set(ids)];
   if (!wanted.length) return new Set();
   const postgres = isPostgres(trx);
   const lock = postgres ? sql`for ${sql.raw(mode)}` : sql``;
-  const { rows } = await sql<{ id: number }>`select id from ${sql.table(table)} where ${inIdList(postgres, 'id', idList(trx, wanted))} order by id ${lock}`.execute(trx);
+  const { rows } = await sql<{ id: number }>`select id from ${sql.table(table)} where ${inIdList(postgres, 'id', idList(trx, wanted))} ${also} order by id ${lock}`.execute(trx);
   return new Set(rows.map((row) => Number(row.id)));
 }

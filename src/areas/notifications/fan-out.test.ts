@@ -184,11 +184,18 @@ const ROWS: Row[] = [
     subscriptions: { ann: 'subscribed:author', cat: 'subscribed:mention' },
   },
   {
-    name: 'comment by an app\'s bot: the bot is never notified, not even watching or subscribed; the others are',
+    name: 'comment by an app\'s bot: the bot is never notified, not even watching or subscribed, nor subscribed by its mention; the others are',
     setup: { watches: { bot: 'watching', dan: 'watching' }, subscriptions: { bot: ['subscribed', 'manual'] } },
     handler: 'issue_comment.created', actor: 'bot', payload: () => mentions(['bot', 'cat']),
     threads: { cat: 'mention', dan: 'subscribed' },
-    subscriptions: { bot: 'subscribed:mention', cat: 'subscribed:mention' },
+    subscriptions: { bot: 'subscribed:manual', cat: 'subscribed:mention' },
+  },
+  {
+    name: 'comment by a person: an app\'s bot subscribed, watching and mentioned gets no thread, its subscription unchanged',
+    setup: { watches: { bot: 'watching' }, subscriptions: { bot: ['subscribed', 'comment'] } },
+    handler: 'issue_comment.created', actor: 'ann', payload: () => mentions(['bot', 'cat']),
+    threads: { cat: 'mention' },
+    subscriptions: { ann: 'subscribed:comment', bot: 'subscribed:comment', cat: 'subscribed:mention' },
   },
   {
     name: 'comment in a public repository: anyone mentioned can read it',

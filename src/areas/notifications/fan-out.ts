@@ -21,7 +21,7 @@ import type { AccessChange, Activities, AppliedActivityName, Mentions, StoredAct
 import { findIssueById } from '../../core/issues/store.ts';
 import { readersOf } from '../../core/access/index.ts';
 import { findRepositoryById } from '../../core/repositories/store.ts';
-import { heldRows } from '../../db/held.ts';
+import { heldPeople, heldRows } from '../../db/held.ts';
 import type { Executor } from '../../db/index.ts';
 import type { Context } from '../../platform/context.ts';
 import { Service } from '../../platform/service.ts';
@@ -87,7 +87,8 @@ class NotificationFanOut extends Service {
     // The users deleted since the activity (its payload names them by id) are skipped; those that
     // remain are held until the fan-out commits, so a deletion racing it cannot make its inserts fail
     // and cost every other recipient the activity (it waits, then its cascade removes their threads).
-    const users = await heldRows(trx, 'users', [...candidates]);
+    // An app's bot account is no recipient, nor subscribed by its own writes: people only.
+    const users = await heldPeople(trx, [...candidates]);
 
     const threads: Omit<NewThread, 'subject_id'>[] = [];
     const subscriptionChanges: Omit<SubscriptionRow, 'subject_id'>[] = [];
