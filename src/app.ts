@@ -38,6 +38,7 @@ import { ALL_TOKENS, ANONYMOUS, callerResolution } from './core/access/index.ts'
 import { callers } from './core/access/routes.ts';
 import { registerWorkers } from './jobs/registry.ts';
 import { workers } from './workers.ts';
+import { vendorNames } from './platform/vendor.ts';
 
 /** What `codehost replay` posts with (src/cli/replay.ts): the delivery engine's signing and address guard. */
 export { refusedReceiver, replayFixtures, type Fixture, type FixturesFile } from './areas/app-webhooks/index.ts';
@@ -109,6 +110,7 @@ export async function createServer(config: Config, options: LogOptions & Convent
     queue,
     // The settings' URLs; when they follow the address, fixed by listen() (port 0 is known only then).
     urls: { api: config.apiUrl, web: config.webUrl },
+    vendor: vendorNames(config.vendorWord),
     secrets: new Secrets(secretKey),
     rateLimiter: new RateLimiter(db.kysely, clock, { block: config.rateLimit.block, cacheMs: config.lookupCacheMs }),
     log: app.log,

@@ -46,6 +46,11 @@ export function readSettings(env: Env): Config {
     laptop && proxy === false && publicLoopback,
     !laptop ? 'production mode' : proxy !== false ? 'CODEHOST_TRUST_PROXY is set' : !publicLoopback ? 'the public URLs are not loopback' : 'laptop mode, loopback URLs, no proxy',
   );
+  // The word header names carry where the spec writes `Vendor` (src/platform/vendor.ts): a letter, then letters and digits.
+  const vendorWord = str(env, 'CODEHOST_VENDOR_WORD', 'Vendor');
+  if (!/^[A-Za-z][A-Za-z0-9]{0,31}$/.test(vendorWord)) {
+    throw new ConfigError(`CODEHOST_VENDOR_WORD must be a word of letters and digits that starts with a letter (as in X-Vendor-Event), got "${vendorWord}"`);
+  }
   const sunset = str(env, 'CODEHOST_ASSISTANT_METRICS_SUNSET', '2026-04-02');
   if (sunset !== 'never' && !/^\d{4}-\d{2}-\d{2}$/.test(sunset)) {
     throw new ConfigError(`CODEHOST_ASSISTANT_METRICS_SUNSET must be a date (YYYY-MM-DD) or "never", got "${sunset}"`);
@@ -66,6 +71,7 @@ export function readSettings(env: Env): Config {
     webUrl,
     urlsFollowAddress: { api: !apiSet, web: !webSet },
     corsOrigins: corsOrigins(env),
+    vendorWord,
     testClock,
     testMode: follow('CODEHOST_TEST_MODE', (fallback) => bool(env, 'CODEHOST_TEST_MODE', fallback), testClock, `CODEHOST_TEST_CLOCK=${testClock ? 1 : 0}`),
     demo: follow('CODEHOST_DEMO', (fallback) => bool(env, 'CODEHOST_DEMO', fallback), laptop, `${serverMode} mode`),

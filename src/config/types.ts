@@ -42,6 +42,11 @@ export interface Config {
   urlsFollowAddress: { api: boolean; web: boolean };
   /** Origins a browser may call the API from: `*` (any, no credentials mode) or a list. */
   corsOrigins: '*' | string[];
+  /**
+   * CODEHOST_VENDOR_WORD: the word header names, the hookshot's `User-Agent` and the media type
+   * carry where the spec writes `Vendor` (`X-Vendor-Event`); the spec's `Vendor` by default.
+   */
+  vendorWord: string;
   testClock: boolean;
   /** The test-only admin routes (fault injection); on by default with the test clock. */
   testMode: boolean;

@@ -79,7 +79,7 @@ export function installCallerSteps(api: Api, resolve: ResolveCaller, faults: Api
 export function apiScope(ctx: Context, scope: ApiScope) {
   return async (api: Api) => {
     if (scope.gate) api.addHook('onRequest', scope.gate);
-    api.addHook('onRequest', cors(ctx.config.corsOrigins));
+    api.addHook('onRequest', cors(ctx.config.corsOrigins, ctx.vendor));
     // The twins first: each is made from its route as declared, and gets the caller step of its own.
     installRepositoryPaths(api, scope.repositoryPaths);
     installCallerSteps(api, scope.resolveCaller, scope.faults);

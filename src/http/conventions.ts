@@ -25,8 +25,9 @@ export function installConventions(app: FastifyInstance, ctx: Context, options: 
   // With the test clock on, `Date` is the clock's (a client that corrects its clock skew from it, as
   // @octokit/auth-app does for a JWT, follows POST /_admin/clock); else Node writes the wall clock's.
   const clock = ctx.clock.adjustable ? ctx.clock : null;
+  const { requestId, mediaType, mediaTypeValue } = ctx.vendor;
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers({ 'x-vendor-request-id': request.id, 'x-vendor-media-type': 'vendor.v3; format=json' });
+    reply.headers({ [requestId]: request.id, [mediaType]: mediaTypeValue });
     if (clock) reply.header('date', clock.httpDate());
     done();
   });

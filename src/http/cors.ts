@@ -4,22 +4,32 @@
 // origins. The API and meta scopes' hook; the operator surface (/_admin) takes no part: a browser page
 // cannot call it.
 import type { onRequestHookHandler } from 'fastify';
+import type { VendorNames } from '../platform/vendor.ts';
 
 export const CORS_ALLOW_METHODS = 'GET, POST, PATCH, PUT, DELETE';
-export const CORS_ALLOW_HEADERS = [
-  'Authorization', 'Accept', 'Content-Type', 'If-Match', 'If-Modified-Since', 'If-None-Match', 'If-Unmodified-Since',
-  'Accept-Encoding', 'Range', 'X-Requested-With', 'User-Agent', 'X-Vendor-Api-Version',
-].join(', ');
-export const CORS_EXPOSE_HEADERS = [
-  'ETag', 'Link', 'Location', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Used', 'X-RateLimit-Reset',
-  'X-RateLimit-Resource', 'X-OAuth-Scopes', 'X-Accepted-OAuth-Scopes', 'X-Poll-Interval', 'X-Vendor-Request-Id', 'X-Vendor-Media-Type',
-  'X-Vendor-Api-Version-Selected', 'X-Accepted-Vendor-Permissions',
-].join(', ');
+
+/** The request headers a page may send: the version header in the vendor word's spelling and the spec's (src/platform/vendor.ts). */
+export function corsAllowHeaders(names: VendorNames): string {
+  return [
+    'Authorization', 'Accept', 'Content-Type', 'If-Match', 'If-Modified-Since', 'If-None-Match', 'If-Unmodified-Since',
+    'Accept-Encoding', 'Range', 'X-Requested-With', 'User-Agent', ...names.written.apiVersion,
+  ].join(', ');
+}
+
+/** The response headers a page may read, those with the vendor word in its spelling. */
+export function corsExposeHeaders(names: VendorNames): string {
+  return [
+    'ETag', 'Link', 'Location', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Used', 'X-RateLimit-Reset',
+    'X-RateLimit-Resource', 'X-OAuth-Scopes', 'X-Accepted-OAuth-Scopes', 'X-Poll-Interval', ...names.written.exposed,
+  ].join(', ');
+}
 /** How long a browser may keep a preflight's answer (seconds). */
 const MAX_AGE = '86400';
 
 /** `origins`: `*`, or the allowed origins (lowercase, as `URL.origin` gives them). */
-export function cors(origins: '*' | readonly string[]): onRequestHookHandler {
+export function cors(origins: '*' | readonly string[], names: VendorNames): onRequestHookHandler {
+  const allowHeaders = corsAllowHeaders(names);
+  const exposeHeaders = corsExposeHeaders(names);
   // Not async (every request runs it; nothing here waits): a preflight is answered without `done`.
   return (request, reply, done) => {
     if (origins === '*') {
@@ -33,12 +43,12 @@ export function cors(origins: '*' | readonly string[]): onRequestHookHandler {
       reply
         .code(204)
         .header('access-control-allow-methods', CORS_ALLOW_METHODS)
-        .header('access-control-allow-headers', CORS_ALLOW_HEADERS)
+        .header('access-control-allow-headers', allowHeaders)
         .header('access-control-max-age', MAX_AGE)
         .send();
       return;
     }
-    reply.header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
+    reply.header('access-control-expose-headers', exposeHeaders);
     done();
   };
 }

@@ -8,6 +8,7 @@ import { referenceUrl, type Urls } from '../platform/urls.ts';
 import { discardRestOfBody } from './input.ts';
 import { forgetRouteConfig, routeConfig } from './route-config.ts';
 import { anonymousRateLimitHeaders, API_VERSIONS, DEFAULT_API_VERSION } from './version.ts';
+import { requestedApiVersion } from '../platform/vendor.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -107,9 +108,9 @@ export function errorHandler(ctx: Context) {
 export function apiNotFound(ctx: Context) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     forgetRouteConfig(request);
-    const requested = request.headers['x-vendor-api-version'];
+    const requested = requestedApiVersion(ctx.vendor, request.headers);
     const known = typeof requested === 'string' && (API_VERSIONS as readonly string[]).includes(requested);
-    reply.header('x-vendor-api-version-selected', known ? requested : DEFAULT_API_VERSION);
+    reply.header(ctx.vendor.apiVersionSelected, known ? requested : DEFAULT_API_VERSION);
     await anonymousRateLimitHeaders(ctx, request, reply);
     return errorReply(ctx.urls, reply, new ApiError(404, 'Not Found'));
   };

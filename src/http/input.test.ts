@@ -9,6 +9,7 @@ import { bodyBoundsError, MAX_BODY_DEPTH } from '../platform/bounds.ts';
 import { ApiError } from '../platform/errors.ts';
 import { booleanQueryKeys, nulField, parseJsonBody, queryBoolean, refuseNul } from './input.ts';
 import { API_VERSIONS, DEFAULT_API_VERSION, selectApiVersion } from './version.ts';
+import { vendorNames } from '../platform/vendor.ts';
 
 /** The version header a request sends, and what the reply was told to say. */
 function selectVersion(requested: unknown): { selected: unknown; error: unknown } {
@@ -16,7 +17,7 @@ function selectVersion(requested: unknown): { selected: unknown; error: unknown 
   const request = { headers: requested === undefined ? {} : { 'x-vendor-api-version': requested } } as unknown as FastifyRequest;
   const reply = { header: (name: string, value: unknown) => { headers[name] = value; } } as unknown as FastifyReply;
   try {
-    selectApiVersion(request, reply);
+    selectApiVersion(vendorNames('Vendor'), request, reply);
     return { selected: headers['x-vendor-api-version-selected'], error: null };
   } catch (error) {
     return { selected: headers['x-vendor-api-version-selected'], error };
@@ -36,6 +37,21 @@ test('selectApiVersion: none is the default; each known version is selected; ano
   }
   // A header sent twice (an array) is not a version: the default.
   assert.deepEqual(selectVersion(['2026-03-10', '2026-03-10']), { selected: DEFAULT_API_VERSION, error: null });
+});
+
+test('selectApiVersion under another vendor word: its header, or the spec\'s, names the version; the answer says it in the word\'s header', () => {
+  const names = vendorNames('GitHub');
+  const select = (headers: Record<string, string>) => {
+    const said: Record<string, unknown> = {};
+    const reply = { header: (name: string, value: unknown) => { said[name] = value; } } as unknown as FastifyReply;
+    selectApiVersion(names, { headers } as unknown as FastifyRequest, reply);
+    return said;
+  };
+  assert.deepEqual(select({ 'x-github-api-version': '2026-03-10' }), { 'x-github-api-version-selected': '2026-03-10' });
+  assert.deepEqual(select({ 'x-vendor-api-version': '2026-03-10' }), { 'x-github-api-version-selected': '2026-03-10' });
+  assert.deepEqual(select({ 'x-github-api-version': '2026-03-10', 'x-vendor-api-version': '2022-11-28' }), { 'x-github-api-version-selected': '2026-03-10' });
+  assert.deepEqual(select({}), { 'x-github-api-version-selected': DEFAULT_API_VERSION });
+  assert.throws(() => select({ 'x-github-api-version': '2021-01-01', 'x-vendor-api-version': '2026-03-10' }), ApiError);
 });
 
 test('queryBoolean: true/false in any case and 1/0; anything else is left for the schema to refuse', () => {

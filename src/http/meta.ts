@@ -58,7 +58,7 @@ function readinessRoute(meta: Api, ctx: Context): void {
 }
 
 export function metaScope(ctx: Context, scope: MetaScope) {
-  const answerCors = cors(ctx.config.corsOrigins);
+  const answerCors = cors(ctx.config.corsOrigins, ctx.vendor);
   return async (meta: Api) => {
     await meta.register(async (ungated: Api) => {
       ungated.addHook('onRequest', answerCors);

@@ -12,6 +12,7 @@ import type { RateLimiter } from './rate-limit.ts';
 import type { Urls } from './urls.ts';
 import type { Secrets } from './secrets.ts';
 import type { PerServerState } from './per-server.ts';
+import type { VendorNames } from './vendor.ts';
 
 export interface Context {
   config: Config;
@@ -19,6 +20,8 @@ export interface Context {
   clock: Clock;
   queue: Queue;
   urls: Urls;
+  /** The header names (and the rest) that carry the vendor word (CODEHOST_VENDOR_WORD). */
+  vendor: VendorNames;
   secrets: Secrets;
   rateLimiter: RateLimiter;
   log: FastifyBaseLogger;

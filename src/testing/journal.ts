@@ -25,6 +25,7 @@ import { permissionsUsed } from './permissions-used.ts';
 
 import type { JournalEntry, JournalWarning } from './journal-entry.ts';
 import { maskedParts, maskSeen } from './masking.ts';
+import { requestedApiVersion, type VendorNames } from '../platform/vendor.ts';
 
 export type { JournalEntry, JournalWarning } from './journal-entry.ts';
 
@@ -38,7 +39,7 @@ interface RouteSchema {
   body?: { properties?: Record<string, unknown>; additionalProperties?: unknown };
 }
 
-function warningsOf(request: FastifyRequest, query: Record<string, unknown>, publicRoute: boolean): JournalWarning[] {
+function warningsOf(names: VendorNames, request: FastifyRequest, query: Record<string, unknown>, publicRoute: boolean): JournalWarning[] {
   const warnings: JournalWarning[] = [];
   const schema = request.routeOptions.schema as RouteSchema | undefined;
   if (!request.routeOptions.url) return warnings;
@@ -54,8 +55,8 @@ function warningsOf(request: FastifyRequest, query: Record<string, unknown>, pub
       if (!(key in bodyKeys)) warnings.push({ code: 'unknown_body_field', message: `${key} is not a field of this operation's body: it was ignored` });
     }
   }
-  if (publicRoute && request.headers['x-vendor-api-version'] === undefined) {
-    warnings.push({ code: 'missing_api_version', message: `no X-Vendor-Api-Version header: the answer is version ${DEFAULT_API_VERSION}'s; name the version your client was written for` });
+  if (publicRoute && requestedApiVersion(names, request.headers) === undefined) {
+    warnings.push({ code: 'missing_api_version', message: `no ${names.written.apiVersion[0]} header: the answer is version ${DEFAULT_API_VERSION}'s; name the version your client was written for` });
   }
   const perPage = Number(query.per_page);
   if ('per_page' in (schema?.querystring?.properties ?? {}) && Number.isFinite(perPage) && perPage > DEFAULT_PAGES.maxPerPage) {
@@ -185,7 +186,7 @@ export function journalHooks(ctx: Context): { start: onRequestHookHandler; recor
       const schema = request.routeOptions.schema as RouteSchema | undefined;
       const routeUrl = request.routeOptions.url;
       const operation = schema?.operationId ?? (routeUrl ? operationId(request.operator ? 'admin' : 'meta', `${request.method} ${routeUrl.replace(/^\/_admin/, '').replace(/[:{}]/g, '')}`) : null);
-      const warnings = warningsOf(request, query, Boolean(config.access) && !request.operator);
+      const warnings = warningsOf(ctx.vendor, request, query, Boolean(config.access) && !request.operator);
       // A route codehost does not serve: the caller resolved as the API would (its answer is sent already).
       const unserved = !routeUrl && !path.startsWith('/_admin');
       let principal: Principal = request.principal;

@@ -10,13 +10,14 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { verify } from '@octokit/webhooks-methods';
 import { Secrets } from '../../platform/secrets.ts';
+import { vendorNames } from '../../platform/vendor.ts';
 import { buildRequest, storedPayloads, type AttemptRequestFacts } from './engine.ts';
 import { postWebhook } from './sender.ts';
 import { messagePayload } from './store.ts';
 
 const SECRET = 'It’s a secret to everybody';
 const secrets = new Secrets('engine test server key');
-const ctx = { secrets, perServer: new Map() };
+const ctx = { secrets, perServer: new Map(), vendor: vendorNames('Vendor') };
 
 /** A payload as stored: JSON text with characters that encode to several bytes, and some a form must escape. */
 const PAYLOAD = JSON.stringify({ action: 'opened', issue: { title: 'Café & crème: 100% ☕ + "quotes" =?/' }, n: 1 });
@@ -57,9 +58,9 @@ before(async () => {
 after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 /** Builds the attempt's request, posts it, and answers what the receiver got. */
-async function send(attempt: AttemptRequestFacts): Promise<Received> {
+async function send(attempt: AttemptRequestFacts, on = ctx): Promise<Received> {
   const before = received.length;
-  const result = await postWebhook(buildRequest(ctx, attempt, url), { timeoutMs: 5000, allowPrivateAddresses: true, allowNetworks: [], responseBodyLimit: 64 });
+  const result = await postWebhook(buildRequest(on, attempt, url), { timeoutMs: 5000, allowPrivateAddresses: true, allowNetworks: [], responseBodyLimit: 64 });
   assert.equal(result.statusCode, 200, result.status);
   assert.equal(received.length, before + 1);
   return received.at(-1)!;
@@ -106,6 +107,18 @@ test('the delivery headers: agent, accept, delivery id, event, hook, target', as
     'x-hub-signature': hmac('sha1', SECRET, got.bytes),
     'x-hub-signature-256': hmac('sha256', SECRET, got.bytes),
   });
+});
+
+test('under another vendor word (CODEHOST_VENDOR_WORD): the agent and the delivery headers carry it; the signatures keep their names', async () => {
+  const got = await send(attemptOf(), { ...ctx, vendor: vendorNames('GitHub') });
+  assert.match(String(got.headers['user-agent']), /^GitHub-Hookshot\/[0-9a-f]{7}$/);
+  assert.equal(got.headers['x-github-delivery'], '0b9c6d5e-1f2a-4b3c-8d4e-5f6a7b8c9d0e');
+  assert.equal(got.headers['x-github-event'], 'issues');
+  assert.equal(got.headers['x-github-hook-id'], '41');
+  assert.equal(got.headers['x-github-hook-installation-target-id'], '7');
+  assert.equal(got.headers['x-github-hook-installation-target-type'], 'integration');
+  assert.equal(got.headers['x-vendor-event'], undefined);
+  assert.equal(got.headers['x-hub-signature-256'], hmac('sha256', SECRET, got.bytes));
 });
 
 test('no secret: no signature headers', async () => {

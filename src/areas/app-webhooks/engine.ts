@@ -44,10 +44,10 @@ export const DELIVER = defineJob<DeliverJob, DeliveryWorker>({
   options: ({ ctx }) => ({ concurrency: ctx.config.webhooks.concurrency }),
 });
 
-/** `Vendor-Hookshot/<short id>`: the short id names this codehost release. */
-const USER_AGENT = (() => {
+/** `<Word>-Hookshot/<short id>` (`Vendor-Hookshot/…`, src/platform/vendor.ts): the short id names this codehost release. */
+const HOOKSHOT_ID = (() => {
   const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return `Vendor-Hookshot/${createHash('sha1').update(`codehost ${version}`).digest('hex').slice(0, 7)}`;
+  return createHash('sha1').update(`codehost ${version}`).digest('hex').slice(0, 7);
 })();
 
 /** Enqueues the job of an attempt inside the transaction that created (or moved) it. */
@@ -233,7 +233,7 @@ const unsealedSecrets = perServer(() => new Map<string, string>());
 const UNSEALED_MAX = 1000;
 
 /** What of a server's context signing needs: its key, and where its caches live. */
-type SigningContext = Pick<Context, 'secrets' | 'perServer'>;
+type SigningContext = Pick<Context, 'secrets' | 'perServer' | 'vendor'>;
 
 function unseal(ctx: SigningContext, sealed: string): string {
   // `of` reads only the context's `perServer` (the cache is made from nothing of it).
@@ -274,15 +274,16 @@ export function signatureHeaders(secret: string, body: Buffer): { 'x-hub-signatu
 export function buildRequest(ctx: SigningContext, attempt: AttemptRequestFacts, url: string) {
   const form = attempt.content_type === 'form';
   const body = requestBody(form, attempt.payload);
+  const { hookshot, delivery } = ctx.vendor;
   const headers: Record<string, string> = {
-    'user-agent': USER_AGENT,
+    'user-agent': `${hookshot}/${HOOKSHOT_ID}`,
     accept: '*/*',
     'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json',
-    'x-vendor-delivery': attempt.guid,
-    'x-vendor-event': attempt.event,
-    'x-vendor-hook-id': String(attempt.hook_id),
-    'x-vendor-hook-installation-target-id': String(attempt.app_id),
-    'x-vendor-hook-installation-target-type': 'integration',
+    [delivery.guid]: attempt.guid,
+    [delivery.event]: attempt.event,
+    [delivery.hookId]: String(attempt.hook_id),
+    [delivery.targetId]: String(attempt.app_id),
+    [delivery.targetType]: 'integration',
   };
   if (attempt.secret) {
     let secret: string;

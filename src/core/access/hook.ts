@@ -54,12 +54,12 @@ export function callerResolution(ctx: Context): CallerResolution {
   };
   const resolve = async (request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, rule: AccessRule): Promise<void> => {
     try {
-      selectApiVersion(request, reply);
+      selectApiVersion(ctx.vendor, request, reply);
     } catch (error) {
       await anonymousRateLimitHeaders(ctx, request, reply);
       throw error;
     }
-    reply.headers(acceptedHeaders(rule));
+    reply.headers(acceptedHeaders(rule, ctx.vendor.acceptedPermissions));
 
     const address = clientAddress(request);
     // Every credential check runs under the failed-login limit of the client's address (the check
