@@ -208,6 +208,20 @@ const ROWS: Row[] = [
     goal: { postgres: atMost(1.1) },
   },
   {
+    path: 'POST …/issues/{n}/comments (issue 39): answers/s vs a bare insert of the same row',
+    bench: 'comments',
+    keys: ['create comment ratio codehost/bare insert (answers)'],
+    goal: {},
+    unit: '×',
+  },
+  {
+    path: '… with its fan-out (20 watchers, a mention) and its webhook delivery done, /s vs the bare insert',
+    bench: 'comments',
+    keys: ['create comment ratio codehost/bare insert (all done)'],
+    goal: {},
+    unit: '×',
+  },
+  {
     path: 'PUT /notifications over 100k unread: all marked (goal at 1,000,000: bench/notifications.ts --unread 1000000)',
     bench: 'notifications',
     keys: [/^mark as read: all read after ms/],
