@@ -25,6 +25,7 @@ import type { AccessRule } from './rule.ts';
 import { callerResolution } from './hook.ts';
 import { ANONYMOUS } from './principal.ts';
 import { issueToken } from './store.ts';
+import { vendorNames } from '../../platform/vendor.ts';
 
 const ADMIN = 'hook-test-admin-token';
 const LIMIT = 3;
@@ -78,7 +79,7 @@ before(async () => {
   config.adminToken = ADMIN;
   config.rateLimit = { ...config.rateLimit, authenticatedPerHour: LIMIT, anonymousPerHour: ANONYMOUS_LIMIT, failedLoginsPerHour: FAILED_LOGINS };
   app = Fastify({ trustProxy: '127.0.0.1', logger: { level: 'error', stream: { write: (line: string) => void logged.push(line) } } });
-  const ctx = { config, db, clock, rateLimiter: new RateLimiter(limiterDb.kysely, clock), log: app.log, perServer: new Map(), urls: { api: 'http://127.0.0.1/api/v3', web: 'http://127.0.0.1' } } as unknown as Context;
+  const ctx = { config, db, clock, rateLimiter: new RateLimiter(limiterDb.kysely, clock), log: app.log, perServer: new Map(), urls: { api: 'http://127.0.0.1/api/v3', web: 'http://127.0.0.1' }, vendor: vendorNames('Vendor') } as unknown as Context;
   installConventions(app, ctx, { compileSchemas: 'on first use' });
   decorateCaller(app, ANONYMOUS);
 
