@@ -228,6 +228,8 @@ export type ReviewRequest = IssueActivityFacts & ({ requested_reviewer_id: numbe
 /** An issue's or pull request's actions, each with what its payload adds to `IssueActivityFacts`. */
 export type IssueActions = {
   opened: IssueOpened;
+  /** The title or body changed (PATCH /repos/{owner}/{repo}/issues/{issue_number}): the platform's `changes`, what they were. */
+  edited: IssueActivityFacts & { changes: { title?: { from: string }; body?: { from: string } } };
   closed: IssueStateChanged;
   reopened: IssueStateChanged;
   assigned: IssueAssignment;
@@ -272,8 +274,8 @@ export type Activity = ActivityOf<StoredActivities> | RawActivity;
  */
 const STORED: { readonly [K in keyof StoredActivities & string]: true } = {
   'user.deleted': true, 'organization.member_added': true, 'organization.member_removed': true, 'team.created': true, 'membership.added': true, 'membership.removed': true,
-  'issues.opened': true, 'issues.closed': true, 'issues.reopened': true, 'issues.assigned': true, 'issues.unassigned': true, 'issues.review_requested': true, 'issues.review_request_removed': true,
-  'pull_request.opened': true, 'pull_request.closed': true, 'pull_request.reopened': true, 'pull_request.assigned': true, 'pull_request.unassigned': true,
+  'issues.opened': true, 'issues.edited': true, 'issues.closed': true, 'issues.reopened': true, 'issues.assigned': true, 'issues.unassigned': true, 'issues.review_requested': true, 'issues.review_request_removed': true,
+  'pull_request.opened': true, 'pull_request.edited': true, 'pull_request.closed': true, 'pull_request.reopened': true, 'pull_request.assigned': true, 'pull_request.unassigned': true,
   'pull_request.review_requested': true, 'pull_request.review_request_removed': true,
   'issue_comment.created': true, 'issue_comment.edited': true, 'issue_comment.deleted': true,
   'repository.created': true, 'repository.archived': true, 'repository.unarchived': true, 'repository.edited': true, 'repository.publicized': true, 'repository.privatized': true,

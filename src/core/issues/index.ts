@@ -1,12 +1,16 @@
 import type { LifecycleArea } from '../area.ts';
 import { activityAdminRoutes } from './admin-routes.ts';
 import { issueRoutes } from './routes.ts';
+import { issueWriteRoutes } from './write-routes.ts';
 import { seedComments, seedIssues } from './seed.ts';
 
 /** Issues, pull requests and comments: their public reads, their operator routes (each write is platform activity) and seed keys. */
 export const issues: LifecycleArea = {
   name: 'issues',
-  routes: issueRoutes,
+  routes: (app, ctx) => {
+    issueRoutes(app, ctx);
+    issueWriteRoutes(app, ctx);
+  },
   admin: activityAdminRoutes,
   seed: { issues: seedIssues, comments: seedComments },
   lifecycle: {

@@ -1,5 +1,5 @@
-// The public reads of issues, pull requests and issue comments, each inside its repository, and the
-// writes of comments (who may: src/core/issues/service.ts).
+// The public reads of issues, pull requests and issue comments, each inside its repository; the
+// writes are ./write-routes.ts.
 import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import type { FastifyReply } from 'fastify';
@@ -7,24 +7,11 @@ import { denied, repositoryRead, RepositoryParams } from '../repositories/routes
 import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ValidationErrorBody } from '../../platform/schemas.ts';
 import { Issue, IssueComment, IssueEvent, PullRequest } from './representations.ts';
-import { COMMENT_WRITE, ISSUE_READ, IssueService, PULL_READ } from './service.ts';
-import { ALL_TOKENS, type AccessRule } from '../access/index.ts';
+import { ISSUE_READ, IssueService, PULL_READ } from './service.ts';
 
 const security = [{ token: [] }];
 
-/**
- * A comment write: any token kind; classic and OAuth tokens need `public_repo` on a public
- * repository, `repo` on a private one; fine-grained credentials `issues` or `pull_requests` write,
- * narrowed by the issue's kind in the service.
- */
-const commentWrite: AccessRule = { credentials: ALL_TOKENS, scopes: ['repo', 'public_repo'], permissions: COMMENT_WRITE };
-
-/** A comment's body, as the platform bounds it (65,536 characters). */
-const CommentBody = Type.Object({ body: Type.String({ minLength: 1, maxLength: 65536, description: 'The contents of the comment' }) });
-
-const written = { ...denied, 422: ValidationErrorBody };
-
-const IssueParams = Type.Object({ ...RepositoryParams.properties, issue_number: Type.String({ description: 'The number that identifies the issue' }) });
+export const IssueParams = Type.Object({ ...RepositoryParams.properties, issue_number: Type.String({ description: 'The number that identifies the issue' }) });
 
 /** Issues, pull requests and comments change their `updated_at` with every change they show. */
 function lastModified<T extends { updated_at: string }>(reply: FastifyReply, body: T): T {
@@ -124,55 +111,4 @@ export function issueRoutes(app: Api, ctx: Context): void {
     return service.event(request.principal, owner, repo, event_id);
   });
 
-  commentWriteRoutes(app, service);
-}
-
-/** Creating, editing and deleting comments. */
-function commentWriteRoutes(app: Api, service: IssueService): void {
-  app.post('/repos/:owner/:repo/issues/:issue_number/comments', {
-    config: { access: commentWrite },
-    schema: {
-      summary: 'Create an issue comment (on an issue or a pull request)',
-      tags: ['issues'],
-      security,
-      params: IssueParams,
-      body: CommentBody,
-      response: { 201: IssueComment, ...written },
-    },
-  }, async (request, reply) => {
-    const { owner, repo, issue_number } = request.params;
-    return reply.code(201).send(await service.createComment(request.principal, owner, repo, issue_number, request.body.body));
-  });
-
-  const CommentParams = Type.Object({ ...RepositoryParams.properties, comment_id: Type.String({ description: 'The unique identifier of the comment' }) });
-
-  app.patch('/repos/:owner/:repo/issues/comments/:comment_id', {
-    config: { access: commentWrite },
-    schema: {
-      summary: 'Update an issue comment',
-      tags: ['issues'],
-      security,
-      params: CommentParams,
-      body: CommentBody,
-      response: { 200: IssueComment, ...written },
-    },
-  }, async (request) => {
-    const { owner, repo, comment_id } = request.params;
-    return service.editComment(request.principal, owner, repo, comment_id, request.body.body);
-  });
-
-  app.delete('/repos/:owner/:repo/issues/comments/:comment_id', {
-    config: { access: commentWrite },
-    schema: {
-      summary: 'Delete an issue comment',
-      tags: ['issues'],
-      security,
-      params: CommentParams,
-      response: { 204: Type.Null(), ...written },
-    },
-  }, async (request, reply) => {
-    const { owner, repo, comment_id } = request.params;
-    await service.deleteComment(request.principal, owner, repo, comment_id);
-    return reply.code(204).send(null);
-  });
 }

@@ -141,7 +141,7 @@ export async function insertIssue(trx: Executor, values: Omit<IssueRow, 'id'>): 
 export async function updateIssue(
   trx: Executor,
   issueId: number,
-  values: Partial<Pick<IssueRow, 'state' | 'state_reason' | 'closed_at' | 'merged_at' | 'updated_at'>>,
+  values: Partial<Pick<IssueRow, 'title' | 'body' | 'state' | 'state_reason' | 'closed_at' | 'merged_at' | 'updated_at'>>,
 ): Promise<void> {
   await trx.updateTable('issues').set(values).where('id', '=', issueId).execute();
 }

@@ -40,8 +40,17 @@ export interface CreateCommentInput {
 
 export interface UpdateIssueInput {
   actor: string;
+  title?: string;
+  /** A new body; null empties it. */
+  body?: string | null;
   state?: 'open' | 'closed' | 'merged';
+  /** Why it closed (`completed`, `not_planned`) or reopened; the platform's default for the change otherwise. */
+  state_reason?: 'completed' | 'not_planned' | 'reopened' | null;
+  /** The assignees (the given list replaces the current one). */
   assignees?: string[];
+  /** Assignees added to, or removed from, the current ones (POST / DELETE …/assignees). */
+  assignees_added?: string[];
+  assignees_removed?: string[];
   reviewers?: string[];
   team_reviewers?: string[];
 }
@@ -54,12 +63,19 @@ interface Mentioned {
 }
 
 const unique = <T>(values: readonly T[]) => [...new Set(values)];
+
+/** The platform's bound on an issue's assignees. */
+export const MAX_ASSIGNEES = 10;
 const without = (values: readonly number[], removed: readonly number[]) => values.filter((v) => !removed.includes(v));
 
 export class IssueWrites extends Service {
   async createIssue(ownerLogin: string, repositoryName: string, input: CreateIssueInput): Promise<IssueFacts> {
     const repository = await this.writableRepository(ownerLogin, repositoryName);
-    const author = await this.user(input.author);
+    return this.openIssue(repository, await this.user(input.author), input);
+  }
+
+  /** An issue (or pull request) by `author` in a repository found writable: the public API's caller, or the operator's author. */
+  async openIssue(repository: Repository, author: UserRow, input: Omit<CreateIssueInput, 'author'>): Promise<IssueFacts> {
     const isPullRequest = input.pull_request ?? false;
     const assignees = await this.users(input.assignees);
     const reviewers = await this.reviewers(repository, isPullRequest, author, input.reviewers, input.team_reviewers);
@@ -185,9 +201,19 @@ export class IssueWrites extends Service {
   async updateIssue(ownerLogin: string, repositoryName: string, number: number, input: UpdateIssueInput): Promise<IssueFacts> {
     const repository = await this.writableRepository(ownerLogin, repositoryName);
     const found = await this.issue(repository, number);
-    const actor = await this.user(input.actor);
+    return this.changeIssue(repository, found, await this.user(input.actor), input);
+  }
+
+  /**
+   * Changes an issue of a repository found writable, by `actor`: title and body (`edited`, whose
+   * `changes` keep what they were), state, assignees and requested reviewers, in the platform's order.
+   */
+  async changeIssue(repository: Repository, found: IssueRow, actor: UserRow, input: Omit<UpdateIssueInput, 'actor'>): Promise<IssueFacts> {
     const isPullRequest = Boolean(found.is_pull_request);
-    const wantedAssigneeIds = input.assignees === undefined ? null : (await this.users(input.assignees)).map((u) => u.id);
+    const idsOf = async (logins: string[] | undefined) => (logins === undefined ? null : (await this.users(logins)).map((u) => u.id));
+    const wantedAssigneeIds = await idsOf(input.assignees);
+    const addedAssigneeIds = (await idsOf(input.assignees_added)) ?? [];
+    const removedAssigneeIds = (await idsOf(input.assignees_removed)) ?? [];
     const wanted = await this.reviewers(repository, isPullRequest, await this.userById(found.author_id), input.reviewers, input.team_reviewers);
     const reviewersGiven = input.reviewers !== undefined;
     const teamsGiven = input.team_reviewers !== undefined;
@@ -198,9 +224,15 @@ export class IssueWrites extends Service {
     return this.transaction(async (trx) => {
       await this.stillWritable(trx, repository.id);
       const issue = await store.lockIssue(trx, found.id, this.ctx.db.dialect === 'postgres');
-      const transition = this.transition(issue, input.state);
+      const transition = this.transition(issue, input.state, input.state_reason);
+      const edits = {
+        ...(input.title !== undefined && input.title !== issue.title ? { title: { from: issue.title } } : {}),
+        ...(input.body !== undefined && input.body !== issue.body ? { body: { from: issue.body ?? '' } } : {}),
+      };
+      const edited = Object.keys(edits).length > 0;
       const currentAssignees = await store.assigneeIds(trx, issue.id);
-      const wantedAssignees = wantedAssigneeIds ?? currentAssignees;
+      const wantedAssignees = unique([...(wantedAssigneeIds ?? currentAssignees), ...addedAssigneeIds]).filter((id) => !removedAssigneeIds.includes(id));
+      if (wantedAssignees.length > MAX_ASSIGNEES) throw invalidField('Issue', 'assignees', `an issue has at most ${MAX_ASSIGNEES} assignees`);
       const assigned = without(wantedAssignees, currentAssignees);
       const unassigned = without(currentAssignees, wantedAssignees);
       const current = await store.reviewRequests(trx, issue.id);
@@ -213,11 +245,16 @@ export class IssueWrites extends Service {
         teamIds: teamsGiven ? without(current.teamIds, wanted.teamIds) : [],
       };
 
-      const changes = (transition ? 1 : 0) + assigned.length + unassigned.length + requested.userIds.length + requested.teamIds.length + removed.userIds.length + removed.teamIds.length;
+      const changes = (edited ? 1 : 0) + (transition ? 1 : 0) + assigned.length + unassigned.length + requested.userIds.length + requested.teamIds.length + removed.userIds.length + removed.teamIds.length;
       if (changes === 0) return store.loadIssueFacts(trx, issue.id);
 
       const now = this.now();
-      await store.updateIssue(trx, issue.id, { ...transition?.values(now), updated_at: now });
+      await store.updateIssue(trx, issue.id, {
+        ...(input.title !== undefined ? { title: input.title } : {}),
+        ...(input.body !== undefined ? { body: input.body } : {}),
+        ...transition?.values(now),
+        updated_at: now,
+      });
       if (transition) await store.insertEvents(trx, transition.events.map((name) => this.event(issue, actor, name, {})));
       await store.removeAssignees(trx, issue.id, unassigned);
       await store.addAssignees(trx, issue.id, assigned);
@@ -234,6 +271,7 @@ export class IssueWrites extends Service {
       // Rows in the platform's order: the state change first, then assignments, then review requests.
       const facts = await store.loadIssueFacts(trx, issue.id);
       const record = <A extends keyof IssueActions>(action: A, payload: Omit<IssueActions[A], keyof IssueActivityFacts>) => this.record(trx, issue, actor, facts, action, payload);
+      if (edited) await record('edited', { changes: edits });
       if (transition) await record(transition.action, { state: transition.state, ...(isPullRequest ? { merged: transition.merged } : {}) });
       for (const id of assigned) await record('assigned', { assignee_id: id });
       for (const id of unassigned) await record('unassigned', { assignee_id: id });
@@ -246,8 +284,12 @@ export class IssueWrites extends Service {
   }
 
   /** What a state change does, or null when the issue is already in that state. */
-  private transition(issue: IssueRow, state: UpdateIssueInput['state']) {
+  private transition(issue: IssueRow, state: UpdateIssueInput['state'], reason?: UpdateIssueInput['state_reason']) {
     if (state === undefined) return null;
+    const isPull = Boolean(issue.is_pull_request);
+    if (reason != null && (isPull || (state === 'closed') !== (reason !== 'reopened'))) {
+      throw invalidField('Issue', 'state_reason', isPull ? 'a pull request has no state reason' : `${reason} is no reason to make an issue ${state}`);
+    }
     const isPullRequest = Boolean(issue.is_pull_request);
     const merged = issue.merged_at !== null;
     if (state === 'merged') {
@@ -269,7 +311,7 @@ export class IssueWrites extends Service {
         state: 'closed' as const,
         merged: false,
         events: ['closed'],
-        values: (now: string) => ({ state: 'closed', state_reason: isPullRequest ? null : 'completed', closed_at: now }),
+        values: (now: string) => ({ state: 'closed', state_reason: isPullRequest ? null : reason ?? 'completed', closed_at: now }),
       };
     }
     if (merged) throw invalidField('PullRequest', 'state', 'a merged pull request cannot be reopened');

@@ -161,6 +161,11 @@ const COLLABORATOR_CELLS: Record<string, Want> = {
   'POST /repos/{owner}/{repo}/issues/{issue_number}/comments (private repository)': OK,
   'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id} (private repository)': 403,
   'DELETE /repos/{owner}/{repo}/issues/comments/{comment_id} (private repository)': 403,
+  'POST /repos/{owner}/{repo}/issues (private repository)': OK,
+  'PATCH /repos/{owner}/{repo}/issues/{issue_number} (private repository)': 403,
+  'POST /repos/{owner}/{repo}/issues/{issue_number}/assignees (private repository)': OK,
+  'DELETE /repos/{owner}/{repo}/issues/{issue_number}/assignees (private repository)': OK,
+  'GET /repos/{owner}/{repo}/assignees/{assignee} (private repository)': OK,
 };
 
 // --- What the rows act on (set up once, in `before`) ---------------------------------------------
@@ -633,6 +638,31 @@ const MATRIX: Row[] = [
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
   row('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}', 'public_repo, repo', throwaway(async () => ({ path: `/repos/acme/open/issues/comments/${await anaComment('open')}` })),
     [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+
+  // Issue writes (src/core/issues/activity-service.ts): as comment writes. Anyone who reads opens an
+  // issue and asks to assign (a caller who may not triage gets the issue unchanged: 201 and 200);
+  // changing another's issue needs write access. ana opened the issues the PATCH rows change.
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('POST /repos/{owner}/{repo}/issues', 'public_repo, repo', at(() => '/repos/acme/secret/issues', () => ({ title: 'A new issue' })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('POST /repos/{owner}/{repo}/issues', 'public_repo, repo', at(() => '/repos/acme/open/issues', () => ({ title: 'A new issue' })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('PATCH /repos/{owner}/{repo}/issues/{issue_number}', 'public_repo, repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}`, () => ({ title: 'An issue' })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('PATCH /repos/{owner}/{repo}/issues/{issue_number}', 'public_repo, repo', at(() => `/repos/acme/open/issues/${ids.open.issue}`, () => ({ title: 'An issue' })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+  row('POST /repos/{owner}/{repo}/issues/{issue_number}/assignees', 'public_repo, repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}/assignees`, () => ({ assignees: [] })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('POST /repos/{owner}/{repo}/issues/{issue_number}/assignees', 'public_repo, repo', at(() => `/repos/acme/open/issues/${ids.open.issue}/assignees`, () => ({ assignees: [] })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/{issue_number}/assignees', 'public_repo, repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}/assignees`, () => ({ assignees: [] })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/{issue_number}/assignees', 'public_repo, repo', at(() => `/repos/acme/open/issues/${ids.open.issue}/assignees`, () => ({ assignees: [] })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('GET /repos/{owner}/{repo}/assignees/{assignee}', 'repo', at(() => '/repos/acme/secret/assignees/ana'),
+    [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/assignees/{assignee}', 'repo', at(() => '/repos/acme/open/assignees/ana'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
 ];
 
 /** A new comment of ana's on the repository's issue (a DELETE row consumes it). */

@@ -1,0 +1,174 @@
+// The writes a client makes inside a repository (issue 39): comments, issues, their assignees. Who
+// may: src/core/access `requireWritableRepository` (404 for what the caller does not see, 403 for
+// what it sees and may not change); who they are by: the caller, or an installation's app as its bot
+// account. The changes and their activity: ./writes.ts.
+import { Service } from '../../platform/service.ts';
+import { invalidField, notFound } from '../../platform/errors.ts';
+import { RepositoryService, type ReadableRepository } from '../repositories/service.ts';
+import { commentRepresentation, issueRepresentation } from './representations.ts';
+import { findComment, findIssueById, type IssueRow } from './store.ts';
+import {
+  callerRepositoryPermissions, findAppBy, requireWritableRepository, userRepositoryPermissions,
+  type Permissions, type Principal, type RepositoryWrite,
+} from '../access/index.ts';
+import { botAccount, findAccount, usersByLogin, type UserRow } from '../accounts/store.ts';
+import { IssueService, rowId } from './service.ts';
+import { IssueWrites, type UpdateIssueInput } from './writes.ts';
+
+/** What the routes of issue and comment writes accept; the issue's kind narrows it (`issueWrite`). */
+export const ISSUE_WRITE: readonly Permissions[] = [{ issues: 'write' }, { pull_requests: 'write' }];
+
+/**
+ * A write on an issue or its comments asks `issues: write` on an issue and either permission on a
+ * pull request (the platform's sets); of a user, `role` on the repository.
+ */
+function issueWrite(issue: Pick<IssueRow, 'is_pull_request'>, role: RepositoryWrite['role']): RepositoryWrite {
+  return { role, permissions: issue.is_pull_request ? ISSUE_WRITE : [{ issues: 'write' }] };
+}
+
+export interface OpenIssue {
+  title: string;
+  body?: string | null;
+  assignees?: string[];
+  milestone?: number | string | null;
+  type?: string | null;
+}
+
+export type IssueChange = Pick<UpdateIssueInput, 'title' | 'body' | 'state' | 'state_reason' | 'assignees'> & { milestone?: number | string | null };
+
+export class IssueWriteService extends Service {
+  private readonly repositories = new RepositoryService(this.ctx);
+  private readonly reads = new IssueService(this.ctx);
+  private readonly writes = new IssueWrites(this.ctx);
+
+  /**
+   * Opens an issue: anyone who reads the repository; its assignees and type only from who may
+   * triage it (write access, or an installation), others' are dropped as the platform drops them.
+   */
+  async openIssue(principal: Principal, owner: string, repo: string, input: OpenIssue) {
+    const repository = await this.repositories.readable(principal, owner, repo);
+    await requireWritableRepository(this.db, principal, repository, issueWrite({ is_pull_request: 0 }, 'pull'));
+    noMilestone(input.milestone);
+    const triages = await this.triages(principal, repository);
+    const assignees = triages ? await this.assignable(repository, input.assignees ?? []) : [];
+    const facts = await this.writes.openIssue(repository, await this.actor(principal), {
+      title: input.title,
+      ...(input.body != null ? { body: input.body } : {}),
+      assignees,
+      ...(triages && input.type != null ? { type: input.type } : {}),
+    });
+    return issueRepresentation(this.ctx.urls, facts);
+  }
+
+  /**
+   * Changes an issue: its author may change the title, the body and the state; anyone else needs
+   * write access (an installation: its permission). Assignees change only for who may triage.
+   */
+  async changeIssue(principal: Principal, owner: string, repo: string, number: string, input: IssueChange) {
+    const { issue, repository } = await this.reads.issueWithRepository(principal, owner, repo, number);
+    const caller = await this.actor(principal, false);
+    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, caller?.id === issue.author_id ? 'pull' : 'push'));
+    noMilestone(input.milestone);
+    const triages = await this.triages(principal, repository);
+    const { milestone: _milestone, assignees, ...rest } = input;
+    const facts = await this.writes.changeIssue(repository, issue, caller ?? (await this.actor(principal)), {
+      ...rest,
+      ...(triages && assignees !== undefined ? { assignees: await this.assignable(repository, assignees) } : {}),
+    });
+    return issueRepresentation(this.ctx.urls, facts);
+  }
+
+  /**
+   * Adds or removes assignees (POST / DELETE …/issues/{issue_number}/assignees): who may triage;
+   * anyone else who reads the repository is answered the issue unchanged, as the platform answers.
+   * Those who may not be assigned (no write access) are left out.
+   */
+  async assign(principal: Principal, owner: string, repo: string, number: string, change: 'add' | 'remove', logins: string[]) {
+    const { issue, repository } = await this.reads.issueWithRepository(principal, owner, repo, number);
+    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, 'pull'));
+    if (!(await this.triages(principal, repository))) return this.reads.issue(principal, owner, repo, number);
+    const users = change === 'add'
+      ? await this.assignable(repository, logins, false)
+      : (await usersByLogin(this.db, logins)).map((u) => u.login);
+    const facts = await this.writes.changeIssue(repository, issue, await this.actor(principal), change === 'add' ? { assignees_added: users } : { assignees_removed: users });
+    return issueRepresentation(this.ctx.urls, facts);
+  }
+
+  /** The 404 unless a user may be assigned issues of the repository: write access there (GET /repos/{owner}/{repo}/assignees/{assignee}). */
+  async requireAssignable(principal: Principal, owner: string, repo: string, login: string): Promise<void> {
+    const repository = await this.repositories.readable(principal, owner, repo);
+    if (!(await this.assignable(repository, [login], false)).length) throw notFound();
+  }
+
+  /** A comment by the caller (a user, or an installation's app as its bot account), anyone who reads the repository may make. */
+  async createComment(principal: Principal, owner: string, repo: string, number: string, body: string) {
+    const { issue, repository } = await this.reads.issueWithRepository(principal, owner, repo, number);
+    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, 'pull'));
+    return commentRepresentation(this.ctx.urls, await this.writes.commentOn(repository, issue, await this.actor(principal), body));
+  }
+
+  /** A comment's new body: its author may change it, and whoever has write access to the repository (an installation: its permission). */
+  async editComment(principal: Principal, owner: string, repo: string, commentId: string, body: string) {
+    const { repository, issue, byCaller } = await this.commentWithRepository(principal, owner, repo, commentId);
+    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, byCaller ? 'pull' : 'push'));
+    return commentRepresentation(this.ctx.urls, await this.writes.editComment(repository, rowId(commentId), await this.actor(principal), body));
+  }
+
+  /** Deletes a comment, on the same terms as an edit. */
+  async deleteComment(principal: Principal, owner: string, repo: string, commentId: string): Promise<void> {
+    const { repository, issue, byCaller } = await this.commentWithRepository(principal, owner, repo, commentId);
+    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, byCaller ? 'pull' : 'push'));
+    await this.writes.deleteComment(repository, rowId(commentId), await this.actor(principal));
+  }
+
+  /** A comment of a readable repository, its issue, and whether the caller wrote it (404 for what the caller does not see). */
+  private async commentWithRepository(principal: Principal, owner: string, repo: string, commentId: string): Promise<{ repository: ReadableRepository; issue: IssueRow; byCaller: boolean }> {
+    const repository = await this.repositories.readable(principal, owner, repo);
+    const comment = await findComment(this.db, repository.id, rowId(commentId));
+    const issue = comment && (await findIssueById(this.db, comment.issue_id));
+    if (!comment || !issue) throw notFound();
+    const caller = await this.actor(principal, false);
+    return { repository, issue, byCaller: caller?.id === comment.author_id };
+  }
+
+  /**
+   * Who the caller's writes are by: the token's user, or an installation's app as its bot account
+   * (`<slug>[bot]`), made on its first write (`make`; otherwise undefined until then).
+   */
+  private async actor(principal: Principal): Promise<UserRow>;
+  private async actor(principal: Principal, make: false): Promise<UserRow | undefined>;
+  private async actor(principal: Principal, make = true): Promise<UserRow | undefined> {
+    if (principal.type === 'user') return principal.user;
+    if (principal.type !== 'installation') throw new Error(`a ${principal.type} caller writes nothing: its route's rule admits no such caller`);
+    const app = await findAppBy(this.db, { id: principal.appId });
+    if (!app) throw notFound();
+    return make ? botAccount(this.db, app.slug, this.now()) : findAccount(this.db, `${app.slug}[bot]`);
+  }
+
+  /** Whether the caller may triage the repository's issues: a user with write access, or an installation (its permission was checked). */
+  private async triages(principal: Principal, repository: ReadableRepository): Promise<boolean> {
+    if (principal.type === 'installation') return true;
+    return (await callerRepositoryPermissions(this.db, principal, repository)).push;
+  }
+
+  /**
+   * The logins of `logins` who may be assigned (write access to the repository): any other is the
+   * platform's 422, or (`strict` false: adding assignees) left out.
+   */
+  private async assignable(repository: ReadableRepository, logins: readonly string[], strict = true): Promise<string[]> {
+    const users = await usersByLogin(this.db, logins);
+    const found: string[] = [];
+    for (const login of new Set(logins.map((l) => l.toLowerCase()))) {
+      const user = users.find((u) => u.login_lower === login);
+      const may = user?.type === 'User' && (await userRepositoryPermissions(this.db, user.id, repository)).push;
+      if (may) found.push(user.login);
+      else if (strict) throw invalidField('Issue', 'assignees');
+    }
+    return found;
+  }
+}
+
+/** codehost keeps no milestones: any milestone names none (the platform's 422 for an unknown one). */
+function noMilestone(milestone: number | string | null | undefined): void {
+  if (milestone != null) throw invalidField('Issue', 'milestone');
+}
