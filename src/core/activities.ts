@@ -67,6 +67,13 @@ export type RepositoryActivities = {
    * and the installations that covered it (their selections went with it).
    */
   'repository.deleted': { repository: Record<string, unknown>; installation_ids: number[] };
+  /**
+   * The platform's `label` event (src/core/issues/label-writes.ts, and a label an issue write makes):
+   * the label as the write left it (a deleted one as it was), `changes` what an edit changed.
+   */
+  'label.created': { label: Record<string, unknown> };
+  'label.edited': { label: Record<string, unknown>; changes: { name?: { from: string }; color?: { from: string }; description?: { from: string | null } } };
+  'label.deleted': { label: Record<string, unknown> };
 };
 
 /** A collaborator's permission in the platform's two names: legacy (`read`, `write`, `admin`) and role. */
@@ -234,6 +241,9 @@ export type IssueActions = {
   reopened: IssueStateChanged;
   assigned: IssueAssignment;
   unassigned: IssueAssignment;
+  /** A label added to, or taken from, the issue: the label as the write left it. */
+  labeled: IssueActivityFacts & { label: Record<string, unknown> };
+  unlabeled: IssueActivityFacts & { label: Record<string, unknown> };
   /** Only pull requests have reviewers. */
   review_requested: ReviewRequest;
   review_request_removed: ReviewRequest;
@@ -274,12 +284,12 @@ export type Activity = ActivityOf<StoredActivities> | RawActivity;
  */
 const STORED: { readonly [K in keyof StoredActivities & string]: true } = {
   'user.deleted': true, 'organization.member_added': true, 'organization.member_removed': true, 'team.created': true, 'membership.added': true, 'membership.removed': true,
-  'issues.opened': true, 'issues.edited': true, 'issues.closed': true, 'issues.reopened': true, 'issues.assigned': true, 'issues.unassigned': true, 'issues.review_requested': true, 'issues.review_request_removed': true,
-  'pull_request.opened': true, 'pull_request.edited': true, 'pull_request.closed': true, 'pull_request.reopened': true, 'pull_request.assigned': true, 'pull_request.unassigned': true,
+  'issues.opened': true, 'issues.edited': true, 'issues.closed': true, 'issues.reopened': true, 'issues.assigned': true, 'issues.unassigned': true, 'issues.labeled': true, 'issues.unlabeled': true, 'issues.review_requested': true, 'issues.review_request_removed': true,
+  'pull_request.opened': true, 'pull_request.edited': true, 'pull_request.closed': true, 'pull_request.reopened': true, 'pull_request.assigned': true, 'pull_request.unassigned': true, 'pull_request.labeled': true, 'pull_request.unlabeled': true,
   'pull_request.review_requested': true, 'pull_request.review_request_removed': true,
   'issue_comment.created': true, 'issue_comment.edited': true, 'issue_comment.deleted': true,
   'repository.created': true, 'repository.archived': true, 'repository.unarchived': true, 'repository.edited': true, 'repository.publicized': true, 'repository.privatized': true,
-  'repository.renamed': true, 'repository.transferred': true, 'repository.deleted': true,
+  'repository.renamed': true, 'repository.transferred': true, 'repository.deleted': true, 'label.created': true, 'label.edited': true, 'label.deleted': true,
   'member.added': true, 'member.edited': true, 'member.removed': true, team_add: true, 'team.added_to_repository': true, 'team.removed_from_repository': true,
   'installation_repositories.added': true, 'installation_repositories.removed': true, 'installation.created': true, 'installation.suspend': true,
   'installation.unsuspend': true, 'installation.deleted': true, 'installation.new_permissions_accepted': true,

@@ -87,8 +87,10 @@ async function issueSubject(db: Executor, place: Place, row: Activity, facts: Bo
   } else {
     out = { ...subject };
   }
-  // What an edit changed (`issue_comment` `edited`: the old body), as the platform's `changes`.
+  // What an edit changed (`issue_comment` `edited`: the old body), as the platform's `changes`; the
+  // label a `labeled` / `unlabeled` names, as the write left it.
   if (facts.changes !== undefined) out.changes = facts.changes;
+  if (facts.label !== undefined) out.label = facts.label;
   const assignee = await user(db, idOf(facts, 'assignee_id'));
   if (assignee) out.assignee = simpleUser(urls, assignee);
   const reviewer = await user(db, idOf(facts, 'requested_reviewer_id'));

@@ -6,7 +6,11 @@ import { Service } from '../../platform/service.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { RepositoryService, type ReadableRepository } from '../repositories/service.ts';
 import { commentRepresentation, issueRepresentation } from './representations.ts';
-import { findComment, findIssueById, type IssueRow } from './store.ts';
+import { findComment, findIssueById, issueLabels, type IssueRow } from './store.ts';
+import { findLabel, labelPage } from '../repositories/label-store.ts';
+import { labelRepresentation, type Label } from '../repositories/representations.ts';
+import { LabelWrites, type LabelInput } from './label-writes.ts';
+import type { PageParams } from '../../platform/pagination.ts';
 import {
   callerRepositoryPermissions, findAppBy, requireWritableRepository, userRepositoryPermissions,
   type Permissions, type Principal, type RepositoryWrite,
@@ -26,15 +30,20 @@ function issueWrite(issue: Pick<IssueRow, 'is_pull_request'>, role: RepositoryWr
   return { role, permissions: issue.is_pull_request ? ISSUE_WRITE : [{ issues: 'write' }] };
 }
 
+/** Labels as the platform takes them: names, or objects with a `name`. */
+export type LabelNames = (string | { name: string })[];
+const namesOf = (labels: LabelNames) => labels.map((label) => (typeof label === 'string' ? label : label.name));
+
 export interface OpenIssue {
   title: string;
   body?: string | null;
   assignees?: string[];
+  labels?: LabelNames;
   milestone?: number | string | null;
   type?: string | null;
 }
 
-export type IssueChange = Pick<UpdateIssueInput, 'title' | 'body' | 'state' | 'state_reason' | 'assignees'> & { milestone?: number | string | null };
+export type IssueChange = Pick<UpdateIssueInput, 'title' | 'body' | 'state' | 'state_reason' | 'assignees'> & { milestone?: number | string | null; labels?: LabelNames };
 
 export class IssueWriteService extends Service {
   private readonly repositories = new RepositoryService(this.ctx);
@@ -56,6 +65,7 @@ export class IssueWriteService extends Service {
       ...(input.body != null ? { body: input.body } : {}),
       assignees,
       ...(triages && input.type != null ? { type: input.type } : {}),
+      ...(triages && input.labels !== undefined ? { labels: namesOf(input.labels) } : {}),
     });
     return issueRepresentation(this.ctx.urls, facts);
   }
@@ -70,10 +80,11 @@ export class IssueWriteService extends Service {
     await requireWritableRepository(this.db, principal, repository, issueWrite(issue, caller?.id === issue.author_id ? 'pull' : 'push'));
     noMilestone(input.milestone);
     const triages = await this.triages(principal, repository);
-    const { milestone: _milestone, assignees, ...rest } = input;
+    const { milestone: _milestone, assignees, labels, ...rest } = input;
     const facts = await this.writes.changeIssue(repository, issue, caller ?? (await this.actor(principal)), {
       ...rest,
       ...(triages && assignees !== undefined ? { assignees: await this.assignable(repository, assignees) } : {}),
+      ...(triages && labels !== undefined ? { labels: namesOf(labels) } : {}),
     });
     return issueRepresentation(this.ctx.urls, facts);
   }
@@ -129,6 +140,65 @@ export class IssueWriteService extends Service {
     if (!comment || !issue) throw notFound();
     const caller = await this.actor(principal, false);
     return { repository, issue, byCaller: caller?.id === comment.author_id };
+  }
+
+  // --- Labels ------------------------------------------------------------------------------------
+
+  /** A page of the repository's labels. */
+  async labels(principal: Principal, owner: string, repo: string, page: PageParams): Promise<{ total: number; items: Label[] }> {
+    const repository = await this.repositories.readable(principal, owner, repo);
+    const { total, labels } = await labelPage(this.db, repository.id, { offset: page.offset, limit: page.perPage });
+    return { total, items: labels.map((label) => labelRepresentation(this.ctx.urls, repository.owner, repository, label)) };
+  }
+
+  async label(principal: Principal, owner: string, repo: string, name: string): Promise<Label> {
+    const repository = await this.repositories.readable(principal, owner, repo);
+    const label = await findLabel(this.db, repository.id, name);
+    if (!label) throw notFound();
+    return labelRepresentation(this.ctx.urls, repository.owner, repository, label);
+  }
+
+  /** Makes a repository's label: who may triage (write access), or an installation with its permission. */
+  async createLabel(principal: Principal, owner: string, repo: string, input: LabelInput): Promise<Label> {
+    const { repository, actor } = await this.labelWriter(principal, owner, repo);
+    return labelRepresentation(this.ctx.urls, repository.owner, repository, await new LabelWrites(this.ctx).createLabel(repository, actor, input));
+  }
+
+  /** Changes a label, on the same terms. */
+  async updateLabel(principal: Principal, owner: string, repo: string, name: string, input: Partial<LabelInput> & { new_name?: string }): Promise<Label> {
+    const { repository, actor } = await this.labelWriter(principal, owner, repo);
+    return labelRepresentation(this.ctx.urls, repository.owner, repository, await new LabelWrites(this.ctx).updateLabel(repository, actor, name, input));
+  }
+
+  /** Deletes a label, on the same terms: it leaves every issue it was on. */
+  async deleteLabel(principal: Principal, owner: string, repo: string, name: string): Promise<void> {
+    const { repository, actor } = await this.labelWriter(principal, owner, repo);
+    await new LabelWrites(this.ctx).deleteLabel(repository, actor, name);
+  }
+
+  private async labelWriter(principal: Principal, owner: string, repo: string) {
+    const repository = await this.repositories.readable(principal, owner, repo);
+    await requireWritableRepository(this.db, principal, repository, { role: 'push', permissions: ISSUE_WRITE });
+    return { repository, actor: await this.actor(principal) };
+  }
+
+  /** An issue's labels. */
+  async issueLabels(principal: Principal, owner: string, repo: string, number: string): Promise<Label[]> {
+    const { issue, repository } = await this.reads.issueWithRepository(principal, owner, repo, number);
+    return (await issueLabels(this.db, issue.id)).map((label) => labelRepresentation(this.ctx.urls, repository.owner, repository, label));
+  }
+
+  /**
+   * Adds, sets or removes an issue's labels (who may triage; a name the repository lacks is made),
+   * answering the labels it has then. Removing one it does not have is a 404 `Label does not exist`.
+   */
+  async labelIssue(principal: Principal, owner: string, repo: string, number: string, change: Pick<UpdateIssueInput, 'labels' | 'labels_added' | 'labels_removed'>): Promise<Label[]> {
+    const { issue, repository } = await this.reads.issueWithRepository(principal, owner, repo, number);
+    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, 'push'));
+    const [removed] = change.labels_removed ?? [];
+    if (removed !== undefined && !(await issueLabels(this.db, issue.id)).some((l) => l.name_lower === removed.toLowerCase())) throw notFound('Label does not exist');
+    const facts = await this.writes.changeIssue(repository, issue, await this.actor(principal), change);
+    return facts.labels.map((label) => labelRepresentation(this.ctx.urls, repository.owner, repository, label));
   }
 
   /**

@@ -6,6 +6,7 @@ import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser, team, Team, teamRepresentation } from '../accounts/representations.ts';
 import type { UserRow } from '../accounts/store.ts';
+import { Label, labelRepresentation } from '../repositories/representations.ts';
 import type { CommentFacts, EventFacts, IssueFacts, IssueRow } from './store.ts';
 
 export {
@@ -61,7 +62,7 @@ export const Issue = Type.Object({
   title: Type.String(),
   body: NullableString,
   user: SimpleUser,
-  labels: Type.Array(Type.Object({ id: Type.Integer(), name: Type.String(), color: Type.String() })),
+  labels: Type.Array(Label),
   assignee: Type.Union([SimpleUser, Type.Null()]),
   assignees: Type.Array(SimpleUser),
   milestone: Type.Null(),
@@ -136,7 +137,7 @@ export function issueRepresentation(urls: Urls, facts: IssueFacts): Issue {
     title: issue.title,
     body: issue.body,
     user: simpleUser(urls, facts.author),
-    labels: [],
+    labels: facts.labels.map((label) => labelRepresentation(urls, owner, repository, label)),
     assignee: assignees[0] ?? null,
     assignees,
     milestone: null,

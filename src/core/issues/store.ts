@@ -5,6 +5,7 @@ import type { Executor } from '../../db/index.ts';
 import type { Database } from '../../db/schema.ts';
 import { type TeamRow, type UserRow, teamsById, usersById } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
+import type { LabelRow } from '../repositories/label-store.ts';
 import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from '../../db/tables/issues.ts';
 
 export type IssueRow = Selectable<IssuesTable>;
@@ -18,6 +19,8 @@ export interface IssueFacts {
   owner: UserRow;
   author: UserRow;
   assignees: UserRow[];
+  /** Its labels, by name. */
+  labels: LabelRow[];
   requestedReviewers: UserRow[];
   requestedTeams: TeamRow[];
   /** Absent when the caller did not load it: the representation then shows `type: null`. */
@@ -110,6 +113,25 @@ export async function updateComment(trx: Executor, commentId: number, values: Pi
 
 export async function deleteComment(trx: Executor, commentId: number): Promise<void> {
   await trx.deleteFrom('issue_comments').where('id', '=', commentId).execute();
+}
+
+/** An issue's labels, by name. */
+export async function issueLabels(db: Executor, issueId: number): Promise<LabelRow[]> {
+  return db
+    .selectFrom('issue_labels')
+    .innerJoin('labels', 'labels.id', 'issue_labels.label_id')
+    .selectAll('labels')
+    .where('issue_labels.issue_id', '=', issueId)
+    .orderBy('labels.name_lower')
+    .execute();
+}
+
+export async function addIssueLabels(trx: Executor, issueId: number, labelIds: readonly number[]): Promise<void> {
+  if (labelIds.length) await trx.insertInto('issue_labels').values(labelIds.map((label_id) => ({ issue_id: issueId, label_id }))).execute();
+}
+
+export async function removeIssueLabels(trx: Executor, issueId: number, labelIds: readonly number[]): Promise<void> {
+  if (labelIds.length) await trx.deleteFrom('issue_labels').where('issue_id', '=', issueId).where('label_id', 'in', labelIds).execute();
 }
 
 /**
@@ -230,6 +252,7 @@ export async function issueFactsOf(db: Executor, issue: IssueFacts['issue'], rep
     .where('issue_assignees.issue_id', '=', issueId)
     .orderBy('users.login_lower')
     .execute();
+  const labels = await issueLabels(db, issueId);
   const requests = await reviewRequests(db, issueId);
   const requestedTeams = requests.teamIds.length
     ? await db.selectFrom('teams').selectAll().where('id', 'in', requests.teamIds).orderBy('slug').execute()
@@ -248,6 +271,7 @@ export async function issueFactsOf(db: Executor, issue: IssueFacts['issue'], rep
     owner: owner!,
     author: author!,
     assignees,
+    labels,
     requestedReviewers: await usersById(db, requests.userIds),
     requestedTeams,
     issueType,

@@ -1,5 +1,6 @@
 // The writes a client makes on issues and their comments (who may: ./activity-service.ts): open,
 // change, assign; comment, edit, delete. Each answers as the reads show the issue or the comment.
+import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
 import { denied, RepositoryParams } from '../repositories/routes.ts';
@@ -9,6 +10,7 @@ import { ISSUE_WRITE, IssueWriteService } from './activity-service.ts';
 import { ALL_TOKENS, type AccessRule } from '../access/index.ts';
 import { MAX_ASSIGNEES } from './writes.ts';
 import { IssueParams } from './routes.ts';
+import { LabelNames } from './label-routes.ts';
 
 const security = [{ token: [] }];
 
@@ -31,6 +33,7 @@ const OpenBody = Type.Object({
   title: Title,
   body: Type.Optional(IssueText),
   assignees: Type.Optional(Assignees),
+  labels: Type.Optional(LabelNames),
   milestone: Type.Optional(Milestone),
   type: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'The name of one of the organization\'s issue types' })),
 });
@@ -41,6 +44,7 @@ const ChangeBody = Type.Object({
   state: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')])),
   state_reason: Type.Optional(Type.Union([Type.Literal('completed'), Type.Literal('not_planned'), Type.Literal('reopened'), Type.Null()])),
   assignees: Type.Optional(Assignees),
+  labels: Type.Optional(LabelNames),
   milestone: Type.Optional(Milestone),
 });
 
@@ -97,7 +101,9 @@ export function issueWriteRoutes(app: Api, ctx: Context): void {
   }, async (request, reply) => {
     const { owner, repo, assignee } = request.params;
     await service.requireAssignable(request.principal, owner, repo, assignee);
-    return reply.code(204).send(null);
+    // An empty stream: neither the GET nor its HEAD (whose step gives a body it knows a length) says a
+    // Content-Length, as a 204 has none.
+    return reply.code(204).send(Readable.from([]) as unknown as null);
   });
 
   commentWriteRoutes(app, service);

@@ -7,7 +7,8 @@ import type { Executor } from '../../db/index.ts';
 import { Service } from '../../platform/service.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { findAccount, findTeam, type TeamRow, type UserRow } from '../accounts/store.ts';
-import { findRepository, repositoryForWrite } from '../repositories/store.ts';
+import { findRepository } from '../repositories/store.ts';
+import { stillWritable } from '../repositories/lookup.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import { parseMentions } from '../../activity/mentions.ts';
@@ -18,6 +19,10 @@ import * as store from './store.ts';
 import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
 import * as accounts from '../accounts/store.ts';
 import { assertRepositoryWritable } from '../access/index.ts';
+import * as labels from '../repositories/label-store.ts';
+import type { LabelRow } from '../repositories/label-store.ts';
+import { labelRepresentation } from '../repositories/representations.ts';
+import { recordRepositoryActivity } from '../repositories/activities.ts';
 
 
 const recordIssueActivity: ActivityRecorder<IssueActivities> = recordActivity;
@@ -31,6 +36,8 @@ export interface CreateIssueInput {
   reviewers?: string[];
   team_reviewers?: string[];
   type?: string;
+  /** Its labels by name (a name the repository lacks is made). */
+  labels?: string[];
 }
 
 export interface CreateCommentInput {
@@ -51,6 +58,10 @@ export interface UpdateIssueInput {
   /** Assignees added to, or removed from, the current ones (POST / DELETE …/assignees). */
   assignees_added?: string[];
   assignees_removed?: string[];
+  /** The labels by name (the given list replaces the current one; a name the repository lacks is made), or some added or removed. */
+  labels?: string[];
+  labels_added?: string[];
+  labels_removed?: string[];
   reviewers?: string[];
   team_reviewers?: string[];
 }
@@ -64,8 +75,9 @@ interface Mentioned {
 
 const unique = <T>(values: readonly T[]) => [...new Set(values)];
 
-/** The platform's bound on an issue's assignees. */
+/** The platform's bounds on an issue's assignees and labels. */
 export const MAX_ASSIGNEES = 10;
+export const MAX_LABELS = 100;
 const without = (values: readonly number[], removed: readonly number[]) => values.filter((v) => !removed.includes(v));
 
 export class IssueWrites extends Service {
@@ -85,7 +97,7 @@ export class IssueWrites extends Service {
 
     // The facts of the snapshot are the answer too: the issue as this write left it.
     return await this.transaction(async (trx) => {
-      await this.stillWritable(trx, repository.id);
+      await stillWritable(trx, repository.id, this.ctx.db.dialect === 'postgres');
       const issue = await store.insertIssue(trx, {
         repository_id: repository.id,
         number: await store.nextIssueNumber(trx, repository.id),
@@ -102,6 +114,8 @@ export class IssueWrites extends Service {
         updated_at: now,
       });
       await store.addAssignees(trx, issue.id, assignees.map((u) => u.id));
+      const { added: labeled } = await this.labelChange(trx, repository, issue.id, author, { ...(input.labels?.length ? { labels: input.labels } : {}) });
+      await store.addIssueLabels(trx, issue.id, labeled.map((l) => l.id));
       await store.addReviewRequests(trx, issue.id, reviewers);
       await store.insertEvents(trx, [
         ...assignees.map((u) => this.event(issue, author, 'assigned', { user: u.id })),
@@ -117,6 +131,8 @@ export class IssueWrites extends Service {
         requested_reviewer_ids: reviewers.userIds,
         requested_team_ids: reviewers.teamIds,
       });
+      // As the platform sends them: `opened`, then a `labeled` per label.
+      for (const label of labeled) await this.record(trx, issue, author, facts, 'labeled', { label: labelRepresentation(this.ctx.urls, repository.owner, repository, label) });
       return facts;
     });
   }
@@ -135,7 +151,7 @@ export class IssueWrites extends Service {
     const mentioned = await this.mentions(body);
     const now = this.now();
     return this.transaction(async (trx) => {
-      await this.stillWritable(trx, repository.id);
+      await stillWritable(trx, repository.id, this.ctx.db.dialect === 'postgres');
       const comment = await store.insertComment(trx, {
         issue_id: issue.id,
         repository_id: repository.id,
@@ -155,7 +171,7 @@ export class IssueWrites extends Service {
   /** A comment's new body (`issue_comment.edited`, whose `changes` keep the old one); the same body changes nothing. */
   async editComment(repository: Pick<RepositoryRow, 'id'>, commentId: number, actor: UserRow, body: string): Promise<CommentFacts> {
     return this.transaction(async (trx) => {
-      await this.stillWritable(trx, repository.id);
+      await stillWritable(trx, repository.id, this.ctx.db.dialect === 'postgres');
       const comment = await store.lockComment(trx, repository.id, commentId, this.ctx.db.dialect === 'postgres');
       if (!comment) throw notFound();
       if (comment.body === body) return store.loadCommentFacts(trx, comment.id);
@@ -169,7 +185,7 @@ export class IssueWrites extends Service {
   /** Deletes a comment; `issue_comment.deleted` keeps it as it was, since the row is gone at dispatch. */
   async deleteComment(repository: Pick<RepositoryRow, 'id'>, commentId: number, actor: UserRow): Promise<void> {
     await this.transaction(async (trx) => {
-      await this.stillWritable(trx, repository.id);
+      await stillWritable(trx, repository.id, this.ctx.db.dialect === 'postgres');
       const comment = await store.lockComment(trx, repository.id, commentId, this.ctx.db.dialect === 'postgres');
       if (!comment) throw notFound();
       const facts = await store.loadCommentFacts(trx, comment.id);
@@ -222,7 +238,7 @@ export class IssueWrites extends Service {
     // (two closes, two assignments of the same user) run one after the other, and the second finds
     // nothing left to do instead of recording the change twice or colliding on a key.
     return this.transaction(async (trx) => {
-      await this.stillWritable(trx, repository.id);
+      await stillWritable(trx, repository.id, this.ctx.db.dialect === 'postgres');
       const issue = await store.lockIssue(trx, found.id, this.ctx.db.dialect === 'postgres');
       const transition = this.transition(issue, input.state, input.state_reason);
       const edits = {
@@ -230,6 +246,7 @@ export class IssueWrites extends Service {
         ...(input.body !== undefined && input.body !== issue.body ? { body: { from: issue.body ?? '' } } : {}),
       };
       const edited = Object.keys(edits).length > 0;
+      const labelChange = await this.labelChange(trx, repository, issue.id, actor, input);
       const currentAssignees = await store.assigneeIds(trx, issue.id);
       const wantedAssignees = unique([...(wantedAssigneeIds ?? currentAssignees), ...addedAssigneeIds]).filter((id) => !removedAssigneeIds.includes(id));
       if (wantedAssignees.length > MAX_ASSIGNEES) throw invalidField('Issue', 'assignees', `an issue has at most ${MAX_ASSIGNEES} assignees`);
@@ -245,7 +262,7 @@ export class IssueWrites extends Service {
         teamIds: teamsGiven ? without(current.teamIds, wanted.teamIds) : [],
       };
 
-      const changes = (edited ? 1 : 0) + (transition ? 1 : 0) + assigned.length + unassigned.length + requested.userIds.length + requested.teamIds.length + removed.userIds.length + removed.teamIds.length;
+      const changes = (edited ? 1 : 0) + (transition ? 1 : 0) + labelChange.added.length + labelChange.removed.length + assigned.length + unassigned.length + requested.userIds.length + requested.teamIds.length + removed.userIds.length + removed.teamIds.length;
       if (changes === 0) return store.loadIssueFacts(trx, issue.id);
 
       const now = this.now();
@@ -256,6 +273,8 @@ export class IssueWrites extends Service {
         updated_at: now,
       });
       if (transition) await store.insertEvents(trx, transition.events.map((name) => this.event(issue, actor, name, {})));
+      await store.removeIssueLabels(trx, issue.id, labelChange.removed.map((l) => l.id));
+      await store.addIssueLabels(trx, issue.id, labelChange.added.map((l) => l.id));
       await store.removeAssignees(trx, issue.id, unassigned);
       await store.addAssignees(trx, issue.id, assigned);
       await store.removeReviewRequests(trx, issue.id, removed);
@@ -273,6 +292,9 @@ export class IssueWrites extends Service {
       const record = <A extends keyof IssueActions>(action: A, payload: Omit<IssueActions[A], keyof IssueActivityFacts>) => this.record(trx, issue, actor, facts, action, payload);
       if (edited) await record('edited', { changes: edits });
       if (transition) await record(transition.action, { state: transition.state, ...(isPullRequest ? { merged: transition.merged } : {}) });
+      const labelOf = (label: LabelRow) => labelRepresentation(this.ctx.urls, repository.owner, repository, label);
+      for (const label of labelChange.added) await record('labeled', { label: labelOf(label) });
+      for (const label of labelChange.removed) await record('unlabeled', { label: labelOf(label) });
       for (const id of assigned) await record('assigned', { assignee_id: id });
       for (const id of unassigned) await record('unassigned', { assignee_id: id });
       for (const id of requested.userIds) await record('review_requested', { requested_reviewer_id: id });
@@ -281,6 +303,38 @@ export class IssueWrites extends Service {
       for (const id of removed.teamIds) await record('review_request_removed', { requested_team_id: id });
       return facts;
     });
+  }
+
+  /**
+   * The labels a change adds and removes, decided on the locked issue. A name the repository has no
+   * label of is made (the platform's grey, `label` `created`); at most 100 labels stay on the issue.
+   */
+  private async labelChange(trx: Executor, repository: Repository, issueId: number, actor: UserRow, input: Pick<UpdateIssueInput, 'labels' | 'labels_added' | 'labels_removed'>) {
+    const current = await store.issueLabels(trx, issueId);
+    if (input.labels === undefined && input.labels_added === undefined && input.labels_removed === undefined) return { added: [], removed: [] };
+    const given = await this.labelsMade(trx, repository, actor, [...(input.labels ?? []), ...(input.labels_added ?? [])]);
+    const removedNames = new Set((input.labels_removed ?? []).map((name) => name.toLowerCase()));
+    const kept = input.labels !== undefined ? given.filter((l) => (input.labels ?? []).some((n) => n.toLowerCase() === l.name_lower)) : current;
+    const wanted = [...new Map([...kept, ...given.filter((l) => (input.labels_added ?? []).some((n) => n.toLowerCase() === l.name_lower))].map((l) => [l.id, l])).values()]
+      .filter((l) => !removedNames.has(l.name_lower));
+    if (wanted.length > MAX_LABELS) throw invalidField('Issue', 'labels', `an issue has at most ${MAX_LABELS} labels`);
+    const has = (list: readonly LabelRow[], label: LabelRow) => list.some((l) => l.id === label.id);
+    return { added: wanted.filter((l) => !has(current, l)), removed: current.filter((l) => !has(wanted, l)) };
+  }
+
+  /** The repository's labels of these names, those it lacks made now (and their `label` `created`). */
+  private async labelsMade(trx: Executor, repository: Repository, actor: UserRow, names: readonly string[]): Promise<LabelRow[]> {
+    const wanted = [...new Map(names.map((name) => [name.toLowerCase(), name])).values()];
+    const found = await labels.labelsNamed(trx, repository.id, wanted);
+    const missing = wanted.filter((n) => !found.some((l) => l.name_lower === n.toLowerCase()));
+    if (!missing.length) return found;
+    const now = this.now();
+    for (const name of missing) {
+      const label = await labels.insertLabelIfAbsent(trx, { repository_id: repository.id, name, name_lower: name.toLowerCase(), color: 'ededed', description: null, is_default: 0, created_at: now, updated_at: now });
+      if (label) await recordRepositoryActivity(this.ctx, trx, { name: 'label.created', repository_id: repository.id, actor_id: actor.id, payload: { label: labelRepresentation(this.ctx.urls, repository.owner, repository, label) } });
+    }
+    // Made here or by a concurrent write: the rows as they are.
+    return labels.labelsNamed(trx, repository.id, wanted);
   }
 
   /** What a state change does, or null when the issue is already in that state. */
@@ -342,16 +396,6 @@ export class IssueWrites extends Service {
       subject_team_id: subject.team ?? null,
       created_at: this.now(),
     };
-  }
-
-  /**
-   * Checks again, in the writing transaction, that no migration has locked the repository since it
-   * was found, and holds it so that none can until the write commits.
-   */
-  private async stillWritable(trx: Executor, repositoryId: number): Promise<void> {
-    const repository = await repositoryForWrite(trx, repositoryId, this.ctx.db.dialect === 'postgres');
-    if (!repository) throw notFound('Repository not found');
-    assertRepositoryWritable(repository);
   }
 
   private async writableRepository(owner: string, name: string): Promise<Repository> {

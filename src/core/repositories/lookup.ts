@@ -4,7 +4,8 @@ import type { Executor } from '../../db/index.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { UserRow } from '../accounts/store.ts';
 import type { RepositoryRow } from './representations.ts';
-import { findRepository } from './store.ts';
+import { findRepository, repositoryForWrite } from './store.ts';
+import { assertRepositoryWritable } from '../access/index.ts';
 
 export async function requireRepository(db: Executor, owner: string, name: string): Promise<RepositoryRow & { owner: UserRow }> {
   const repository = await findRepository(db, owner, name);
@@ -21,4 +22,14 @@ export async function accountRepositoryIds(db: Executor, account: Pick<UserRow, 
     ids.push(repository.id);
   }
   return ids;
+}
+
+/**
+ * Checks again, in the writing transaction, that no migration has locked the repository (nor the
+ * operator archived it) since it was found, and holds it so that none can until the write commits.
+ */
+export async function stillWritable(trx: Executor, repositoryId: number, postgres: boolean): Promise<void> {
+  const repository = await repositoryForWrite(trx, repositoryId, postgres);
+  if (!repository) throw notFound('Repository not found');
+  assertRepositoryWritable(repository);
 }

@@ -3,7 +3,7 @@
 // facts (its counts), loaded in one batch by ./facts.ts: no count defaults to zero here.
 import type { Selectable } from 'kysely';
 import { Type, type Static } from 'typebox';
-import type { RepositoriesTable } from '../../db/tables/repositories.ts';
+import type { LabelsTable, RepositoriesTable } from '../../db/tables/repositories.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser } from '../accounts/representations.ts';
@@ -258,3 +258,34 @@ export function repositorySubscription(
     repository_url: repositoryUrl,
   };
 }
+
+/** A label as the platform shows it, in a repository's list and in an issue's `labels`. */
+export const Label = Type.Object({
+  id: Type.Integer(),
+  node_id: Type.String(),
+  url: Type.String(),
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  color: Type.String(),
+  default: Type.Boolean(),
+});
+export type Label = Static<typeof Label>;
+
+/** `url` names the label by its name, encoded (`good%20first%20issue`). */
+export function labelRepresentation(
+  urls: Urls,
+  owner: Pick<RepositoryOwner, 'login'>,
+  repository: Pick<RepositoryRow, 'name'>,
+  label: Pick<LabelsTable, 'name' | 'color' | 'description'> & { id: number; is_default: number },
+): Label {
+  return {
+    id: label.id,
+    node_id: nodeId('Label', label.id),
+    url: `${urls.api}/repos/${owner.login}/${repository.name}/labels/${encodeURIComponent(label.name)}`,
+    name: label.name,
+    description: label.description,
+    color: label.color,
+    default: Boolean(label.is_default),
+  };
+}
+

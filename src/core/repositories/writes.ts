@@ -18,6 +18,7 @@ import { recordMemberActivity, recordRepositoryActivity } from './activities.ts'
 import { repositoriesWithFacts } from './facts.ts';
 import { removeGitData } from './git-sweep.ts';
 import { requireRepository } from './lookup.ts';
+import { insertDefaultLabels } from './label-store.ts';
 import { isBranchName, isRepositoryName } from './names.ts';
 import { fullRepository, type RepositoryRow } from './representations.ts';
 import {
@@ -90,6 +91,7 @@ export class RepositoryWrites extends AreaWrites {
       }
       // The name is this repository's now: no longer a former name redirecting elsewhere.
       await dropFormerName(trx, owner.login, input.name);
+      await insertDefaultLabels(trx, row.id, now);
       await recordRepositoryActivity(this.ctx, trx, { name: 'repository.created', repository_id: row.id, payload: { repository: await this.asLeft(trx, row.id) } });
       return row;
     }).catch(async (error: unknown) => {

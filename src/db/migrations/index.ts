@@ -21,6 +21,7 @@ import * as gitDataRemovals from './0019_git_data_removals.ts';
 import * as webhookEventPayloads from './0020_webhook_event_payloads.ts';
 import * as changeNotifications from './0021_change_notifications.ts';
 import * as globalSetupOptions from './0022_global_setup_options.ts';
+import * as labels from './0023_labels.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0020_webhook_event_payloads': webhookEventPayloads,
   '0021_change_notifications': changeNotifications,
   '0022_global_setup_options': globalSetupOptions,
+  '0023_labels': labels,
 };

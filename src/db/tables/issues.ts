@@ -65,8 +65,15 @@ export interface IssueNumbersTable {
   last_number: number;
 }
 
+/** The labels of an issue (src/db/migrations/0023_labels.ts). */
+export interface IssueLabelsTable {
+  issue_id: number;
+  label_id: number;
+}
+
 export interface IssueTables {
   issues: IssuesTable;
+  issue_labels: IssueLabelsTable;
   issue_assignees: IssueAssigneesTable;
   issue_review_requests: IssueReviewRequestsTable;
   issue_comments: IssueCommentsTable;

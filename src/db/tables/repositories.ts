@@ -81,8 +81,37 @@ export interface RepositorySubscriptionsTable {
   created_at: string;
 }
 
+/** A repository's label (src/db/migrations/0023_labels.ts); `name_lower` is unique in the repository. */
+export interface LabelsTable {
+  id: Generated<number>;
+  repository_id: number;
+  name: string;
+  name_lower: string;
+  /** Six hexadecimal digits, lowercase, without `#`. */
+  color: string;
+  description: string | null;
+  /** One of the platform's default labels, given to the repository when it was made. */
+  is_default: Bool;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The labels the platform gives every new repository. */
+export const DEFAULT_LABELS: readonly { name: string; color: string; description: string }[] = [
+  { name: 'bug', color: 'd73a4a', description: 'Something isn\'t working' },
+  { name: 'documentation', color: '0075ca', description: 'Improvements or additions to documentation' },
+  { name: 'duplicate', color: 'cfd3d7', description: 'This issue or pull request already exists' },
+  { name: 'enhancement', color: 'a2eeef', description: 'New feature or request' },
+  { name: 'good first issue', color: '7057ff', description: 'Good for newcomers' },
+  { name: 'help wanted', color: '008672', description: 'Extra attention is needed' },
+  { name: 'invalid', color: 'e4e669', description: 'This doesn\'t seem right' },
+  { name: 'question', color: 'd876e3', description: 'Further information is requested' },
+  { name: 'wontfix', color: 'ffffff', description: 'This will not be worked on' },
+];
+
 export interface RepositoryTables {
   repositories: RepositoriesTable;
+  labels: LabelsTable;
   git_data_removals: GitDataRemovalsTable;
   repository_versions: RepositoryVersionsTable;
   repository_former_names: RepositoryFormerNamesTable;

@@ -166,6 +166,16 @@ const COLLABORATOR_CELLS: Record<string, Want> = {
   'POST /repos/{owner}/{repo}/issues/{issue_number}/assignees (private repository)': OK,
   'DELETE /repos/{owner}/{repo}/issues/{issue_number}/assignees (private repository)': OK,
   'GET /repos/{owner}/{repo}/assignees/{assignee} (private repository)': OK,
+  'GET /repos/{owner}/{repo}/labels (private repository)': OK,
+  'GET /repos/{owner}/{repo}/labels/{name} (private repository)': OK,
+  'POST /repos/{owner}/{repo}/labels (private repository)': 403,
+  'PATCH /repos/{owner}/{repo}/labels/{name} (private repository)': 403,
+  'DELETE /repos/{owner}/{repo}/labels/{name} (private repository)': 403,
+  'GET /repos/{owner}/{repo}/issues/{issue_number}/labels (private repository)': OK,
+  'POST /repos/{owner}/{repo}/issues/{issue_number}/labels (private repository)': 403,
+  'PUT /repos/{owner}/{repo}/issues/{issue_number}/labels (private repository)': 403,
+  'DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels (private repository)': 403,
+  'DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name} (private repository)': 403,
 };
 
 // --- What the rows act on (set up once, in `before`) ---------------------------------------------
@@ -663,7 +673,60 @@ const MATRIX: Row[] = [
     [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
   row('GET /repos/{owner}/{repo}/assignees/{assignee}', 'repo', at(() => '/repos/acme/open/assignees/ana'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+
+  // Labels (src/core/issues/label-routes.ts): read as the repository's issues; written by who may
+  // triage (write access: acme's members), an installation or a fine-grained credential with the
+  // permission. A DELETE row consumes a label (or an issue's label) made for each caller.
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('GET /repos/{owner}/{repo}/labels', 'repo', at(() => '/repos/acme/secret/labels'),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/labels', 'repo', at(() => '/repos/acme/open/labels'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('GET /repos/{owner}/{repo}/labels/{name}', 'repo', at(() => '/repos/acme/secret/labels/bug'),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/labels/{name}', 'repo', at(() => '/repos/acme/open/labels/bug'),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('POST /repos/{owner}/{repo}/labels', 'public_repo, repo', at(() => '/repos/acme/secret/labels', () => ({ name: `label ${++counter}` })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('POST /repos/{owner}/{repo}/labels', 'public_repo, repo', at(() => '/repos/acme/open/labels', () => ({ name: `label ${++counter}` })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+  row('PATCH /repos/{owner}/{repo}/labels/{name}', 'public_repo, repo', at(() => '/repos/acme/secret/labels/bug', () => ({ description: 'Something is broken' })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('PATCH /repos/{owner}/{repo}/labels/{name}', 'public_repo, repo', at(() => '/repos/acme/open/labels/bug', () => ({ description: 'Something is broken' })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+  row('DELETE /repos/{owner}/{repo}/labels/{name}', 'public_repo, repo', throwaway(async () => ({ path: `/repos/acme/secret/labels/${await freshLabel('secret')}` })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('DELETE /repos/{owner}/{repo}/labels/{name}', 'public_repo, repo', throwaway(async () => ({ path: `/repos/acme/open/labels/${await freshLabel('open')}` })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}/labels', 'repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}/labels`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}/labels', 'repo', at(() => `/repos/acme/open/issues/${ids.open.issue}/labels`),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', 'public_repo, repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}/labels`, () => ({ labels: ['bug'] })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', 'public_repo, repo', at(() => `/repos/acme/open/issues/${ids.open.issue}/labels`, () => ({ labels: ['bug'] })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+  row('PUT /repos/{owner}/{repo}/issues/{issue_number}/labels', 'public_repo, repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}/labels`, () => ({ labels: ['bug'] })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('PUT /repos/{owner}/{repo}/issues/{issue_number}/labels', 'public_repo, repo', at(() => `/repos/acme/open/issues/${ids.open.issue}/labels`, () => ({ labels: ['bug'] })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels', 'public_repo, repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}/labels`),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels', 'public_repo, repo', at(() => `/repos/acme/open/issues/${ids.open.issue}/labels`),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', 'public_repo, repo', throwaway(async () => ({ path: `/repos/acme/secret/issues/${await labeledIssue('secret')}/labels/bug` })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', 'public_repo, repo', throwaway(async () => ({ path: `/repos/acme/open/issues/${await labeledIssue('open')}/labels/bug` })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
 ];
+
+/** A new label of the repository (a DELETE row consumes it), made by ana. */
+const freshLabel = async (repository: 'secret' | 'open') => encodeURIComponent((await api('POST', `/repos/acme/${repository}/labels`, { name: `throwaway ${++counter}` })).name);
+/** The repository's issue, labeled `bug` again by ana (a DELETE row takes it off). */
+const labeledIssue = async (repository: 'secret' | 'open') => {
+  await api('POST', `/repos/acme/${repository}/issues/${ids[repository].issue}/labels`, { labels: ['bug'] });
+  return ids[repository].issue;
+};
 
 /** A new comment of ana's on the repository's issue (a DELETE row consumes it). */
 const anaComment = async (repository: 'secret' | 'open') =>

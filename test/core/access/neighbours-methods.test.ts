@@ -146,7 +146,7 @@ before(async () => {
     app_slug: 'hv-app', installation_id: String(installation), issue_number: String(issue.number), pull_number: String(pull.number),
     comment_id: String(comment.id), event_id: String(events[0].id), thread_id: String(thread.id), migration_id: String(migration.id),
     configuration_id: String(configuration.id), enterprise_configuration_id: String(enterpriseConfiguration.id),
-    delivery_id: String(deliveries.body[0].id),
+    delivery_id: String(deliveries.body[0].id), assignee: 'ana', name: 'bug',
   });
 
   const document = (await fetch(`${server.url}/openapi.json`).then((r) => r.json())) as { paths: Record<string, Record<string, unknown>> };
