@@ -57,7 +57,7 @@ const ASSOCIATIONS = ['OWNER', 'COLLABORATOR', 'NONE', 'MEMBER'] as const;
 function facts(urls: Urls, issue: Omit<IssueRow, 'comment_count'>, i: number): IssueFacts {
   return {
     issue, repository, owner, author: i % 2 ? others[0]! : owner, authorAssociation: ASSOCIATIONS[i % 4],
-    assignees: others.slice(0, i % 4), requestedReviewers: others.slice(i % 3), requestedTeams: teams.slice(0, i % 3), comments: i * 7,
+    assignees: others.slice(0, i % 4), labels: [], requestedReviewers: others.slice(i % 3), requestedTeams: teams.slice(0, i % 3), comments: i * 7,
   } as unknown as IssueFacts;
 }
 
