@@ -4,29 +4,15 @@
 // comment's mention reaches hubot's notifications; the receiver verifies mona's comment's delivery.
 // Under the spec's word the same middleware answers 400 (why the setting exists).
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { Webhooks, createNodeMiddleware } from '@octokit/webhooks';
-import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
 import { appJwt } from '../helpers/credentials.ts';
-import { docExample, MONA_TOKEN } from './docs.ts';
+import { MONA_TOKEN, runExample } from './docs.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
-const run = promisify(execFile);
 const HUBOT_TOKEN = 'chp_DemoHubotClassicToken0000000011LM121';
-
-/** Runs a JavaScript example of docs/clients.md as written, from the repository root, against `server`. */
-async function runExample(name: string, server: TestServer): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', docExample(name)], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, CODEHOST_URL: server.url, CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN },
-    timeout: 60_000,
-  });
-  return stdout;
-}
 
 describe('with CODEHOST_VENDOR_WORD=GitHub', () => {
   let server: TestServer;

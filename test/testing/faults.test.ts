@@ -8,21 +8,11 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { appJwt, installationToken, type TestApp } from '../helpers/credentials.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
-import { docExample, MONA_TOKEN } from '../clients/docs.ts';
+import { MONA_TOKEN, runExample } from '../clients/docs.ts';
 import { Receiver } from '../helpers/receiver.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const run = promisify(execFile);
-
-/** Runs a JavaScript example of docs/clients.md (an ES module) as written, from the repository root (where its packages resolve), with CODEHOST_URL naming this server. */
-async function runExample(name: string, server: TestServer): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', docExample(name)], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, CODEHOST_URL: server.url, CODEHOST_ADMIN_TOKEN: ADMIN_TOKEN },
-    timeout: 60_000,
-  });
-  return stdout;
-}
 
 describe('fault injection without test mode', () => {
   let server: TestServer;

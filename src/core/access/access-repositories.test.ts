@@ -227,6 +227,10 @@ test('requireWritableRepository: 404 for what the caller may not see (public_rep
   await assert.rejects(requireWritableRepository(k, await fine('acme', { issues: 'read' }), repos.open, write('pull')), byToken);
   await assert.rejects(requireWritableRepository(k, await fine('globex', { issues: 'write' }), repos.open, write('pull')), byToken);
   assert.equal(await requireWritableRepository(k, await fine('acme', { issues: 'read' }), repos.open, { role: 'pull', permissions: [{ issues: 'write' }, { issues: 'read' }] }), repos.open);
+  // Its repository selection too: a public repository of its owner it does not select is seen, not changed.
+  const selected = await on(principal({ kind: 'fine_grained', user_id: id.ana!, resource_owner_id: id.acme!, permissions: { issues: 'write' }, repository_selection: 'selected', repository_ids: [repos.secret!.id] }));
+  assert.equal(await requireWritableRepository(k, selected, repos.secret, write('push')), repos.secret);
+  await assert.rejects(requireWritableRepository(k, selected, repos.open, write('pull')), byToken);
   const acme = await on(principal({ kind: 'installation', app_id: id.app!, installation_id: id.acmeInstallation!, permissions: { issues: 'read', metadata: 'read' } }));
   await assert.rejects(requireWritableRepository(k, acme, repos.secret, write('push')), byIntegration);
   const globex = await on(principal({ kind: 'installation', app_id: id.app!, installation_id: id.globexInstallation!, permissions: { issues: 'write' } }));

