@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
-import { withId } from './helpers.ts';
+import { sql, type Kysely } from 'kysely';
+import { isPostgres, withId } from './helpers.ts';
 import { DEFAULT_LABELS } from '../tables/repositories.ts';
 
 // A repository's labels and the labels of its issues (issue 39). Additive: two new tables, and the
@@ -23,6 +23,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('issue_labels_pk', ['issue_id', 'label_id'])
     .execute();
   await db.schema.createIndex('issue_labels_label').on('issue_labels').columns(['label_id']).execute();
+  // Their changes notify every process, as every table's a kept read may depend on (0021_change_notifications).
+  if (isPostgres(db)) {
+    for (const table of ['labels', 'issue_labels']) {
+      await sql`create trigger codehost_changes after insert or update or delete or truncate on ${sql.table(table)}
+        for each statement execute function codehost_changed()`.execute(db);
+    }
+  }
   const now = new Date().toISOString();
   const repositories = (await db.selectFrom('repositories').select('id').execute()) as { id: number }[];
   for (const { id } of repositories) {
