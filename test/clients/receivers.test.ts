@@ -1,8 +1,8 @@
 // The receivers of the ecosystem, unchanged (docs/clients.md "Apps and webhook receivers"): a Probot
 // app and an @octokit/webhooks receiver, each docs example run as written against a server on the
-// demo data with CODEHOST_VENDOR_WORD=GitHub. The Probot app comments on the issue it is told of; the
-// comment's mention reaches hubot's notifications; the receiver verifies mona's comment's delivery.
-// Under the spec's word the same middleware answers 400 (why the setting exists).
+// demo data with CODEHOST_VENDOR_WORD=GitHub. The Probot app comments on the issue it is told of,
+// labels and assigns it; hubot's notifications have the thread; the receiver verifies mona's
+// comment's delivery. Under the spec's word the same middleware answers 400 (why the setting exists).
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,13 +42,13 @@ describe('with CODEHOST_VENDOR_WORD=GitHub', () => {
     assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /X-GitHub-Api-Version, X-Vendor-Api-Version$/);
   });
 
-  test('docs/clients.md probot-app: the Probot app comments as triage-bot[bot]; the mention notifies hubot', async () => {
+  test('docs/clients.md probot-app: the Probot app comments, labels and assigns as triage-bot[bot]; hubot is notified (mentioned, then assigned: the thread says the latest reason)', async () => {
     const output = await runExample('probot-app', server);
-    assert.equal(output.trim(), 'triage-bot[bot] Thanks! @hubot will triage this.');
+    assert.deepEqual(output.trim().split('\n'), ['triage-bot[bot] Thanks! @hubot will triage this.', 'needs triage hubot']);
     await server.drain();
     const threads = await server.api('GET', '/notifications', { token: HUBOT_TOKEN });
     const thread = threads.body.find((t: { subject: { title: string } }) => t.subject.title === 'Widgets squeak');
-    assert.equal(thread?.reason, 'mention');
+    assert.equal(thread?.reason, 'assign');
   });
 
   test('docs/clients.md octokit-webhooks: the middleware verifies the delivery of mona\'s comment', async () => {
