@@ -49,6 +49,7 @@ export class IssueWriteService extends Service {
   private readonly repositories = new RepositoryService(this.ctx);
   private readonly reads = new IssueService(this.ctx);
   private readonly writes = new IssueWrites(this.ctx);
+  private readonly labelWrites = new LabelWrites(this.ctx);
 
   /**
    * Opens an issue: anyone who reads the repository; its assignees and type only from who may
@@ -120,26 +121,28 @@ export class IssueWriteService extends Service {
 
   /** A comment's new body: its author may change it, and whoever has write access to the repository (an installation: its permission). */
   async editComment(principal: Principal, owner: string, repo: string, commentId: string, body: string) {
-    const { repository, issue, byCaller } = await this.commentWithRepository(principal, owner, repo, commentId);
-    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, byCaller ? 'pull' : 'push'));
-    return commentRepresentation(this.ctx.urls, await this.writes.editComment(repository, rowId(commentId), await this.actor(principal), body));
+    const { repository, actor } = await this.commentWriter(principal, owner, repo, commentId);
+    return commentRepresentation(this.ctx.urls, await this.writes.editComment(repository, rowId(commentId), actor, body));
   }
 
   /** Deletes a comment, on the same terms as an edit. */
   async deleteComment(principal: Principal, owner: string, repo: string, commentId: string): Promise<void> {
-    const { repository, issue, byCaller } = await this.commentWithRepository(principal, owner, repo, commentId);
-    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, byCaller ? 'pull' : 'push'));
-    await this.writes.deleteComment(repository, rowId(commentId), await this.actor(principal));
+    const { repository, actor } = await this.commentWriter(principal, owner, repo, commentId);
+    await this.writes.deleteComment(repository, rowId(commentId), actor);
   }
 
-  /** A comment of a readable repository, its issue, and whether the caller wrote it (404 for what the caller does not see). */
-  private async commentWithRepository(principal: Principal, owner: string, repo: string, commentId: string): Promise<{ repository: ReadableRepository; issue: IssueRow; byCaller: boolean }> {
+  /**
+   * The repository of a comment the caller may change, and who the change is by: 404 for what the
+   * caller does not see; the comment's author needs what a reader has, anyone else write access.
+   */
+  private async commentWriter(principal: Principal, owner: string, repo: string, commentId: string): Promise<{ repository: ReadableRepository; actor: UserRow }> {
     const repository = await this.repositories.readable(principal, owner, repo);
     const comment = await findComment(this.db, repository.id, rowId(commentId));
     const issue = comment && (await findIssueById(this.db, comment.issue_id));
     if (!comment || !issue) throw notFound();
     const caller = await this.actor(principal, false);
-    return { repository, issue, byCaller: caller?.id === comment.author_id };
+    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, caller?.id === comment.author_id ? 'pull' : 'push'));
+    return { repository, actor: caller ?? (await this.actor(principal)) };
   }
 
   // --- Labels ------------------------------------------------------------------------------------
@@ -161,19 +164,19 @@ export class IssueWriteService extends Service {
   /** Makes a repository's label: who may triage (write access), or an installation with its permission. */
   async createLabel(principal: Principal, owner: string, repo: string, input: LabelInput): Promise<Label> {
     const { repository, actor } = await this.labelWriter(principal, owner, repo);
-    return labelRepresentation(this.ctx.urls, repository.owner, repository, await new LabelWrites(this.ctx).createLabel(repository, actor, input));
+    return labelRepresentation(this.ctx.urls, repository.owner, repository, await this.labelWrites.createLabel(repository, actor, input));
   }
 
   /** Changes a label, on the same terms. */
   async updateLabel(principal: Principal, owner: string, repo: string, name: string, input: Partial<LabelInput> & { new_name?: string }): Promise<Label> {
     const { repository, actor } = await this.labelWriter(principal, owner, repo);
-    return labelRepresentation(this.ctx.urls, repository.owner, repository, await new LabelWrites(this.ctx).updateLabel(repository, actor, name, input));
+    return labelRepresentation(this.ctx.urls, repository.owner, repository, await this.labelWrites.updateLabel(repository, actor, name, input));
   }
 
   /** Deletes a label, on the same terms: it leaves every issue it was on. */
   async deleteLabel(principal: Principal, owner: string, repo: string, name: string): Promise<void> {
     const { repository, actor } = await this.labelWriter(principal, owner, repo);
-    await new LabelWrites(this.ctx).deleteLabel(repository, actor, name);
+    await this.labelWrites.deleteLabel(repository, actor, name);
   }
 
   private async labelWriter(principal: Principal, owner: string, repo: string) {

@@ -310,8 +310,9 @@ export class IssueWrites extends Service {
    * label of is made (the platform's grey, `label` `created`); at most 100 labels stay on the issue.
    */
   private async labelChange(trx: Executor, repository: Repository, issueId: number, actor: UserRow, input: Pick<UpdateIssueInput, 'labels' | 'labels_added' | 'labels_removed'>) {
-    const current = await store.issueLabels(trx, issueId);
+    // A change that names no labels reads none (every state or assignee change comes here).
     if (input.labels === undefined && input.labels_added === undefined && input.labels_removed === undefined) return { added: [], removed: [] };
+    const current = await store.issueLabels(trx, issueId);
     const given = await this.labelsMade(trx, repository, actor, [...(input.labels ?? []), ...(input.labels_added ?? [])]);
     const removedNames = new Set((input.labels_removed ?? []).map((name) => name.toLowerCase()));
     const kept = input.labels !== undefined ? given.filter((l) => (input.labels ?? []).some((n) => n.toLowerCase() === l.name_lower)) : current;
