@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import { issues } from './core/issues/index.ts';
+import { commits } from './core/commits/index.ts';
 import { adminArea, closeOperatorBodies } from './admin/index.ts';
 import { jobsDrainRoute } from './admin/routes.ts';
 import { testDoubleAloneRoutes, testDoubleConsume, testDoubleRoutes, testDoubleSteps } from './testing/plugin.ts';
@@ -55,6 +56,7 @@ export const AREAS: readonly LifecycleArea[] = [
   issueTypes,
   // After issue types: seeded issues may name a type.
   issues,
+  commits,
   notifications,
   appWebhooks,
   userMigrations,

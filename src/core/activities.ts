@@ -263,10 +263,23 @@ export type IssueActivities =
   & { [K in `${Kind}.${keyof IssueActions & string}`]: K extends `${Kind}.${infer A extends keyof IssueActions}` ? IssueActions[A] : never }
   & { [A in keyof CommentActions & string as `issue_comment.${A}`]: CommentActions[A] };
 
+// ---- commits (src/core/commits/writes.ts records them) ----
+// The platform's `status` (no action) and `check_run` events for the commits of a repository's git
+// data. Every row has `repository_id` and `actor_id` (who made the status; a check run's app's bot);
+// the payload is the event's subject as the write left it, rendered in the write's transaction.
+
+export type CommitActivities = {
+  /** A commit status made (POST /repos/{owner}/{repo}/statuses/{sha}): the platform's `status` body but its envelope. */
+  status: Record<string, unknown>;
+  /** A check run made (POST /repos/{owner}/{repo}/check-runs), and one reaching `completed` (on creation or an update). */
+  'check_run.created': { check_run: Record<string, unknown> };
+  'check_run.completed': { check_run: Record<string, unknown> };
+};
+
 // ---- the joined map ----
 
 /** The activities stored in the outbox: every one is a platform webhook event (`event.action`). */
-export type StoredActivities = AccountActivities & IssueActivities & RepositoryActivities & MemberActivities & InstallationActivities & AppActivities;
+export type StoredActivities = AccountActivities & IssueActivities & RepositoryActivities & MemberActivities & InstallationActivities & AppActivities & CommitActivities;
 
 /** The activities applied in the writer's transaction, with no outbox row. */
 export type AppliedActivities = AccessActivities & MoveActivities & AppCreatedActivities;
@@ -294,6 +307,7 @@ const STORED: { readonly [K in keyof StoredActivities & string]: true } = {
   'installation_repositories.added': true, 'installation_repositories.removed': true, 'installation.created': true, 'installation.suspend': true,
   'installation.unsuspend': true, 'installation.deleted': true, 'installation.new_permissions_accepted': true,
   ping: true,
+  status: true, 'check_run.created': true, 'check_run.completed': true,
 };
 
 export const STORED_ACTIVITY_NAMES = Object.keys(STORED) as (keyof StoredActivities & string)[];

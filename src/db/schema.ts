@@ -6,6 +6,7 @@ import type { AppWebhookTables } from './tables/app-webhooks.ts';
 import type { AppTables } from './tables/apps.ts';
 import type { AssistantMetricsTables } from './tables/assistant-metrics.ts';
 import type { CodeSecurityTables } from './tables/code-security.ts';
+import type { CommitTables } from './tables/commits.ts';
 import type { IssueTypeTables } from './tables/issue-types.ts';
 import type { IssueTables } from './tables/issues.ts';
 import type { JobTables } from './tables/jobs.ts';
@@ -23,6 +24,7 @@ export interface Database
     PlatformTables,
     ActivityTables,
     IssueTables,
+    CommitTables,
     UpdaterAccessTables,
     CodeSecurityTables,
     AssistantMetricsTables,

@@ -309,6 +309,7 @@ export async function reassignAuthorship(db: Executor, fromId: number, toId: num
   await db.updateTable('issues').set({ author_id: toId }).where('author_id', '=', fromId).execute();
   await db.updateTable('issue_comments').set({ author_id: toId }).where('author_id', '=', fromId).execute();
   await db.updateTable('issue_events').set({ actor_id: toId }).where('actor_id', '=', fromId).execute();
+  await db.updateTable('commit_statuses').set({ creator_id: toId }).where('creator_id', '=', fromId).execute();
 }
 
 /** One page of an organization's teams, oldest first, with the total. */

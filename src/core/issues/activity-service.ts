@@ -12,10 +12,11 @@ import { labelRepresentation, type Label } from '../repositories/representations
 import { LabelWrites, type LabelInput } from './label-writes.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import {
-  callerRepositoryPermissions, findAppBy, requireWritableRepository, userRepositoryPermissions,
+  callerRepositoryPermissions, requireWritableRepository, userRepositoryPermissions,
   type Permissions, type Principal, type RepositoryWrite,
 } from '../access/index.ts';
-import { botAccount, findAccount, usersByLogin, type UserRow } from '../accounts/store.ts';
+import { usersByLogin, type UserRow } from '../accounts/store.ts';
+import { actingAccount } from '../apps/actor.ts';
 import { IssueService, rowId } from './service.ts';
 import { IssueWrites, type UpdateIssueInput } from './writes.ts';
 
@@ -211,11 +212,7 @@ export class IssueWriteService extends Service {
   private async actor(principal: Principal): Promise<UserRow>;
   private async actor(principal: Principal, make: false): Promise<UserRow | undefined>;
   private async actor(principal: Principal, make = true): Promise<UserRow | undefined> {
-    if (principal.type === 'user') return principal.user;
-    if (principal.type !== 'installation') throw new Error(`a ${principal.type} caller writes nothing: its route's rule admits no such caller`);
-    const app = await findAppBy(this.db, { id: principal.appId });
-    if (!app) throw notFound();
-    return make ? botAccount(this.db, app.slug, this.now()) : findAccount(this.db, `${app.slug}[bot]`);
+    return make ? actingAccount(this.db, principal, this.now()) : actingAccount(this.db, principal, this.now(), false);
   }
 
   /** Whether the caller may triage the repository's issues: a user with write access, or an installation (its permission was checked). */

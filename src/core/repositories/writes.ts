@@ -290,9 +290,9 @@ async function initBareRepository(path: string, name: string, branch: string, at
     GIT_AUTHOR_DATE: date,
     GIT_COMMITTER_DATE: date,
     GIT_AUTHOR_NAME: 'codehost',
-    GIT_AUTHOR_EMAIL: 'codehost@localhost',
+    GIT_AUTHOR_EMAIL: 'codehost@noreply.codehost.invalid',
     GIT_COMMITTER_NAME: 'codehost',
-    GIT_COMMITTER_EMAIL: 'codehost@localhost',
+    GIT_COMMITTER_EMAIL: 'codehost@noreply.codehost.invalid',
   };
   const git = async (args: string[], input?: string) => {
     const child = run('git', ['--git-dir', path, ...args], { env });
