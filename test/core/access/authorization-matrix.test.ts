@@ -166,6 +166,13 @@ const COLLABORATOR_CELLS: Record<string, Want> = {
   'POST /repos/{owner}/{repo}/issues/{issue_number}/assignees (private repository)': OK,
   'DELETE /repos/{owner}/{repo}/issues/{issue_number}/assignees (private repository)': OK,
   'GET /repos/{owner}/{repo}/assignees/{assignee} (private repository)': OK,
+  'GET /repos/{owner}/{repo}/commits/{ref} (private repository)': OK,
+  'GET /repos/{owner}/{repo}/branches/{branch} (private repository)': OK,
+  'GET /repos/{owner}/{repo}/commits/{ref}/statuses (private repository)': OK,
+  'GET /repos/{owner}/{repo}/commits/{ref}/status (private repository)': OK,
+  'GET /repos/{owner}/{repo}/commits/{ref}/check-runs (private repository)': OK,
+  'GET /repos/{owner}/{repo}/check-runs/{check_run_id} (private repository)': OK,
+  'POST /repos/{owner}/{repo}/statuses/{sha} (private repository)': 403,
   'GET /repos/{owner}/{repo}/labels (private repository)': OK,
   'GET /repos/{owner}/{repo}/labels/{name} (private repository)': OK,
   'POST /repos/{owner}/{repo}/labels (private repository)': 403,
@@ -187,6 +194,8 @@ const ids = {
   thread: '', migration: 0, decoyMigration: 0, delivery: 0, matrixInstallation: 0, narrowInstallation: 0,
   /** An issue, a pull request and a comment in the private repository (secret), the public one (open), the archived one (vault, private) and the internal one (inner). */
   secret: { issue: 0, pull: 0, comment: 0 }, open: { issue: 0, pull: 0, comment: 0 }, vault: { issue: 0, pull: 0, comment: 0 }, inner: { issue: 0, pull: 0, comment: 0 },
+  /** A check run of matrix-app's on the head of the private repository's main branch, and the public one's. */
+  checkRun: { secret: 0, open: 0 },
 };
 /** The operations the server serves (its OpenAPI document). */
 let served: Set<string>;
@@ -201,11 +210,11 @@ let counter = 0;
 const ALL_SCOPES = ['repo', 'admin:org', 'admin:enterprise', 'notifications', 'manage_billing:assistant'];
 const APP_PERMISSIONS: Permissions = {
   organization_administration: 'write', administration: 'read', organization_issue_types: 'write', members: 'read',
-  metadata: 'read', issues: 'write', pull_requests: 'read',
+  metadata: 'read', issues: 'write', pull_requests: 'read', contents: 'read', statuses: 'write', checks: 'write',
 };
 const READ_ONLY_GRANT: Permissions = {
   organization_administration: 'read', administration: 'read', organization_issue_types: 'read', members: 'read',
-  metadata: 'read', issues: 'read', pull_requests: 'read',
+  metadata: 'read', issues: 'read', pull_requests: 'read', contents: 'read', statuses: 'read', checks: 'read',
 };
 const FINE_GRAINED_PERMISSIONS: Permissions = { ...APP_PERMISSIONS, enterprise_administration: 'write' };
 
@@ -718,6 +727,34 @@ const MATRIX: Row[] = [
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
   row('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', 'public_repo, repo', throwaway(async () => ({ path: `/repos/acme/open/issues/${await labeledIssue('open')}/labels/bug` })),
     [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+  // Commits, statuses and check runs (src/core/commits): read as the repository's contents; a status
+  // is written by who has write access (acme's members), `repo:status`, or `statuses: write`; a check
+  // run by an installation alone (`checks: write`), any other credential kind refused whatever it sees.
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  ...(['GET /repos/{owner}/{repo}/commits/{ref}', 'GET /repos/{owner}/{repo}/branches/{branch}', 'GET /repos/{owner}/{repo}/commits/{ref}/statuses',
+    'GET /repos/{owner}/{repo}/commits/{ref}/status', 'GET /repos/{owner}/{repo}/commits/{ref}/check-runs', 'GET /repos/{owner}/{repo}/check-runs/{check_run_id}'] as const).flatMap((operation) => {
+    const scopes = operation.includes('/status') ? 'repo, repo:status' : 'repo';
+    const path = (repository: 'secret' | 'open') => `/repos/acme/${repository}` + operation.slice('GET /repos/{owner}/{repo}'.length)
+      .replace('{ref}', 'main').replace('{branch}', 'main').replace('{check_run_id}', String(ids.checkRun[repository]));
+    return [
+      row(operation, scopes, at(() => path('secret')),
+        [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+      row(operation, scopes, at(() => path('open')),
+        [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+    ];
+  }),
+  row('POST /repos/{owner}/{repo}/statuses/{sha}', 'repo, repo:status', at(() => '/repos/acme/secret/statuses/main', () => ({ state: 'success' })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('POST /repos/{owner}/{repo}/statuses/{sha}', 'repo, repo:status', at(() => '/repos/acme/open/statuses/main', () => ({ state: 'success' })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+  row('POST /repos/{owner}/{repo}/check-runs', null, at(() => '/repos/acme/secret/check-runs', () => ({ name: 'lint', head_sha: 'main' })),
+    [401,   403,      403,   403,    403,  403,    403,      403,   OK,    403,    403,    403,     403,     403,  401,    403,     403,     403], 'private repository'),
+  row('POST /repos/{owner}/{repo}/check-runs', null, at(() => '/repos/acme/open/check-runs', () => ({ name: 'lint', head_sha: 'main' })),
+    [401,   403,      403,   403,    403,  403,    403,      403,   OK,    403,    403,    403,     403,     403,  401,    403,     403,     403], 'public repository'),
+  row('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', null, at(() => `/repos/acme/secret/check-runs/${ids.checkRun.secret}`, () => ({ status: 'in_progress' })),
+    [401,   403,      403,   403,    403,  403,    403,      403,   OK,    403,    403,    403,     403,     403,  401,    403,     403,     403], 'private repository'),
+  row('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', null, at(() => `/repos/acme/open/check-runs/${ids.checkRun.open}`, () => ({ status: 'in_progress' })),
+    [401,   403,      403,   403,    403,  403,    403,      403,   OK,    403,    403,    403,     403,     403,  401,    403,     403,     403], 'public repository'),
 ];
 
 /** A new label of the repository (a DELETE row consumes it), made by ana. */
@@ -781,8 +818,8 @@ before(async () => {
   await server.admin('PUT', '/orgs/acme/members/bill', { role: 'billing_manager' });
   await server.admin('POST', '/orgs', { login: 'initech', enterprise: 'acme-ent', owners: ['ana'], members: ['eve'] });
   await server.admin('POST', '/orgs/acme/teams', { slug: 'devs', members: ['bob'] });
-  ids.privateRepo = (await server.admin('POST', '/repos', { owner: 'acme', name: 'secret', visibility: 'private' })).id;
-  ids.publicRepo = (await server.admin('POST', '/repos', { owner: 'acme', name: 'open' })).id;
+  ids.privateRepo = (await server.admin('POST', '/repos', { owner: 'acme', name: 'secret', visibility: 'private', init_git: true })).id;
+  ids.publicRepo = (await server.admin('POST', '/repos', { owner: 'acme', name: 'open', init_git: true })).id;
   await server.admin('POST', '/repos', { owner: 'globex', name: 'plans', visibility: 'private' });
   ids.internalRepo = (await server.admin('POST', '/repos', { owner: 'acme', name: 'inner', visibility: 'internal' })).id;
   await server.admin('POST', '/repos', { owner: 'acme', name: 'vault', visibility: 'private' });
@@ -861,6 +898,10 @@ before(async () => {
     const pull = await server.admin('POST', `/repos/acme/${repository}/issues`, { author: 'ana', title: 'A pull request', pull_request: true });
     const comment = await server.admin('POST', `/repos/acme/${repository}/issues/${issue.number}/comments`, { author: 'ana', body: 'A comment' });
     ids[repository] = { issue: issue.number, pull: pull.number, comment: comment.id };
+  }
+  for (const repository of ['secret', 'open'] as const) {
+    const made = await server.api('POST', `/repos/acme/${repository}/check-runs`, { authorization: credentials.inst!, body: { name: 'build', head_sha: 'main' } });
+    ids.checkRun[repository] = made.body.id;
   }
   await server.admin('PATCH', '/repos/acme/vault', { archived: true });
   ids.migration = await exportedMigration('blog', false);

@@ -99,7 +99,7 @@ before(async () => {
   await server.admin('POST', '/orgs', { login: 'globex', owners: ['ana'] });
   await server.admin('POST', '/repos', { owner: 'globex', name: 'plans', visibility: 'private' });
   await server.admin('POST', '/orgs/acme/teams', { slug: 'devs', members: ['ana'] });
-  const secret = await server.admin('POST', '/repos', { owner: 'acme', name: 'secret', visibility: 'private' });
+  const secret = await server.admin('POST', '/repos', { owner: 'acme', name: 'secret', visibility: 'private', init_git: true });
   await server.admin('POST', '/repos', { owner: 'ana', name: 'diary', visibility: 'private', init_git: true });
   await server.admin('PUT', '/orgs/acme/assistant', { metrics_policy: 'enabled' });
   const owner = await classicToken(server, 'ana', ALL_SCOPES);
@@ -138,6 +138,10 @@ before(async () => {
   await server.drain();
   const deliveries = await server.api('GET', '/app/hook/deliveries', { authorization: credentials.jwt! });
   assert.ok(deliveries.status === 200 && deliveries.body.length > 0, `a delivery of hv-app: ${deliveries.status} ${deliveries.text}`);
+  // A check run on acme/secret's main, by an app installed on acme.
+  const checker = await server.admin('POST', '/apps', { slug: 'hv-checks', owner: 'acme', permissions: { checks: 'write', metadata: 'read' } });
+  const run = await server.api('POST', '/repos/acme/secret/check-runs', { token: await mintInstallationToken(server, checker, await install(server, checker, 'acme')), body: { name: 'build', head_sha: 'main' } });
+  assert.equal(run.status, 201, run.text);
   const events = await as('GET', `/repos/acme/secret/issues/${issue.number}/events`);
   assert.ok(events.length > 0, 'an issue event');
 
@@ -146,7 +150,7 @@ before(async () => {
     app_slug: 'hv-app', installation_id: String(installation), issue_number: String(issue.number), pull_number: String(pull.number),
     comment_id: String(comment.id), event_id: String(events[0].id), thread_id: String(thread.id), migration_id: String(migration.id),
     configuration_id: String(configuration.id), enterprise_configuration_id: String(enterpriseConfiguration.id),
-    delivery_id: String(deliveries.body[0].id), assignee: 'ana', name: 'bug',
+    delivery_id: String(deliveries.body[0].id), assignee: 'ana', name: 'bug', ref: 'main', branch: 'main', sha: 'main', check_run_id: String(run.body.id),
   });
 
   const document = (await fetch(`${server.url}/openapi.json`).then((r) => r.json())) as { paths: Record<string, Record<string, unknown>> };
