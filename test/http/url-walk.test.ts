@@ -28,7 +28,8 @@ const NOT_SERVED: readonly RegExp[] = [
   /^\/repos\/[^/]+\/[^/]+\/(contributors|deployments|downloads|events|forks|hooks|languages|merges|stargazers|tags)$/,
   // codehost keeps no commits of a pull request and no review comments.
   /^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/(commits|comments)$/,
-  // Named by webhook payloads: no commit statuses, issue timelines or reactions are kept...
+  // Named by webhook payloads: the legacy GET of a commit's statuses (codehost serves them at
+  // …/commits/{ref}/statuses), and no issue timelines or reactions are kept...
   /^\/repos\/[^/]+\/[^/]+\/statuses\/[0-9a-f]{40}$/,
   /^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/(timeline|reactions)$/,
   /^\/repos\/[^/]+\/[^/]+\/issues\/comments\/\d+\/reactions$/,
