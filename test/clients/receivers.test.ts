@@ -1,7 +1,8 @@
 // The receivers of the ecosystem, unchanged (docs/clients.md "Apps and webhook receivers"): a Probot
-// app and an @octokit/webhooks receiver, each docs example run as written against a server on the
-// demo data with CODEHOST_VENDOR_WORD=GitHub. The Probot app comments on the issue it is told of,
-// labels and assigns it; hubot's notifications have the thread; the receiver verifies mona's
+// app, an @octokit/app app and an @octokit/webhooks receiver, each docs example run as written
+// against a server on the demo data with CODEHOST_VENDOR_WORD=GitHub. The Probot app comments on the
+// issue it is told of, labels and assigns it; the @octokit/app app also reacts, and marks the default
+// branch's head with a status and a check run it completes, while a second app verifies its comment; hubot's notifications have the thread; the receiver verifies mona's
 // comment's delivery. Under the spec's word the same middleware answers 400 (why the setting exists).
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -49,6 +50,16 @@ describe('with CODEHOST_VENDOR_WORD=GitHub', () => {
     const threads = await server.api('GET', '/notifications', { token: HUBOT_TOKEN });
     const thread = threads.body.find((t: { subject: { title: string } }) => t.subject.title === 'Widgets squeak');
     assert.equal(thread?.reason, 'assign');
+  });
+
+  test('docs/clients.md octokit-app: an @octokit/app app comments (hubot is notified), labels, assigns, reacts, and checks the head; a second app verifies its comment', async () => {
+    const output = (await runExample('octokit-app', server)).trim().split('\n');
+    assert.deepEqual(output, ['helper-bot[bot] On it. @hubot, yours?', 'triaged hubot eyes:1', 'success triage:success']);
+    await server.drain();
+    const threads = await server.api('GET', '/notifications', { token: HUBOT_TOKEN });
+    assert.ok(threads.body.some((t: { subject: { title: string } }) => t.subject.title === 'Widgets rattle'), 'hubot has the thread');
+    const bot = await server.api('GET', '/users/helper-bot%5Bbot%5D');
+    assert.equal(bot.body.type, 'Bot');
   });
 
   test('docs/clients.md octokit-webhooks: the middleware verifies the delivery of mona\'s comment', async () => {
