@@ -2,8 +2,8 @@
 // app, an @octokit/app app and an @octokit/webhooks receiver, each docs example run as written
 // against a server on the demo data with CODEHOST_VENDOR_WORD=GitHub. The Probot app comments on the
 // issue it is told of, labels and assigns it; the @octokit/app app also reacts, and marks the default
-// branch's head with a status and a check run it completes, while a second app verifies its comment; hubot's notifications have the thread; the receiver verifies mona's
-// comment's delivery. Under the spec's word the same middleware answers 400 (why the setting exists).
+// branch's head with a status and a check run it completes, while a second app verifies its comment;
+// hubot's notifications have the thread; the receiver verifies mona's comment's delivery. Under the spec's word the same middleware answers 400 (why the setting exists).
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
