@@ -22,6 +22,7 @@ import * as webhookEventPayloads from './0020_webhook_event_payloads.ts';
 import * as changeNotifications from './0021_change_notifications.ts';
 import * as globalSetupOptions from './0022_global_setup_options.ts';
 import * as labels from './0023_labels.ts';
+import * as reactions from './0024_reactions.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '0021_change_notifications': changeNotifications,
   '0022_global_setup_options': globalSetupOptions,
   '0023_labels': labels,
+  '0024_reactions': reactions,
 };
