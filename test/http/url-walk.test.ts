@@ -17,7 +17,7 @@ import { startServer, type TestServer } from '../helpers/server.ts';
  * stand-in answers them; README "Known limits" and docs/permissions.md list them): a user's
  * followers, starred-like subscriptions and received events; a repository's contributors,
  * deployments, downloads, events, forks, hooks, languages, merges, stargazers, tags and statuses;
- * a pull request's commits and review comments; issue timelines and reactions; an organization's
+ * a pull request's commits and review comments; issue timelines; an organization's
  * events, hooks and issues; a team's repositories. Everything else a walked document names is followed.
  */
 const NOT_SERVED: readonly RegExp[] = [
@@ -29,10 +29,9 @@ const NOT_SERVED: readonly RegExp[] = [
   // codehost keeps no commits of a pull request and no review comments.
   /^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/(commits|comments)$/,
   // Named by webhook payloads: the legacy GET of a commit's statuses (codehost serves them at
-  // …/commits/{ref}/statuses), and no issue timelines or reactions are kept...
+  // …/commits/{ref}/statuses), and no issue timelines are kept...
   /^\/repos\/[^/]+\/[^/]+\/statuses\/[0-9a-f]{40}$/,
-  /^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/(timeline|reactions)$/,
-  /^\/repos\/[^/]+\/[^/]+\/issues\/comments\/\d+\/reactions$/,
+  /^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/timeline$/,
   // ...nor an organization's events feed, webhooks or issue list across repositories, nor a team's repositories list.
   /^\/orgs\/[^/]+\/(events|hooks|issues)$/,
   /^\/orgs\/[^/]+\/teams\/[^/]+\/repos$/,

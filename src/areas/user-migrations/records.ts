@@ -16,7 +16,7 @@ const str = (value: string) => JSON.stringify(value);
 const strOrNull = (value: string | null) => (value === null ? 'null' : JSON.stringify(value));
 /** A string's JSON escaping without its quotes: a prefix that plain ASCII (paths, numbers) is appended to. */
 const inner = (value: string) => JSON.stringify(value).slice(1, -1);
-/** The reactions of an issue or comment at `url` (already escaped): codehost records none. */
+/** The reactions of an issue or comment at `url` (already escaped): an archive counts none (README, "Known limits"). */
 const reactions = (url: string) =>
   `{"url":"${url}/reactions","total_count":0,"+1":0,"-1":0,"laugh":0,"hooray":0,"confused":0,"heart":0,"rocket":0,"eyes":0}`;
 /** A stored timestamp, cut to seconds (`null` and the empty string are null, as the representations have it). */

@@ -304,12 +304,29 @@ export async function deleteAccount(db: Executor, accountId: number): Promise<vo
   await db.deleteFrom('users').where('id', '=', accountId).execute();
 }
 
-/** What `fromId` wrote (issues, comments, timeline events) becomes `toId`'s: a deleted user's writing is the ghost's. */
+/** What `fromId` wrote (issues, comments, timeline events, reactions) becomes `toId`'s: a deleted user's writing is the ghost's. */
 export async function reassignAuthorship(db: Executor, fromId: number, toId: number): Promise<void> {
   await db.updateTable('issues').set({ author_id: toId }).where('author_id', '=', fromId).execute();
   await db.updateTable('issue_comments').set({ author_id: toId }).where('author_id', '=', fromId).execute();
   await db.updateTable('issue_events').set({ actor_id: toId }).where('actor_id', '=', fromId).execute();
   await db.updateTable('commit_statuses').set({ creator_id: toId }).where('creator_id', '=', fromId).execute();
+  await reassignReactions(db, fromId, toId);
+}
+
+/**
+ * `fromId`'s reactions become `toId`'s. Where `toId` already has that reaction on that subject (a
+ * user deleted before reacted the same), the one it has stands for both: a user reacts once with each content.
+ */
+async function reassignReactions(db: Executor, fromId: number, toId: number): Promise<void> {
+  await db.deleteFrom('reactions')
+    .where('user_id', '=', fromId)
+    .where((eb) => eb.exists(eb.selectFrom('reactions as held')
+      .select('held.id')
+      .where('held.user_id', '=', toId)
+      .whereRef('held.content', '=', 'reactions.content')
+      .where((inner) => inner.or([inner('held.issue_id', '=', inner.ref('reactions.issue_id')), inner('held.comment_id', '=', inner.ref('reactions.comment_id'))]))))
+    .execute();
+  await db.updateTable('reactions').set({ user_id: toId }).where('user_id', '=', fromId).execute();
 }
 
 /** One page of an organization's teams, oldest first, with the total. */

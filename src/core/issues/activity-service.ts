@@ -5,17 +5,19 @@
 import { Service } from '../../platform/service.ts';
 import { invalidField, notFound } from '../../platform/errors.ts';
 import { RepositoryService, type ReadableRepository } from '../repositories/service.ts';
-import { commentRepresentation, issueRepresentation } from './representations.ts';
-import { findComment, findIssueById, issueLabels, type IssueRow } from './store.ts';
+import { commentRepresentation, issueRepresentation, reactionRepresentation, type Reaction } from './representations.ts';
+import { findComment, findCommentById, findIssueById, issueLabels, type IssueRow } from './store.ts';
+import { addReaction, deleteReaction, findReaction, reactionPage, type ReactionContent, type ReactionSubject } from './reaction-store.ts';
+import { stillWritable } from '../repositories/lookup.ts';
 import { findLabel, labelPage } from '../repositories/label-store.ts';
 import { labelRepresentation, type Label } from '../repositories/representations.ts';
 import { LabelWrites, type LabelInput } from './label-writes.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import {
-  callerRepositoryPermissions, requireWritableRepository, userRepositoryPermissions,
+  callerRepositoryPermissions, notAccessible, requireWritableRepository, userRepositoryPermissions,
   type Permissions, type Principal, type RepositoryWrite,
 } from '../access/index.ts';
-import { usersByLogin, type UserRow } from '../accounts/store.ts';
+import { usersById, usersByLogin, type UserRow } from '../accounts/store.ts';
 import { actingAccount } from '../apps/actor.ts';
 import { IssueService, rowId } from './service.ts';
 import { IssueWrites, type UpdateIssueInput } from './writes.ts';
@@ -43,6 +45,9 @@ export interface OpenIssue {
   milestone?: number | string | null;
   type?: string | null;
 }
+
+/** What reactions are on: an issue (or pull request) by its number, or an issue comment by its id. */
+export type ReactionTarget = { issue: string } | { comment: string };
 
 export type IssueChange = Pick<UpdateIssueInput, 'title' | 'body' | 'state' | 'state_reason' | 'assignees'> & { milestone?: number | string | null; labels?: LabelNames };
 
@@ -144,6 +149,63 @@ export class IssueWriteService extends Service {
     const caller = await this.actor(principal, false);
     await requireWritableRepository(this.db, principal, repository, issueWrite(issue, caller?.id === comment.author_id ? 'pull' : 'push'));
     return { repository, actor: caller ?? (await this.actor(principal)) };
+  }
+
+  // --- Reactions ---------------------------------------------------------------------------------
+
+  /** A page of the reactions to an issue or a comment, oldest first; of one content when given. */
+  async reactions(principal: Principal, owner: string, repo: string, target: ReactionTarget, content: ReactionContent | undefined, page: PageParams): Promise<{ total: number; items: Reaction[] }> {
+    const { subject } = await this.reactionSubject(principal, owner, repo, target);
+    const { total, reactions } = await reactionPage(this.db, subject, content, { offset: page.offset, limit: page.perPage });
+    const users = new Map((await usersById(this.db, [...new Set(reactions.map((r) => r.user_id))])).map((u) => [u.id, u]));
+    return { total, items: reactions.map((r) => reactionRepresentation(this.ctx.urls, r, users.get(r.user_id)!)) };
+  }
+
+  /**
+   * The caller's reaction (a user, or an installation's app as its bot account): anyone who reads
+   * the repository reacts, as they comment. `created` false: they had reacted so already, and that
+   * reaction is the answer.
+   */
+  async react(principal: Principal, owner: string, repo: string, target: ReactionTarget, content: ReactionContent): Promise<{ created: boolean; reaction: Reaction }> {
+    const { subject, issue, repository } = await this.reactionSubject(principal, owner, repo, target);
+    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, 'pull'));
+    const user = await this.actor(principal);
+    const { reaction, created } = await this.transaction(async (trx) => {
+      await stillWritable(trx, repository.id, this.ctx.db.dialect === 'postgres');
+      const there = 'issueId' in subject ? await findIssueById(trx, subject.issueId) : await findCommentById(trx, subject.commentId);
+      if (!there) throw notFound();
+      return addReaction(trx, subject, user.id, content, this.now());
+    });
+    return { created, reaction: reactionRepresentation(this.ctx.urls, reaction, user) };
+  }
+
+  /**
+   * Deletes a reaction of the issue or comment: on the terms of making one, and only the caller's
+   * own (an installation: its bot's); another's is a 403, one the subject lacks a 404.
+   */
+  async unreact(principal: Principal, owner: string, repo: string, target: ReactionTarget, reactionId: string): Promise<void> {
+    const { subject, issue, repository } = await this.reactionSubject(principal, owner, repo, target);
+    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, 'pull'));
+    const reaction = await findReaction(this.db, subject, rowId(reactionId));
+    if (!reaction) throw notFound();
+    if ((await this.actor(principal, false))?.id !== reaction.user_id) throw notAccessible(principal);
+    await this.transaction(async (trx) => {
+      await stillWritable(trx, repository.id, this.ctx.db.dialect === 'postgres');
+      await deleteReaction(trx, reaction.id);
+    });
+  }
+
+  /** What the reactions are on, as the caller may read it (404 otherwise), with its issue and repository. */
+  private async reactionSubject(principal: Principal, owner: string, repo: string, target: ReactionTarget) {
+    if ('issue' in target) {
+      const { issue, repository } = await this.reads.issueWithRepository(principal, owner, repo, target.issue);
+      return { subject: { issueId: issue.id } as ReactionSubject, issue, repository };
+    }
+    const repository = await this.repositories.readable(principal, owner, repo);
+    const comment = await findComment(this.db, repository.id, rowId(target.comment));
+    const issue = comment && (await findIssueById(this.db, comment.issue_id));
+    if (!comment || !issue) throw notFound();
+    return { subject: { commentId: comment.id } as ReactionSubject, issue, repository };
   }
 
   // --- Labels ------------------------------------------------------------------------------------

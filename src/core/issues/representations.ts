@@ -8,6 +8,7 @@ import { SimpleUser, simpleUser, team, Team, teamRepresentation } from '../accou
 import type { UserRow } from '../accounts/store.ts';
 import { Label, labelRepresentation } from '../repositories/representations.ts';
 import type { CommentFacts, EventFacts, IssueFacts, IssueRow } from './store.ts';
+import { REACTION_CONTENTS, type ReactionCounts, type ReactionRow } from './reaction-store.ts';
 
 export {
   loadCommentFacts, loadCommentPageFacts, loadEventPageFacts, loadIssueFacts, type CommentFacts, type EventFacts, type IssueFacts,
@@ -27,7 +28,7 @@ const IssueTypeRef = Type.Object({
   updated_at: Type.String(),
 });
 
-/** The reaction counts of an issue or comment; codehost records no reactions, so all are 0. */
+/** The reaction counts of an issue or comment, and where its reactions are listed. */
 const Reactions = Type.Object({
   url: Type.String(),
   total_count: Type.Integer(),
@@ -41,8 +42,38 @@ const Reactions = Type.Object({
   eyes: Type.Integer(),
 });
 
-function reactions(url: string): Static<typeof Reactions> {
-  return { url: `${url}/reactions`, total_count: 0, '+1': 0, '-1': 0, laugh: 0, hooray: 0, confused: 0, heart: 0, rocket: 0, eyes: 0 };
+function reactions(url: string, counts: ReactionCounts): Static<typeof Reactions> {
+  const total = REACTION_CONTENTS.reduce((sum, content) => sum + counts[content], 0);
+  return {
+    url: `${url}/reactions`, total_count: total, '+1': counts['+1'], '-1': counts['-1'], laugh: counts.laugh, hooray: counts.hooray,
+    confused: counts.confused, heart: counts.heart, rocket: counts.rocket, eyes: counts.eyes,
+  };
+}
+
+/** The eight contents of a reaction. */
+export const ReactionContent = Type.Union([
+  Type.Literal('+1'), Type.Literal('-1'), Type.Literal('laugh'), Type.Literal('confused'),
+  Type.Literal('heart'), Type.Literal('hooray'), Type.Literal('rocket'), Type.Literal('eyes'),
+], { description: 'The reaction type' });
+
+/** A reaction to an issue or an issue comment, as the platform shows it. */
+export const Reaction = Type.Object({
+  id: Type.Integer(),
+  node_id: Type.String(),
+  user: Type.Union([SimpleUser, Type.Null()]),
+  content: ReactionContent,
+  created_at: Type.String(),
+});
+export type Reaction = Static<typeof Reaction>;
+
+export function reactionRepresentation(urls: Urls, reaction: ReactionRow, user: UserRow): Reaction {
+  return {
+    id: reaction.id,
+    node_id: nodeId('Reaction', reaction.id),
+    user: simpleUser(urls, user),
+    content: reaction.content,
+    created_at: isoSeconds(reaction.created_at),
+  };
 }
 
 const AuthorAssociation = Type.String({ description: 'OWNER, MEMBER, COLLABORATOR or NONE' });
@@ -165,7 +196,7 @@ export function issueRepresentation(urls: Urls, facts: IssueFacts): Issue {
     author_association: facts.authorAssociation,
     timeline_url: `${at.issue}/timeline`,
     performed_via_vendor_app: null,
-    reactions: reactions(at.issue),
+    reactions: reactions(at.issue, facts.reactions),
   };
 }
 
@@ -184,7 +215,7 @@ export function commentRepresentation(urls: Urls, facts: CommentFacts): IssueCom
     issue_url: at.issue,
     author_association: facts.authorAssociation,
     performed_via_vendor_app: null,
-    reactions: reactions(at.comment(comment.id)),
+    reactions: reactions(at.comment(comment.id), facts.reactions),
   };
 }
 

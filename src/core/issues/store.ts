@@ -6,6 +6,7 @@ import type { Database } from '../../db/schema.ts';
 import { type TeamRow, type UserRow, teamsById, usersById } from '../accounts/store.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import type { LabelRow } from '../repositories/label-store.ts';
+import { commentReactionCounts, issueReactionCounts, type ReactionCounts } from './reaction-store.ts';
 import type { IssueCommentsTable, IssueEventsTable, IssuesTable } from '../../db/tables/issues.ts';
 
 export type IssueRow = Selectable<IssuesTable>;
@@ -30,6 +31,8 @@ export interface IssueFacts {
   authorAssociation: AuthorAssociation;
   /** Who merged the pull request (the actor of its `merged` event); null when not merged. */
   mergedBy: UserRow | null;
+  /** How many reactions of each content it has (its own, not its comments'). */
+  reactions: ReactionCounts;
 }
 
 export interface CommentFacts {
@@ -39,6 +42,8 @@ export interface CommentFacts {
   issue: IssueRow;
   repository: RepositoryRow;
   owner: UserRow;
+  /** How many reactions of each content it has. */
+  reactions: ReactionCounts;
 }
 
 /**
@@ -278,6 +283,7 @@ export async function issueFactsOf(db: Executor, issue: IssueFacts['issue'], rep
     comments: Number(count.count),
     authorAssociation: (await authorAssociations(db, repository, [issue.author_id])).get(issue.author_id)!,
     mergedBy: issue.merged_at === null ? null : await mergedBy(db, issueId),
+    reactions: await issueReactionCounts(db, issueId),
   };
 }
 
@@ -305,6 +311,7 @@ export async function loadCommentFacts(db: Executor, commentId: number): Promise
     author: users.find((u) => u.id === comment.author_id)!,
     authorAssociation: (await authorAssociations(db, repository, [comment.author_id])).get(comment.author_id)!,
     owner: users.find((u) => u.id === repository.owner_id)!,
+    reactions: (await commentReactionCounts(db, [comment.id])).get(comment.id)!,
   };
 }
 
@@ -357,8 +364,8 @@ export async function findEvent(db: Executor, repositoryId: number, eventId: num
 }
 
 /**
- * The facts of a page of comments of one issue: their authors in one query (the issue, its
- * repository and owner are the caller's, already loaded).
+ * The facts of a page of comments of one issue: their authors in one query, their reaction counts
+ * in one grouped query (the issue, its repository and owner are the caller's, already loaded).
  */
 export async function loadCommentPageFacts(
   db: Executor,
@@ -368,7 +375,10 @@ export async function loadCommentPageFacts(
   const authorIds = [...new Set(comments.map((c) => c.author_id))];
   const authors = new Map((await usersById(db, authorIds)).map((u) => [u.id, u]));
   const associations = await authorAssociations(db, context.repository, authorIds);
-  return comments.map((comment) => ({ comment, author: authors.get(comment.author_id)!, authorAssociation: associations.get(comment.author_id)!, ...context }));
+  const reactions = await commentReactionCounts(db, comments.map((c) => c.id));
+  return comments.map((comment) => ({
+    comment, author: authors.get(comment.author_id)!, authorAssociation: associations.get(comment.author_id)!, reactions: reactions.get(comment.id)!, ...context,
+  }));
 }
 
 /** Everything a page of issue events shows: the users and teams they name (two queries). */

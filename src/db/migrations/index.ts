@@ -22,6 +22,7 @@ import * as webhookEventPayloads from './0020_webhook_event_payloads.ts';
 import * as changeNotifications from './0021_change_notifications.ts';
 import * as globalSetupOptions from './0022_global_setup_options.ts';
 import * as labels from './0023_labels.ts';
+import * as reactions from './0024_reactions.ts';
 import * as commitChecks from './0025_commit_checks.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -47,5 +48,6 @@ export const migrations: Record<string, Migration> = {
   '0021_change_notifications': changeNotifications,
   '0022_global_setup_options': globalSetupOptions,
   '0023_labels': labels,
+  '0024_reactions': reactions,
   '0025_commit_checks': commitChecks,
 };

@@ -71,9 +71,27 @@ export interface IssueLabelsTable {
   label_id: number;
 }
 
+/** The contents of a reaction, as the platform names them. */
+export const REACTION_CONTENTS = ['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket', 'eyes'] as const;
+export type ReactionContent = (typeof REACTION_CONTENTS)[number];
+
+/**
+ * A user's reaction to an issue (or pull request) or to an issue comment (src/db/migrations/0024_reactions.ts):
+ * exactly one of `issue_id` and `comment_id` is set; a user reacts to one subject once with each content.
+ */
+export interface ReactionsTable {
+  id: Generated<number>;
+  issue_id: number | null;
+  comment_id: number | null;
+  user_id: number;
+  content: ReactionContent;
+  created_at: string;
+}
+
 export interface IssueTables {
   issues: IssuesTable;
   issue_labels: IssueLabelsTable;
+  reactions: ReactionsTable;
   issue_assignees: IssueAssigneesTable;
   issue_review_requests: IssueReviewRequestsTable;
   issue_comments: IssueCommentsTable;

@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import { simpleUser, userWithProfile } from '../../../src/core/accounts/representations.ts';
 import type { UserRow } from '../../../src/core/accounts/store.ts';
 import { commentRepresentation, issueRepresentation, type IssueFacts } from '../../../src/core/issues/representations.ts';
+import { noReactions } from '../../../src/core/issues/reaction-store.ts';
 import type { RepositoryRow } from '../../../src/core/repositories/representations.ts';
 import { RecordWriter } from '../../../src/areas/user-migrations/records.ts';
 import type { IssueRow, SimpleTeamRow, TeamWithOrg } from '../../../src/areas/user-migrations/store.ts';
@@ -51,13 +52,14 @@ function issueRow(i: number, pullRequest: boolean): Omit<IssueRow, 'comment_coun
   } as unknown as Omit<IssueRow, 'comment_count'>;
 }
 
-/** The facts the core's representations take, as the archive gathered them (no issue type). */
+/** The facts the core's representations take, as the archive gathered them (no issue type; no reactions: archives count none). */
 const ASSOCIATIONS = ['OWNER', 'COLLABORATOR', 'NONE', 'MEMBER'] as const;
 
 function facts(urls: Urls, issue: Omit<IssueRow, 'comment_count'>, i: number): IssueFacts {
   return {
     issue, repository, owner, author: i % 2 ? others[0]! : owner, authorAssociation: ASSOCIATIONS[i % 4],
     assignees: others.slice(0, i % 4), labels: [], requestedReviewers: others.slice(i % 3), requestedTeams: teams.slice(0, i % 3), comments: i * 7,
+    reactions: noReactions(),
   } as unknown as IssueFacts;
 }
 
@@ -137,7 +139,7 @@ for (const urls of URLS) {
         const comment = { id: 5000 + i, body: TRICKY[i % TRICKY.length]!, created_at: '2024-06-07T08:09:10.111Z', updated_at: i % 3 ? '2024-06-07T08:09:10.111Z' : '2024-06-07 08:09:10' };
         const author = [owner, ...others][i % 4]!;
         const authorAssociation = ASSOCIATIONS[i % 4];
-        const expected = commentRepresentation(urls, { comment, issue, author, repository, owner, authorAssociation } as never);
+        const expected = commentRepresentation(urls, { comment, issue, author, repository, owner, authorAssociation, reactions: noReactions() } as never);
         assert.equal(records.comment(at(records), comment, issue, author, authorAssociation), JSON.stringify(expected), `comment ${i}`);
       }
     });

@@ -183,6 +183,12 @@ const COLLABORATOR_CELLS: Record<string, Want> = {
   'PUT /repos/{owner}/{repo}/issues/{issue_number}/labels (private repository)': 403,
   'DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels (private repository)': 403,
   'DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name} (private repository)': 403,
+  'GET /repos/{owner}/{repo}/issues/{issue_number}/reactions (private repository)': OK,
+  'POST /repos/{owner}/{repo}/issues/{issue_number}/reactions (private repository)': OK,
+  'DELETE /repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id} (private repository)': OK,
+  'GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions (private repository)': OK,
+  'POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions (private repository)': OK,
+  'DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions/{reaction_id} (private repository)': OK,
 };
 
 // --- What the rows act on (set up once, in `before`) ---------------------------------------------
@@ -727,6 +733,35 @@ const MATRIX: Row[] = [
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404], 'private repository'),
   row('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', 'public_repo, repo', throwaway(async () => ({ path: `/repos/acme/open/issues/${await labeledIssue('open')}/labels/bug` })),
     [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+  // Reactions (src/core/issues/reaction-routes.ts): read as the repository's issues; made as a
+  // comment is (anyone who reads the repository, `issues: write`); deleted by who made them only: a
+  // DELETE row deletes the caller's own reaction (made with its credential first; where that is
+  // refused, ana's, so its refusal comes from the DELETE's own rule). Another's: test/core/issues/reactions.test.ts.
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}/reactions', 'repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}/reactions`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/issues/{issue_number}/reactions', 'repo', at(() => `/repos/acme/open/issues/${ids.open.issue}/reactions`),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('POST /repos/{owner}/{repo}/issues/{issue_number}/reactions', 'public_repo, repo', at(() => `/repos/acme/secret/issues/${ids.secret.issue}/reactions`, () => ({ content: 'heart' })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('POST /repos/{owner}/{repo}/issues/{issue_number}/reactions', 'public_repo, repo', at(() => `/repos/acme/open/issues/${ids.open.issue}/reactions`, () => ({ content: 'heart' })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}', 'public_repo, repo', ownReaction(() => `/repos/acme/secret/issues/${ids.secret.issue}/reactions`),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}', 'public_repo, repo', ownReaction(() => `/repos/acme/open/issues/${ids.open.issue}/reactions`),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', 'repo', at(() => `/repos/acme/secret/issues/comments/${ids.secret.comment}/reactions`),
+    [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', 'repo', at(() => `/repos/acme/open/issues/comments/${ids.open.comment}/reactions`),
+    [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', 'public_repo, repo', at(() => `/repos/acme/secret/issues/comments/${ids.secret.comment}/reactions`, () => ({ content: 'rocket' })),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', 'public_repo, repo', at(() => `/repos/acme/open/issues/comments/${ids.open.comment}/reactions`, () => ({ content: 'rocket' })),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}', 'public_repo, repo', ownReaction(() => `/repos/acme/secret/issues/comments/${ids.secret.comment}/reactions`),
+    [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+  row('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}', 'public_repo, repo', ownReaction(() => `/repos/acme/open/issues/comments/${ids.open.comment}/reactions`),
+    [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      OK,      OK], 'public repository'),
   // Commits, statuses and check runs (src/core/commits): read as the repository's contents; a status
   // is written by who has write access (acme's members), `repo:status`, or `statuses: write`; a check
   // run by an installation alone (`checks: write`), any other credential kind refused whatever it sees.
@@ -756,6 +791,19 @@ const MATRIX: Row[] = [
   row('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', null, at(() => `/repos/acme/open/check-runs/${ids.checkRun.open}`, () => ({ status: 'in_progress' })),
     [401,   403,      403,   403,    403,  403,    403,      403,   OK,    403,    403,    403,     403,     403,  401,    403,     403,     403], 'public repository'),
 ];
+
+/**
+ * The caller's own `eyes` reaction at `reactions` (a DELETE row consumes it): made with the caller's
+ * credential, or, where that is refused, ana's.
+ */
+function ownReaction(reactions: () => string): Send {
+  return async (caller) => {
+    const authorization = credentials[caller];
+    const own = authorization ? await server.api('POST', reactions(), { authorization, body: { content: 'eyes' } }) : undefined;
+    const id = own && own.status < 300 ? own.body.id : (await api('POST', reactions(), { content: 'eyes' })).id;
+    return { path: `${reactions()}/${id}` };
+  };
+}
 
 /** A new label of the repository (a DELETE row consumes it), made by ana. */
 const freshLabel = async (repository: 'secret' | 'open') => encodeURIComponent((await api('POST', `/repos/acme/${repository}/labels`, { name: `throwaway ${++counter}` })).name);
