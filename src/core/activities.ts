@@ -244,6 +244,9 @@ export type IssueActions = {
   /** A label added to, or taken from, the issue: the label as the write left it. */
   labeled: IssueActivityFacts & { label: Record<string, unknown> };
   unlabeled: IssueActivityFacts & { label: Record<string, unknown> };
+  /** The conversation locked (PUT …/issues/{issue_number}/lock) or unlocked (DELETE): the subject shows `locked` and `active_lock_reason`. */
+  locked: IssueActivityFacts;
+  unlocked: IssueActivityFacts;
   /** Only pull requests have reviewers. */
   review_requested: ReviewRequest;
   review_request_removed: ReviewRequest;
@@ -297,8 +300,8 @@ export type Activity = ActivityOf<StoredActivities> | RawActivity;
  */
 const STORED: { readonly [K in keyof StoredActivities & string]: true } = {
   'user.deleted': true, 'organization.member_added': true, 'organization.member_removed': true, 'team.created': true, 'membership.added': true, 'membership.removed': true,
-  'issues.opened': true, 'issues.edited': true, 'issues.closed': true, 'issues.reopened': true, 'issues.assigned': true, 'issues.unassigned': true, 'issues.labeled': true, 'issues.unlabeled': true, 'issues.review_requested': true, 'issues.review_request_removed': true,
-  'pull_request.opened': true, 'pull_request.edited': true, 'pull_request.closed': true, 'pull_request.reopened': true, 'pull_request.assigned': true, 'pull_request.unassigned': true, 'pull_request.labeled': true, 'pull_request.unlabeled': true,
+  'issues.opened': true, 'issues.edited': true, 'issues.closed': true, 'issues.reopened': true, 'issues.assigned': true, 'issues.unassigned': true, 'issues.labeled': true, 'issues.unlabeled': true, 'issues.locked': true, 'issues.unlocked': true, 'issues.review_requested': true, 'issues.review_request_removed': true,
+  'pull_request.opened': true, 'pull_request.edited': true, 'pull_request.closed': true, 'pull_request.reopened': true, 'pull_request.assigned': true, 'pull_request.unassigned': true, 'pull_request.labeled': true, 'pull_request.unlabeled': true, 'pull_request.locked': true, 'pull_request.unlocked': true,
   'pull_request.review_requested': true, 'pull_request.review_request_removed': true,
   'issue_comment.created': true, 'issue_comment.edited': true, 'issue_comment.deleted': true,
   'repository.created': true, 'repository.archived': true, 'repository.unarchived': true, 'repository.edited': true, 'repository.publicized': true, 'repository.privatized': true,

@@ -34,19 +34,19 @@ describe('the journal explains why a call failed and what an app used', () => {
 
   test('an unserved route: the same 404, journaled with its credential and the platform operation it is', async () => {
     await server.admin('DELETE', '/requests');
-    const answer = await server.api('PUT', '/repos/acme/widgets/issues/1/lock', { token: installation, body: { lock_reason: 'resolved' } });
+    const answer = await server.api('PUT', '/repos/acme/widgets/pulls/1/merge', { token: installation, body: { merge_method: 'squash' } });
     assert.equal(answer.status, 404);
     assert.equal(answer.body.message, 'Not Found');
-    assert.doesNotMatch(answer.text, /unserved|issues\/lock/);
+    assert.doesNotMatch(answer.text, /unserved|pulls\/merge/);
     const [entry] = await server.admin('GET', `/requests?app=${app.slug}`);
-    assert.equal(entry.path, '/repos/acme/widgets/issues/1/lock');
+    assert.equal(entry.path, '/repos/acme/widgets/pulls/1/merge');
     assert.equal(entry.status, 404);
     assert.equal(entry.credential.kind, 'installation');
     assert.equal(entry.credential.app, app.slug);
     assert.equal(entry.credential.token_last_eight, installation.slice(-8));
     assert.deepEqual(entry.warnings.filter((w: { code: string }) => w.code === 'unserved_operation'), [{
       code: 'unserved_operation',
-      message: 'PUT /repos/{owner}/{repo}/issues/{issue_number}/lock (issues/lock) is an operation of the platform codehost does not serve',
+      message: 'PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge (pulls/merge) is an operation of the platform codehost does not serve',
     }]);
     assert.equal(entry.access, null);
 

@@ -33,7 +33,7 @@ export interface RepositoryPaths {
 /** The fields of a user a simple user is made of: a cached JSON is reused only while they stay the same. */
 type UserFields = Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>;
 /** The fields of an issue or pull request its record is made of. */
-type IssueFields = Pick<IssueRow, 'id' | 'number' | 'is_pull_request' | 'state' | 'state_reason' | 'title' | 'body' | 'merged_at' | 'closed_at' | 'created_at' | 'updated_at'>;
+type IssueFields = Pick<IssueRow, 'id' | 'number' | 'is_pull_request' | 'state' | 'state_reason' | 'title' | 'body' | 'merged_at' | 'closed_at' | 'locked' | 'active_lock_reason' | 'created_at' | 'updated_at'>;
 
 /** Users whose JSON is kept: enough for a repository's authors, bounded so the thread's heap stays flat. */
 const USER_CACHE_SIZE = 10_000;
@@ -92,7 +92,7 @@ export class RecordWriter {
       + `"labels_url":"${url}/labels{/name}","comments_url":"${url}/comments","events_url":"${url}/events","html_url":"${html}",`
       + `"number":${issue.number},"state":${str(issue.state)},"state_reason":${strOrNull(issue.state_reason)},"title":${str(issue.title)},`
       + `"body":${strOrNull(issue.body)},"user":${this.simpleUser(author)},"labels":[],"assignee":${assigned[0] ?? 'null'},`
-      + `"assignees":[${assigned.join(',')}],"milestone":null,"locked":false,"active_lock_reason":null,"comments":${comments},`
+      + `"assignees":[${assigned.join(',')}],"milestone":null,"locked":${Number(issue.locked) === 1},"active_lock_reason":${strOrNull(issue.active_lock_reason)},"comments":${comments},`
       + (pull
         ? `"pull_request":{"url":"${at.api}/pulls/${issue.number}","html_url":"${html}","diff_url":"${html}.diff","patch_url":"${html}.patch","merged_at":${time(issue.merged_at)}},`
         : '')

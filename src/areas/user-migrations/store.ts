@@ -313,13 +313,13 @@ interface AuthorColumns {
 const AUTHOR = ['login', 'type', 'site_admin'];
 const AUTHOR_COLUMNS = sql.raw('u.login as author_login, u.type as author_type, u.site_admin as author_site_admin');
 
-export type ExportIssueRow = Pick<IssueRow, 'id' | 'number' | 'title' | 'body' | 'state' | 'state_reason' | 'is_pull_request' | 'merged_at' | 'closed_at' | 'created_at' | 'updated_at'>
+export type ExportIssueRow = Pick<IssueRow, 'id' | 'number' | 'title' | 'body' | 'state' | 'state_reason' | 'is_pull_request' | 'merged_at' | 'closed_at' | 'locked' | 'active_lock_reason' | 'created_at' | 'updated_at'>
   & AuthorColumns & { comment_count: number | string | null };
 
 function issuesStatement(postgres: boolean, repositoryId: unknown, pullRequests: unknown, afterNumber: unknown) {
   const batch = afterInRepository(postgres, 'i', 'number', repositoryId, afterNumber);
   return sql<ExportIssueRow>`select i.id, i.number, i.title, i.body, i.state, i.state_reason, i.is_pull_request, i.merged_at, i.closed_at,
-      i.created_at, i.updated_at, i.author_id, ${AUTHOR_COLUMNS},
+      i.locked, i.active_lock_reason, i.created_at, i.updated_at, i.author_id, ${AUTHOR_COLUMNS},
       (select count(*) from issue_comments c where c.issue_id = i.id) as comment_count
     from (select * from issues i where ${batch.where} and is_pull_request = ${pullRequests} order by ${batch.order} limit ${LIMIT}) i
     ${byId(postgres, 'u', AUTHOR, 'users', 'i.author_id')}

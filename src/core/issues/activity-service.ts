@@ -3,7 +3,7 @@
 // what it sees and may not change); who they are by: the caller, or an installation's app as its bot
 // account. The changes and their activity: ./writes.ts.
 import { Service } from '../../platform/service.ts';
-import { invalidField, notFound } from '../../platform/errors.ts';
+import { forbidden, invalidField, notFound } from '../../platform/errors.ts';
 import { RepositoryService, type ReadableRepository } from '../repositories/service.ts';
 import { commentRepresentation, issueRepresentation, reactionRepresentation, type Reaction } from './representations.ts';
 import { findComment, findCommentById, findIssueById, issueLabels, type IssueRow } from './store.ts';
@@ -112,16 +112,31 @@ export class IssueWriteService extends Service {
     return issueRepresentation(this.ctx.urls, facts);
   }
 
+  /**
+   * Locks (`lock`: its reason) or unlocks an issue's conversation: who has write access, or an
+   * installation with the permission; any other reader 403.
+   */
+  async setLocked(principal: Principal, owner: string, repo: string, number: string, lock: { reason: string | null } | null): Promise<void> {
+    const { issue, repository } = await this.reads.issueWithRepository(principal, owner, repo, number);
+    await requireWritableRepository(this.db, principal, repository, issueWrite(issue, 'push'));
+    await this.writes.setLocked(repository, issue, await this.actor(principal), lock);
+  }
+
   /** The 404 unless a user may be assigned issues of the repository: write access there (GET /repos/{owner}/{repo}/assignees/{assignee}). */
   async requireAssignable(principal: Principal, owner: string, repo: string, login: string): Promise<void> {
     const repository = await this.repositories.readable(principal, owner, repo);
     if (!(await this.assignable(repository, [login], false)).length) throw notFound();
   }
 
-  /** A comment by the caller (a user, or an installation's app as its bot account), anyone who reads the repository may make. */
+  /**
+   * A comment by the caller (a user, or an installation's app as its bot account), anyone who reads
+   * the repository may make; on a locked issue, only who may triage it.
+   */
   async createComment(principal: Principal, owner: string, repo: string, number: string, body: string) {
     const { issue, repository } = await this.reads.issueWithRepository(principal, owner, repo, number);
     await requireWritableRepository(this.db, principal, repository, issueWrite(issue, 'pull'));
+    // A locked conversation takes comments from who may triage only (write access, or an installation).
+    if (issue.locked === 1 && !(await this.triages(principal, repository))) throw forbidden('Unable to create comment because issue is locked.');
     return commentRepresentation(this.ctx.urls, await this.writes.commentOn(repository, issue, await this.actor(principal), body));
   }
 

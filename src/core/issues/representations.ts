@@ -98,7 +98,7 @@ export const Issue = Type.Object({
   assignees: Type.Array(SimpleUser),
   milestone: Type.Null(),
   locked: Type.Boolean(),
-  active_lock_reason: Type.Null(),
+  active_lock_reason: Type.Union([Type.String(), Type.Null()]),
   comments: Type.Integer(),
   pull_request: Type.Optional(Type.Object({
     url: Type.String(),
@@ -172,8 +172,8 @@ export function issueRepresentation(urls: Urls, facts: IssueFacts): Issue {
     assignee: assignees[0] ?? null,
     assignees,
     milestone: null,
-    locked: false,
-    active_lock_reason: null,
+    locked: issue.locked === 1,
+    active_lock_reason: issue.active_lock_reason,
     comments: facts.comments,
     ...(issue.is_pull_request
       ? { pull_request: { url: at.pull, html_url: at.html, diff_url: `${at.html}.diff`, patch_url: `${at.html}.patch`, merged_at: timestamp(issue.merged_at) } }

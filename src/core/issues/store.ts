@@ -161,14 +161,14 @@ export async function nextIssueNumber(trx: Executor, repositoryId: number): Prom
   return Number(row.last_number);
 }
 
-export async function insertIssue(trx: Executor, values: Omit<IssueRow, 'id'>): Promise<IssueRow> {
+export async function insertIssue(trx: Executor, values: Omit<IssueRow, 'id' | 'locked' | 'active_lock_reason'>): Promise<IssueRow> {
   return trx.insertInto('issues').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
 export async function updateIssue(
   trx: Executor,
   issueId: number,
-  values: Partial<Pick<IssueRow, 'title' | 'body' | 'state' | 'state_reason' | 'closed_at' | 'merged_at' | 'updated_at'>>,
+  values: Partial<Pick<IssueRow, 'title' | 'body' | 'state' | 'state_reason' | 'closed_at' | 'merged_at' | 'locked' | 'active_lock_reason' | 'updated_at'>>,
 ): Promise<void> {
   await trx.updateTable('issues').set(values).where('id', '=', issueId).execute();
 }

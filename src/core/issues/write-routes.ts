@@ -1,5 +1,5 @@
 // The writes a client makes on issues and their comments (who may: ./activity-service.ts): open,
-// change, assign; comment, edit, delete. Each answers as the reads show the issue or the comment.
+// change, assign, lock and unlock; comment, edit, delete. Each answers as the reads show the issue or the comment.
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
@@ -104,6 +104,26 @@ export function issueWriteRoutes(app: Api, ctx: Context): void {
     // An empty stream: neither the GET nor its HEAD (whose step gives a body it knows a length) says a
     // Content-Length, as a 204 has none.
     return reply.code(204).send(Readable.from([]) as unknown as null);
+  });
+
+  const LockBody = Type.Object({
+    lock_reason: Type.Optional(Type.Union([Type.Literal('off-topic'), Type.Literal('too heated'), Type.Literal('resolved'), Type.Literal('spam')], { description: 'Why the conversation is locked' })),
+  });
+  app.put('/repos/:owner/:repo/issues/:issue_number/lock', {
+    config: { access: issueWrite },
+    schema: { summary: 'Lock an issue', tags: ['issues'], security, params: IssueParams, body: LockBody, response: { 204: Type.Null(), ...written } },
+  }, async (request, reply) => {
+    const { owner, repo, issue_number } = request.params;
+    await service.setLocked(request.principal, owner, repo, issue_number, { reason: request.body?.lock_reason ?? null });
+    return reply.code(204).send(null);
+  });
+  app.delete('/repos/:owner/:repo/issues/:issue_number/lock', {
+    config: { access: issueWrite },
+    schema: { summary: 'Unlock an issue', tags: ['issues'], security, params: IssueParams, response: { 204: Type.Null(), ...written } },
+  }, async (request, reply) => {
+    const { owner, repo, issue_number } = request.params;
+    await service.setLocked(request.principal, owner, repo, issue_number, null);
+    return reply.code(204).send(null);
   });
 
   commentWriteRoutes(app, service);

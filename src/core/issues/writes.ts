@@ -380,6 +380,23 @@ export class IssueWrites extends Service {
   }
 
   /** Records an `issues` or `pull_request` row; `facts` are the subject once the write's changes are applied. */
+  /**
+   * Locks the issue's conversation (`reason` one of the platform's, or null) or unlocks it: the
+   * `locked` / `unlocked` event and its timeline event; locking a locked issue (or unlocking an
+   * unlocked one) changes nothing and records nothing.
+   */
+  async setLocked(repository: Repository, found: IssueRow, actor: UserRow, lock: { reason: string | null } | null): Promise<void> {
+    await this.transaction(async (trx) => {
+      await stillWritable(trx, repository.id, this.ctx.db.dialect === 'postgres');
+      const issue = await store.lockIssue(trx, found.id, this.ctx.db.dialect === 'postgres');
+      if ((issue.locked === 1) === (lock !== null)) return;
+      const now = this.now();
+      await store.updateIssue(trx, issue.id, { locked: lock ? 1 : 0, active_lock_reason: lock?.reason ?? null, updated_at: now });
+      await store.insertEvents(trx, [this.event(issue, actor, lock ? 'locked' : 'unlocked', {})]);
+      await this.record(trx, issue, actor, await store.loadIssueFacts(trx, issue.id), lock ? 'locked' : 'unlocked', {});
+    });
+  }
+
   private async record<A extends keyof IssueActions>(trx: Executor, issue: IssueRow, actor: UserRow, facts: IssueFacts, action: A, payload: Omit<IssueActions[A], keyof IssueActivityFacts>): Promise<void> {
     const event = issue.is_pull_request ? 'pull_request' : 'issues';
     const full = { number: issue.number, pull_request: Boolean(issue.is_pull_request), ...payload, snapshot: subjectSnapshot(this.ctx.urls, event, facts) };

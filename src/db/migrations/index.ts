@@ -24,6 +24,7 @@ import * as globalSetupOptions from './0022_global_setup_options.ts';
 import * as labels from './0023_labels.ts';
 import * as reactions from './0024_reactions.ts';
 import * as commitChecks from './0025_commit_checks.ts';
+import * as issueLocks from './0026_issue_locks.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0023_labels': labels,
   '0024_reactions': reactions,
   '0025_commit_checks': commitChecks,
+  '0026_issue_locks': issueLocks,
 };

@@ -19,6 +19,10 @@ export interface IssuesTable {
   merged_at: string | null;
   closed_at: string | null;
   issue_type_id: number | null;
+  /** The conversation is locked: only who has write access comments (migration 0026). */
+  locked: Generated<Bool>;
+  /** `off-topic`, `too heated`, `resolved`, `spam`, or null (unlocked, or locked without a reason). */
+  active_lock_reason: Generated<string | null>;
   created_at: string;
   updated_at: string;
 }

@@ -173,6 +173,8 @@ const COLLABORATOR_CELLS: Record<string, Want> = {
   'GET /repos/{owner}/{repo}/commits/{ref}/check-runs (private repository)': OK,
   'GET /repos/{owner}/{repo}/check-runs/{check_run_id} (private repository)': OK,
   'POST /repos/{owner}/{repo}/statuses/{sha} (private repository)': 403,
+  'PUT /repos/{owner}/{repo}/issues/{issue_number}/lock (private repository)': 403,
+  'DELETE /repos/{owner}/{repo}/issues/{issue_number}/lock (private repository)': 403,
   'GET /repos/{owner}/{repo}/labels (private repository)': OK,
   'GET /repos/{owner}/{repo}/labels/{name} (private repository)': OK,
   'POST /repos/{owner}/{repo}/labels (private repository)': 403,
@@ -762,6 +764,17 @@ const MATRIX: Row[] = [
     [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
   row('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}', 'public_repo, repo', ownReaction(() => `/repos/acme/open/issues/comments/${ids.open.comment}/reactions`),
     [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  // Locking (src/core/issues/write-routes.ts): who may triage (write access), an installation or a
+  // fine-grained credential with the permission; a lock is undone after each cell (a locked issue
+  // takes comments from who may triage only, which the comment rows do not expect).
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  ...(['PUT', 'DELETE'] as const).flatMap((method) => (['secret', 'open'] as const).map((repository) => row(`${method} /repos/{owner}/{repo}/issues/{issue_number}/lock`, 'public_repo, repo',
+    async () => ({ path: `/repos/acme/${repository}/issues/${ids[repository].issue}/lock`, ...(method === 'PUT' ? { body: { lock_reason: 'resolved' } } : {}), cleanup: () => unlocked(repository) }),
+    repository === 'secret'
+      ? [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404]
+      : [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403],
+    repository === 'secret' ? 'private repository' : 'public repository'))),
+
   // Commits, statuses and check runs (src/core/commits): read as the repository's contents; a status
   // is written by who has write access (acme's members), `repo:status`, or `statuses: write`; a check
   // run by an installation alone (`checks: write`), any other credential kind refused whatever it sees.
@@ -805,6 +818,10 @@ function ownReaction(reactions: () => string): Send {
   };
 }
 
+/** The repository's issue unlocked again by ana (a lock row's cleanup). */
+const unlocked = async (repository: 'secret' | 'open') => {
+  await server.api('DELETE', `/repos/acme/${repository}/issues/${ids[repository].issue}/lock`, { token: setup });
+};
 /** A new label of the repository (a DELETE row consumes it), made by ana. */
 const freshLabel = async (repository: 'secret' | 'open') => encodeURIComponent((await api('POST', `/repos/acme/${repository}/labels`, { name: `throwaway ${++counter}` })).name);
 /** The repository's issue, labeled `bug` again by ana (a DELETE row takes it off). */
