@@ -48,6 +48,7 @@ function issueRow(i: number, pullRequest: boolean): Omit<IssueRow, 'comment_coun
     title: TRICKY[i % TRICKY.length]!, body: i % 3 === 0 ? null : TRICKY[(i + 2) % TRICKY.length]!,
     state: i % 2 ? 'closed' : 'open', state_reason: i % 2 ? 'completed' : null, author_id: owner.id,
     closed_at: i % 2 ? '2024-03-04T05:06:07.890Z' : null, merged_at: i % 4 === 1 ? '2024-03-04T05:06:08.000Z' : i % 4 === 3 ? '' : null,
+    locked: i % 3 === 1 ? 1 : 0, active_lock_reason: i % 6 === 1 ? 'too heated' : null,
     created_at: '2024-01-01T00:00:00.000Z', updated_at: i % 5 === 0 ? '2024-01-01 10:11:12' : '2024-01-05T00:00:00.001Z',
   } as unknown as Omit<IssueRow, 'comment_count'>;
 }
