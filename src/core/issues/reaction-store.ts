@@ -70,32 +70,21 @@ export async function deleteReaction(trx: Executor, reactionId: number): Promise
   await trx.deleteFrom('reactions').where('id', '=', reactionId).execute();
 }
 
-/** The counts of an issue's own reactions (not its comments'), one grouped query. */
-export async function issueReactionCounts(db: Executor, issueId: number): Promise<ReactionCounts> {
-  const rows = await db.selectFrom('reactions')
-    .select((eb) => ['content', eb.fn.countAll<number>().as('n')])
-    .where('issue_id', '=', issueId)
-    .groupBy('content')
-    .execute();
-  return countsOf(rows);
-}
+/** The counts of each of `issueIds`' own reactions (not their comments'), one grouped query for them all. */
+export const issueReactionCounts = (db: Executor, issueIds: readonly number[]) => countsBy(db, 'issue_id', issueIds);
 
 /** The counts of each of `commentIds`' reactions, one grouped query for them all. */
-export async function commentReactionCounts(db: Executor, commentIds: readonly number[]): Promise<Map<number, ReactionCounts>> {
-  const out = new Map(commentIds.map((id) => [id, noReactions()]));
-  if (!commentIds.length) return out;
-  const rows = await db.selectFrom('reactions')
-    .select((eb) => ['comment_id', 'content', eb.fn.countAll<number>().as('n')])
-    .where('comment_id', 'in', [...new Set(commentIds)])
-    .groupBy(['comment_id', 'content'])
-    .execute();
-  for (const row of rows) out.get(row.comment_id!)![row.content] = Number(row.n);
-  return out;
-}
+export const commentReactionCounts = (db: Executor, commentIds: readonly number[]) => countsBy(db, 'comment_id', commentIds);
 
-function countsOf(rows: readonly { content: ReactionContent; n: number | string | bigint }[]): ReactionCounts {
-  const counts = noReactions();
-  for (const row of rows) counts[row.content] = Number(row.n);
-  return counts;
+async function countsBy(db: Executor, subject: 'issue_id' | 'comment_id', ids: readonly number[]): Promise<Map<number, ReactionCounts>> {
+  const out = new Map(ids.map((id) => [id, noReactions()]));
+  if (!ids.length) return out;
+  const rows = await db.selectFrom('reactions')
+    .select((eb) => [eb.ref(subject).as('subject_id'), 'content', eb.fn.countAll<number>().as('n')])
+    .where(subject, 'in', [...new Set(ids)])
+    .groupBy([subject, 'content'])
+    .execute();
+  for (const row of rows) out.get(row.subject_id!)![row.content] = Number(row.n);
+  return out;
 }
 

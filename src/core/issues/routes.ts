@@ -111,4 +111,54 @@ export function issueRoutes(app: Api, ctx: Context): void {
     return service.event(request.principal, owner, repo, event_id);
   });
 
+  const Direction = (description: string) => Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description });
+  const Since = Type.String({ format: 'date-time', description: 'Only those updated at or after this time (ISO 8601)' });
+  const Login = (what: string) => Type.String({ minLength: 1, description: what });
+
+  app.get('/repos/:owner/:repo/issues', {
+    config: { access: repositoryRead(ISSUE_READ) },
+    schema: {
+      summary: 'List repository issues (pull requests included, as issues with `pull_request`)',
+      tags: ['issues'],
+      security,
+      params: Type.Object(RepositoryParams.properties),
+      querystring: Type.Object({
+        milestone: Type.Optional(Type.String({ description: 'codehost keeps no milestones: `none` (or no filter) lists issues, anything else none' })),
+        state: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('all')], { description: 'Default: `open`' })),
+        assignee: Type.Optional(Login('A login, `*` for any assignee, `none` for none')),
+        type: Type.Optional(Login('An issue type\'s name, `*` for any type, `none` for none')),
+        creator: Type.Optional(Login('The login of who opened it')),
+        mentioned: Type.Optional(Login('The login of a user mentioned in it')),
+        labels: Type.Optional(Type.String({ description: 'Comma-separated label names, all of which an issue has' })),
+        sort: Type.Optional(Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('comments')], { description: 'Default: `created`' })),
+        direction: Type.Optional(Direction('Default: `desc`')),
+        since: Type.Optional(Since),
+        ...PageQuery,
+      }),
+      response: { 200: Type.Array(Issue), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const { owner, repo } = request.params;
+    return sendPage(request, reply, ctx.urls.api, (page) => service.issues(request.principal, owner, repo, request.query, page));
+  });
+
+  app.get('/repos/:owner/:repo/issues/comments', {
+    config: { access: repositoryRead(ISSUE_READ) },
+    schema: {
+      summary: 'List issue comments for a repository',
+      tags: ['issues'],
+      security,
+      params: Type.Object(RepositoryParams.properties),
+      querystring: Type.Object({
+        sort: Type.Optional(Type.Union([Type.Literal('created'), Type.Literal('updated')], { description: 'Default: `created`' })),
+        direction: Type.Optional(Direction('Default: `asc`')),
+        since: Type.Optional(Since),
+        ...PageQuery,
+      }),
+      response: { 200: Type.Array(IssueComment), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => {
+    const { owner, repo } = request.params;
+    return sendPage(request, reply, ctx.urls.api, (page) => service.repositoryComments(request.principal, owner, repo, request.query, page));
+  });
 }

@@ -6,13 +6,31 @@ import { isRowId } from '../../platform/schemas.ts';
 import { RepositoryService } from '../repositories/service.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import {
-  commentRepresentation, eventRepresentation, issueRepresentation, loadCommentFacts, loadCommentPageFacts, loadEventPageFacts,
+  commentRepresentation, eventRepresentation, issueRepresentation, type Issue, loadCommentFacts, loadCommentPageFacts, loadEventPageFacts,
   pullRequestRepresentation, type IssueComment, type IssueEvent,
 } from './representations.ts';
-import { commentPage, eventPage, findComment, findEvent, findIssue, issueFactsOf } from './store.ts';
+import {
+  commentPage, eventPage, findComment, findEvent, findIssue, issueFactsOf, issueListPage, issuePageFacts, repositoryCommentPage,
+  type CommentListQuery, type IssueListQuery,
+} from './store.ts';
+import { usersByLogin } from '../accounts/store.ts';
 import type { Permissions, Principal } from '../access/index.ts';
 
 export const ISSUE_READ: readonly Permissions[] = [{ issues: 'read' }, { pull_requests: 'read' }];
+/** What a client asks of a repository's issue list (GET /repos/{owner}/{repo}/issues), as given. */
+export interface IssueListFilter {
+  milestone?: string;
+  state?: 'open' | 'closed' | 'all';
+  assignee?: string;
+  type?: string;
+  creator?: string;
+  mentioned?: string;
+  labels?: string;
+  sort?: 'created' | 'updated' | 'comments';
+  direction?: 'asc' | 'desc';
+  since?: string;
+}
+
 export const PULL_READ: readonly Permissions[] = [{ pull_requests: 'read' }];
 
 /** A path number that can name a row; anything else names nothing (404, as the platform answers). */
@@ -58,6 +76,47 @@ export class IssueService extends Service {
     const after = since === undefined ? null : new Date(since).toISOString();
     const { total, comments } = await commentPage(this.db, issue.id, after, { offset: page.offset, limit: page.perPage });
     const facts = await loadCommentPageFacts(this.db, comments, { issue, repository, owner: repository.owner });
+    return { total, items: facts.map((f) => commentRepresentation(this.ctx.urls, f)) };
+  }
+
+  /**
+   * A page of the repository's issues, pull requests included (as the platform lists them): people
+   * by login (`assignee` and `type` also `*` or `none`); a login that names no user matches nothing.
+   */
+  async issues(principal: Principal, owner: string, repo: string, query: IssueListFilter, page: PageParams): Promise<{ total: number; items: Issue[] }> {
+    const repository = await this.repositories.readable(principal, owner, repo);
+    const logins = [query.assignee, query.creator, query.mentioned].filter((l): l is string => l !== undefined && l !== '*' && l !== 'none');
+    const users = new Map((await usersByLogin(this.db, logins)).map((u) => [u.login_lower, u.id]));
+    const idOf = (login: string | undefined) => (login === undefined ? undefined : users.get(login.toLowerCase()) ?? null);
+    const assignee = query.assignee === '*' ? 'any' : query.assignee === 'none' ? 'none' : idOf(query.assignee);
+    const creatorId = idOf(query.creator);
+    const mentionedId = idOf(query.mentioned);
+    // A milestone: codehost keeps none, so only `none` (or none asked) matches issues.
+    if (assignee === null || creatorId === null || mentionedId === null || (query.milestone !== undefined && query.milestone !== 'none')) return { total: 0, items: [] };
+    const filter: IssueListQuery = {
+      state: query.state ?? 'open',
+      ...(assignee !== undefined ? { assignee } : {}),
+      ...(creatorId !== undefined ? { creatorId } : {}),
+      ...(mentionedId !== undefined ? { mentionedId } : {}),
+      labels: (query.labels ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean),
+      ...(query.type !== undefined ? { type: query.type === '*' ? 'any' : query.type === 'none' ? 'none' : query.type.toLowerCase() } : {}),
+      sort: query.sort ?? 'created',
+      direction: query.direction ?? 'desc',
+      since: query.since === undefined ? null : new Date(query.since).toISOString(),
+    };
+    const { total, issues } = await issueListPage(this.db, repository.id, filter, { offset: page.offset, limit: page.perPage });
+    return { total, items: (await issuePageFacts(this.db, issues, repository)).map((facts) => issueRepresentation(this.ctx.urls, facts)) };
+  }
+
+  /** A page of the repository's comments, of every issue and pull request. */
+  async repositoryComments(principal: Principal, owner: string, repo: string, query: Partial<CommentListQuery> & { since?: string }, page: PageParams): Promise<{ total: number; items: IssueComment[] }> {
+    const repository = await this.repositories.readable(principal, owner, repo);
+    const { total, comments } = await repositoryCommentPage(this.db, repository.id, {
+      sort: query.sort ?? 'created',
+      direction: query.direction ?? 'asc',
+      since: query.since === undefined ? null : new Date(query.since).toISOString(),
+    }, { offset: page.offset, limit: page.perPage });
+    const facts = await loadCommentPageFacts(this.db, comments, { repository, owner: repository.owner });
     return { total, items: facts.map((f) => commentRepresentation(this.ctx.urls, f)) };
   }
 

@@ -1,6 +1,6 @@
 // SQL of issues, pull requests, their assignees, review requests, comments and
 // timeline events. Writes take the caller's transaction; the readers load what a representation needs.
-import { sql, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import type { Executor } from '../../db/index.ts';
 import type { Database } from '../../db/schema.ts';
 import { type TeamRow, type UserRow, teamsById, usersById } from '../accounts/store.ts';
@@ -245,58 +245,99 @@ export async function loadIssueFacts(db: Executor, issueId: number): Promise<Iss
 
 /** The facts of an issue whose row and repository the caller has loaded already (a read that checked them). */
 export async function issueFactsOf(db: Executor, issue: IssueFacts['issue'], repository: IssueFacts['repository']): Promise<IssueFacts> {
-  const issueId = issue.id;
-  const [owner, author] = await usersById(db, [repository.owner_id, issue.author_id]).then((users) => [
-    users.find((u) => u.id === repository.owner_id)!,
-    users.find((u) => u.id === issue.author_id)!,
-  ]);
-  const assignees = await db
+  return (await issuePageFacts(db, [issue], repository))[0]!;
+}
+
+/** Rows grouped by the issue they belong to, in the order given. */
+function byIssue<T>(rows: readonly T[], issueOf: (row: T) => number): Map<number, T[]> {
+  const out = new Map<number, T[]>();
+  for (const row of rows) {
+    const id = issueOf(row);
+    if (!out.has(id)) out.set(id, []);
+    out.get(id)!.push(row);
+  }
+  return out;
+}
+
+/**
+ * The facts of issues of one repository (a page of a list, or one issue): each kind of fact in one
+ * query for them all — their authors, assignees (by login), labels (by name), review requests
+ * (users, teams by slug), types, comment counts, authors' associations, who merged them, reactions.
+ */
+export async function issuePageFacts(db: Executor, issues: readonly IssueRow[], repository: RepositoryRow): Promise<IssueFacts[]> {
+  if (!issues.length) return [];
+  const ids = issues.map((issue) => issue.id);
+  const people = new Map((await usersById(db, [...new Set([repository.owner_id, ...issues.map((issue) => issue.author_id)])])).map((u) => [u.id, u]));
+  const assignees = byIssue(await db
     .selectFrom('issue_assignees')
     .innerJoin('users', 'users.id', 'issue_assignees.user_id')
     .selectAll('users')
-    .where('issue_assignees.issue_id', '=', issueId)
+    .select('issue_assignees.issue_id as assigned_issue_id')
+    .where('issue_assignees.issue_id', 'in', ids)
     .orderBy('users.login_lower')
-    .execute();
-  const labels = await issueLabels(db, issueId);
-  const requests = await reviewRequests(db, issueId);
-  const requestedTeams = requests.teamIds.length
-    ? await db.selectFrom('teams').selectAll().where('id', 'in', requests.teamIds).orderBy('slug').execute()
-    : [];
-  const issueType = issue.issue_type_id === null
-    ? null
-    : ((await db.selectFrom('issue_types').selectAll().where('id', '=', issue.issue_type_id).executeTakeFirst()) ?? null);
-  const count = await db
+    .execute(), (row) => row.assigned_issue_id);
+  const labels = byIssue(await db
+    .selectFrom('issue_labels')
+    .innerJoin('labels', 'labels.id', 'issue_labels.label_id')
+    .selectAll('labels')
+    .select('issue_labels.issue_id as labeled_issue_id')
+    .where('issue_labels.issue_id', 'in', ids)
+    .orderBy('labels.name_lower')
+    .execute(), (row) => row.labeled_issue_id);
+  const pulls = issues.filter((issue) => issue.is_pull_request).map((issue) => issue.id);
+  const requests = byIssue(pulls.length
+    ? await db.selectFrom('issue_review_requests').select(['issue_id', 'user_id', 'team_id']).where('issue_id', 'in', pulls).orderBy('id').execute()
+    : [], (row) => row.issue_id);
+  const allRequests = [...requests.values()].flat();
+  const reviewers = new Map((await usersById(db, [...new Set(allRequests.flatMap((r) => (r.user_id === null ? [] : [r.user_id])))])).map((u) => [u.id, u]));
+  const teamIds = [...new Set(allRequests.flatMap((r) => (r.team_id === null ? [] : [r.team_id])))];
+  const teams = teamIds.length ? await db.selectFrom('teams').selectAll().where('id', 'in', teamIds).orderBy('slug').execute() : [];
+  const typeIds = [...new Set(issues.flatMap((issue) => (issue.issue_type_id === null ? [] : [issue.issue_type_id])))];
+  const types = new Map((typeIds.length ? await db.selectFrom('issue_types').selectAll().where('id', 'in', typeIds).execute() : []).map((t) => [t.id, t]));
+  const counts = new Map((await db
     .selectFrom('issue_comments')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('issue_id', '=', issueId)
-    .executeTakeFirstOrThrow();
-  return {
-    issue,
-    repository,
-    owner: owner!,
-    author: author!,
-    assignees,
-    labels,
-    requestedReviewers: await usersById(db, requests.userIds),
-    requestedTeams,
-    issueType,
-    comments: Number(count.count),
-    authorAssociation: (await authorAssociations(db, repository, [issue.author_id])).get(issue.author_id)!,
-    mergedBy: issue.merged_at === null ? null : await mergedBy(db, issueId),
-    reactions: await issueReactionCounts(db, issueId),
-  };
+    .select((eb) => ['issue_id', eb.fn.countAll<number>().as('count')])
+    .where('issue_id', 'in', ids)
+    .groupBy('issue_id')
+    .execute()).map((row) => [row.issue_id, Number(row.count)]));
+  const associations = await authorAssociations(db, repository, issues.map((issue) => issue.author_id));
+  const merged = issues.filter((issue) => issue.merged_at !== null).map((issue) => issue.id);
+  const mergers = merged.length ? await mergedBy(db, merged) : new Map<number, UserRow>();
+  const reactions = await issueReactionCounts(db, ids);
+  return issues.map((issue) => {
+    const asked = requests.get(issue.id) ?? [];
+    return {
+      issue,
+      repository,
+      owner: people.get(repository.owner_id)!,
+      author: people.get(issue.author_id)!,
+      assignees: (assignees.get(issue.id) ?? []).map(({ assigned_issue_id: _id, ...user }) => user),
+      labels: (labels.get(issue.id) ?? []).map(({ labeled_issue_id: _id, ...label }) => label),
+      requestedReviewers: asked.flatMap((r) => (r.user_id !== null && reviewers.has(r.user_id) ? [reviewers.get(r.user_id)!] : [])),
+      requestedTeams: teams.filter((team) => asked.some((r) => r.team_id === team.id)),
+      issueType: issue.issue_type_id === null ? null : (types.get(issue.issue_type_id) ?? null),
+      comments: counts.get(issue.id) ?? 0,
+      authorAssociation: associations.get(issue.author_id)!,
+      mergedBy: mergers.get(issue.id) ?? null,
+      reactions: reactions.get(issue.id)!,
+    };
+  });
 }
 
-async function mergedBy(db: Executor, issueId: number): Promise<UserRow | null> {
-  const row = await db
+/** Who merged each of the pull requests: the actor of its latest `merged` event. */
+async function mergedBy(db: Executor, issueIds: readonly number[]): Promise<Map<number, UserRow>> {
+  const rows = await db
     .selectFrom('issue_events')
     .innerJoin('users', 'users.id', 'issue_events.actor_id')
     .selectAll('users')
-    .where('issue_events.issue_id', '=', issueId)
+    .select('issue_events.issue_id as merged_issue_id')
+    .where('issue_events.issue_id', 'in', issueIds)
     .where('issue_events.event', '=', 'merged')
     .orderBy('issue_events.id', 'desc')
-    .executeTakeFirst();
-  return row ?? null;
+    .execute();
+  const out = new Map<number, UserRow>();
+  for (const { merged_issue_id: issueId, ...user } of rows) if (!out.has(issueId)) out.set(issueId, user);
+  return out;
 }
 
 export async function loadCommentFacts(db: Executor, commentId: number): Promise<CommentFacts> {
@@ -348,6 +389,87 @@ export async function commentPage(
   return { total: Number(count.n), comments };
 }
 
+/** How a repository's comments are listed: `sort` created (default) or updated, `direction` asc (default) or desc. */
+export interface CommentListQuery {
+  sort: 'created' | 'updated';
+  direction: 'asc' | 'desc';
+  since: string | null;
+}
+
+/** One page of a repository's comments (of all its issues and pull requests), and how many there are. */
+export async function repositoryCommentPage(
+  db: Executor,
+  repositoryId: number,
+  query: CommentListQuery,
+  page: { offset: number; limit: number },
+): Promise<{ total: number; comments: CommentRow[] }> {
+  let base = db.selectFrom('issue_comments').where('repository_id', '=', repositoryId);
+  if (query.since !== null) base = base.where('updated_at', '>=', query.since);
+  const [count, comments] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    base.selectAll().orderBy(query.sort === 'updated' ? 'updated_at' : 'created_at', query.direction).orderBy('id', query.direction).limit(page.limit).offset(page.offset).execute(),
+  ]);
+  return { total: Number(count.n), comments };
+}
+
+/**
+ * What a list of a repository's issues asks (GET /repos/{owner}/{repo}/issues), people already
+ * resolved to ids (a login that names no user names no issue: the caller answers an empty page).
+ */
+export interface IssueListQuery {
+  state: 'open' | 'closed' | 'all';
+  /** A user's id, `any` (some assignee) or `none`. */
+  assignee?: number | 'any' | 'none';
+  creatorId?: number;
+  mentionedId?: number;
+  /** Lowercase names of labels an issue must all have. */
+  labels: string[];
+  /** An issue type's name (lowercase), `any` or `none`. */
+  type?: string | 'any' | 'none';
+  sort: 'created' | 'updated' | 'comments';
+  direction: 'asc' | 'desc';
+  since: string | null;
+}
+
+/** One page of a repository's issues and pull requests, as the query filters and sorts them, and how many there are. */
+export async function issueListPage(
+  db: Executor,
+  repositoryId: number,
+  query: IssueListQuery,
+  page: { offset: number; limit: number },
+): Promise<{ total: number; issues: IssueRow[] }> {
+  let base = db.selectFrom('issues').where('issues.repository_id', '=', repositoryId);
+  if (query.state !== 'all') base = base.where('issues.state', '=', query.state);
+  if (query.since !== null) base = base.where('issues.updated_at', '>=', query.since);
+  if (query.creatorId !== undefined) base = base.where('issues.author_id', '=', query.creatorId);
+  const assigned = (eb: ExpressionBuilder<Database, 'issues'>) => eb.selectFrom('issue_assignees as a').select('a.user_id').whereRef('a.issue_id', '=', 'issues.id');
+  if (query.assignee === 'any') base = base.where((eb) => eb.exists(assigned(eb)));
+  else if (query.assignee === 'none') base = base.where((eb) => eb.not(eb.exists(assigned(eb))));
+  else if (query.assignee !== undefined) base = base.where((eb) => eb.exists(assigned(eb).where('a.user_id', '=', query.assignee as number)));
+  if (query.mentionedId !== undefined) {
+    const mentioned = query.mentionedId;
+    base = base.where((eb) => eb.exists(eb.selectFrom('issue_events as m').select('m.id').whereRef('m.issue_id', '=', 'issues.id').where('m.event', '=', 'mentioned').where('m.subject_user_id', '=', mentioned)));
+  }
+  for (const name of query.labels) {
+    base = base.where((eb) => eb.exists(eb.selectFrom('issue_labels as il').innerJoin('labels as l', 'l.id', 'il.label_id').select('il.label_id')
+      .whereRef('il.issue_id', '=', 'issues.id').where('l.name_lower', '=', name)));
+  }
+  if (query.type === 'any') base = base.where('issues.issue_type_id', 'is not', null);
+  else if (query.type === 'none') base = base.where('issues.issue_type_id', 'is', null);
+  else if (query.type !== undefined) {
+    const type = query.type;
+    base = base.where('issues.issue_type_id', 'in', (eb) => eb.selectFrom('issue_types').select('issue_types.id').where('issue_types.name_lower', '=', type));
+  }
+  const ordered = query.sort === 'comments'
+    ? base.orderBy((eb) => eb.selectFrom('issue_comments as c').select((inner) => inner.fn.countAll<number>().as('n')).whereRef('c.issue_id', '=', 'issues.id'), query.direction)
+    : base.orderBy(query.sort === 'updated' ? 'issues.updated_at' : 'issues.created_at', query.direction);
+  const [count, issues] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ordered.selectAll('issues').orderBy('issues.id', query.direction).limit(page.limit).offset(page.offset).execute(),
+  ]);
+  return { total: Number(count.n), issues };
+}
+
 /** One page of an issue's timeline events, oldest first, and how many there are (two queries). */
 export async function eventPage(db: Executor, issueId: number, page: { offset: number; limit: number }): Promise<{ total: number; events: IssueEventRow[] }> {
   const base = db.selectFrom('issue_events').where('issue_id', '=', issueId);
@@ -364,20 +486,26 @@ export async function findEvent(db: Executor, repositoryId: number, eventId: num
 }
 
 /**
- * The facts of a page of comments of one issue: their authors in one query, their reaction counts
- * in one grouped query (the issue, its repository and owner are the caller's, already loaded).
+ * The facts of a page of comments of a repository: their authors in one query, their reaction counts
+ * in one grouped query, their issues in one (unless the page is of one issue the caller has loaded:
+ * `issue`; the repository and its owner are the caller's).
  */
 export async function loadCommentPageFacts(
   db: Executor,
   comments: readonly CommentRow[],
-  context: { issue: IssueRow; repository: RepositoryRow; owner: UserRow },
+  context: { issue?: IssueRow; repository: RepositoryRow; owner: UserRow },
 ): Promise<CommentFacts[]> {
   const authorIds = [...new Set(comments.map((c) => c.author_id))];
   const authors = new Map((await usersById(db, authorIds)).map((u) => [u.id, u]));
   const associations = await authorAssociations(db, context.repository, authorIds);
   const reactions = await commentReactionCounts(db, comments.map((c) => c.id));
+  const issueIds = [...new Set(comments.map((c) => c.issue_id))];
+  const issues = new Map(context.issue
+    ? [[context.issue.id, context.issue]]
+    : issueIds.length ? (await db.selectFrom('issues').selectAll().where('id', 'in', issueIds).execute()).map((i) => [i.id, i]) : []);
   return comments.map((comment) => ({
-    comment, author: authors.get(comment.author_id)!, authorAssociation: associations.get(comment.author_id)!, reactions: reactions.get(comment.id)!, ...context,
+    comment, author: authors.get(comment.author_id)!, authorAssociation: associations.get(comment.author_id)!, reactions: reactions.get(comment.id)!,
+    issue: issues.get(comment.issue_id)!, repository: context.repository, owner: context.owner,
   }));
 }
 

@@ -174,6 +174,8 @@ const COLLABORATOR_CELLS: Record<string, Want> = {
   'GET /repos/{owner}/{repo}/check-runs/{check_run_id} (private repository)': OK,
   'POST /repos/{owner}/{repo}/statuses/{sha} (private repository)': 403,
   'PUT /repos/{owner}/{repo}/issues/{issue_number}/lock (private repository)': 403,
+  'GET /repos/{owner}/{repo}/issues (private repository)': OK,
+  'GET /repos/{owner}/{repo}/issues/comments (private repository)': OK,
   'DELETE /repos/{owner}/{repo}/issues/{issue_number}/lock (private repository)': 403,
   'GET /repos/{owner}/{repo}/labels (private repository)': OK,
   'GET /repos/{owner}/{repo}/labels/{name} (private repository)': OK,
@@ -774,6 +776,15 @@ const MATRIX: Row[] = [
       ? [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404]
       : [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403],
     repository === 'secret' ? 'private repository' : 'public repository'))),
+
+  // A repository's issue and comment lists (src/core/issues/routes.ts): read as its issues are.
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  ...(['GET /repos/{owner}/{repo}/issues', 'GET /repos/{owner}/{repo}/issues/comments'] as const).flatMap((operation) => [
+    row(operation, 'repo', at(() => operation.slice(4).replace('{owner}/{repo}', 'acme/secret')),
+      [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
+    row(operation, 'repo', at(() => operation.slice(4).replace('{owner}/{repo}', 'acme/open')),
+      [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+  ]),
 
   // Commits, statuses and check runs (src/core/commits): read as the repository's contents; a status
   // is written by who has write access (acme's members), `repo:status`, or `statuses: write`; a check
