@@ -166,6 +166,7 @@ const COLLABORATOR_CELLS: Record<string, Want> = {
   'POST /repos/{owner}/{repo}/issues/{issue_number}/assignees (private repository)': OK,
   'DELETE /repos/{owner}/{repo}/issues/{issue_number}/assignees (private repository)': OK,
   'GET /repos/{owner}/{repo}/assignees/{assignee} (private repository)': OK,
+  'GET /repos/{owner}/{repo}/collaborators/{username}/permission (private repository)': 403,
   'GET /repos/{owner}/{repo}/labels (private repository)': OK,
   'GET /repos/{owner}/{repo}/labels/{name} (private repository)': OK,
   'POST /repos/{owner}/{repo}/labels (private repository)': 403,
@@ -673,6 +674,16 @@ const MATRIX: Row[] = [
     [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
   row('GET /repos/{owner}/{repo}/assignees/{assignee}', 'repo', at(() => '/repos/acme/open/assignees/ana'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+
+  // A user's permission on a repository (src/core/repositories/service.ts): a caller who reads it (no
+  // anonymous one), a user with push access there (acme's security manager reads only: 403), through
+  // a token whose reach includes it (a public repository elsewhere is seen, its people not: 403).
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('GET /repos/{owner}/{repo}/collaborators/{username}/permission', 'repo', at(() => '/repos/acme/secret/collaborators/bob/permission'),
+    [401,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/collaborators/{username}/permission', 'repo', at(() => '/repos/acme/open/collaborators/bob/permission'),
+    [401,   OK,       OK,    OK,     OK,   OK,     403,      OK,    OK,    OK,     OK,     403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+
 
   // Labels (src/core/issues/label-routes.ts): read as the repository's issues; written by who may
   // triage (write access: acme's members), an installation or a fine-grained credential with the
