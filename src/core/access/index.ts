@@ -18,7 +18,7 @@ export {
   type AppPrincipal, type InstallationPrincipal, type Principal, type UserPrincipal,
 } from './principal.ts';
 export {
-  fullPermissionsOf, permissionNames, permissionsOf, userRepositoriesPermissions, userRepositoryPermissions,
+  fullPermissionsOf, permissionNames, permissionsOf, userRepositoriesPermissions, userRepositoryPermissions, userRepositoryRole,
   type RepositoryPermissions,
 } from './repository-permissions.ts';
 export { ALL_TOKENS, CLASSIC_TOKENS, USER_TOKENS, type AccessRule, type CredentialKind } from './rule.ts';

@@ -55,17 +55,28 @@ export function permissionNames(permission: RepositoryPermission): { permission:
   return { permission: legacy.admin ? 'admin' : legacy.push ? 'write' : 'read', role_name };
 }
 
+/**
+ * The strongest permission a user holds on a repository, of the five (`pull` ... `admin`); null:
+ * none. Reading a public repository is `pull` for anyone.
+ */
+export async function userRepositoryRole(
+  db: Executor,
+  userId: number,
+  repository: Pick<RepositoryRow, 'id' | 'owner_id' | 'visibility'>,
+): Promise<RepositoryPermission | null> {
+  if (repository.owner_id === userId) return 'admin';
+  const [facts] = await repositoryAccessFacts(db, userId, [repository.id]);
+  return facts ? roleFrom(facts, userId) : repository.visibility === 'public' ? 'pull' : null;
+}
+
 /** What a user (null: anonymous) may do with a repository. */
 export async function userRepositoryPermissions(
   db: Executor,
   userId: number | null,
   repository: Pick<RepositoryRow, 'id' | 'owner_id' | 'visibility'>,
 ): Promise<RepositoryPermissions> {
-  const publicRead = repository.visibility === 'public' ? { admin: false, push: false, pull: true } : NONE;
-  if (userId === null) return publicRead;
-  if (repository.owner_id === userId) return { admin: true, push: true, pull: true };
-  const [facts] = await repositoryAccessFacts(db, userId, [repository.id]);
-  return facts ? permissionsOf(roleFrom(facts, userId)) : publicRead;
+  if (userId === null) return repository.visibility === 'public' ? { admin: false, push: false, pull: true } : NONE;
+  return permissionsOf(await userRepositoryRole(db, userId, repository));
 }
 
 /** What a user may do with each of several repositories, in one query (absent ones are left out). */

@@ -1,5 +1,7 @@
 // The public reads of accounts: GET /user, /users/{username}, /users/{username}/orgs, /orgs/{org},
-// /orgs/{org}/teams/{team_slug}.
+// /orgs/{org}/teams/{team_slug}, and the membership checks /orgs/{org}/members/{username} and
+// /orgs/{org}/public_members/{username}.
+import { Readable } from 'node:stream';
 import { accountAdminRoutes } from './admin-routes.ts';
 import { Type } from 'typebox';
 import type { Area } from '../area.ts';
@@ -20,6 +22,13 @@ const self: AccessRule = { credentials: USER_TOKENS };
 const profile: AccessRule = { credentials: ALL_TOKENS, anonymous: true };
 /** Teams: the organization's members, with `read:org` or the organization `members` permission. */
 const teamRead: AccessRule = { credentials: ALL_TOKENS, scopes: ['read:org'], permissions: [{ members: 'read' }] };
+
+/**
+ * The membership checks: anyone (an outsider is led to the public membership, which anyone may
+ * check); classic and OAuth tokens need no scope to call them (`read:org` to see a private
+ * membership, ./service.ts), fine-grained credentials the organization `members: read` permission.
+ */
+const membershipCheck: AccessRule = { credentials: ALL_TOKENS, anonymous: true, permissions: [{ members: 'read' }] };
 
 const OrgParams = Type.Object({ org: Type.String({ description: 'The organization name, not case sensitive' }) });
 
@@ -63,6 +72,43 @@ function accountRoutes(app: Api, ctx: Context): void {
     config: { access: profile },
     schema: { summary: 'Get an organization', tags: ['orgs'], security, params: OrgParams, response: { 200: OrganizationProfile, ...denied } },
   }, async (request) => service.organization(request.principal, request.params.org));
+
+  const MemberParams = Type.Object({ ...OrgParams.properties, username: Type.String({ description: 'The handle of the user account' }) });
+  // Empty streams: neither the GET nor its HEAD (whose step gives a body it knows a length) says a
+  // Content-Length, as a 204 (and the platform's bodiless 302) has none.
+  app.get('/orgs/:org/members/:username', {
+    config: { access: membershipCheck },
+    schema: {
+      summary: 'Check organization membership for a user',
+      tags: ['orgs'],
+      security,
+      params: MemberParams,
+      response: {
+        204: Type.Null({ description: 'The requester sees the organization\'s members, and the user is one' }),
+        302: Type.Null({ description: 'The requester is not a member of the organization: Location names the public membership check' }),
+        ...denied,
+      },
+    },
+  }, async (request, reply) => {
+    const location = await service.membershipCheck(request.principal, request.params.org, request.params.username);
+    if (location === undefined) reply.code(204);
+    else reply.code(302).header('location', location);
+    return reply.send(Readable.from([]) as unknown as null);
+  });
+
+  app.get('/orgs/:org/public_members/:username', {
+    config: { access: membershipCheck },
+    schema: {
+      summary: 'Check public organization membership for a user',
+      tags: ['orgs'],
+      security,
+      params: MemberParams,
+      response: { 204: Type.Null({ description: 'The user is a public member of the organization (codehost keeps none: docs/permissions.md)' }), ...denied },
+    },
+  }, async (request, reply) => {
+    await service.publicMembershipCheck(request.principal, request.params.org, request.params.username);
+    return reply.code(204).send(Readable.from([]) as unknown as null);
+  });
 
   app.get('/orgs/:org/teams/:team_slug', {
     config: { access: teamRead },

@@ -1,10 +1,11 @@
 // The public reads of accounts: the authenticated user, any user's or organization's public profile,
-// an organization, and a team (seen by the organization's members only).
+// an organization, a team (seen by the organization's members only), and whether a user is a member
+// of an organization.
 import { Service } from '../../platform/service.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import { organizationProfile, organizationSimple, privateUser, publicUser, teamProfile } from './representations.ts';
-import { findAccount, findTeam, memberOrganizationIds, organizationsOfMember, repositoryCountsOf, teamMemberCount } from './store.ts';
+import { findAccount, findTeam, MEMBER_ROLES, memberOrganizationIds, organizationsOfMember, repositoryCountsOf, teamMemberCount } from './store.ts';
 import { actsForOrganization, hasPermissions, hasScope, isFineGrained, type Principal, reachesAccount, type UserPrincipal, requireAccess } from '../access/index.ts';
 
 export class AccountService extends Service {
@@ -47,6 +48,39 @@ export class AccountService extends Service {
     // codehost does not give teams repositories of their own.
     const facts = { members: await teamMemberCount(this.db, row.id), repositories: 0 };
     return teamProfile(this.ctx.urls, org, row, facts, await repositoryCountsOf(this.db, org.id));
+  }
+
+  /**
+   * GET /orgs/{org}/members/{username}: whether the user is a member of the organization (an owner,
+   * a member or a security manager; a billing manager is not one), answered as the platform answers
+   * a requester who is a member of it: undefined (204) when the user is, the 404 when not (an unknown
+   * user too). A member of it is a user who holds one of those roles, through a token that reaches
+   * the organization (a classic or OAuth token with `read:org`, as private memberships ask; a
+   * fine-grained one owned by it; an app user token whose app is installed on it), or an installation
+   * on it. Anyone else may see public memberships only: they are led to
+   * /orgs/{org}/public_members/{username} (the URL answered, for the platform's 302). An unknown
+   * organization is a 404 to everyone.
+   */
+  async membershipCheck(principal: Principal, orgLogin: string, login: string): Promise<string | undefined> {
+    const org = await findAccount(this.db, orgLogin);
+    if (!org || org.type !== 'Organization') throw notFound();
+    const scoped = (principal.kind !== 'classic' && principal.kind !== 'oauth') || hasScope(principal, ['read:org']);
+    if (!scoped || !(await actsForOrganization(this.db, principal, org.id, MEMBER_ROLES))) {
+      return `${this.ctx.urls.api}/orgs/${encodeURIComponent(org.login)}/public_members/${encodeURIComponent(login)}`;
+    }
+    const user = await findAccount(this.db, login);
+    if (!user || !(await memberOrganizationIds(this.db, user.id, [org.id])).has(org.id)) throw notFound();
+    return undefined;
+  }
+
+  /**
+   * GET /orgs/{org}/public_members/{username}: whether the user has made their membership public.
+   * codehost keeps no public/private flag on a membership and shows one only to those who see it
+   * anyway (its members, the user themself: GET /users/{username}/orgs), so every membership is
+   * private, as a new one is on the platform: the 404 to anyone, for any organization and user.
+   */
+  async publicMembershipCheck(_principal: Principal, _orgLogin: string, _login: string): Promise<never> {
+    throw notFound();
   }
 
   /**

@@ -289,3 +289,20 @@ export function labelRepresentation(
   };
 }
 
+
+/** The five levels of a repository permission, as a collaborator's `permissions` shows them. */
+const CollaboratorLevels = Type.Object({ pull: Type.Boolean(), triage: Type.Boolean(), push: Type.Boolean(), maintain: Type.Boolean(), admin: Type.Boolean() });
+
+/** A user as a collaborator of a repository: the simple user, their permission's levels and its role name. */
+export const Collaborator = Type.Object({ ...SimpleUser.properties, permissions: CollaboratorLevels, role_name: Type.String() });
+
+/**
+ * GET /repos/{owner}/{repo}/collaborators/{username}/permission: the legacy `permission` (`admin`,
+ * `write`, `read`, `none`), the role's name and the user as a collaborator.
+ */
+export const CollaboratorPermission = Type.Object({
+  permission: Type.Union([Type.Literal('admin'), Type.Literal('write'), Type.Literal('read'), Type.Literal('none')]),
+  role_name: Type.String({ description: '`admin`, `maintain`, `write`, `triage`, `read` or `none`' }),
+  user: Collaborator,
+});
+export type CollaboratorPermission = Static<typeof CollaboratorPermission>;

@@ -1,6 +1,6 @@
 // GET /repos/{owner}/{repo}: the full repository with its real counts and the caller's permissions;
 // the lists a repository's and an account's `*_url` fields name: its watchers, the caller's watch
-// state, its teams, and an account's repositories.
+// state, its teams, and an account's repositories; a user's permission on a repository.
 import { Type } from 'typebox';
 import type { Area } from '../area.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -12,7 +12,7 @@ import { requestDocumentation } from '../../http/errors.ts';
 import { findRepositoryName } from './store.ts';
 import { isRepositoryName } from './names.ts';
 import { SimpleUser, Team } from '../accounts/representations.ts';
-import { FullRepository, RepositorySubscription } from './representations.ts';
+import { CollaboratorPermission, FullRepository, RepositorySubscription } from './representations.ts';
 import { REPOSITORY_READ, RepositoryService } from './service.ts';
 import { type AccessRule, ALL_TOKENS, ANONYMOUS, type Permissions, USER_TOKENS, type UserPrincipal } from '../access/index.ts';
 
@@ -32,6 +32,13 @@ const ownSubscription: AccessRule = { credentials: USER_TOKENS, privateOnly: tru
  * `repo`, which a private repository needs), as on the platform.
  */
 const repositoryTeams: AccessRule = { credentials: ALL_TOKENS, scopes: ['repo', 'public_repo'], permissions: [{ metadata: 'read' }] };
+
+/**
+ * A user's permission on a repository: any token kind (no anonymous caller: a user needs push access
+ * there, ./service.ts), the repository read as any read inside it (`repo` on a private one;
+ * `metadata: read`).
+ */
+const collaboratorPermission: AccessRule = { credentials: ALL_TOKENS, privateOnly: true, scopes: ['repo'], permissions: [{ metadata: 'read' }] };
 
 export const RepositoryParams = Type.Object({
   owner: Type.String({ description: 'The account owner of the repository, not case sensitive' }),
@@ -116,6 +123,20 @@ function repositoryRoutes(app: Api, ctx: Context): void {
       response: { 200: FullRepository, ...denied },
     },
   }, async (request) => service.getById(request.principal, request.params.repository_id));
+
+  app.get('/repos/:owner/:repo/collaborators/:username/permission', {
+    config: { access: collaboratorPermission },
+    schema: {
+      summary: 'Get repository permissions for a user',
+      tags: ['repos'],
+      security,
+      params: Type.Object({ ...RepositoryParams.properties, username: Type.String({ description: 'The handle of the user account' }) }),
+      response: { 200: CollaboratorPermission, ...denied },
+    },
+  }, async (request) => {
+    const { owner, repo, username } = request.params;
+    return service.collaboratorPermission(request.principal, owner, repo, username);
+  });
 
   app.get('/repos/:owner/:repo/subscribers', {
     config: { access: repositoryRead([{ metadata: 'read' }]) },

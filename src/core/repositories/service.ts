@@ -5,18 +5,23 @@
 // Lists of repositories follow the same rule set-wise: every public one, and the private ones the
 // caller reads through a credential that reaches them (`reachOf`, one condition of the list's query).
 import { Service } from '../../platform/service.ts';
-import { ApiError, notFound } from '../../platform/errors.ts';
+import { ApiError, forbidden, notFound } from '../../platform/errors.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import { simpleUser, team, type SimpleUser } from '../accounts/representations.ts';
 import { findAccount, findAccountById, usersById, type UserRow } from '../accounts/store.ts';
 import { representRepository, repositoriesWithFacts } from './facts.ts';
-import { fullRepository, repositorySubscription, type FullRepository, type RepositoryRow, type RepositorySubscription } from './representations.ts';
+import {
+  fullRepository, repositorySubscription, type CollaboratorPermission, type FullRepository, type RepositoryRow, type RepositorySubscription,
+} from './representations.ts';
 import {
   findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
   type PrivateReach, type RepositoryListFilter, type RepositoryListOrder,
 } from './list-store.ts';
 import { findFormerName, findRepository, findRepositoryById } from './store.ts';
-import { actsForOrganization, callerRepositoryPermissions, fullPermissionsOf, hasPermissions, hasScope, installationGrantOn, isFineGrained, orgRoles, type Permissions, type Principal, type UserPrincipal, userRepositoriesPermissions, requireAccess } from '../access/index.ts';
+import {
+  actsForOrganization, callerRepositoryPermissions, fullPermissionsOf, hasPermissions, hasScope, installationGrantOn, isFineGrained, notAccessible, orgRoles,
+  permissionNames, type Permissions, type Principal, reachesRepository, type UserPrincipal, userRepositoriesPermissions, userRepositoryRole, requireAccess,
+} from '../access/index.ts';
 
 export type ReadableRepository = RepositoryRow & { owner: UserRow };
 
@@ -184,6 +189,28 @@ export class RepositoryService extends Service {
       else filter.none = true;
     }
     return this.list(principal, filter, orderOf(query, 'created'), page, async () => [org.id]);
+  }
+
+  /**
+   * GET /repos/{owner}/{repo}/collaborators/{username}/permission: the strongest permission the user
+   * holds on the repository, from every source (ownership, organization owner and base permission,
+   * teams, direct collaboration, its visibility: anyone reads a public one), as the platform names it;
+   * `none` for a user without any. Who may ask: a caller who reads the repository, through a token
+   * whose reach includes it (a public repository elsewhere is seen, its people not: 403), and a user
+   * with push access there, as the platform answers ("Must have push access to view collaborator
+   * permission."); an installation needs no role. An unknown user (or an organization) is a 404.
+   */
+  async collaboratorPermission(principal: Principal, owner: string, name: string, login: string): Promise<CollaboratorPermission> {
+    const repository = await this.readable(principal, owner, name);
+    if (!(await reachesRepository(this.db, principal, repository))) throw notAccessible(principal);
+    if (principal.type === 'user' && !(await callerRepositoryPermissions(this.db, principal, repository)).push) {
+      throw forbidden('Must have push access to view collaborator permission.');
+    }
+    const user = await findAccount(this.db, login);
+    if (!user || user.type === 'Organization') throw notFound();
+    const role = await userRepositoryRole(this.db, user.id, repository);
+    const names = role ? permissionNames(role) : { permission: 'none' as const, role_name: 'none' };
+    return { ...names, user: { ...simpleUser(this.ctx.urls, user), permissions: fullPermissionsOf(role), role_name: names.role_name } };
   }
 
   /** GET /repos/{owner}/{repo}/subscribers: the users watching it (who can still read it). */

@@ -58,9 +58,9 @@ type WrittenColumn = (typeof COLUMNS)[number];
 type Column = WrittenColumn | (typeof DERIVED_COLUMNS)[number];
 const ALL_COLUMNS: readonly Column[] = [...COLUMNS, ...DERIVED_COLUMNS];
 
-/** The row's success (any 2xx; 302 for the archive download), or the exact error status. */
+/** The row's success (any 2xx; 302 for the archive download), or the exact error status (or 302: the membership check's redirect). */
 const OK = 'ok';
-type Want = typeof OK | 401 | 403 | 404 | 422;
+type Want = typeof OK | 302 | 401 | 403 | 404 | 422;
 
 interface Request {
   path: string;
@@ -177,6 +177,7 @@ const COLLABORATOR_CELLS: Record<string, Want> = {
   'GET /repos/{owner}/{repo}/issues (private repository)': OK,
   'GET /repos/{owner}/{repo}/issues/comments (private repository)': OK,
   'DELETE /repos/{owner}/{repo}/issues/{issue_number}/lock (private repository)': 403,
+  'GET /repos/{owner}/{repo}/collaborators/{username}/permission (private repository)': 403,
   'GET /repos/{owner}/{repo}/labels (private repository)': OK,
   'GET /repos/{owner}/{repo}/labels/{name} (private repository)': OK,
   'POST /repos/{owner}/{repo}/labels (private repository)': 403,
@@ -692,6 +693,27 @@ const MATRIX: Row[] = [
     [404,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404], 'private repository'),
   row('GET /repos/{owner}/{repo}/assignees/{assignee}', 'repo', at(() => '/repos/acme/open/assignees/ana'),
     [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
+
+  // A user's permission on a repository (src/core/repositories/service.ts): a caller who reads it (no
+  // anonymous one), a user with push access there (acme's security manager reads only: 403), through
+  // a token whose reach includes it (a public repository elsewhere is seen, its people not: 403).
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('GET /repos/{owner}/{repo}/collaborators/{username}/permission', 'repo', at(() => '/repos/acme/secret/collaborators/bob/permission'),
+    [401,   OK,       404,   OK,     OK,   OK,     404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      403,     404], 'private repository'),
+  row('GET /repos/{owner}/{repo}/collaborators/{username}/permission', 'repo', at(() => '/repos/acme/open/collaborators/bob/permission'),
+    [401,   OK,       OK,    OK,     OK,   OK,     403,      OK,    OK,    OK,     OK,     403,     OK,      403,  401,    OK,      403,     403], 'public repository'),
+
+  // Organization membership (src/core/accounts/service.ts): anyone may check; a member of acme (a
+  // classic token with read:org; a fine-grained credential on acme with members:read; an
+  // installation on it) is answered (204, or 404 for a user who is not a member); anyone else is led
+  // to the public membership (302), which codehost never has (404 to all).
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  row('GET /orgs/{org}/members/{username}', '', at(() => '/orgs/acme/members/ana'),
+    [302,   OK,       302,   OK,     OK,   403,    302,      OK,    OK,    OK,     OK,     302,     OK,      403,  401,    OK,      OK,      302], 'a member'),
+  row('GET /orgs/{org}/members/{username}', '', at(() => '/orgs/acme/members/olga'),
+    [302,   404,      302,   404,    404,  403,    302,      404,   404,   404,    404,    302,     404,     403,  401,    404,     404,     302], 'not a member'),
+  row('GET /orgs/{org}/public_members/{username}', '', at(() => '/orgs/acme/public_members/ana'),
+    [404,   404,      404,   404,    404,  403,    404,      404,   404,   404,    404,    404,     404,     403,  401,    404,     404,     404]),
 
   // Labels (src/core/issues/label-routes.ts): read as the repository's issues; written by who may
   // triage (write access: acme's members), an installation or a fine-grained credential with the
