@@ -7,12 +7,12 @@ import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser, team, Team, teamRepresentation } from '../accounts/representations.ts';
 import type { UserRow } from '../accounts/store.ts';
 import { Label, labelRepresentation } from '../repositories/representations.ts';
-import type { CommentFacts, EventFacts, IssueFacts, IssueRow } from './store.ts';
+import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
+import type { EventFacts } from './list-store.ts';
 import { REACTION_CONTENTS, type ReactionCounts, type ReactionRow } from './reaction-store.ts';
 
-export {
-  loadCommentFacts, loadCommentPageFacts, loadEventPageFacts, loadIssueFacts, type CommentFacts, type EventFacts, type IssueFacts,
-} from './store.ts';
+export { loadCommentFacts, loadIssueFacts, type CommentFacts, type IssueFacts } from './store.ts';
+export { loadCommentPageFacts, loadEventPageFacts, type EventFacts } from './list-store.ts';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 

@@ -111,6 +111,11 @@ export function issueRoutes(app: Api, ctx: Context): void {
     return service.event(request.principal, owner, repo, event_id);
   });
 
+  listRoutes(app, ctx, service);
+}
+
+/** A repository's issues (pull requests included) and its comments, filtered, sorted and paged. */
+function listRoutes(app: Api, ctx: Context, service: IssueService): void {
   const Direction = (description: string) => Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description });
   const Since = Type.String({ format: 'date-time', description: 'Only those updated at or after this time (ISO 8601)' });
   const Login = (what: string) => Type.String({ minLength: 1, description: what });

@@ -9,10 +9,10 @@ import {
   commentRepresentation, eventRepresentation, issueRepresentation, type Issue, loadCommentFacts, loadCommentPageFacts, loadEventPageFacts,
   pullRequestRepresentation, type IssueComment, type IssueEvent,
 } from './representations.ts';
+import { findComment, findIssue, issueFactsOf, issuePageFacts } from './store.ts';
 import {
-  commentPage, eventPage, findComment, findEvent, findIssue, issueFactsOf, issueListPage, issuePageFacts, repositoryCommentPage,
-  type CommentListQuery, type IssueListQuery,
-} from './store.ts';
+  commentPage, eventPage, findEvent, issueListPage, repositoryCommentPage, type CommentListQuery, type IssueListQuery,
+} from './list-store.ts';
 import { usersByLogin } from '../accounts/store.ts';
 import type { Permissions, Principal } from '../access/index.ts';
 

@@ -76,6 +76,7 @@ describe('a repository\'s issues', () => {
   test('sorted by created, updated or comments, either way; since; paged with Link', async () => {
     assert.deepEqual(await titles('?direction=asc'), ['First', 'Second', 'A change']);
     assert.deepEqual(await titles('?sort=comments'), ['Second', 'First', 'A change']);
+    await server.admin('POST', '/clock', { advance_seconds: 60 });
     await server.api('PATCH', `/repos/acme/widgets/issues/${numbers.first}`, { token: mona, body: { title: 'First, edited' } });
     assert.deepEqual(await titles('?sort=updated'), ['First, edited', 'Second', 'A change'], 'a comment or a label changes an issue too');
     const now = (await server.api('GET', `/repos/acme/widgets/issues/${numbers.first}`, { token: mona })).body.updated_at;
@@ -106,6 +107,7 @@ describe('a repository\'s comments', () => {
     assert.equal(answer.body[3].issue_url, `${server.apiUrl}/repos/acme/widgets/issues/${numbers.first}`);
     const desc = await server.api('GET', '/repos/acme/widgets/issues/comments?direction=desc&per_page=2', { token: mona });
     assert.deepEqual(desc.body.map((c: { body: string }) => c.body), ['Four', 'Three']);
+    await server.admin('POST', '/clock', { advance_seconds: 60 });
     assert.equal((await server.api('PATCH', `/repos/acme/widgets/issues/comments/${answer.body[0].id}`, { token: mona, body: { body: 'One, edited' } })).status, 200);
     const updated = await server.api('GET', '/repos/acme/widgets/issues/comments?sort=updated&direction=desc', { token: mona });
     assert.equal(updated.body[0].body, 'One, edited');
