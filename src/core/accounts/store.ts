@@ -310,6 +310,7 @@ export async function reassignAuthorship(db: Executor, fromId: number, toId: num
   await db.updateTable('issue_comments').set({ author_id: toId }).where('author_id', '=', fromId).execute();
   await db.updateTable('issue_events').set({ actor_id: toId }).where('actor_id', '=', fromId).execute();
   await db.updateTable('commit_statuses').set({ creator_id: toId }).where('creator_id', '=', fromId).execute();
+  await db.updateTable('pull_request_reviews').set({ user_id: toId }).where('user_id', '=', fromId).execute();
   await reassignReactions(db, fromId, toId);
 }
 

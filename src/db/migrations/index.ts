@@ -25,6 +25,7 @@ import * as labels from './0023_labels.ts';
 import * as reactions from './0024_reactions.ts';
 import * as commitChecks from './0025_commit_checks.ts';
 import * as issueLocks from './0026_issue_locks.ts';
+import * as pullRequestReviews from './0027_pull_request_reviews.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '0024_reactions': reactions,
   '0025_commit_checks': commitChecks,
   '0026_issue_locks': issueLocks,
+  '0027_pull_request_reviews': pullRequestReviews,
 };

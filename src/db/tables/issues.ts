@@ -92,10 +92,32 @@ export interface ReactionsTable {
   created_at: string;
 }
 
+/** The states of a pull request review, as the platform names them. */
+export const REVIEW_STATES = ['APPROVED', 'CHANGES_REQUESTED', 'COMMENTED', 'PENDING', 'DISMISSED'] as const;
+export type ReviewState = (typeof REVIEW_STATES)[number];
+
+/**
+ * A review of a pull request (src/db/migrations/0027_pull_request_reviews.ts): `submitted_at` null
+ * while PENDING; `commit_id` the head commit it reviewed, null for a repository without git data.
+ */
+export interface PullRequestReviewsTable {
+  id: Generated<number>;
+  issue_id: number;
+  repository_id: number;
+  user_id: number;
+  body: string;
+  state: ReviewState;
+  commit_id: string | null;
+  submitted_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface IssueTables {
   issues: IssuesTable;
   issue_labels: IssueLabelsTable;
   reactions: ReactionsTable;
+  pull_request_reviews: PullRequestReviewsTable;
   issue_assignees: IssueAssigneesTable;
   issue_review_requests: IssueReviewRequestsTable;
   issue_comments: IssueCommentsTable;
