@@ -262,9 +262,19 @@ export type CommentActions = {
   deleted: IssueActivityFacts;
 };
 
+/**
+ * A pull request review's actions (`pull_request_review`, src/core/issues/review-writes.ts):
+ * `submitted` (a review made with an `event`, not PENDING), the review as the write left it (the
+ * event's `review`), the pull request in `snapshot`.
+ */
+export type ReviewActions = {
+  submitted: IssueActivityFacts & { review: Record<string, unknown> };
+};
+
 export type IssueActivities =
   & { [K in `${Kind}.${keyof IssueActions & string}`]: K extends `${Kind}.${infer A extends keyof IssueActions}` ? IssueActions[A] : never }
-  & { [A in keyof CommentActions & string as `issue_comment.${A}`]: CommentActions[A] };
+  & { [A in keyof CommentActions & string as `issue_comment.${A}`]: CommentActions[A] }
+  & { [A in keyof ReviewActions & string as `pull_request_review.${A}`]: ReviewActions[A] };
 
 // ---- commits (src/core/commits/writes.ts records them) ----
 // The platform's `status` (no action) and `check_run` events for the commits of a repository's git
@@ -304,6 +314,7 @@ const STORED: { readonly [K in keyof StoredActivities & string]: true } = {
   'pull_request.opened': true, 'pull_request.edited': true, 'pull_request.closed': true, 'pull_request.reopened': true, 'pull_request.assigned': true, 'pull_request.unassigned': true, 'pull_request.labeled': true, 'pull_request.unlabeled': true, 'pull_request.locked': true, 'pull_request.unlocked': true,
   'pull_request.review_requested': true, 'pull_request.review_request_removed': true,
   'issue_comment.created': true, 'issue_comment.edited': true, 'issue_comment.deleted': true,
+  'pull_request_review.submitted': true,
   'repository.created': true, 'repository.archived': true, 'repository.unarchived': true, 'repository.edited': true, 'repository.publicized': true, 'repository.privatized': true,
   'repository.renamed': true, 'repository.transferred': true, 'repository.deleted': true, 'label.created': true, 'label.edited': true, 'label.deleted': true,
   'member.added': true, 'member.edited': true, 'member.removed': true, team_add: true, 'team.added_to_repository': true, 'team.removed_from_repository': true,

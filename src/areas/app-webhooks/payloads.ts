@@ -83,7 +83,9 @@ async function issueSubject(db: Executor, place: Place, row: Activity, facts: Bo
   if ('pull_request' in subject) {
     const { statusesLink, ...branches } = pullRequestBranches(urls, where.repository, owner, await branchHead(place.dataDir, where.row, where.repository.default_branch));
     const pull = subject.pull_request;
-    out = { number: facts.number, pull_request: { ...pull, ...branches, _links: { ...pull._links, statuses: statusesLink } } };
+    // A review's event names the review first, and no number (the platform's `pull_request_review`).
+    const named = row.event === 'pull_request_review' ? { review: facts.review } : { number: facts.number };
+    out = { ...named, pull_request: { ...pull, ...branches, _links: { ...pull._links, statuses: statusesLink } } };
   } else {
     out = { ...subject };
   }

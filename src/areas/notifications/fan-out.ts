@@ -14,7 +14,7 @@
 //   (deleted) one everything but repository watching; commenting or being mentioned subscribes again.
 //   A repository watched with `ignored` lets through only direct participation (not team mentions,
 //   team review requests or watching).
-// - Opening, commenting and state changes reach subscribers and watchers; an assignment or a review
+// - Opening, commenting, reviewing and state changes reach subscribers and watchers; an assignment or a review
 //   request reaches only the assignee or the requested reviewers.
 import type { ActivityHandlers, StoredActivity } from '../../activity/outbox.ts';
 import type { AccessChange, Activities, AppliedActivityName, Mentions, StoredActivities } from '../../core/activities.ts';
@@ -219,6 +219,20 @@ const reviewRequested = notifying<'issues.review_requested' | 'pull_request.revi
   },
 }));
 
+/**
+ * A submitted review: the pull request's author hears of it (`author`, unless they ignore or muted
+ * the thread), its subscribers and the repository's watchers as of a comment; the reviewer
+ * participates (`comment`).
+ */
+const reviewed = notifying<'pull_request_review.submitted'>((row) => ({
+  actorReason: 'comment',
+  followers: true,
+  async claims(trx, claim) {
+    const pull = row.issue_id === null ? undefined : await findIssueById(trx, row.issue_id);
+    if (pull) claim([pull.author_id], 'author', true);
+  },
+}));
+
 /** What notifications does with activity; every other activity is nothing to it. */
 export const notificationHandlers: ActivityHandlers<Activities, AppliedActivityName> = {
   'issues.opened': opened,
@@ -232,6 +246,7 @@ export const notificationHandlers: ActivityHandlers<Activities, AppliedActivityN
   'pull_request.assigned': assigned,
   'issues.review_requested': reviewRequested,
   'pull_request.review_requested': reviewRequested,
+  'pull_request_review.submitted': reviewed,
   // In the writer's transaction: threads of who lost access leave their lists as the change commits.
   'access.changed': (ctx, trx, { payload }) => new NotificationFanOut(ctx).accessChanged(trx, payload),
 };

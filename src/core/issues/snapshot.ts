@@ -9,13 +9,14 @@ import {
 import type { CommentFacts, IssueFacts } from './store.ts';
 
 /**
- * The subject as its webhook event names it: `pull_request` for `pull_request` activity, `issue`
+ * The subject as its webhook event names it: `pull_request` for `pull_request` and
+ * `pull_request_review` activity, `issue`
  * (the Issue form, also of a pull request) for `issues` and `issue_comment`, with the `comment`.
  * The repository and the people an action names are not kept: see src/areas/app-webhooks/payloads.ts.
  */
 export type SubjectSnapshot = { pull_request: PullRequest } | { issue: Issue; comment?: IssueComment };
 
 export function subjectSnapshot(urls: Urls, event: string, issue: IssueFacts, comment?: CommentFacts): SubjectSnapshot {
-  if (event === 'pull_request') return { pull_request: pullRequestRepresentation(urls, issue) };
+  if (event === 'pull_request' || event === 'pull_request_review') return { pull_request: pullRequestRepresentation(urls, issue) };
   return { issue: issueRepresentation(urls, issue), ...(comment ? { comment: commentRepresentation(urls, comment) } : {}) };
 }
