@@ -61,6 +61,8 @@ export async function repositoryCommentPage(
  */
 export interface IssueListQuery {
   state: 'open' | 'closed' | 'all';
+  /** Pull requests only (GET /repos/{owner}/{repo}/pulls); absent: issues and pull requests. */
+  isPullRequest?: boolean;
   /** A user's id, `any` (some assignee) or `none`. */
   assignee?: number | 'any' | 'none';
   creatorId?: number;
@@ -83,6 +85,7 @@ export async function issueListPage(
 ): Promise<{ total: number; issues: IssueRow[] }> {
   let base = db.selectFrom('issues').where('issues.repository_id', '=', repositoryId);
   if (query.state !== 'all') base = base.where('issues.state', '=', query.state);
+  if (query.isPullRequest !== undefined) base = base.where('issues.is_pull_request', '=', query.isPullRequest ? 1 : 0);
   if (query.since !== null) base = base.where('issues.updated_at', '>=', query.since);
   if (query.creatorId !== undefined) base = base.where('issues.author_id', '=', query.creatorId);
   const assigned = (eb: ExpressionBuilder<Database, 'issues'>) => eb.selectFrom('issue_assignees as a').select('a.user_id').whereRef('a.issue_id', '=', 'issues.id');
