@@ -194,6 +194,14 @@ const COLLABORATOR_CELLS: Record<string, Want> = {
   'GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions (private repository)': OK,
   'POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions (private repository)': OK,
   'DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions/{reaction_id} (private repository)': OK,
+  'GET /repos/{owner}/{repo}/pulls (private repository)': OK,
+  'PATCH /repos/{owner}/{repo}/pulls/{pull_number} (private repository)': 403,
+  'POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers (private repository)': 403,
+  'DELETE /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers (private repository)': 403,
+  'GET /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers (private repository)': OK,
+  'POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews (private repository)': OK,
+  'GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews (private repository)': OK,
+  'GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id} (private repository)': OK,
 };
 
 // --- What the rows act on (set up once, in `before`) ---------------------------------------------
@@ -207,6 +215,8 @@ const ids = {
   secret: { issue: 0, pull: 0, comment: 0 }, open: { issue: 0, pull: 0, comment: 0 }, vault: { issue: 0, pull: 0, comment: 0 }, inner: { issue: 0, pull: 0, comment: 0 },
   /** A check run of matrix-app's on the head of the private repository's main branch, and the public one's. */
   checkRun: { secret: 0, open: 0 },
+  /** A review of ana's (a COMMENT) on the pull request of the private repository, and the public one's. */
+  review: { secret: 0, open: 0 },
 };
 /** The operations the server serves (its OpenAPI document). */
 let served: Set<string>;
@@ -221,7 +231,7 @@ let counter = 0;
 const ALL_SCOPES = ['repo', 'admin:org', 'admin:enterprise', 'notifications', 'manage_billing:assistant'];
 const APP_PERMISSIONS: Permissions = {
   organization_administration: 'write', administration: 'read', organization_issue_types: 'write', members: 'read',
-  metadata: 'read', issues: 'write', pull_requests: 'read', contents: 'read', statuses: 'write', checks: 'write',
+  metadata: 'read', issues: 'write', pull_requests: 'write', contents: 'read', statuses: 'write', checks: 'write',
 };
 const READ_ONLY_GRANT: Permissions = {
   organization_administration: 'read', administration: 'read', organization_issue_types: 'read', members: 'read',
@@ -799,6 +809,37 @@ const MATRIX: Row[] = [
       : [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403],
     repository === 'secret' ? 'private repository' : 'public repository'))),
 
+  // Pull requests (src/core/issues/pull-routes.ts): read as the repository's pull requests; written
+  // with `pull_requests: write` (fine-grained and installations) or `public_repo` / `repo`. ana opened
+  // the pull requests: she edits and reviews them as their author (a COMMENT review: an author may
+  // neither approve nor request changes); requesting reviewers needs write access (an empty list
+  // changes nothing); anyone who reads the repository reviews.
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  ...(['secret', 'open'] as const).flatMap((repository) => {
+    const variant = repository === 'secret' ? 'private repository' : 'public repository';
+    const pulls = `/repos/acme/${repository}/pulls`;
+    const read: Want[] = repository === 'secret'
+      ? [404,   OK,       404,   OK,     OK,   403,    404,      OK,    OK,    OK,     OK,     404,     404,     403,  401,    OK,      OK,      404]
+      : [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK];
+    const push: Want[] = repository === 'secret'
+      ? [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      403,     404]
+      : [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      403,     403];
+    const pull: Want[] = repository === 'secret'
+      ? [401,   OK,       403,   OK,     OK,   403,    404,      OK,    OK,    403,    403,    404,     404,     403,  401,    OK,      OK,      404]
+      : [401,   OK,       403,   OK,     OK,   403,    403,      OK,    OK,    403,    403,    403,     OK,      403,  401,    OK,      OK,      OK];
+    const number = () => ids[repository].pull;
+    return [
+      row('GET /repos/{owner}/{repo}/pulls', 'repo', at(() => pulls), read, variant),
+      row('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', 'public_repo, repo', at(() => `${pulls}/${number()}`, () => ({ title: 'A pull request' })), push, variant),
+      row('POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', 'public_repo, repo', at(() => `${pulls}/${number()}/requested_reviewers`, () => ({ reviewers: [] })), push, variant),
+      row('DELETE /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', 'public_repo, repo', at(() => `${pulls}/${number()}/requested_reviewers`, () => ({ reviewers: [] })), push, variant),
+      row('GET /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', 'repo', at(() => `${pulls}/${number()}/requested_reviewers`), read, variant),
+      row('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', 'public_repo, repo', at(() => `${pulls}/${number()}/reviews`, () => ({ event: 'COMMENT', body: 'A review' })), pull, variant),
+      row('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', 'repo', at(() => `${pulls}/${number()}/reviews`), read, variant),
+      row('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}', 'repo', at(() => `${pulls}/${number()}/reviews/${ids.review[repository]}`), read, variant),
+    ];
+  }),
+
   // A repository's issue and comment lists (src/core/issues/routes.ts): read as its issues are.
   // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
   ...(['GET /repos/{owner}/{repo}/issues', 'GET /repos/{owner}/{repo}/issues/comments'] as const).flatMap((operation) => [
@@ -1000,6 +1041,7 @@ before(async () => {
   for (const repository of ['secret', 'open'] as const) {
     const made = await server.api('POST', `/repos/acme/${repository}/check-runs`, { authorization: credentials.inst!, body: { name: 'build', head_sha: 'main' } });
     ids.checkRun[repository] = made.body.id;
+    ids.review[repository] = (await api('POST', `/repos/acme/${repository}/pulls/${ids[repository].pull}/reviews`, { event: 'COMMENT', body: 'A review' })).id;
   }
   await server.admin('PATCH', '/repos/acme/vault', { archived: true });
   ids.migration = await exportedMigration('blog', false);

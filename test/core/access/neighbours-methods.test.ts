@@ -145,6 +145,7 @@ before(async () => {
   const events = await as('GET', `/repos/acme/secret/issues/${issue.number}/events`);
   assert.ok(events.length > 0, 'an issue event');
   const reaction = await as('POST', `/repos/acme/secret/issues/${issue.number}/reactions`, { content: 'eyes' });
+  const review = await as('POST', `/repos/acme/secret/pulls/${pull.number}/reviews`, { event: 'COMMENT', body: 'A review' });
 
   Object.assign(params, {
     owner: 'acme', repo: 'secret', repository_id: String(secret.id), username: 'ana', org: 'acme', team_slug: 'devs', enterprise: 'acme-ent',
@@ -152,6 +153,7 @@ before(async () => {
     comment_id: String(comment.id), event_id: String(events[0].id), thread_id: String(thread.id), migration_id: String(migration.id),
     configuration_id: String(configuration.id), enterprise_configuration_id: String(enterpriseConfiguration.id),
     delivery_id: String(deliveries.body[0].id), assignee: 'ana', name: 'bug', reaction_id: String(reaction.id), ref: 'main', branch: 'main', sha: 'main', check_run_id: String(run.body.id),
+    review_id: String(review.id),
   });
 
   const document = (await fetch(`${server.url}/openapi.json`).then((r) => r.json())) as { paths: Record<string, Record<string, unknown>> };
