@@ -1084,7 +1084,9 @@ test('every public operation has a row, and every row a public operation', async
   assert.equal(new Set(listed).size, listed.length, 'each hole is listed once');
 });
 
-test('every operation × every caller answers as the platform does', async () => {
+// Every cell is a request, sent one after the other: on PostgreSQL on a loaded machine the table
+// takes close to the runner's 120 s (116 s measured with the pull request rows), so it has its own bound.
+test('every operation × every caller answers as the platform does', { timeout: 300_000 }, async () => {
   const holes = new Set([...KNOWN_HOLES_ON_BASE, ...HOLES_FOUND_BY_THE_MATRIX]);
   const mismatches: string[] = [];
   const holesNowPassing: string[] = [];
