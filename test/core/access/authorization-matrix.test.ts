@@ -901,6 +901,8 @@ before(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   server = await startServer({
     CODEHOST_RATE_LIMIT: '1000000',
+    CODEHOST_RATE_LIMIT_CONTENT_PER_MINUTE: '1000000',
+    CODEHOST_RATE_LIMIT_CONTENT_PER_HOUR: '1000000',
     CODEHOST_RATE_LIMIT_ANONYMOUS: '1000000',
     CODEHOST_RATE_LIMIT_FAILED_LOGINS: '1000000',
     CODEHOST_MIGRATION_EXPORTS_PER_USER: '1000000',
