@@ -13,40 +13,26 @@ import { authorAssociations, type CommentFacts, type CommentRow, type IssueRow }
 
 export type IssueEventRow = Selectable<IssueEventsTable>;
 
-/**
- * One page of an issue's comments, oldest first, those updated at or after `since` when given; and
- * how many there are (two queries).
- */
-export async function commentPage(
-  db: Executor,
-  issueId: number,
-  since: string | null,
-  page: { offset: number; limit: number },
-): Promise<{ total: number; comments: CommentRow[] }> {
-  let base = db.selectFrom('issue_comments').where('issue_id', '=', issueId);
-  if (since !== null) base = base.where('updated_at', '>=', since);
-  const [count, comments] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    base.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
-  ]);
-  return { total: Number(count.n), comments };
-}
-
-/** How a repository's comments are listed: `sort` created (default) or updated, `direction` asc (default) or desc. */
+/** How comments are listed: `sort` created (default) or updated, `direction` asc (default) or desc. */
 export interface CommentListQuery {
   sort: 'created' | 'updated';
   direction: 'asc' | 'desc';
   since: string | null;
 }
 
-/** One page of a repository's comments (of all its issues and pull requests), and how many there are. */
-export async function repositoryCommentPage(
+/**
+ * One page of an issue's comments, or of a repository's (of all its issues and pull requests), those
+ * updated at or after `since` when given; and how many there are (two queries).
+ */
+export async function commentPage(
   db: Executor,
-  repositoryId: number,
+  of: { issueId: number } | { repositoryId: number },
   query: CommentListQuery,
   page: { offset: number; limit: number },
 ): Promise<{ total: number; comments: CommentRow[] }> {
-  let base = db.selectFrom('issue_comments').where('repository_id', '=', repositoryId);
+  let base = 'issueId' in of
+    ? db.selectFrom('issue_comments').where('issue_id', '=', of.issueId)
+    : db.selectFrom('issue_comments').where('repository_id', '=', of.repositoryId);
   if (query.since !== null) base = base.where('updated_at', '>=', query.since);
   const [count, comments] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),

@@ -11,7 +11,7 @@ import {
 } from './representations.ts';
 import { findComment, findIssue, issueFactsOf, issuePageFacts } from './store.ts';
 import {
-  commentPage, eventPage, findEvent, issueListPage, repositoryCommentPage, type CommentListQuery, type IssueListQuery,
+  commentPage, eventPage, findEvent, issueListPage, type CommentListQuery, type IssueListQuery,
 } from './list-store.ts';
 import { usersByLogin } from '../accounts/store.ts';
 import type { Permissions, Principal } from '../access/index.ts';
@@ -74,7 +74,7 @@ export class IssueService extends Service {
   async comments(principal: Principal, owner: string, repo: string, number: string, since: string | undefined, page: PageParams): Promise<{ total: number; items: IssueComment[] }> {
     const { issue, repository } = await this.issueWithRepository(principal, owner, repo, number);
     const after = since === undefined ? null : new Date(since).toISOString();
-    const { total, comments } = await commentPage(this.db, issue.id, after, { offset: page.offset, limit: page.perPage });
+    const { total, comments } = await commentPage(this.db, { issueId: issue.id }, { sort: 'created', direction: 'asc', since: after }, { offset: page.offset, limit: page.perPage });
     const facts = await loadCommentPageFacts(this.db, comments, { issue, repository, owner: repository.owner });
     return { total, items: facts.map((f) => commentRepresentation(this.ctx.urls, f)) };
   }
@@ -111,7 +111,7 @@ export class IssueService extends Service {
   /** A page of the repository's comments, of every issue and pull request. */
   async repositoryComments(principal: Principal, owner: string, repo: string, query: Partial<CommentListQuery> & { since?: string }, page: PageParams): Promise<{ total: number; items: IssueComment[] }> {
     const repository = await this.repositories.readable(principal, owner, repo);
-    const { total, comments } = await repositoryCommentPage(this.db, repository.id, {
+    const { total, comments } = await commentPage(this.db, { repositoryId: repository.id }, {
       sort: query.sort ?? 'created',
       direction: query.direction ?? 'asc',
       since: query.since === undefined ? null : new Date(query.since).toISOString(),
