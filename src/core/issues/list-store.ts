@@ -58,27 +58,35 @@ export interface IssueListQuery {
   sort: 'created' | 'updated' | 'comments';
   direction: 'asc' | 'desc';
   since: string | null;
+  /**
+   * A user's issues (the user's and an organization's lists): those assigned to them, they opened,
+   * that mention them, any of these or that they commented on (`subscribed`), or all.
+   */
+  involving?: { userId: number; filter: 'assigned' | 'created' | 'mentioned' | 'subscribed' | 'all' };
 }
 
-/** One page of a repository's issues and pull requests, as the query filters and sorts them, and how many there are. */
+/**
+ * One page of the issues and pull requests of a repository (or of several: a user's lists), as the
+ * query filters and sorts them, and how many there are.
+ */
 export async function issueListPage(
   db: Executor,
-  repositoryId: number,
+  repositories: number | readonly number[],
   query: IssueListQuery,
   page: { offset: number; limit: number },
 ): Promise<{ total: number; issues: IssueRow[] }> {
-  let base = db.selectFrom('issues').where('issues.repository_id', '=', repositoryId);
+  if (typeof repositories !== 'number' && !repositories.length) return { total: 0, issues: [] };
+  let base = typeof repositories === 'number'
+    ? db.selectFrom('issues').where('issues.repository_id', '=', repositories)
+    : db.selectFrom('issues').where('issues.repository_id', 'in', [...repositories]);
+  if (query.involving && query.involving.filter !== 'all') base = base.where(involves(query.involving.userId, query.involving.filter));
   if (query.state !== 'all') base = base.where('issues.state', '=', query.state);
   if (query.since !== null) base = base.where('issues.updated_at', '>=', query.since);
   if (query.creatorId !== undefined) base = base.where('issues.author_id', '=', query.creatorId);
-  const assigned = (eb: ExpressionBuilder<Database, 'issues'>) => eb.selectFrom('issue_assignees as a').select('a.user_id').whereRef('a.issue_id', '=', 'issues.id');
-  if (query.assignee === 'any') base = base.where((eb) => eb.exists(assigned(eb)));
-  else if (query.assignee === 'none') base = base.where((eb) => eb.not(eb.exists(assigned(eb))));
-  else if (query.assignee !== undefined) base = base.where((eb) => eb.exists(assigned(eb).where('a.user_id', '=', query.assignee as number)));
-  if (query.mentionedId !== undefined) {
-    const mentioned = query.mentionedId;
-    base = base.where((eb) => eb.exists(eb.selectFrom('issue_events as m').select('m.id').whereRef('m.issue_id', '=', 'issues.id').where('m.event', '=', 'mentioned').where('m.subject_user_id', '=', mentioned)));
-  }
+  if (query.assignee === 'any') base = base.where((eb) => eb.exists(assigneesOf(eb)));
+  else if (query.assignee === 'none') base = base.where((eb) => eb.not(eb.exists(assigneesOf(eb))));
+  else if (query.assignee !== undefined) base = base.where(involves(query.assignee, 'assigned'));
+  if (query.mentionedId !== undefined) base = base.where(involves(query.mentionedId, 'mentioned'));
   for (const name of query.labels) {
     base = base.where((eb) => eb.exists(eb.selectFrom('issue_labels as il').innerJoin('labels as l', 'l.id', 'il.label_id').select('il.label_id')
       .whereRef('il.issue_id', '=', 'issues.id').where('l.name_lower', '=', name)));
@@ -97,6 +105,23 @@ export async function issueListPage(
     ordered.selectAll('issues').orderBy('issues.id', query.direction).limit(page.limit).offset(page.offset).execute(),
   ]);
   return { total: Number(count.n), issues };
+}
+
+/** The issue's assignees (a subquery of an issue list's). */
+const assigneesOf = (eb: ExpressionBuilder<Database, 'issues'>) => eb.selectFrom('issue_assignees as a').select('a.user_id').whereRef('a.issue_id', '=', 'issues.id');
+
+/** Issues a user is involved in: assigned, opened, mentioned in, or (`subscribed`) any of these or commented on. */
+function involves(userId: number, filter: 'assigned' | 'created' | 'mentioned' | 'subscribed') {
+  return (eb: ExpressionBuilder<Database, 'issues'>) => {
+    const assigned = eb.exists(assigneesOf(eb).where('a.user_id', '=', userId));
+    const created = eb('issues.author_id', '=', userId);
+    const mentioned = eb.exists(eb.selectFrom('issue_events as m').select('m.id').whereRef('m.issue_id', '=', 'issues.id').where('m.event', '=', 'mentioned').where('m.subject_user_id', '=', userId));
+    if (filter === 'assigned') return assigned;
+    if (filter === 'created') return created;
+    if (filter === 'mentioned') return mentioned;
+    const commented = eb.exists(eb.selectFrom('issue_comments as ic').select('ic.id').whereRef('ic.issue_id', '=', 'issues.id').where('ic.author_id', '=', userId));
+    return eb.or([assigned, created, mentioned, commented]);
+  };
 }
 
 /** One page of an issue's timeline events, oldest first, and how many there are (two queries). */
