@@ -76,6 +76,8 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
       CODEHOST_DEMO: '0',
       CODEHOST_LOG_LEVEL: 'warn',
       CODEHOST_RATE_LIMIT: '100000000',
+      CODEHOST_RATE_LIMIT_CONTENT_PER_MINUTE: '100000000',
+      CODEHOST_RATE_LIMIT_CONTENT_PER_HOUR: '100000000',
       // Measured as production runs: the request journal (on by default in laptop mode) is off unless
       // BENCH_JOURNAL=1 asks to measure its cost (docs/performance.md, "The request journal's cost").
       CODEHOST_JOURNAL: process.env.BENCH_JOURNAL === '1' ? '1' : '0',

@@ -85,6 +85,8 @@ export function readSettings(env: Env): Config {
       anonymousPerHour: int(env, 'CODEHOST_RATE_LIMIT_ANONYMOUS', 60, 1),
       failedLoginsPerHour: int(env, 'CODEHOST_RATE_LIMIT_FAILED_LOGINS', 100, 1),
       block: int(env, 'CODEHOST_RATE_LIMIT_BLOCK', 50, 1),
+      contentPerMinute: int(env, 'CODEHOST_RATE_LIMIT_CONTENT_PER_MINUTE', 80, 1),
+      contentPerHour: int(env, 'CODEHOST_RATE_LIMIT_CONTENT_PER_HOUR', 500, 1),
     },
     lookupCacheMs: int(env, 'CODEHOST_LOOKUP_CACHE_MS', 1_000, 0),
     jobs: {

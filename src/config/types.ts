@@ -73,6 +73,9 @@ export interface Config {
     failedLoginsPerHour: number;
     /** The most requests of a budget one process leases from the database at once. */
     block: number;
+    /** The secondary rate limit: requests that create content (issues, comments, reactions...) a caller may make a minute and an hour. */
+    contentPerMinute: number;
+    contentPerHour: number;
   };
   /**
    * How long a process trusts what it read of state another process may change: an app by its

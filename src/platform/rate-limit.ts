@@ -23,10 +23,15 @@ const WINDOW_SECONDS = 3600;
 /** How often the expired windows are removed. */
 export const SWEEP_SECONDS = 600;
 
-/** What a rate limit counts: a user, an app or an installation by id, or a client address. */
-export type RateLimitKey = `${'user' | 'app' | 'installation'}:${number}` | `${'ip' | 'failed-login'}:${string}`;
+type Caller = 'user' | 'app' | 'installation';
 
-const ID_KEY = /^(user|app|installation):[1-9]\d{0,15}$/;
+/**
+ * What a rate limit counts: a user, an app or an installation by id, or a client address; and the
+ * secondary limit's content a caller creates, a minute and an hour (`content-minute-user:1`).
+ */
+export type RateLimitKey = `${Caller}:${number}` | `content-${'minute' | 'hour'}-${Caller}:${number}` | `${'ip' | 'failed-login'}:${string}`;
+
+const ID_KEY = /^(content-(minute|hour)-)?(user|app|installation):[1-9]\d{0,15}$/;
 const ADDRESS_KEY = /^(ip|failed-login):(.{2,45})$/;
 
 /**
@@ -70,6 +75,14 @@ function normalAddress(value: string | undefined): string | null {
   if (!mapped) return short;
   const [high, low] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
   return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+}
+
+/** The platform's answer to a caller over a secondary limit: 403 (or the given status) with `Retry-After`. */
+export function secondaryRateLimitExceeded(requestId: string, retryAfterSeconds: number, status = 403): ApiError {
+  return new ApiError(status,
+    'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. '
+    + `If you reach out to support for help, please include the request ID ${requestId}.`,
+    { headers: { 'retry-after': String(retryAfterSeconds) } });
 }
 
 export const LOGIN_ATTEMPTS_EXCEEDED = 'Maximum number of login attempts exceeded. Please try again later.';
@@ -132,35 +145,35 @@ export class RateLimiter {
     this.options = options;
   }
 
-  /** Counts one request against `key` and returns the state after it. */
-  async hit(key: RateLimitKey, limit: number, resource = 'core'): Promise<RateLimitState> {
+  /** Counts one request against `key` and returns the state after it; a window is an hour unless `windowSeconds` says less. */
+  async hit(key: RateLimitKey, limit: number, resource = 'core', windowSeconds = WINDOW_SECONDS): Promise<RateLimitState> {
     checkKey(key);
     for (;;) {
       const now = this.nowSeconds();
       const lease = this.leases.get(key);
-      if (lease && lease.windowStart > now - WINDOW_SECONDS) {
+      if (lease && lease.windowStart > now - windowSeconds) {
         if (lease.credits > 0) {
           lease.credits--;
-          return this.state(lease.next - 1 - lease.credits, lease.windowStart, limit, resource);
+          return this.state(lease.next - 1 - lease.credits, lease.windowStart, limit, resource, windowSeconds);
         }
         // A number of this lease, or beyond the limit already: every number left in the window is.
         if (lease.next <= lease.end || lease.next > limit) {
           const used = lease.next++;
-          return this.state(used, lease.windowStart, limit, resource);
+          return this.state(used, lease.windowStart, limit, resource, windowSeconds);
         }
       }
       let pending = this.leasing.get(key);
       if (!pending) {
-        pending = this.lease(key, limit, now).finally(() => this.leasing.delete(key));
+        pending = this.lease(key, limit, now, windowSeconds).finally(() => this.leasing.delete(key));
         this.leasing.set(key, pending);
       }
       await pending;
     }
   }
 
-  private async lease(key: string, limit: number, now: number): Promise<void> {
+  private async lease(key: string, limit: number, now: number, windowSeconds: number): Promise<void> {
     const size = leaseSize(limit, this.options.block);
-    const row = await store.countRequests(this.db, key, size, now, now - WINDOW_SECONDS);
+    const row = await store.countRequests(this.db, key, size, now, now - windowSeconds);
     const old = this.leases.get(key);
     const credits = old && old.windowStart === row.window_start ? old.credits : 0;
     this.leases.delete(key);
@@ -277,8 +290,8 @@ export class RateLimiter {
     return Math.floor(this.clock.nowMs() / 1000);
   }
 
-  private state(used: number, windowStart: number, limit: number, resource: string): RateLimitState {
-    return { limit, used, remaining: Math.max(0, limit - used), reset: windowStart + WINDOW_SECONDS, resource };
+  private state(used: number, windowStart: number, limit: number, resource: string, windowSeconds = WINDOW_SECONDS): RateLimitState {
+    return { limit, used, remaining: Math.max(0, limit - used), reset: windowStart + windowSeconds, resource };
   }
 }
 

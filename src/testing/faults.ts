@@ -13,7 +13,7 @@ import { findApp } from '../core/apps/store.ts';
 import type { Api, Context } from '../platform/context.ts';
 import { ApiError, invalidField, notFound } from '../platform/errors.ts';
 import { DELIVERY_EFFECTS, faultsOf, REQUEST_EFFECTS, type DeliveryEffect, type FaultMatch, type FaultRule, type RequestEffect, type RequestFacts } from './fault-store.ts';
-import { clientAddress, rateLimitExceededMessage } from '../platform/rate-limit.ts';
+import { clientAddress, rateLimitExceededMessage, secondaryRateLimitExceeded } from '../platform/rate-limit.ts';
 import { hashSecret } from '../platform/tokens.ts';
 import { parseAuthorization, type Principal, rateLimitKey } from '../core/access/index.ts';
 import { withoutApiPrefix } from '../platform/urls.ts';
@@ -226,10 +226,7 @@ export function faultInjection(ctx: Context): (request: FastifyRequest, reply: F
         });
       }
       case 'secondary_rate_limit':
-        throw new ApiError(rule.status!,
-          'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. ' +
-          `If you reach out to support for help, please include the request ID ${request.id}.`,
-          { headers: { 'retry-after': String(rule.retryAfter) } });
+        throw secondaryRateLimitExceeded(request.id, rule.retryAfter!, rule.status!);
       default:
         throw new ApiError(rule.status!, STATUS_CODES[rule.status!] ?? 'Error', rule.retryAfter === null ? {} : { headers: { 'retry-after': String(rule.retryAfter) } });
     }

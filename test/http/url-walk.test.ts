@@ -18,7 +18,7 @@ import { startServer, type TestServer } from '../helpers/server.ts';
  * followers, starred-like subscriptions and received events; a repository's contributors,
  * deployments, downloads, events, forks, hooks, languages, merges, stargazers, tags and statuses;
  * a pull request's commits and review comments; issue timelines; an organization's
- * events, hooks and issues; a team's repositories. Everything else a walked document names is followed.
+ * events and hooks; a team's repositories. Everything else a walked document names is followed.
  */
 const NOT_SERVED: readonly RegExp[] = [
   // codehost keeps no followers, stars or activity feeds of users.
@@ -32,8 +32,8 @@ const NOT_SERVED: readonly RegExp[] = [
   // …/commits/{ref}/statuses), and no issue timelines are kept...
   /^\/repos\/[^/]+\/[^/]+\/statuses\/[0-9a-f]{40}$/,
   /^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/timeline$/,
-  // ...nor an organization's events feed, webhooks or issue list across repositories, nor a team's repositories list.
-  /^\/orgs\/[^/]+\/(events|hooks|issues)$/,
+  // ...nor an organization's events feed or webhooks, nor a team's repositories list.
+  /^\/orgs\/[^/]+\/(events|hooks)$/,
   /^\/orgs\/[^/]+\/teams\/[^/]+\/repos$/,
 ];
 

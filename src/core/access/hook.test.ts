@@ -32,6 +32,9 @@ const LIMIT = 3;
 const ANONYMOUS_LIMIT = 2;
 const FAILED_LOGINS = 2;
 const CLIENT_SECRET = 'the client secret';
+/** The secondary limit on content: 1 a minute, 2 an hour. */
+const CONTENT_PER_MINUTE = 1;
+const CONTENT_PER_HOUR = 2;
 
 const TOKENS: AccessRule = { credentials: ['classic', 'oauth', 'fine_grained', 'installation', 'jwt'], scopes: ['repo'], permissions: [{ issues: 'read' }, { contents: 'write', metadata: 'read' }] };
 const PUBLIC: AccessRule = { credentials: ['classic', 'oauth', 'fine_grained', 'installation', 'jwt'], anonymous: true };
@@ -47,6 +50,7 @@ const logged: string[] = [];
 const id: Record<string, number> = {};
 let issuer: (input: Parameters<typeof issueToken>[2]) => Promise<string>;
 let nextUser = 1;
+let clock: Clock;
 
 /** A token of `kind` for a user (or installation) of its own, so that no two tests share a budget; and its rate-limit key. */
 async function fresh(kind: 'classic' | 'oauth' | 'fine_grained' | 'installation', scopes: string[] = []): Promise<{ authorization: string; key: string }> {
@@ -74,10 +78,10 @@ before(async () => {
   db = open();
   await migrateToLatest(db);
   limiterDb = open(1);
-  const clock = new Clock();
+  clock = new Clock(true);
   const config = loadConfig({});
   config.adminToken = ADMIN;
-  config.rateLimit = { ...config.rateLimit, authenticatedPerHour: LIMIT, anonymousPerHour: ANONYMOUS_LIMIT, failedLoginsPerHour: FAILED_LOGINS };
+  config.rateLimit = { ...config.rateLimit, authenticatedPerHour: LIMIT, anonymousPerHour: ANONYMOUS_LIMIT, failedLoginsPerHour: FAILED_LOGINS, contentPerMinute: CONTENT_PER_MINUTE, contentPerHour: CONTENT_PER_HOUR };
   app = Fastify({ trustProxy: '127.0.0.1', logger: { level: 'error', stream: { write: (line: string) => void logged.push(line) } } });
   const ctx = { config, db, clock, rateLimiter: new RateLimiter(limiterDb.kysely, clock), log: app.log, perServer: new Map(), urls: { api: 'http://127.0.0.1/api/v3', web: 'http://127.0.0.1' }, vendor: vendorNames('Vendor') } as unknown as Context;
   installConventions(app, ctx, { compileSchemas: 'on first use' });
@@ -94,6 +98,7 @@ before(async () => {
     api.get('/tokens', { config: { access: TOKENS } }, async (request) => who(request, TOKENS));
     api.get('/public', { config: { access: PUBLIC } }, async (request) => who(request, PUBLIC));
     api.get('/classic', { config: { access: CLASSIC_ONLY } }, async (request) => who(request, CLASSIC_ONLY));
+    api.post('/content', { config: { access: CLASSIC_ONLY, createsContent: true } }, async (request) => who(request, CLASSIC_ONLY));
     api.get('/uncounted', { config: { access: PUBLIC, uncounted: true } }, async (request) => who(request));
     api.get('/basic', { config: { access: { credentials: ['basic'] }, basicApp: true } }, async (request) => who(request));
     api.get('/no-rule', async (request) => who(request));
@@ -295,6 +300,28 @@ test('each caller is counted under its own key and limit; the one over the limit
   const app = await get('/basic', { authorization: basicApp() });
   assert.deepEqual(app.body, { type: 'app', kind: 'basic', key: `app:${id.app}`, route: null });
   assert.deepEqual(budget(app), [String(LIMIT), '1', '2']);
+});
+
+test('content: counted a minute and an hour after the rule, each caller its own; over either window the secondary limit with Retry-After to its end', async () => {
+  const post = (authorization?: string) => get('/content', { method: 'POST', ...(authorization ? { authorization } : {}) });
+  const retryAfter = (answer: Answer) => Number(answer.headers.get('retry-after'));
+  const a = await fresh('classic');
+  assert.equal((await get('/classic', { authorization: a.authorization })).status, 200, 'a route that makes no content counts none');
+  assert.equal((await post()).status, 401, 'refused by the rule: not counted');
+  assert.equal((await post(a.authorization)).status, 200);
+  const minute = await post(a.authorization);
+  assert.equal(minute.status, 403);
+  assert.match(minute.body.message, /^You have exceeded a secondary rate limit\. Please wait a few minutes before you try again\. If you reach out to support for help, please include the request ID /);
+  assert.ok(retryAfter(minute) >= 1 && retryAfter(minute) <= 60, `Retry-After ${retryAfter(minute)}`);
+  assert.deepEqual(budget(minute), [String(LIMIT), '3', '0'], 'the primary budget\'s headers');
+  const b = await fresh('classic');
+  assert.equal((await post(b.authorization)).status, 200, 'another caller: its own budget');
+  clock.advance(61);
+  assert.equal((await post(b.authorization)).status, 200, 'a new minute');
+  clock.advance(61);
+  const hour = await post(b.authorization);
+  assert.equal(hour.status, 403, 'two an hour');
+  assert.ok(retryAfter(hour) > 60 && retryAfter(hour) <= 3600 - 122, `Retry-After ${retryAfter(hour)}`);
 });
 
 test('Basic client credentials count on routes that take them (a wrong secret 404), and are a failed login elsewhere', async () => {

@@ -6,7 +6,9 @@ import type { Context } from '../../platform/context.ts';
 import { databaseUnavailable } from '../../db/errors.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { anonymousRateLimit, anonymousRateLimitHeaders, selectApiVersion } from '../../http/version.ts';
-import { clientAddress, rateLimitExceededMessage, rateLimitHeaders, type RateLimitKey, type RateLimitState } from '../../platform/rate-limit.ts';
+import {
+  clientAddress, rateLimitExceededMessage, rateLimitHeaders, secondaryRateLimitExceeded, type RateLimitKey, type RateLimitState,
+} from '../../platform/rate-limit.ts';
 import { acceptedHeaders, checkRule } from './access.ts';
 import type { AccessRule } from './rule.ts';
 import { authenticate, isFailedLogin, type Principal } from './principal.ts';
@@ -20,6 +22,11 @@ declare module 'fastify' {
     basicApp?: boolean;
     /** The request reads the caller's budget and uses none of it (GET /rate_limit): not counted, not refused over the limit. */
     uncounted?: boolean;
+    /**
+     * The request creates content (an issue, a comment, a reaction, a label, a status, a check run, a
+     * review): counted against the secondary limit of content a caller creates a minute and an hour.
+     */
+    createsContent?: boolean;
   }
   interface FastifyRequest {
     principal: Principal;
@@ -50,6 +57,19 @@ export function callerResolution(ctx: Context): CallerResolution {
       if (!counterFailing) ctx.log.error({ err: error, reason }, 'rate-limit counters cannot be written; requests are served uncounted until they can');
       counterFailing = true;
       return ctx.rateLimiter.peek(key, limit);
+    }
+  };
+  /**
+   * A request that creates content, of a caller the route admits: counted a minute and an hour
+   * (CODEHOST_RATE_LIMIT_CONTENT_PER_MINUTE / _PER_HOUR); over either, the platform's secondary
+   * limit (403 with `Retry-After`: the seconds until that window ends). Its headers stay the primary's.
+   */
+  const countContent = async (request: FastifyRequest, key: RateLimitKey): Promise<void> => {
+    const { contentPerMinute, contentPerHour } = ctx.config.rateLimit;
+    for (const [window, limit, seconds] of [['minute', contentPerMinute, 60], ['hour', contentPerHour, 3600]] as const) {
+      // Stryker disable next-line StringLiteral: a content window's resource is never shown (the answer's headers are the primary budget's)
+      const state = await ctx.rateLimiter.hit(`content-${window}-${key}` as RateLimitKey, limit, 'content', seconds);
+      if (state.used > limit) throw secondaryRateLimitExceeded(request.id, Math.max(1, state.reset - Math.floor(ctx.clock.nowMs() / 1000)));
     }
   };
   const resolve = async (request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, rule: AccessRule): Promise<void> => {
@@ -91,6 +111,7 @@ export function callerResolution(ctx: Context): CallerResolution {
       reply.header('x-oauth-scopes', principal.scopes.join(', '));
     }
     checkRule(rule, principal);
+    if (config.createsContent) await countContent(request, key);
     // What the route accepts goes with the caller, so a check on an account or repository can ask
     // whether a token holds it there (an app user token's grant differs from account to account).
     if (principal.type === 'user' || principal.type === 'installation') principal.route = rule;

@@ -59,7 +59,7 @@ export function commitRoutes(app: Api, ctx: Context): void {
   }, async (request) => service.branch(request.principal, request.params.owner, request.params.repo, request.params.branch));
 
   app.post('/repos/:owner/:repo/statuses/:sha', {
-    config: { access: statusWrite },
+    config: { access: statusWrite, createsContent: true },
     schema: {
       summary: 'Create a commit status', tags, security, params: ShaParams,
       body: Type.Object({
@@ -90,7 +90,7 @@ export function commitRoutes(app: Api, ctx: Context): void {
   const checks = ['checks'];
 
   app.post('/repos/:owner/:repo/check-runs', {
-    config: { access: checkWrite },
+    config: { access: checkWrite, createsContent: true },
     schema: {
       summary: 'Create a check run', tags: checks, security, params: Type.Object(RepositoryParams.properties),
       body: Type.Object({ name: CheckRunName, head_sha: Type.String({ minLength: 1, maxLength: 255 }), ...checkRunFields }),

@@ -40,7 +40,7 @@ export function labelRoutes(app: Api, ctx: Context): void {
   }, async (request, reply) => sendPage(request, reply, ctx.urls.api, (page) => service.labels(request.principal, request.params.owner, request.params.repo, page)));
 
   app.post('/repos/:owner/:repo/labels', {
-    config: { access: labelWrite },
+    config: { access: labelWrite, createsContent: true },
     schema: {
       summary: 'Create a label', tags, security, params: repositoryOnly,
       body: Type.Object({ name: Name, color: Type.Optional(Color), description: Type.Optional(Description) }),

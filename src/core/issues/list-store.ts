@@ -13,40 +13,26 @@ import { authorAssociations, type CommentFacts, type CommentRow, type IssueRow }
 
 export type IssueEventRow = Selectable<IssueEventsTable>;
 
-/**
- * One page of an issue's comments, oldest first, those updated at or after `since` when given; and
- * how many there are (two queries).
- */
-export async function commentPage(
-  db: Executor,
-  issueId: number,
-  since: string | null,
-  page: { offset: number; limit: number },
-): Promise<{ total: number; comments: CommentRow[] }> {
-  let base = db.selectFrom('issue_comments').where('issue_id', '=', issueId);
-  if (since !== null) base = base.where('updated_at', '>=', since);
-  const [count, comments] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    base.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
-  ]);
-  return { total: Number(count.n), comments };
-}
-
-/** How a repository's comments are listed: `sort` created (default) or updated, `direction` asc (default) or desc. */
+/** How comments are listed: `sort` created (default) or updated, `direction` asc (default) or desc. */
 export interface CommentListQuery {
   sort: 'created' | 'updated';
   direction: 'asc' | 'desc';
   since: string | null;
 }
 
-/** One page of a repository's comments (of all its issues and pull requests), and how many there are. */
-export async function repositoryCommentPage(
+/**
+ * One page of an issue's comments, or of a repository's (of all its issues and pull requests), those
+ * updated at or after `since` when given; and how many there are (two queries).
+ */
+export async function commentPage(
   db: Executor,
-  repositoryId: number,
+  of: { issueId: number } | { repositoryId: number },
   query: CommentListQuery,
   page: { offset: number; limit: number },
 ): Promise<{ total: number; comments: CommentRow[] }> {
-  let base = db.selectFrom('issue_comments').where('repository_id', '=', repositoryId);
+  let base = 'issueId' in of
+    ? db.selectFrom('issue_comments').where('issue_id', '=', of.issueId)
+    : db.selectFrom('issue_comments').where('repository_id', '=', of.repositoryId);
   if (query.since !== null) base = base.where('updated_at', '>=', query.since);
   const [count, comments] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
@@ -74,28 +60,36 @@ export interface IssueListQuery {
   sort: 'created' | 'updated' | 'comments';
   direction: 'asc' | 'desc';
   since: string | null;
+  /**
+   * A user's issues (the user's and an organization's lists): those assigned to them, they opened,
+   * that mention them, any of these or that they commented on (`subscribed`), or all.
+   */
+  involving?: { userId: number; filter: 'assigned' | 'created' | 'mentioned' | 'subscribed' | 'all' };
 }
 
-/** One page of a repository's issues and pull requests, as the query filters and sorts them, and how many there are. */
+/**
+ * One page of the issues and pull requests of a repository (or of several: a user's lists), as the
+ * query filters and sorts them, and how many there are.
+ */
 export async function issueListPage(
   db: Executor,
-  repositoryId: number,
+  repositories: number | readonly number[],
   query: IssueListQuery,
   page: { offset: number; limit: number },
 ): Promise<{ total: number; issues: IssueRow[] }> {
-  let base = db.selectFrom('issues').where('issues.repository_id', '=', repositoryId);
+  if (typeof repositories !== 'number' && !repositories.length) return { total: 0, issues: [] };
+  let base = typeof repositories === 'number'
+    ? db.selectFrom('issues').where('issues.repository_id', '=', repositories)
+    : db.selectFrom('issues').where('issues.repository_id', 'in', [...repositories]);
+  if (query.involving && query.involving.filter !== 'all') base = base.where(involves(query.involving.userId, query.involving.filter));
   if (query.state !== 'all') base = base.where('issues.state', '=', query.state);
   if (query.isPullRequest !== undefined) base = base.where('issues.is_pull_request', '=', query.isPullRequest ? 1 : 0);
   if (query.since !== null) base = base.where('issues.updated_at', '>=', query.since);
   if (query.creatorId !== undefined) base = base.where('issues.author_id', '=', query.creatorId);
-  const assigned = (eb: ExpressionBuilder<Database, 'issues'>) => eb.selectFrom('issue_assignees as a').select('a.user_id').whereRef('a.issue_id', '=', 'issues.id');
-  if (query.assignee === 'any') base = base.where((eb) => eb.exists(assigned(eb)));
-  else if (query.assignee === 'none') base = base.where((eb) => eb.not(eb.exists(assigned(eb))));
-  else if (query.assignee !== undefined) base = base.where((eb) => eb.exists(assigned(eb).where('a.user_id', '=', query.assignee as number)));
-  if (query.mentionedId !== undefined) {
-    const mentioned = query.mentionedId;
-    base = base.where((eb) => eb.exists(eb.selectFrom('issue_events as m').select('m.id').whereRef('m.issue_id', '=', 'issues.id').where('m.event', '=', 'mentioned').where('m.subject_user_id', '=', mentioned)));
-  }
+  if (query.assignee === 'any') base = base.where((eb) => eb.exists(assigneesOf(eb)));
+  else if (query.assignee === 'none') base = base.where((eb) => eb.not(eb.exists(assigneesOf(eb))));
+  else if (query.assignee !== undefined) base = base.where(involves(query.assignee, 'assigned'));
+  if (query.mentionedId !== undefined) base = base.where(involves(query.mentionedId, 'mentioned'));
   for (const name of query.labels) {
     base = base.where((eb) => eb.exists(eb.selectFrom('issue_labels as il').innerJoin('labels as l', 'l.id', 'il.label_id').select('il.label_id')
       .whereRef('il.issue_id', '=', 'issues.id').where('l.name_lower', '=', name)));
@@ -114,6 +108,23 @@ export async function issueListPage(
     ordered.selectAll('issues').orderBy('issues.id', query.direction).limit(page.limit).offset(page.offset).execute(),
   ]);
   return { total: Number(count.n), issues };
+}
+
+/** The issue's assignees (a subquery of an issue list's). */
+const assigneesOf = (eb: ExpressionBuilder<Database, 'issues'>) => eb.selectFrom('issue_assignees as a').select('a.user_id').whereRef('a.issue_id', '=', 'issues.id');
+
+/** Issues a user is involved in: assigned, opened, mentioned in, or (`subscribed`) any of these or commented on. */
+function involves(userId: number, filter: 'assigned' | 'created' | 'mentioned' | 'subscribed') {
+  return (eb: ExpressionBuilder<Database, 'issues'>) => {
+    const assigned = eb.exists(assigneesOf(eb).where('a.user_id', '=', userId));
+    const created = eb('issues.author_id', '=', userId);
+    const mentioned = eb.exists(eb.selectFrom('issue_events as m').select('m.id').whereRef('m.issue_id', '=', 'issues.id').where('m.event', '=', 'mentioned').where('m.subject_user_id', '=', userId));
+    if (filter === 'assigned') return assigned;
+    if (filter === 'created') return created;
+    if (filter === 'mentioned') return mentioned;
+    const commented = eb.exists(eb.selectFrom('issue_comments as ic').select('ic.id').whereRef('ic.issue_id', '=', 'issues.id').where('ic.author_id', '=', userId));
+    return eb.or([assigned, created, mentioned, commented]);
+  };
 }
 
 /** One page of an issue's timeline events, oldest first, and how many there are (two queries). */

@@ -44,7 +44,7 @@ export function reactionRoutes(app: Api, ctx: Context): void {
       service.reactions(request.principal, request.params.owner, request.params.repo, targetOf(request.params), request.query.content, page)));
 
     app.post(path, {
-      config: { access: reactionWrite },
+      config: { access: reactionWrite, createsContent: true },
       schema: { summary: `Create reaction for ${of}`, tags, security, params, body: ReactionBody, response: { 200: Reaction, 201: Reaction, ...written } },
     }, async (request, reply) => {
       const { created, reaction } = await service.react(request.principal, request.params.owner, request.params.repo, targetOf(request.params), request.body.content);

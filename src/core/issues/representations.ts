@@ -6,7 +6,7 @@ import { isoSeconds } from '../../platform/clock.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { SimpleUser, simpleUser, team, Team, teamRepresentation } from '../accounts/representations.ts';
 import type { UserRow } from '../accounts/store.ts';
-import { Label, labelRepresentation } from '../repositories/representations.ts';
+import { FullRepository, Label, labelRepresentation } from '../repositories/representations.ts';
 import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
 import type { EventFacts } from './list-store.ts';
 import { REACTION_CONTENTS, type ReactionCounts, type ReactionRow } from './reaction-store.ts';
@@ -117,6 +117,10 @@ export const Issue = Type.Object({
   reactions: Reactions,
 });
 export type Issue = Static<typeof Issue>;
+
+/** An issue of the user's and an organization's lists: with its repository, as the platform shows them there. */
+export const IssueWithRepository = Type.Object({ ...Issue.properties, repository: FullRepository });
+export type IssueWithRepository = Static<typeof IssueWithRepository>;
 
 export const IssueComment = Type.Object({
   id: Type.Integer(),

@@ -6,8 +6,9 @@ import type { FastifyReply } from 'fastify';
 import { denied, repositoryRead, RepositoryParams } from '../repositories/routes.ts';
 import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ValidationErrorBody } from '../../platform/schemas.ts';
-import { Issue, IssueComment, IssueEvent, PullRequest } from './representations.ts';
+import { Issue, IssueComment, IssueEvent, IssueWithRepository, PullRequest } from './representations.ts';
 import { ISSUE_READ, IssueService, PULL_READ } from './service.ts';
+import { USER_TOKENS, type AccessRule, type UserPrincipal } from '../access/index.ts';
 
 const security = [{ token: [] }];
 
@@ -146,6 +147,40 @@ function listRoutes(app: Api, ctx: Context, service: IssueService): void {
     const { owner, repo } = request.params;
     return sendPage(request, reply, ctx.urls.api, (page) => service.issues(request.principal, owner, repo, request.query, page));
   });
+
+  // The user's issues, and an organization's: a user's token (its reach into private repositories
+  // as for every list; a fine-grained one `issues: read`).
+  const userIssues: AccessRule = { credentials: USER_TOKENS, permissions: [{ issues: 'read' }] };
+  const UserIssueQuery = Type.Object({
+    filter: Type.Optional(Type.Union([
+      Type.Literal('assigned'), Type.Literal('created'), Type.Literal('mentioned'), Type.Literal('subscribed'), Type.Literal('repos'), Type.Literal('all'),
+    ], {
+      description: 'Default: `assigned`; `subscribed`: assigned, created, mentioned or commented on; `repos` and `all`: every issue of those repositories',
+    })),
+    state: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('all')], { description: 'Default: `open`' })),
+    labels: Type.Optional(Type.String({ description: 'Comma-separated label names, all of which an issue has' })),
+    sort: Type.Optional(Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('comments')], { description: 'Default: `created`' })),
+    direction: Type.Optional(Direction('Default: `desc`')),
+    since: Type.Optional(Since),
+    ...PageQuery,
+  });
+  for (const [path, summary, tags] of [
+    ['/issues', 'List issues assigned to the authenticated user', ['issues']],
+    ['/user/issues', 'List user account issues assigned to the authenticated user', ['issues']],
+  ] as const) {
+    app.get(path, {
+      config: { access: userIssues },
+      schema: { summary, tags: [...tags], security, querystring: UserIssueQuery, response: { 200: Type.Array(IssueWithRepository), ...denied, 422: ValidationErrorBody } },
+    }, async (request, reply) => sendPage(request, reply, ctx.urls.api, (page) => service.userIssues(request.principal as UserPrincipal, undefined, request.query, page)));
+  }
+  app.get('/orgs/:org/issues', {
+    config: { access: userIssues },
+    schema: {
+      summary: 'List organization issues assigned to the authenticated user', tags: ['issues'], security,
+      params: Type.Object({ org: Type.String({ description: 'The organization name, not case sensitive' }) }),
+      querystring: UserIssueQuery, response: { 200: Type.Array(IssueWithRepository), ...denied, 422: ValidationErrorBody },
+    },
+  }, async (request, reply) => sendPage(request, reply, ctx.urls.api, (page) => service.userIssues(request.principal as UserPrincipal, request.params.org, request.query, page)));
 
   app.get('/repos/:owner/:repo/issues/comments', {
     config: { access: repositoryRead(ISSUE_READ) },

@@ -6,15 +6,17 @@ import { isRowId } from '../../platform/schemas.ts';
 import { RepositoryService } from '../repositories/service.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import {
-  commentRepresentation, eventRepresentation, issueRepresentation, type Issue, loadCommentFacts, loadCommentPageFacts, loadEventPageFacts,
+  commentRepresentation, eventRepresentation, issueRepresentation, type Issue, type IssueWithRepository, loadCommentFacts, loadCommentPageFacts, loadEventPageFacts,
   pullRequestRepresentation, type IssueComment, type IssueEvent,
 } from './representations.ts';
-import { findComment, findIssue, issueFactsOf, issuePageFacts } from './store.ts';
+import { findComment, findIssue, issueFactsOf, issuePageFacts, type IssueFacts } from './store.ts';
 import {
-  commentPage, eventPage, findEvent, issueListPage, repositoryCommentPage, type CommentListQuery, type IssueListQuery,
+  commentPage, eventPage, findEvent, issueListPage, type CommentListQuery, type IssueListQuery,
 } from './list-store.ts';
-import { usersByLogin } from '../accounts/store.ts';
-import type { Permissions, Principal } from '../access/index.ts';
+import { findAccount, usersByLogin } from '../accounts/store.ts';
+import { repositoriesWithFacts } from '../repositories/facts.ts';
+import { fullRepository } from '../repositories/representations.ts';
+import type { Permissions, Principal, UserPrincipal } from '../access/index.ts';
 
 export const ISSUE_READ: readonly Permissions[] = [{ issues: 'read' }, { pull_requests: 'read' }];
 /** What a client asks of a repository's issue list (GET /repos/{owner}/{repo}/issues), as given. */
@@ -30,6 +32,21 @@ export interface IssueListFilter {
   direction?: 'asc' | 'desc';
   since?: string;
 }
+
+/** What a client asks of the user's and an organization's issue lists (GET /issues, /user/issues, /orgs/{org}/issues). */
+export interface UserIssueFilter extends Pick<IssueListFilter, 'state' | 'labels' | 'sort' | 'direction' | 'since'> {
+  filter?: 'assigned' | 'created' | 'mentioned' | 'subscribed' | 'repos' | 'all';
+}
+
+/** Comma-separated label names, as a list filters by them (any case). */
+const labelNames = (labels: string | undefined) => (labels ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
+
+/** An issue list's order and `since`: newest created first unless asked. */
+const listOrder = (query: Pick<IssueListFilter, 'sort' | 'direction' | 'since'>) => ({
+  sort: query.sort ?? 'created',
+  direction: query.direction ?? 'desc',
+  since: query.since === undefined ? null : new Date(query.since).toISOString(),
+});
 
 export const PULL_READ: readonly Permissions[] = [{ pull_requests: 'read' }];
 
@@ -74,7 +91,7 @@ export class IssueService extends Service {
   async comments(principal: Principal, owner: string, repo: string, number: string, since: string | undefined, page: PageParams): Promise<{ total: number; items: IssueComment[] }> {
     const { issue, repository } = await this.issueWithRepository(principal, owner, repo, number);
     const after = since === undefined ? null : new Date(since).toISOString();
-    const { total, comments } = await commentPage(this.db, issue.id, after, { offset: page.offset, limit: page.perPage });
+    const { total, comments } = await commentPage(this.db, { issueId: issue.id }, { sort: 'created', direction: 'asc', since: after }, { offset: page.offset, limit: page.perPage });
     const facts = await loadCommentPageFacts(this.db, comments, { issue, repository, owner: repository.owner });
     return { total, items: facts.map((f) => commentRepresentation(this.ctx.urls, f)) };
   }
@@ -98,20 +115,48 @@ export class IssueService extends Service {
       ...(assignee !== undefined ? { assignee } : {}),
       ...(creatorId !== undefined ? { creatorId } : {}),
       ...(mentionedId !== undefined ? { mentionedId } : {}),
-      labels: (query.labels ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean),
+      labels: labelNames(query.labels),
       ...(query.type !== undefined ? { type: query.type === '*' ? 'any' : query.type === 'none' ? 'none' : query.type.toLowerCase() } : {}),
-      sort: query.sort ?? 'created',
-      direction: query.direction ?? 'desc',
-      since: query.since === undefined ? null : new Date(query.since).toISOString(),
+      ...listOrder(query),
     };
     const { total, issues } = await issueListPage(this.db, repository.id, filter, { offset: page.offset, limit: page.perPage });
     return { total, items: (await issuePageFacts(this.db, issues, repository)).map((facts) => issueRepresentation(this.ctx.urls, facts)) };
   }
 
+  /**
+   * A page of the issues (pull requests included) of the repositories the calling user reaches by
+   * affiliation and the credential sees (of one organization: `org`), that involve the user as the
+   * filter says (`assigned` by default; `repos` and `all`: every one); each with its repository.
+   */
+  async userIssues(principal: UserPrincipal, org: string | undefined, query: UserIssueFilter, page: PageParams): Promise<{ total: number; items: IssueWithRepository[] }> {
+    const owner = org === undefined ? undefined : await findAccount(this.db, org);
+    if (org !== undefined && owner?.type !== 'Organization') throw notFound();
+    const repositoryIds = await this.repositories.affiliatedIds(principal, owner?.id);
+    const filter = query.filter ?? 'assigned';
+    const { total, issues } = await issueListPage(this.db, repositoryIds, {
+      ...listOrder(query),
+      state: query.state ?? 'open',
+      labels: labelNames(query.labels),
+      involving: { userId: principal.user.id, filter: filter === 'repos' ? 'all' : filter },
+    }, { offset: page.offset, limit: page.perPage });
+    const repositories = new Map((await repositoriesWithFacts(this.db, [...new Set(issues.map((i) => i.repository_id))])).map((r) => [r.repository.id, r]));
+    const facts = new Map<number, IssueFacts>();
+    for (const { repository } of repositories.values()) {
+      for (const one of await issuePageFacts(this.db, issues.filter((i) => i.repository_id === repository.id), repository)) facts.set(one.issue.id, one);
+    }
+    return {
+      total,
+      items: issues.map((issue) => {
+        const found = repositories.get(issue.repository_id)!;
+        return { ...issueRepresentation(this.ctx.urls, facts.get(issue.id)!), repository: fullRepository(this.ctx.urls, found.repository, found.owner, found.facts) };
+      }),
+    };
+  }
+
   /** A page of the repository's comments, of every issue and pull request. */
   async repositoryComments(principal: Principal, owner: string, repo: string, query: Partial<CommentListQuery> & { since?: string }, page: PageParams): Promise<{ total: number; items: IssueComment[] }> {
     const repository = await this.repositories.readable(principal, owner, repo);
-    const { total, comments } = await repositoryCommentPage(this.db, repository.id, {
+    const { total, comments } = await commentPage(this.db, { repositoryId: repository.id }, {
       sort: query.sort ?? 'created',
       direction: query.direction ?? 'asc',
       since: query.since === undefined ? null : new Date(query.since).toISOString(),

@@ -57,7 +57,7 @@ export function issueWriteRoutes(app: Api, ctx: Context): void {
   const RepositoryOnly = Type.Object(RepositoryParams.properties);
 
   app.post('/repos/:owner/:repo/issues', {
-    config: { access: issueWrite },
+    config: { access: issueWrite, createsContent: true },
     schema: { summary: 'Create an issue', tags: ['issues'], security, params: RepositoryOnly, body: OpenBody, response: { 201: Issue, ...written } },
   }, async (request, reply) => {
     const { title, ...rest } = request.body;
@@ -132,7 +132,7 @@ export function issueWriteRoutes(app: Api, ctx: Context): void {
 /** Creating, editing and deleting comments. */
 function commentWriteRoutes(app: Api, service: IssueWriteService): void {
   app.post('/repos/:owner/:repo/issues/:issue_number/comments', {
-    config: { access: issueWrite },
+    config: { access: issueWrite, createsContent: true },
     schema: {
       summary: 'Create an issue comment (on an issue or a pull request)',
       tags: ['issues'],

@@ -90,6 +90,12 @@ export async function privateOwnerIds(db: Executor, filter: RepositoryListFilter
   return rows.map((row) => row.owner_id);
 }
 
+/** Every repository of the filter the credential reaches (ids, unordered): where a list of what is in them looks. */
+export async function reachedRepositoryIds(db: Executor, filter: RepositoryListFilter, reach: PrivateReach | null): Promise<number[]> {
+  const rows = await db.selectFrom('repositories as r').select('r.id').where(filterCondition(filter)).where(reachCondition(reach)).execute();
+  return rows.map((row) => row.id);
+}
+
 /** One page of the repositories a list shows (ids, in order), and how many there are in all (two queries). */
 export async function repositoryPage(
   db: Executor,

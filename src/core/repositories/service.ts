@@ -14,7 +14,7 @@ import {
   fullRepository, repositorySubscription, type CollaboratorPermission, type FullRepository, type RepositoryRow, type RepositorySubscription,
 } from './representations.ts';
 import {
-  findSubscription, privateOwnerIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
+  findSubscription, privateOwnerIds, reachedRepositoryIds, repositoryPage, repositoryTeamOrgIds, repositoryTeamPage, subscriberPage,
   type PrivateReach, type RepositoryListFilter, type RepositoryListOrder,
 } from './list-store.ts';
 import { findFormerName, findRepository, findRepositoryById } from './store.ts';
@@ -144,6 +144,17 @@ export class RepositoryService extends Service {
       else installationIds.push(installation.id);
     }
     return { userId, ownerIds, installationIds, repositoryIds: selection };
+  }
+
+  /**
+   * The repositories a user reaches by affiliation (owned, or through an organization, a team or as
+   * a collaborator), of one owner when given, that the caller's credential sees: where the user's
+   * and an organization's issue lists look.
+   */
+  async affiliatedIds(principal: UserPrincipal, ownerId?: number): Promise<number[]> {
+    const filter: RepositoryListFilter = { affiliation: { userId: principal.user.id, owner: true, member: true }, ...(ownerId !== undefined ? { ownerId } : {}) };
+    const reach = await this.reachOf(principal, async () => (ownerId !== undefined ? [ownerId] : privateOwnerIds(this.db, filter, principal.user.id)));
+    return reachedRepositoryIds(this.db, filter, reach);
   }
 
   /** A page of repositories the caller may see among those of the filter, with their facts (and the calling user's permissions). */

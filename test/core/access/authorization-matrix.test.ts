@@ -849,6 +849,12 @@ const MATRIX: Row[] = [
       [OK,    OK,       OK,    OK,     OK,   OK,     OK,       OK,    OK,    OK,     OK,     OK,      OK,      403,  401,    OK,      OK,      OK], 'public repository'),
   ]),
 
+  // The user's and an organization's issues (src/core/issues/routes.ts): a user's token of any kind
+  // (a fine-grained one with `issues: read`), whose reach narrows what is listed.
+  // anon   classic   cls0   oauth   fg    fgLow   fgOther   user   inst   userN   instN   scoped   scAcme   jwt   basic   member   secman   outsider
+  ...(['GET /issues', 'GET /user/issues', 'GET /orgs/{org}/issues'] as const).map((operation) => row(operation, '', at(() => operation.slice(4).replace('{org}', 'acme')),
+    [401,   OK,       OK,    OK,     OK,   403,    OK,       OK,    403,   OK,     403,    OK,      OK,      403,  401,    OK,      OK,      OK])),
+
   // Commits, statuses and check runs (src/core/commits): read as the repository's contents; a status
   // is written by who has write access (acme's members), `repo:status`, or `statuses: write`; a check
   // run by an installation alone (`checks: write`), any other credential kind refused whatever it sees.
@@ -942,6 +948,8 @@ before(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   server = await startServer({
     CODEHOST_RATE_LIMIT: '1000000',
+    CODEHOST_RATE_LIMIT_CONTENT_PER_MINUTE: '1000000',
+    CODEHOST_RATE_LIMIT_CONTENT_PER_HOUR: '1000000',
     CODEHOST_RATE_LIMIT_ANONYMOUS: '1000000',
     CODEHOST_RATE_LIMIT_FAILED_LOGINS: '1000000',
     CODEHOST_MIGRATION_EXPORTS_PER_USER: '1000000',

@@ -5,15 +5,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startServer, type TestServer } from '../../helpers/server.ts';
-import { Receiver, type Received } from '../../helpers/receiver.ts';
-import { webhookSchemas } from '../../helpers/webhook-schemas.ts';
+import { Receiver } from '../../helpers/receiver.ts';
+import { watchDeliveries } from '../../helpers/deliveries.ts';
 import { install, mintInstallationToken } from '../../helpers/app-credentials.ts';
 import { classicToken, type TestApp } from '../../helpers/credentials.ts';
 
-const schemas = webhookSchemas();
-
 let server: TestServer;
 let receiver: Receiver;
+const watch = watchDeliveries(() => server, () => receiver, '/listener');
+const delivered = watch.delivered;
 let ci: string;
 let other: string;
 let mona: string;
@@ -36,24 +36,13 @@ before(async () => {
   mona = await classicToken(server, 'mona', ['repo']);
   olga = await classicToken(server, 'olga', ['public_repo']);
   await server.drain();
-  seen = receiver.on('/listener').length;
+  watch.skip();
 });
 
 after(async () => {
   await server?.close();
   await receiver?.stop();
 });
-
-let seen = 0;
-/** The deliveries since the last look, each valid against the platform's schema, their kinds sorted. */
-async function delivered(): Promise<{ kinds: string[]; body: (kind: string) => Received['json'] }> {
-  await server.drain();
-  const fresh = receiver.on('/listener').slice(seen);
-  seen += fresh.length;
-  const kind = (d: Received) => `${d.headers['x-vendor-event']}${d.json.action ? `/${d.json.action}` : ''}`;
-  for (const d of fresh) assert.deepEqual(schemas.errors(String(d.headers['x-vendor-event']), d.json.action, d.json), [], `${kind(d)} validates`);
-  return { kinds: fresh.map(kind).sort(), body: (wanted) => fresh.find((d) => kind(d) === wanted)?.json };
-}
 
 describe('commits and branches', () => {
   test('a commit by branch name and by sha, with its files; the branch with its head', async () => {

@@ -5,15 +5,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startServer, type TestServer } from '../../helpers/server.ts';
-import { Receiver, type Received } from '../../helpers/receiver.ts';
-import { webhookSchemas } from '../../helpers/webhook-schemas.ts';
+import { Receiver } from '../../helpers/receiver.ts';
+import { watchDeliveries } from '../../helpers/deliveries.ts';
 import { install, mintInstallationToken } from '../../helpers/app-credentials.ts';
 import { classicToken, type TestApp } from '../../helpers/credentials.ts';
 
-const schemas = webhookSchemas();
-
 let server: TestServer;
 let receiver: Receiver;
+const watch = watchDeliveries(() => server, () => receiver, '/listener');
+const delivered = watch.delivered;
 let bot: string;
 let mona: string;
 let olga: string;
@@ -33,28 +33,13 @@ before(async () => {
   olga = await classicToken(server, 'olga', ['public_repo']);
   number = (await server.admin('POST', '/repos/acme/widgets/issues', { author: 'olga', title: 'Wobbles' })).number;
   await server.drain();
-  seen = receiver.on('/listener').length;
+  watch.skip();
 });
 
 after(async () => {
   await server?.close();
   await receiver?.stop();
 });
-
-let seen = 0;
-/**
- * The deliveries since the last look, every one valid against the platform's schema: their
- * `event/action`s, sorted (deliveries are concurrent: their order is not the writes'), and the body
- * of each kind (the first of it).
- */
-async function delivered(): Promise<{ kinds: string[]; body: (kind: string) => Received['json'] }> {
-  await server.drain();
-  const fresh = receiver.on('/listener').slice(seen);
-  seen += fresh.length;
-  for (const d of fresh) assert.deepEqual(schemas.errors(String(d.headers['x-vendor-event']), d.json.action, d.json), [], `${d.headers['x-vendor-event']}/${d.json.action} validates`);
-  const kind = (d: Received) => `${d.headers['x-vendor-event']}/${d.json.action}`;
-  return { kinds: fresh.map(kind).sort(), body: (wanted) => fresh.find((d) => kind(d) === wanted)?.json };
-}
 
 describe('labels', () => {
   test('a new repository has the platform\'s nine default labels', async () => {
