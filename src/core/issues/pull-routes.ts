@@ -106,7 +106,7 @@ export function pullRoutes(app: Api, ctx: Context): void {
 /** A pull request's reviews: made, listed (oldest first), one by id. */
 function reviewRoutes(app: Api, ctx: Context, service: PullRequestService): void {
   app.post('/repos/:owner/:repo/pulls/:pull_number/reviews', {
-    config: { access: pullWrite },
+    config: { access: pullWrite, createsContent: true },
     schema: { summary: 'Create a review for a pull request', tags, security, params: PullParams, body: ReviewBody, response: { 200: PullRequestReview, ...written } },
   }, async (request) => {
     const { owner, repo, pull_number } = request.params;
