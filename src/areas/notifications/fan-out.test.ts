@@ -163,6 +163,20 @@ const ROWS: Row[] = [
     subscriptions: { owner: 'subscribed:comment', bob: 'ignored:null', cat: 'subscribed:mention', dan: 'subscribed:mention', eve: 'subscribed:mention' },
   },
   {
+    name: 'review submitted: the pull request\'s author hears of it (author), a watcher and a subscriber as of a comment; the reviewer subscribes (comment)',
+    setup: { pull: true, watches: { dan: 'watching' }, subscriptions: { eve: ['subscribed', 'comment'] } },
+    handler: 'pull_request_review.submitted', actor: 'bob', payload: () => ({ pull_request: true }),
+    threads: { ann: 'author', dan: 'subscribed', eve: 'comment' },
+    subscriptions: { ann: 'subscribed:author', bob: 'subscribed:comment', eve: 'subscribed:comment' },
+  },
+  {
+    name: 'review submitted by the pull request\'s author (a comment on their own): nobody is told of it but a watcher; their subscription keeps its reason',
+    setup: { pull: true, watches: { dan: 'watching' } },
+    handler: 'pull_request_review.submitted', actor: 'ann', payload: () => ({ pull_request: true }),
+    threads: { dan: 'subscribed' },
+    subscriptions: { ann: 'subscribed:author' },
+  },
+  {
     name: 'comment: mentioning oneself notifies nobody of it, but subscribes (mention) and lifts one\'s own ignored subscription',
     setup: { subscriptions: { bob: ['ignored', null] } },
     handler: 'issue_comment.created', actor: 'bob', payload: () => mentions(['bob']),
