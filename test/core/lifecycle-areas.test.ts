@@ -63,6 +63,16 @@ const ROWS: Record<string, Partial<Record<LifecycleActivityName, Row>>> = {
     'installation.suspend': { shown: INSTALLATIONS, title: 'suspended: its tokens stop, none is minted' },
     'installation.deleted': { shown: INSTALLATIONS, title: 'deleted: its tokens are gone' },
   },
+  commits: {
+    'repository.transferred': { notYet: 'statuses and check runs are the repository\'s rows, read by its id through its current owner; no test moves a repository that has them yet' },
+    'repository.renamed': { notYet: 'their URLs are rendered from the repository\'s current name; no test renames a repository that has them yet' },
+    'repository.deleted': { notYet: 'the rows cascade with the repository (migration 0025); no test deletes a repository that has them yet' },
+    'repository.archived': { shown: 'test/core/commits/commits.test.ts', title: 'an archived repository refuses statuses and check runs' },
+    'user.suspended': suspendedUser,
+    'user.deleted': { notYet: 'reassignAuthorship gives a deleted user\'s statuses to ghost; no test deletes a user who made one yet' },
+    'installation.suspend': { shown: INSTALLATIONS, title: 'suspended: its tokens stop, none is minted' },
+    'installation.deleted': { shown: INSTALLATIONS, title: 'deleted: its tokens are gone' },
+  },
   notifications: {
     'repository.transferred': { shown: TRANSFERS, title: 'the threads of who read it only through the old organization go' },
     'repository.renamed': { shown: REPOSITORIES, title: 'a rename: 200 at the new place' },
