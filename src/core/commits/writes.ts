@@ -92,8 +92,9 @@ export class CommitWrites extends Service {
    */
   async createCheckRun(repository: Repository, app: AppRow, actor: UserRow, commit: Commit, input: CheckRunInput & { name: string }) {
     const now = this.now();
-    const branch = (await branchesAt(this.ctx.config.dataDir, repository, commit.sha)).find((name) => name === repository.default_branch)
-      ?? (await branchesAt(this.ctx.config.dataDir, repository, commit.sha))[0] ?? null;
+    // The suite's branch: the default branch when the commit is its head, else the first that has it as head.
+    const heads = await branchesAt(this.ctx.config.dataDir, repository, commit.sha);
+    const branch = heads.includes(repository.default_branch) ? repository.default_branch : (heads[0] ?? null);
     const values = runValues(input, now, true);
     return this.transaction(async (trx) => {
       await stillWritable(trx, repository.id, this.ctx.db.dialect === 'postgres');
