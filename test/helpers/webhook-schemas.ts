@@ -2,30 +2,9 @@
 // description) with the spec's renamings applied to member names (github → vendor, dependabot →
 // updater, copilot → assistant: `performed_via_vendor_app`), compiled with ajv. A payload is
 // checked against the schema of its `event/action` (or `event` for an event without actions).
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { schemas } from '@octokit/openapi-webhooks';
-
-const rename = (name: string) => name.replace(/github/g, 'vendor').replace(/dependabot/g, 'updater').replace(/copilot/g, 'assistant');
-
-/** The schema with every member name renamed (keys of `properties`, entries of `required`). */
-function renamed(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(renamed);
-  if (schema === null || typeof schema !== 'object') return schema;
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === 'properties' && value && typeof value === 'object') {
-      out[key] = Object.fromEntries(Object.entries(value).map(([name, member]) => [rename(name), renamed(member)]));
-    } else if (key === 'required' && Array.isArray(value)) {
-      out[key] = value.map((name) => (typeof name === 'string' ? rename(name) : name));
-    } else if (key === 'examples' || key === 'example' || key === 'default') {
-      out[key] = value;
-    } else {
-      out[key] = renamed(value);
-    }
-  }
-  return out;
-}
+import { publishedAjv } from './published-schemas.ts';
 
 export interface WebhookSchemas {
   /** The published name of the description these schemas come from. */
@@ -42,10 +21,7 @@ export function webhookSchemas(): WebhookSchemas {
     webhooks: Record<string, { post: { operationId: string; requestBody: { content: { 'application/json': { schema: { $ref: string } } } } } }>;
     components: { schemas: Record<string, unknown> };
   };
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  addFormats.default(ajv);
-  ajv.addFormat('int64', true);
-  ajv.addSchema({ $id: 'webhooks', components: { schemas: renamed(document.components.schemas) } });
+  const ajv = publishedAjv('webhooks', { schemas: document.components.schemas });
   // `issues/opened`, `ping`: the operation ids name event (with dashes) and action.
   const refs = new Map<string, string>();
   for (const hook of Object.values(document.webhooks)) {
