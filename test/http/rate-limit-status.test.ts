@@ -1,5 +1,6 @@
 // GET /rate_limit, as the platform answers it: the caller's budget under `resources.core` (the one
-// resource codehost counts: every API request) and again under `rate`, with the rate-limit headers.
+// resource codehost counts: every API request) and again under `rate`, with the rate-limit headers;
+// `resources.search` too, which the platform's answer always has (codehost serves no search: unused).
 // Reading it uses none of the budget, and it answers when the budget is spent. The root document
 // names it.
 import assert from 'node:assert/strict';
@@ -21,7 +22,8 @@ const status = (options: { token?: string; authorization?: string } = {}) => ser
 
 function assertShape(body: any, expected: { limit: number; used: number }) {
   assert.deepEqual(Object.keys(body).sort(), ['rate', 'resources']);
-  assert.deepEqual(Object.keys(body.resources), ['core']);
+  assert.deepEqual(Object.keys(body.resources), ['core', 'search']);
+  assert.deepEqual({ ...body.resources.search, reset: 0 }, { limit: 30, used: 0, remaining: 30, reset: 0 });
   const core = body.resources.core;
   assert.deepEqual(Object.keys(core).sort(), ['limit', 'remaining', 'reset', 'used']);
   assert.equal(core.limit, expected.limit);
@@ -59,6 +61,7 @@ describe('GET /rate_limit', () => {
     const anonymous = await status();
     assert.equal(anonymous.status, 200, anonymous.text);
     assert.equal(anonymous.body.resources.core.limit, 60);
+    assert.equal(anonymous.body.resources.search.limit, 10);
     const used = anonymous.body.resources.core.used;
     assert.equal((await status()).body.resources.core.used, used);
     const bad = await status({ token: 'ghp_000000000000000000000000000000000000' });

@@ -1,7 +1,8 @@
 // The callers' own routes and sweep. GET /rate_limit: the caller's rate-limit status, as the platform answers it. codehost counts one
-// resource, `core` (every API request, src/platform/rate-limit.ts), so `resources` holds that one;
-// `rate` repeats it (the platform's older name, which clients such as PyGithub still read). The
-// route is `uncounted`: reading it uses none of the budget, and it answers when the budget is spent.
+// resource, `core` (every API request, src/platform/rate-limit.ts); `resources` holds it and the
+// platform's `search` (which the platform's answer always has: 30 a minute, 10 anonymous), never
+// used because codehost serves no search; `rate` repeats `core` (the platform's older name, which
+// clients such as PyGithub still read). The route is `uncounted`: reading it uses none of the budget, and it answers when the budget is spent.
 // Expired tokens are swept by `sweepExpiredTokens` (src/workers.ts lists it).
 import { Type } from 'typebox';
 import type { Api, Context } from '../../platform/context.ts';
@@ -21,12 +22,14 @@ function callerRoutes(app: Api, ctx: Context): void {
       summary: 'Get rate limit status for the authenticated user',
       description: 'The budget of the caller (a user, an app, an installation, or the client address when anonymous) for this hour; reading it uses none of it.',
       tags: ['rate-limit'],
-      response: { 200: Type.Object({ resources: Type.Object({ core: Rate }), rate: Rate }), 401: ErrorBody, 403: ErrorBody },
+      response: { 200: Type.Object({ resources: Type.Object({ core: Rate, search: Rate }), rate: Rate }), 401: ErrorBody, 403: ErrorBody },
     },
   }, async (request) => {
     const { limit, used, remaining, reset } = await ctx.rateLimiter.peek(...rateLimitKey(ctx, request.principal, clientAddress(request)));
     const core = { limit, used, remaining, reset };
-    return { resources: { core }, rate: core };
+    const searches = request.principal.type === 'anonymous' ? 10 : 30;
+    const search = { limit: searches, used: 0, remaining: searches, reset: Math.floor(ctx.clock.now().getTime() / 1000) + 60 };
+    return { resources: { core, search }, rate: core };
   });
 }
 
