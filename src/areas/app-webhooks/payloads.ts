@@ -27,7 +27,7 @@ import { repositoriesWithFacts } from '../../core/repositories/facts.ts';
 import { fullRepository, type RepositoryOwner } from '../../core/repositories/representations.ts';
 import { nodeId, type Urls } from '../../platform/urls.ts';
 import { enterpriseRepresentation, organizationSimple, simpleUser, team } from '../../core/accounts/representations.ts';
-import { pullRequestBranches } from '../../core/issues/representations.ts';
+import { pullRequestBranches, withBranches } from '../../core/issues/representations.ts';
 import { isoSeconds } from '../../platform/clock.ts';
 import { findHook } from './store.ts';
 import { findAppBy } from '../../core/access/index.ts';
@@ -81,11 +81,10 @@ async function issueSubject(db: Executor, place: Place, row: Activity, facts: Bo
   if (!subject) return null;
   let out: Body;
   if ('pull_request' in subject) {
-    const { statusesLink, ...branches } = pullRequestBranches(urls, where.repository, owner, await branchHead(place.dataDir, where.row, where.repository.default_branch));
-    const pull = subject.pull_request;
+    const branches = pullRequestBranches(urls, where.repository, owner, await branchHead(place.dataDir, where.row, where.repository.default_branch));
     // A review's event names the review first, and no number (the platform's `pull_request_review`).
     const named = row.event === 'pull_request_review' ? { review: facts.review } : { number: facts.number };
-    out = { ...named, pull_request: { ...pull, ...branches, _links: { ...pull._links, statuses: statusesLink } } };
+    out = { ...named, pull_request: withBranches(subject.pull_request, branches) };
   } else {
     out = { ...subject };
   }

@@ -9,6 +9,7 @@ import { ValidationErrorBody } from '../../platform/schemas.ts';
 import { SimpleUser, Team } from '../accounts/representations.ts';
 import { ALL_TOKENS, type AccessRule } from '../access/index.ts';
 import { PullRequest } from './representations.ts';
+import { lastModified } from './routes.ts';
 import { PullRequestReview } from './review-representations.ts';
 import { PULL_READ } from './service.ts';
 import { PULL_WRITE, PullRequestService } from './pull-service.ts';
@@ -62,6 +63,14 @@ export function pullRoutes(app: Api, ctx: Context): void {
   }, async (request, reply) => {
     const { owner, repo } = request.params;
     return sendPage(request, reply, ctx.urls.api, (page) => service.pulls(request.principal, owner, repo, request.query, page));
+  });
+
+  app.get('/repos/:owner/:repo/pulls/:pull_number', {
+    config: { access: repositoryRead(PULL_READ) },
+    schema: { summary: 'Get a pull request', tags, security, params: PullParams, response: { 200: PullRequest, ...denied } },
+  }, async (request, reply) => {
+    const { owner, repo, pull_number } = request.params;
+    return lastModified(reply, await service.pull(request.principal, owner, repo, pull_number));
   });
 
   app.patch('/repos/:owner/:repo/pulls/:pull_number', {

@@ -14,8 +14,8 @@ import { requireWritableRepository, userRepositoryPermissions, type Permissions,
 import { branchHead } from '../repositories/git.ts';
 import { RepositoryService, type ReadableRepository } from '../repositories/service.ts';
 import type { ReviewState } from '../../db/tables/issues.ts';
-import { pullRequestRepresentation, type PullRequest } from './representations.ts';
-import { authorAssociations, issuePageFacts, reviewRequests, type IssueRow } from './store.ts';
+import { pullRequestBranches, pullRequestRepresentation, withBranches, type ShownPullRequest } from './representations.ts';
+import { authorAssociations, issueFactsOf, issuePageFacts, reviewRequests, type IssueFacts, type IssueRow } from './store.ts';
 import { issueListPage } from './list-store.ts';
 import { IssueService, rowId } from './service.ts';
 import { IssueWrites, type UpdateIssueInput } from './writes.ts';
@@ -58,6 +58,24 @@ export class PullRequestService extends Service {
   private readonly writes = new IssueWrites(this.ctx);
   private readonly reviewWrites = new ReviewWrites(this.ctx);
 
+  /**
+   * Pull requests of one repository as the caller is shown them: with `head` and `base` (the default
+   * branch at its commit, read once for them all) and the repository as the caller sees it.
+   */
+  private async shown(principal: Principal, repository: ReadableRepository, facts: readonly IssueFacts[]): Promise<ShownPullRequest[]> {
+    if (!facts.length) return [];
+    const branches = pullRequestBranches(this.ctx.urls, await this.repositories.represent(principal, repository), repository.owner,
+      await branchHead(this.ctx.config.dataDir, repository, repository.default_branch));
+    return facts.map((one) => withBranches(pullRequestRepresentation(this.ctx.urls, one), branches));
+  }
+
+  /** A pull request (GET /repos/{owner}/{repo}/pulls/{pull_number}); an issue's number is a 404. */
+  async pull(principal: Principal, owner: string, repo: string, number: string): Promise<ShownPullRequest> {
+    const { issue, repository } = await this.pullWithRepository(principal, owner, repo, number);
+    const [shown] = await this.shown(principal, repository, [await issueFactsOf(this.db, issue, repository)]);
+    return shown!;
+  }
+
   /** A pull request of a repository the caller reads; an issue's number is a 404. */
   private async pullWithRepository(principal: Principal, owner: string, repo: string, number: string) {
     const found = await this.reads.issueWithRepository(principal, owner, repo, number);
@@ -71,7 +89,7 @@ export class PullRequestService extends Service {
    * pull request codehost keeps): any other names none. `popularity` sorts by comments,
    * `long-running` by age (codehost does not narrow it to the last month's activity, as the platform does).
    */
-  async pulls(principal: Principal, owner: string, repo: string, query: PullListFilter, page: PageParams): Promise<{ total: number; items: PullRequest[] }> {
+  async pulls(principal: Principal, owner: string, repo: string, query: PullListFilter, page: PageParams): Promise<{ total: number; items: ShownPullRequest[] }> {
     const repository = await this.repositories.readable(principal, owner, repo);
     if (!branchMatches(repository, query.head, true) || !branchMatches(repository, query.base, false)) return { total: 0, items: [] };
     const sort = query.sort ?? 'created';
@@ -83,14 +101,14 @@ export class PullRequestService extends Service {
       direction: query.direction ?? (sort === 'created' ? 'desc' : 'asc'),
       since: null,
     }, { offset: page.offset, limit: page.perPage });
-    return { total, items: (await issuePageFacts(this.db, issues, repository)).map((facts) => pullRequestRepresentation(this.ctx.urls, facts)) };
+    return { total, items: await this.shown(principal, repository, await issuePageFacts(this.db, issues, repository)) };
   }
 
   /**
    * Changes a pull request's title, body or state: its author, or who has write access (an
    * installation: `pull_requests: write`). A `base` other than the default branch is a 422.
    */
-  async changePull(principal: Principal, owner: string, repo: string, number: string, input: PullChange): Promise<PullRequest> {
+  async changePull(principal: Principal, owner: string, repo: string, number: string, input: PullChange): Promise<ShownPullRequest> {
     const { issue, repository } = await this.pullWithRepository(principal, owner, repo, number);
     const caller = await actingAccount(this.db, principal, this.now(), false);
     await requireWritableRepository(this.db, principal, repository, { role: caller?.id === issue.author_id ? 'pull' : 'push', permissions: PULL_WRITE });
@@ -99,7 +117,7 @@ export class PullRequestService extends Service {
       throw invalidField('PullRequest', 'base', `codehost keeps one branch per pull request: its base is the default branch ${repository.default_branch}`);
     }
     const facts = await this.writes.changeIssue(repository, issue, caller ?? (await actingAccount(this.db, principal, this.now())), change);
-    return pullRequestRepresentation(this.ctx.urls, facts);
+    return (await this.shown(principal, repository, [facts]))[0]!;
   }
 
   /** The users and teams asked to review the pull request. */
@@ -117,7 +135,7 @@ export class PullRequestService extends Service {
    * (an installation: `pull_requests: write`). A user asked must read the repository (422
    * otherwise), and may not be the pull request's author (the platform's 422).
    */
-  async changeReviewers(principal: Principal, owner: string, repo: string, number: string, change: 'add' | 'remove', input: ReviewersChange): Promise<PullRequest> {
+  async changeReviewers(principal: Principal, owner: string, repo: string, number: string, change: 'add' | 'remove', input: ReviewersChange): Promise<ShownPullRequest> {
     const { issue, repository } = await this.pullWithRepository(principal, owner, repo, number);
     await requireWritableRepository(this.db, principal, repository, { role: 'push', permissions: PULL_WRITE });
     const current = await reviewRequests(this.db, issue.id);
@@ -140,7 +158,7 @@ export class PullRequestService extends Service {
       };
     }
     const facts = await this.writes.changeIssue(repository, issue, await actingAccount(this.db, principal, this.now()), wanted);
-    return pullRequestRepresentation(this.ctx.urls, facts);
+    return (await this.shown(principal, repository, [facts]))[0]!;
   }
 
   /** The platform's 422 unless every login names a user who may read the repository (the author's own 422 is the write's). */

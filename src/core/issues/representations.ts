@@ -227,8 +227,13 @@ const { pull_request: _links, timeline_url: _timeline, performed_via_vendor_app:
 const Link = Type.Object({ href: Type.String() });
 const TeamReference = Type.Object({ id: Type.Integer(), node_id: Type.String(), name: Type.String(), slug: Type.String(), url: Type.String(), html_url: Type.String() });
 
+/** `head` and `base` of a pull request (see `pullRequestBranches`). */
+const PullBranch = Type.Object({ label: Type.String(), ref: Type.String(), sha: Type.String(), user: SimpleUser, repo: FullRepository });
+
 export const PullRequest = Type.Object({
   ...issueProperties,
+  head: PullBranch,
+  base: PullBranch,
   issue_url: Type.String(),
   diff_url: Type.String(),
   patch_url: Type.String(),
@@ -319,9 +324,9 @@ export const NO_COMMIT = '0'.repeat(40);
  * repository's git data has there, or, for a repository without git data (which the platform cannot
  * hold a pull request on), the null object id. `repository` is the repository as the caller shows it.
  */
-export function pullRequestBranches(
+export function pullRequestBranches<R extends { url: string; default_branch: string }>(
   urls: Urls,
-  repository: { url: string; default_branch: string },
+  repository: R,
   owner: Pick<UserRow, 'id' | 'login' | 'type' | 'site_admin'>,
   sha: string | null,
 ) {
@@ -335,6 +340,13 @@ export function pullRequestBranches(
   const statuses = `${repository.url}/statuses/${branch.sha}`;
   return { head: branch, base: { ...branch }, statuses_url: statuses, statusesLink: { href: statuses } };
 }
+export type PullRequestBranches = ReturnType<typeof pullRequestBranches<FullRepository>>;
+
+/** A pull request with its `head` and `base`, and the links that name the head commit (REST answers and webhook payloads alike). */
+export function withBranches<P extends Pick<PullRequest, '_links'>>(pull: P, { statusesLink, ...branches }: PullRequestBranches) {
+  return { ...pull, ...branches, _links: { ...pull._links, statuses: statusesLink } };
+}
+export type ShownPullRequest = ReturnType<typeof withBranches<PullRequest>>;
 
 // --- Issue event (GET /repos/{owner}/{repo}/issues/{issue_number}/events) ---------------------------
 

@@ -6,8 +6,8 @@ import type { FastifyReply } from 'fastify';
 import { denied, repositoryRead, RepositoryParams } from '../repositories/routes.ts';
 import { PageQuery, sendPage } from '../../platform/pagination.ts';
 import { ValidationErrorBody } from '../../platform/schemas.ts';
-import { Issue, IssueComment, IssueEvent, IssueWithRepository, PullRequest } from './representations.ts';
-import { ISSUE_READ, IssueService, PULL_READ } from './service.ts';
+import { Issue, IssueComment, IssueEvent, IssueWithRepository } from './representations.ts';
+import { ISSUE_READ, IssueService } from './service.ts';
 import { USER_TOKENS, type AccessRule, type UserPrincipal } from '../access/index.ts';
 
 const security = [{ token: [] }];
@@ -15,7 +15,7 @@ const security = [{ token: [] }];
 export const IssueParams = Type.Object({ ...RepositoryParams.properties, issue_number: Type.String({ description: 'The number that identifies the issue' }) });
 
 /** Issues, pull requests and comments change their `updated_at` with every change they show. */
-function lastModified<T extends { updated_at: string }>(reply: FastifyReply, body: T): T {
+export function lastModified<T extends { updated_at: string }>(reply: FastifyReply, body: T): T {
   reply.header('last-modified', new Date(body.updated_at).toUTCString());
   return body;
 }
@@ -49,20 +49,6 @@ export function issueRoutes(app: Api, ctx: Context): void {
   }, async (request, reply) => {
     const { owner, repo, comment_id } = request.params;
     return lastModified(reply, await service.comment(request.principal, owner, repo, comment_id));
-  });
-
-  app.get('/repos/:owner/:repo/pulls/:pull_number', {
-    config: { access: repositoryRead(PULL_READ) },
-    schema: {
-      summary: 'Get a pull request',
-      tags: ['pulls'],
-      security,
-      params: Type.Object({ ...RepositoryParams.properties, pull_number: Type.String({ description: 'The number that identifies the pull request' }) }),
-      response: { 200: PullRequest, ...denied },
-    },
-  }, async (request, reply) => {
-    const { owner, repo, pull_number } = request.params;
-    return lastModified(reply, await service.pull(request.principal, owner, repo, pull_number));
   });
 
   app.get('/repos/:owner/:repo/issues/:issue_number/comments', {

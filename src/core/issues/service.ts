@@ -7,7 +7,7 @@ import { RepositoryService } from '../repositories/service.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import {
   commentRepresentation, eventRepresentation, issueRepresentation, type Issue, type IssueWithRepository, loadCommentFacts, loadCommentPageFacts, loadEventPageFacts,
-  pullRequestRepresentation, type IssueComment, type IssueEvent,
+  type IssueComment, type IssueEvent,
 } from './representations.ts';
 import { findComment, findIssue, issueFactsOf, issuePageFacts, type IssueFacts } from './store.ts';
 import {
@@ -71,13 +71,6 @@ export class IssueService extends Service {
   async issue(principal: Principal, owner: string, repo: string, number: string) {
     const { issue, repository } = await this.issueWithRepository(principal, owner, repo, number);
     return issueRepresentation(this.ctx.urls, await issueFactsOf(this.db, issue, repository));
-  }
-
-  /** A pull request; an issue's number is a 404. */
-  async pull(principal: Principal, owner: string, repo: string, number: string) {
-    const { issue, repository } = await this.issueWithRepository(principal, owner, repo, number);
-    if (!issue.is_pull_request) throw notFound();
-    return pullRequestRepresentation(this.ctx.urls, await issueFactsOf(this.db, issue, repository));
   }
 
   async comment(principal: Principal, owner: string, repo: string, commentId: string) {

@@ -82,7 +82,8 @@ export class RepositoryService extends Service {
     return this.represent(principal, await requireAccess(this.db, principal, 'read', { repository: row && owner ? { ...row, owner } : undefined }));
   }
 
-  private async represent(principal: Principal, repository: ReadableRepository): Promise<FullRepository> {
+  /** The repository as the caller is shown it (GET /repos/{owner}/{repo}). */
+  async represent(principal: Principal, repository: ReadableRepository): Promise<FullRepository> {
     const permissions = principal.type === 'user' ? await callerRepositoryPermissions(this.db, principal, repository) : undefined;
     const showSecurity = (await this.readsSecurityConfiguration(principal, [repository], new Map(permissions ? [[repository.id, permissions]] : []))).has(repository.id);
     return representRepository(this.db, this.ctx.urls, repository, repository.owner, permissions, showSecurity);
