@@ -6,8 +6,10 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { engine } from '../helpers/database.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
+import { classicToken } from '../helpers/credentials.ts';
 
 const CONCURRENCY = 64;
+const REVIEWERS = Array.from({ length: 8 }, (_, i) => `reviewer${i}`);
 
 describe('issue numbers', () => {
   let server: TestServer;
@@ -54,7 +56,7 @@ describe('issue changes', () => {
   let server: TestServer;
   before(async () => {
     server = await startServer({ CODEHOST_RATE_LIMIT_ANONYMOUS: '1000' });
-    for (const login of ['mona', 'hubot', 'octo']) await server.admin('POST', '/users', { login });
+    for (const login of ['mona', 'hubot', 'octo', ...REVIEWERS]) await server.admin('POST', '/users', { login });
     await server.admin('POST', '/repos', { owner: 'mona', name: 'busy' });
   });
   after(() => server?.close());
@@ -102,6 +104,23 @@ describe('issue changes', () => {
     assert.deepEqual(shown.body.requested_reviewers.map((u: { login: string }) => u.login), ['octo']);
     assert.deepEqual(await events(pull.number), ['review_requested']);
     assert.deepEqual(await outbox(pull.number), ['opened', 'review_requested']);
+  });
+
+  test('concurrent POSTs and DELETEs of different reviewers through the public API each keep their change: none is lost', async () => {
+    const pull = await server.admin('POST', '/repos/mona/busy/issues', { author: 'mona', title: 'review us', pull_request: true });
+    const path = `/repos/mona/busy/pulls/${pull.number}/requested_reviewers`;
+    const token = await classicToken(server, 'mona', ['repo']);
+    const requested = async () => (await server.api('GET', path, { token })).body.users.map((u: { login: string }) => u.login).sort();
+    const added = await Promise.all(REVIEWERS.map((login) => server.api('POST', path, { token, body: { reviewers: [login] } })));
+    assert.deepEqual(added.map((r) => r.status), REVIEWERS.map(() => 201), added.find((r) => r.status !== 201)?.text);
+    assert.deepEqual(await requested(), REVIEWERS);
+    const gone = REVIEWERS.slice(0, 6);
+    const removed = await Promise.all(gone.map((login) => server.api('DELETE', path, { token, body: { reviewers: [login] } })));
+    assert.deepEqual(removed.map((r) => r.status), gone.map(() => 200), removed.find((r) => r.status !== 200)?.text);
+    assert.deepEqual(await requested(), REVIEWERS.slice(6));
+    const names = (await events(pull.number));
+    assert.equal(names.filter((e) => e === 'review_requested').length, REVIEWERS.length);
+    assert.equal(names.filter((e) => e === 'review_request_removed').length, gone.length);
   });
 });
 

@@ -8,14 +8,14 @@ import { Service } from '../../platform/service.ts';
 import { invalidField, notFound, validationFailed } from '../../platform/errors.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import { simpleUser, team } from '../accounts/representations.ts';
-import { teamsById, usersById, usersByLogin, type UserRow } from '../accounts/store.ts';
+import { usersById, usersByLogin, type UserRow } from '../accounts/store.ts';
 import { actingAccount } from '../apps/actor.ts';
 import { requireWritableRepository, userRepositoryPermissions, type Permissions, type Principal } from '../access/index.ts';
 import { branchHead } from '../repositories/git.ts';
 import { RepositoryService, type ReadableRepository } from '../repositories/service.ts';
 import type { ReviewState } from '../../db/tables/issues.ts';
 import { pullRequestBranches, pullRequestRepresentation, withBranches, type ShownPullRequest } from './representations.ts';
-import { authorAssociations, issueFactsOf, issuePageFacts, reviewRequests, type IssueFacts, type IssueRow } from './store.ts';
+import { authorAssociations, issueFactsOf, issuePageFacts, type IssueFacts, type IssueRow } from './store.ts';
 import { issueListPage } from './list-store.ts';
 import { IssueService, rowId } from './service.ts';
 import { IssueWrites, type UpdateIssueInput } from './writes.ts';
@@ -138,25 +138,12 @@ export class PullRequestService extends Service {
   async changeReviewers(principal: Principal, owner: string, repo: string, number: string, change: 'add' | 'remove', input: ReviewersChange): Promise<ShownPullRequest> {
     const { issue, repository } = await this.pullWithRepository(principal, owner, repo, number);
     await requireWritableRepository(this.db, principal, repository, { role: 'push', permissions: PULL_WRITE });
-    const current = await reviewRequests(this.db, issue.id);
-    const logins = (await usersById(this.db, current.userIds)).map((u) => u.login);
-    const slugs = (await teamsById(this.db, current.teamIds)).map((t) => t.slug);
-    const lower = (values: readonly string[] | undefined) => new Set((values ?? []).map((v) => v.toLowerCase()));
-    let wanted: ReviewersChange;
-    if (change === 'add') {
-      await this.requireReviewers(repository, issue, input.reviewers ?? []);
-      wanted = {
-        ...(input.reviewers !== undefined ? { reviewers: [...logins, ...input.reviewers] } : {}),
-        ...(input.team_reviewers !== undefined ? { team_reviewers: [...slugs, ...input.team_reviewers] } : {}),
-      };
-    } else {
-      const users = lower(input.reviewers);
-      const teams = lower(input.team_reviewers);
-      wanted = {
-        ...(input.reviewers !== undefined ? { reviewers: logins.filter((l) => !users.has(l.toLowerCase())) } : {}),
-        ...(input.team_reviewers !== undefined ? { team_reviewers: slugs.filter((s) => !teams.has(s.toLowerCase()) && !teams.has(`${repository.owner.login}/${s}`.toLowerCase())) } : {}),
-      };
-    }
+    if (change === 'add') await this.requireReviewers(repository, issue, input.reviewers ?? []);
+    // Added to, or removed from, the requested reviewers as they are once the pull request is locked:
+    // concurrent requests each keep their change.
+    const wanted = change === 'add'
+      ? { reviewers_added: input.reviewers, team_reviewers_added: input.team_reviewers }
+      : { reviewers_removed: input.reviewers, team_reviewers_removed: input.team_reviewers };
     const facts = await this.writes.changeIssue(repository, issue, await actingAccount(this.db, principal, this.now()), wanted);
     return (await this.shown(principal, repository, [facts]))[0]!;
   }

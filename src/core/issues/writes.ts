@@ -62,8 +62,14 @@ export interface UpdateIssueInput {
   labels?: string[];
   labels_added?: string[];
   labels_removed?: string[];
+  /** The requested reviewers (the given list replaces the current one), users and teams separately. */
   reviewers?: string[];
   team_reviewers?: string[];
+  /** Reviewers added to, or removed from, the requested ones (POST / DELETE …/requested_reviewers). */
+  reviewers_added?: string[];
+  reviewers_removed?: string[];
+  team_reviewers_added?: string[];
+  team_reviewers_removed?: string[];
 }
 
 type Repository = RepositoryRow & { owner: UserRow };
@@ -230,9 +236,10 @@ export class IssueWrites extends Service {
     const wantedAssigneeIds = await idsOf(input.assignees);
     const addedAssigneeIds = (await idsOf(input.assignees_added)) ?? [];
     const removedAssigneeIds = (await idsOf(input.assignees_removed)) ?? [];
-    const wanted = await this.reviewers(repository, isPullRequest, await this.userById(found.author_id), input.reviewers, input.team_reviewers);
-    const reviewersGiven = input.reviewers !== undefined;
-    const teamsGiven = input.team_reviewers !== undefined;
+    const author = await this.userById(found.author_id);
+    const wanted = await this.reviewers(repository, isPullRequest, author, input.reviewers, input.team_reviewers);
+    const addedReviewers = await this.reviewers(repository, isPullRequest, author, input.reviewers_added, input.team_reviewers_added);
+    const removedReviewers = await this.requestedIds(repository, input.reviewers_removed, input.team_reviewers_removed);
 
     // What changes is decided on the issue as it is once locked: concurrent changes of one issue
     // (two closes, two assignments of the same user) run one after the other, and the second finds
@@ -253,14 +260,12 @@ export class IssueWrites extends Service {
       const assigned = without(wantedAssignees, currentAssignees);
       const unassigned = without(currentAssignees, wantedAssignees);
       const current = await store.reviewRequests(trx, issue.id);
-      const requested = {
-        userIds: reviewersGiven ? without(wanted.userIds, current.userIds) : [],
-        teamIds: teamsGiven ? without(wanted.teamIds, current.teamIds) : [],
-      };
-      const removed = {
-        userIds: reviewersGiven ? without(current.userIds, wanted.userIds) : [],
-        teamIds: teamsGiven ? without(current.teamIds, wanted.teamIds) : [],
-      };
+      const target = (given: boolean, wantedIds: number[], currentIds: number[], addedIds: number[], removedIds: number[]) =>
+        unique([...(given ? wantedIds : currentIds), ...addedIds]).filter((id) => !removedIds.includes(id));
+      const users = target(input.reviewers !== undefined, wanted.userIds, current.userIds, addedReviewers.userIds, removedReviewers.userIds);
+      const teams = target(input.team_reviewers !== undefined, wanted.teamIds, current.teamIds, addedReviewers.teamIds, removedReviewers.teamIds);
+      const requested = { userIds: without(users, current.userIds), teamIds: without(teams, current.teamIds) };
+      const removed = { userIds: without(current.userIds, users), teamIds: without(current.teamIds, teams) };
 
       const changes = (edited ? 1 : 0) + (transition ? 1 : 0) + labelChange.added.length + labelChange.removed.length + assigned.length + unassigned.length + requested.userIds.length + requested.teamIds.length + removed.userIds.length + removed.teamIds.length;
       if (changes === 0) return store.loadIssueFacts(trx, issue.id);
@@ -475,6 +480,18 @@ export class IssueWrites extends Service {
       teams.push(team);
     }
     return { userIds: users.map((u) => u.id), teamIds: teams.map((t) => t.id) };
+  }
+
+  /** The ids of the users and teams named (a team by `slug` or `org/slug`); names of no one are passed over, as removing them changes nothing. */
+  private async requestedIds(repository: Repository, logins?: string[], slugs?: string[]): Promise<{ userIds: number[]; teamIds: number[] }> {
+    const users = logins?.length ? await accounts.usersByLogin(this.db, logins) : [];
+    const teamIds: number[] = [];
+    const org = `${repository.owner.login}/`.toLowerCase();
+    for (const name of unique((slugs ?? []).map((s) => s.toLowerCase()))) {
+      const team = await findTeam(this.db, repository.owner_id, name.startsWith(org) ? name.slice(org.length) : name);
+      if (team) teamIds.push(team.id);
+    }
+    return { userIds: users.map((u) => u.id), teamIds };
   }
 
   private async mentions(body: string | undefined): Promise<Mentioned> {
