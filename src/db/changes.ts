@@ -62,6 +62,13 @@ interface Kept {
 export class ChangeFeed {
   /** Moves whenever something a cached read depends on may have changed. */
   generation = 0;
+  /**
+   * Moves whenever this process put a whole other world in place (the test double's reset or
+   * snapshot restore, src/testing/support.ts): the stored versions (repositories', inboxes') go back
+   * with the rows and climb again through other changes, so what is kept or tagged by version
+   * (pages, repositories' JSON, the notifications' entity tags) is kept and tagged per world.
+   */
+  world = 0;
   /** The kept reads, by the name of their kind (`cachedRead`), then by key. */
   readonly #caches = new Map<string, Kept>();
   readonly #source: ChangeSource;
@@ -87,6 +94,12 @@ export class ChangeFeed {
 
   /** Whatever happened (a reset, a lost connection): no entry read before now is answered. */
   moved(): void {
+    this.generation++;
+  }
+
+  /** A whole other world is in place (see `world`). */
+  replaced(): void {
+    this.world++;
     this.generation++;
   }
 

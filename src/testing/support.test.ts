@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { Clock } from '../platform/clock.ts';
+import { ChangeFeed, NO_CACHE } from '../db/changes.ts';
 import type { Context } from '../platform/context.ts';
 import { ApiError } from '../platform/errors.ts';
 import { faultsOf, type FaultRule } from './fault-store.ts';
@@ -25,8 +26,8 @@ function firstLineOfYamlError(text: string): string {
 
 function fakeContext() {
   let forgotten = 0;
-  const ctx = { clock: new Clock(true), perServer: new Map(), rateLimiter: { forget: () => void forgotten++ } };
-  return { ctx: ctx as unknown as Context, forgotten: () => forgotten };
+  const ctx = { clock: new Clock(true), perServer: new Map(), rateLimiter: { forget: () => void forgotten++ }, db: { feed: new ChangeFeed(NO_CACHE) } };
+  return { ctx: ctx as unknown as Context, forgotten: () => forgotten, world: () => ctx.db.feed.world };
 }
 
 const rule = (path: string): Omit<FaultRule, 'id' | 'hits'> => ({
@@ -34,7 +35,7 @@ const rule = (path: string): Omit<FaultRule, 'id' | 'hits'> => ({
 } as Omit<FaultRule, 'id' | 'hits'>);
 
 test('memory: A saved, B saved, A, B, A restored: each exactly as saved; the lead replaced, never added', () => {
-  const { ctx, forgotten } = fakeContext();
+  const { ctx, forgotten, world } = fakeContext();
   const faults = faultsOf(ctx);
   ctx.clock.advance(600);
   faults.add(rule('/in-a'));
@@ -64,6 +65,7 @@ test('memory: A saved, B saved, A, B, A restored: each exactly as saved; the lea
     assert.equal(ctx.clock.offset, lead, `${step}: the lead`);
     assert.deepEqual(paths(), expected, `${step}: the faults`);
     assert.equal(forgotten(), i + 1, `${step}: the rate-limit counters forgotten`);
+    assert.equal(world(), i + 1, `${step}: another world (what is kept by version forgotten)`);
   }
   // A restored rule is a copy too: spending it leaves the snapshot's as saved.
   faults.replace([]);
@@ -74,7 +76,7 @@ test('memory: A saved, B saved, A, B, A restored: each exactly as saved; the lea
 });
 
 test('memory on a clock that is not adjustable: the lead stays 0 whatever the snapshot says', () => {
-  const ctx = { clock: new Clock(false), perServer: new Map(), rateLimiter: { forget() {} } } as unknown as Context;
+  const ctx = { clock: new Clock(false), perServer: new Map(), rateLimiter: { forget() {} }, db: { feed: new ChangeFeed(NO_CACHE) } } as unknown as Context;
   setMemory(ctx, { clock_offset_ms: 5_000, faults: [] });
   assert.equal(memoryOf(ctx).clock_offset_ms, 0);
 });

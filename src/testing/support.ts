@@ -98,11 +98,16 @@ export function memoryOf(ctx: Pick<Context, 'clock' | 'perServer'>): MemoryState
   return { clock_offset_ms: ctx.clock.offset, faults: faultsOf(ctx as Context).save() };
 }
 
-/** Puts a snapshot's memory back (a reset's: no lead, no faults): the clock's lead replaced, the fault rules, the rate-limit counters forgotten. */
-export function setMemory(ctx: Pick<Context, 'clock' | 'perServer' | 'rateLimiter'>, memory: MemoryState): void {
+/**
+ * Puts a snapshot's memory back (a reset's: no lead, no faults): the clock's lead replaced, the fault
+ * rules, the rate-limit counters forgotten, and what is kept by stored version made for the world
+ * before no more (`ChangeFeed.world`).
+ */
+export function setMemory(ctx: Pick<Context, 'clock' | 'perServer' | 'rateLimiter' | 'db'>, memory: MemoryState): void {
   ctx.clock.setOffset(memory.clock_offset_ms);
   faultsOf(ctx as Context).replace(memory.faults);
   ctx.rateLimiter.forget();
+  ctx.db.feed.replaced();
 }
 
 /** The journal outlives a reset or a restore unless the call asks for it to be cleared too. */

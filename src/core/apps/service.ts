@@ -65,7 +65,8 @@ export class AppService extends Service {
       repositoryIds,
     }, page);
     if (!read || read.unversioned > 0) return null;
-    const made = JSON.stringify([principal.installationId, principal.repositorySelection, repositoryIds, page, read.total, read.page]);
+    // The world too (ChangeFeed.world): the test double's resets and restores put the versions back.
+    const made = JSON.stringify([principal.installationId, principal.repositorySelection, repositoryIds, page, read.total, read.page, this.ctx.db.feed.world]);
     return `W/"${createHash('sha1').update(`installation-repositories\n${made}`).digest('hex')}"`;
   }
 

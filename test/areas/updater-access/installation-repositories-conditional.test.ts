@@ -91,3 +91,18 @@ describe('a 304 never hides a change of an installation\'s repositories', () => 
     assert.equal((await get(path, { 'if-none-match': seen.headers.get('etag')! })).status, 304);
   });
 });
+
+describe('the test double putting an earlier world back', () => {
+  test('a snapshot restored, then other changes up to the same versions: a tag of the world before is not current', async () => {
+    assert.equal((await server.adminRaw('POST', '/snapshots', { name: 'before-changes' })).status, 201);
+    await server.admin('PATCH', '/repos/acme/widgets', { description: 'before the restore' });
+    const get = poller(everything);
+    const seen = await get(LIST);
+    assert.ok(seen.text.includes('before the restore'));
+    assert.equal((await server.adminRaw('POST', '/snapshots/before-changes/restore', {})).status, 200);
+    await server.admin('PATCH', '/repos/acme/widgets', { description: 'after the restore' });
+    const polled = await get(LIST, { 'if-none-match': seen.headers.get('etag')! });
+    assert.equal(polled.status, 200, 'no 304 for the world before');
+    assert.ok(polled.text.includes('after the restore'));
+  });
+});
