@@ -54,7 +54,7 @@ export function notModified(answer: Response, what: string): void {
 /**
  * After a change, neither validator of `seen` gets a 304. `gone: true` wants a 404 for both,
  * `gone: 'maybe'` accepts one; otherwise a 200 whose body changed (unless `bodyChanges` is false),
- * with a new tag, and whose new validators give a 304 again.
+ * with a new tag, the same as a plain GET's, and whose new validators give a 304 again.
  */
 export async function changeNotHidden(
   get: ConditionalGet,
@@ -78,6 +78,10 @@ export async function changeNotHidden(
   if (options.bodyChanges !== false) assert.notEqual(byTag.text, seen.text, `${cause}, ${seen.path}: the answer shows the change`);
   const etag = byTag.headers.get('etag')!;
   assert.notEqual(etag, seen.etag, `${cause}, ${seen.path}: a new tag`);
+  // A plain GET answers the new page too: nothing kept from before the change (a page kept by its tag) is answered.
+  const plain = await get(seen.path);
+  assert.equal(plain.text, byTag.text, `${cause}, ${seen.path}: a plain GET shows the change`);
+  assert.equal(plain.headers.get('etag'), etag, `${cause}, ${seen.path}: a plain GET has the new tag`);
   assert.equal((await get(seen.path, { 'if-none-match': etag })).status, 304, `${cause}, ${seen.path}: the new tag matches`);
   const lastModified = byTag.headers.get('last-modified');
   if (seen.lastModified) assert.equal((await get(seen.path, { 'if-modified-since': lastModified! })).status, 304, `${cause}, ${seen.path}: the new date matches`);

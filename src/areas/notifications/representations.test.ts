@@ -1,5 +1,6 @@
 // The page writer's repository cache: a page is written anew whenever any value a repository's JSON
 // is made of changes (its row, its owner, its facts), and comes from the cache only when none did.
+// Its pages kept by entity tag: the least recently used go first beyond the bytes kept.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RepositoryWithFacts } from '../../core/repositories/facts.ts';
@@ -74,4 +75,21 @@ test('a kept repository is offered only at the version it was read at', () => {
   write(writer, repository({ version: 5, repository: { description: 'moved' } }));
   assert.equal(writer.cached(7, 4), undefined);
   assert.equal(writer.cached(7, 5)?.repository.description, 'moved');
+});
+
+test('pages kept by tag: answered while kept, the least recently used going first beyond CACHED_PAGE_BYTES, one larger than that never kept', () => {
+  const writer = new ThreadPageWriter(urls);
+  const quarter = ThreadPageWriter.CACHED_PAGE_BYTES / 4;
+  const page = (fill: number) => ({ body: Buffer.alloc(quarter, fill), returned: 50, total: 1000 });
+  for (const tag of ['a', 'b', 'c', 'd']) writer.keep(tag, page(tag.charCodeAt(0)));
+  assert.equal(writer.page('a')?.body[0], 'a'.charCodeAt(0), 'four quarters fit; reading a makes b the oldest');
+  assert.equal(writer.page('x'), undefined);
+  writer.keep('e', page(1));
+  assert.equal(writer.page('b'), undefined, 'b, the least recently used, went first');
+  for (const tag of ['a', 'c', 'd', 'e']) assert.ok(writer.page(tag), tag);
+  writer.keep('e', page(2));
+  assert.equal(writer.page('e')?.body[0], 1, 'a tag names one page: the first kept stays');
+  writer.keep('huge', { body: Buffer.alloc(ThreadPageWriter.CACHED_PAGE_BYTES + 1), returned: 1, total: 1 });
+  assert.equal(writer.page('huge'), undefined);
+  for (const tag of ['a', 'c', 'd', 'e']) assert.ok(writer.page(tag), `${tag} stays beside a page too large to keep`);
 });

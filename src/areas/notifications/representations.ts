@@ -98,8 +98,8 @@ const EMPTY = Buffer.from(`[]`);
 const serializeRepository = fastJson(FullRepository as object) as (value: FullRepository) => string;
 const serializeFields = fastJson(ThreadFields as object) as (value: ThreadFields) => string;
 
-/** One writer (and so one cache of repository JSON) per server. */
-const writers = perServer((ctx) => new ThreadPageWriter(ctx.urls));
+/** One writer (and so one cache of repository JSON and of pages) per server, kept per world of its database (ChangeFeed.world). */
+const writers = perServer((ctx) => new ThreadPageWriter(ctx.urls, () => ctx.db.feed.world));
 
 /** The page writer of this server, made on first use. */
 export function threadPageWriter(ctx: Context): ThreadPageWriter {
@@ -126,14 +126,41 @@ function sameRow(a: object, b: object): boolean {
 
 const sameInputs = (a: RepositoryWithFacts, b: RepositoryWithFacts) => sameRow(a.repository, b.repository) && sameRow(a.owner, b.owner) && sameRow(a.facts, b.facts);
 
+/** A page as answered: its bytes, how many threads it shows and how many the list has in all. */
+export interface WrittenPage {
+  body: Buffer;
+  returned: number;
+  total: number;
+}
+
 export class ThreadPageWriter {
   private static readonly CACHED_REPOSITORIES = 1000;
+  /** The bytes of whole pages kept (about 120 pages of 50 threads, at about 270 KB each). */
+  static readonly CACHED_PAGE_BYTES = 32 * 1024 * 1024;
   /** Repository id → its JSON and the inputs it was made from; oldest use first. */
   private readonly repositories = new Map<number, { inputs: RepositoryWithFacts; json: Buffer }>();
+  /** A list's entity tag → the page answered under it; oldest use first. */
+  private readonly pages = new Map<string, WrittenPage>();
+  private pageBytes = 0;
   private readonly urls: Urls;
+  /** The world what is kept was made in: when another is put in place, versions start over, and everything kept goes. */
+  private readonly currentWorld: () => number;
+  private world: number;
 
-  constructor(urls: Urls) {
+  constructor(urls: Urls, world: () => number = () => 0) {
     this.urls = urls;
+    this.currentWorld = world;
+    this.world = world();
+  }
+
+  /** Forgets what was kept for another world than the present one. */
+  private sameWorld(): void {
+    const world = this.currentWorld();
+    if (world === this.world) return;
+    this.world = world;
+    this.repositories.clear();
+    this.pages.clear();
+    this.pageBytes = 0;
   }
 
   /**
@@ -142,8 +169,39 @@ export class ThreadPageWriter {
    * every write the representation is made of (migration 0014), so an equal one is an equal body.
    */
   cached(id: number, version: number | null | undefined): RepositoryWithFacts | undefined {
+    this.sameWorld();
     const entry = this.repositories.get(id);
     return entry && version != null && entry.inputs.version === version ? entry.inputs : undefined;
+  }
+
+  /**
+   * The page answered under a list's entity tag, when this process wrote it. The tag is made of
+   * everything the page shows (the user, the inbox version, the versions of the repositories of the
+   * user's threads and whether the user reads each, the query, the world: NotificationService.listValidator),
+   * and none of these ever comes back to an earlier value: an equal tag is an equal page, however
+   * long ago it was written.
+   */
+  page(etag: string): WrittenPage | undefined {
+    this.sameWorld();
+    const page = this.pages.get(etag);
+    if (page) {
+      this.pages.delete(etag);
+      this.pages.set(etag, page);
+    }
+    return page;
+  }
+
+  /** Keeps a page written under `etag` (never older than the tag: NotificationService.list), the least recently used going first. */
+  keep(etag: string, page: WrittenPage): void {
+    this.sameWorld();
+    if (page.body.length > ThreadPageWriter.CACHED_PAGE_BYTES || this.pages.has(etag)) return;
+    this.pages.set(etag, page);
+    this.pageBytes += page.body.length;
+    for (const [oldest, kept] of this.pages) {
+      if (this.pageBytes <= ThreadPageWriter.CACHED_PAGE_BYTES) break;
+      this.pages.delete(oldest);
+      this.pageBytes -= kept.body.length;
+    }
   }
 
   private repositoryJson(found: RepositoryWithFacts): { json: Buffer } {

@@ -12,7 +12,7 @@ import { ErrorBody, ValidationErrorBody, RowId } from '../../platform/schemas.ts
 import { loadMonitor, pollInterval } from './polling.ts';
 import { NotificationThread, ThreadSubscription } from './representations.ts';
 import { REASONS } from './reasons.ts';
-import { MARK_READ_MESSAGE, NotificationService } from './service.ts';
+import { MARK_READ_MESSAGE, NotificationService, type ListValidator } from './service.ts';
 import { type AccessRule, CLASSIC_TOKENS, requireAccess } from '../../core/access/index.ts';
 
 const access: AccessRule = { credentials: CLASSIC_TOKENS, scopes: ['notifications', 'repo'] };
@@ -106,14 +106,15 @@ function notificationHttp(ctx: Context) {
     const key = JSON.stringify([repositoryId ?? null, all ?? null, participating ?? null, since ?? null, before ?? null, params.page, params.perPage]);
     // A conditional request is decided from the validator alone (one statement): a poll that changes
     // nothing loads no thread. Otherwise the page is read with its validator, in one statement.
+    let validator: ListValidator | undefined;
     if (request.headers['if-none-match'] !== undefined || request.headers['if-modified-since'] !== undefined) {
-      const validator = await service.listValidator(user, key);
+      validator = await service.listValidator(user, key);
       polling(reply, validator.modifiedAt);
       reply.header('etag', validator.etag);
       if (unchanged(request, reply)) return sendNotModified(ctx, request, reply);
     }
-    const result = await service.list(user, key, { ...request.query, repositoryId, page: params.page, perPage: params.perPage });
-    // The validator read with the page (the same or newer than a conditional request's).
+    const result = await service.list(user, key, { ...request.query, repositoryId, page: params.page, perPage: params.perPage }, validator);
+    // The validator of the page (the one a page kept under it was written for, or the one read with the page).
     polling(reply, result.validator.modifiedAt);
     reply.header('etag', result.validator.etag);
     setPageLinks(reply, request, ctx.urls.api, params, { total: result.total, returned: result.returned });

@@ -12,7 +12,7 @@ import { findRepository } from '../../core/repositories/store.ts';
 import { isRowId } from '../../platform/schemas.ts';
 import type { RepositoryRow } from '../../core/repositories/representations.ts';
 import {
-  shapeRepository, subscriptionRepresentation, threadRepresentation, threadPageWriter, type ThreadPageWriter, type NotificationThread, type ShapedRepository, type ThreadSubscription,
+  shapeRepository, subscriptionRepresentation, threadRepresentation, threadPageWriter, type ThreadPageWriter, type WrittenPage, type NotificationThread, type ShapedRepository, type ThreadSubscription,
 } from './representations.ts';
 import * as store from './store.ts';
 import * as following from './subscription-store.ts';
@@ -115,8 +115,12 @@ function decidedOf(read: store.ListValidator): Decided {
   return found;
 }
 
-/** A list's (or thread's) entity tag: the user, the inbox version, the repositories' digest and the query. */
-const listTag = (userId: number, version: number, digest: string, key: string) => `W/"${hash('sha1', `${userId}\n${version}\n${digest}\n${key}`, 'hex')}"`;
+/**
+ * A list's (or thread's) entity tag: the user, the inbox version, the repositories' digest, the
+ * query, and the world the versions are of (ChangeFeed.world: the test double's resets and restores
+ * put versions back, and they climb again through other changes).
+ */
+const listTag = (userId: number, version: number, digest: string, key: string, world: number) => `W/"${hash('sha1', `${userId}\n${version}\n${digest}\n${key}\n${world}`, 'hex')}"`;
 
 export class NotificationService extends Service {
   /** Shared by every service of this server: the repositories' JSON is kept across requests. */
@@ -226,12 +230,12 @@ export class NotificationService extends Service {
     const recorded = inbox ? inbox.repositoriesDigest !== digest : read.repositories.length > 0;
     if (recorded) {
       const current = await store.recordListedRepositories(this.db, userId, digest, this.now());
-      return { recorded, etag: listTag(userId, current.version, digest, key), modifiedAt: current.modifiedAt, versions };
+      return { recorded, etag: listTag(userId, current.version, digest, key, this.ctx.db.feed.world), modifiedAt: current.modifiedAt, versions };
     }
     let etag = etags.get(key);
     if (etag === undefined) {
       if (etags.size >= TAGS_PER_VALIDATOR) etags.clear();
-      etags.set(key, (etag = listTag(userId, inbox?.version ?? 0, digest, key)));
+      etags.set(key, (etag = listTag(userId, inbox?.version ?? 0, digest, key, this.ctx.db.feed.world)));
     }
     return { recorded, etag, modifiedAt: inbox?.modifiedAt ?? null, versions };
   }
@@ -244,8 +248,17 @@ export class NotificationService extends Service {
    * the page is read again after that write: a page older than the recorded version could otherwise
    * be answered under its tag, and a later poll's 304 would hide the change in between. Read after
    * the tag, a page can only be newer than its tag (a later 200 too many, never a 304 hiding a change).
+   *
+   * A page is written once per tag and kept by this process (ThreadPageWriter.page): the validator
+   * is read first (`validated`: a conditional request's, already read; kept between requests itself
+   * while nothing changed), and a page already written
+   * under its tag is answered as it is. A page newer than its tag is kept under it all the same: the
+   * tag it shows is never read again, as what moved it does not move back.
    */
-  async list(userId: number, key: string, options: ListOptions): Promise<{ validator: ListValidator; body: Buffer; returned: number; total: number }> {
+  async list(userId: number, key: string, options: ListOptions, validated?: ListValidator): Promise<{ validator: ListValidator } & WrittenPage> {
+    const current = validated ?? (await this.listValidator(userId, key));
+    const kept = this.pages.page(current.etag);
+    if (kept) return { validator: current, ...kept };
     const filter = threadFilter(userId, options);
     const offset = (options.page - 1) * options.perPage;
     let read = await store.listPage(this.db, filter, options.perPage, offset);
@@ -264,7 +277,9 @@ export class NotificationService extends Service {
     // A repository deleted since the page was read took its threads with it: they are left out, as
     // a read after the deletion would (the count, of the page's snapshot, may still include them).
     const threads = read.threads.filter((thread) => repositories.has(thread.repository_id));
-    return { validator, body: this.pages.write(threads, repositories).body, returned: threads.length, total: read.total };
+    const page = { body: this.pages.write(threads, repositories).body, returned: threads.length, total: read.total };
+    this.pages.keep(validator.etag, page);
+    return { validator, ...page };
   }
 
   async thread(userId: number, threadId: number): Promise<NotificationThread> {
