@@ -3,7 +3,9 @@
 // reaches, and revoking that token. Another app's installation is a 404, as is an account or
 // repository the app is not installed on.
 import { createHash } from 'node:crypto';
+import type { Executor } from '../../db/index.ts';
 import { notFound } from '../../platform/errors.ts';
+import type { Urls } from '../../platform/urls.ts';
 import { Service } from '../../platform/service.ts';
 import { findAccount } from '../accounts/store.ts';
 import type { AppRow } from './store.ts';
@@ -13,6 +15,11 @@ import { findRepository } from '../repositories/store.ts';
 import { appRepresentation, installationRepresentation, type App, type Installation } from './representations.ts';
 import * as store from './store.ts';
 import type { InstallationPrincipal } from '../access/index.ts';
+
+/** An app as anyone sees it, its owner read (a check run's and check suite's `app`, GET /apps/{app_slug}). */
+export async function shownApp(db: Executor, urls: Urls, app: AppRow): Promise<App> {
+  return appRepresentation(urls, app, await store.findAppOwner(db, app));
+}
 
 export class AppService extends Service {
   /** The calling app, with how many installations it has. */
@@ -25,7 +32,7 @@ export class AppService extends Service {
   async bySlug(slug: string): Promise<App> {
     const app = await store.findApp(this.db, slug);
     if (!app) throw notFound();
-    return appRepresentation(this.ctx.urls, app, await store.findAppOwner(this.db, app));
+    return shownApp(this.db, this.ctx.urls, app);
   }
 
   async listInstallations(app: AppRow, page: { offset: number; limit: number; since?: string }): Promise<{ total: number; installations: Installation[] }> {

@@ -9,9 +9,9 @@ import { RepositoryService, type ReadableRepository } from '../repositories/serv
 import { minimalRepository } from '../repositories/representations.ts';
 import { readCommit, type Commit } from '../repositories/git.ts';
 import { usersById } from '../accounts/store.ts';
-import { appRepresentation } from '../apps/representations.ts';
 import { actingAccount } from '../apps/actor.ts';
-import { findAppOwner } from '../apps/store.ts';
+import { shownApp } from '../apps/service.ts';
+import type { App } from '../apps/representations.ts';
 import { findAppBy, notAccessible, requireWritableRepository, type Permissions, type Principal } from '../access/index.ts';
 import { rowId } from '../issues/service.ts';
 import * as store from './store.ts';
@@ -147,7 +147,7 @@ export class CommitService extends Service {
     const repository = await this.repositories.readable(principal, owner, repo);
     const commit = await this.commitOf(repository, ref);
     const { total, rows } = await store.checkRunPage(this.db, repository.id, commit.sha, filter, { offset: page.offset, limit: page.perPage });
-    const apps = new Map<number, ReturnType<typeof appRepresentation> | null>();
+    const apps = new Map<number, App | null>();
     const items: CheckRun[] = [];
     for (const row of rows) {
       if (!apps.has(row.app_id)) apps.set(row.app_id, await this.appOf(row.app_id));
@@ -158,7 +158,7 @@ export class CommitService extends Service {
 
   private async appOf(appId: number) {
     const app = await findAppBy(this.db, { id: appId });
-    return app ? appRepresentation(this.ctx.urls, app, await findAppOwner(this.db, app)) : null;
+    return app ? shownApp(this.db, this.ctx.urls, app) : null;
   }
 
   private async representRun(repository: ReadableRepository, run: store.CheckRunRow & { app_id: number }): Promise<CheckRun> {

@@ -8,8 +8,8 @@ import { stillWritable } from '../repositories/lookup.ts';
 import { branchesAt, type Commit } from '../repositories/git.ts';
 import type { RepositoryRow } from '../repositories/representations.ts';
 import type { UserRow } from '../accounts/store.ts';
-import { appRepresentation } from '../apps/representations.ts';
-import { findAppOwner, type AppRow } from '../apps/store.ts';
+import { shownApp } from '../apps/service.ts';
+import type { AppRow } from '../apps/store.ts';
 import { recordCommitActivity } from './activities.ts';
 import * as store from './store.ts';
 import {
@@ -125,7 +125,7 @@ export class CommitWrites extends Service {
 
   private async recordRun(trx: Executor, repository: Repository, app: AppRow, actor: UserRow, run: store.CheckRunRow, name: 'check_run.created' | 'check_run.completed') {
     const where = { owner: repository.owner, repository };
-    const shown = appRepresentation(this.ctx.urls, app, await findAppOwner(trx, app));
+    const shown = await shownApp(trx, this.ctx.urls, app);
     const suite = (await store.findCheckSuite(trx, run.check_suite_id))!;
     const check_run = {
       ...checkRunRepresentation(this.ctx.urls, where, run, shown),

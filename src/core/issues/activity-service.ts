@@ -14,12 +14,12 @@ import { labelRepresentation, type Label } from '../repositories/representations
 import { LabelWrites, type LabelInput } from './label-writes.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import {
-  callerRepositoryPermissions, notAccessible, requireWritableRepository, userRepositoryPermissions,
+  callerRepositoryPermissions, notAccessible, requireWritableRepository,
   type Permissions, type Principal, type RepositoryWrite,
 } from '../access/index.ts';
 import { usersById, usersByLogin, type UserRow } from '../accounts/store.ts';
 import { actingAccount } from '../apps/actor.ts';
-import { IssueService, rowId } from './service.ts';
+import { IssueService, rowId, usersWithRole } from './service.ts';
 import { IssueWrites, type UpdateIssueInput } from './writes.ts';
 
 /** What the routes of issue and comment writes accept; the issue's kind narrows it (`issueWrite`). */
@@ -303,12 +303,10 @@ export class IssueWriteService extends Service {
    * platform's 422, or (`strict` false: adding assignees) left out.
    */
   private async assignable(repository: ReadableRepository, logins: readonly string[], strict = true): Promise<string[]> {
-    const users = await usersByLogin(this.db, logins);
+    const { named, permitted } = await usersWithRole(this.db, repository, logins, 'push');
     const found: string[] = [];
-    for (const login of new Set(logins.map((l) => l.toLowerCase()))) {
-      const user = users.find((u) => u.login_lower === login);
-      const may = user?.type === 'User' && (await userRepositoryPermissions(this.db, user.id, repository)).push;
-      if (may) found.push(user.login);
+    for (const { user } of named) {
+      if (user && permitted.has(user.id)) found.push(user.login);
       else if (strict) throw invalidField('Issue', 'assignees');
     }
     return found;

@@ -8,16 +8,16 @@ import { Service } from '../../platform/service.ts';
 import { invalidField, notFound, validationFailed } from '../../platform/errors.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import { simpleUser, team } from '../accounts/representations.ts';
-import { usersById, usersByLogin, type UserRow } from '../accounts/store.ts';
+import { usersById, type UserRow } from '../accounts/store.ts';
 import { actingAccount } from '../apps/actor.ts';
-import { requireWritableRepository, userRepositoryPermissions, type Permissions, type Principal } from '../access/index.ts';
+import { requireWritableRepository, type Permissions, type Principal } from '../access/index.ts';
 import { branchHead } from '../repositories/git.ts';
 import { RepositoryService, type ReadableRepository } from '../repositories/service.ts';
 import type { ReviewState } from '../../db/tables/issues.ts';
 import { pullRequestBranches, pullRequestRepresentation, withBranches, type ShownPullRequest } from './representations.ts';
 import { authorAssociations, issueFactsOf, issuePageFacts, type IssueFacts, type IssueRow } from './store.ts';
 import { issueListPage } from './list-store.ts';
-import { IssueService, rowId } from './service.ts';
+import { IssueService, rowId, usersWithRole } from './service.ts';
 import { IssueWrites, type UpdateIssueInput } from './writes.ts';
 import { findReview, hasPendingReview, reviewPage, type ReviewRow } from './review-store.ts';
 import { reviewRepresentation, type PullRequestReview } from './review-representations.ts';
@@ -150,11 +150,10 @@ export class PullRequestService extends Service {
 
   /** The platform's 422 unless every login names a user who may read the repository (the author's own 422 is the write's). */
   private async requireReviewers(repository: ReadableRepository, issue: IssueRow, logins: readonly string[]): Promise<void> {
-    const users = await usersByLogin(this.db, logins);
-    for (const login of new Set(logins.map((l) => l.toLowerCase()))) {
-      const user = users.find((u) => u.login_lower === login);
+    const { named, permitted } = await usersWithRole(this.db, repository, logins, 'pull');
+    for (const { user } of named) {
       if (user?.id === issue.author_id) continue;
-      if (!user || user.type !== 'User' || !(await userRepositoryPermissions(this.db, user.id, repository)).pull) {
+      if (!user || !permitted.has(user.id)) {
         throw validationFailed([{
           resource: 'PullRequest', field: 'reviewers', code: 'custom',
           message: `Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the ${repository.owner.login}/${repository.name} repository.`,

@@ -3,7 +3,8 @@
 import { Service } from '../../platform/service.ts';
 import { notFound } from '../../platform/errors.ts';
 import { isRowId } from '../../platform/schemas.ts';
-import { RepositoryService } from '../repositories/service.ts';
+import type { Executor } from '../../db/index.ts';
+import { RepositoryService, type ReadableRepository } from '../repositories/service.ts';
 import type { PageParams } from '../../platform/pagination.ts';
 import {
   commentRepresentation, eventRepresentation, issueRepresentation, type Issue, type IssueWithRepository, loadCommentFacts, loadCommentPageFacts, loadEventPageFacts,
@@ -13,10 +14,10 @@ import { findComment, findIssue, issueFactsOf, issuePageFacts, type IssueFacts }
 import {
   commentPage, eventPage, findEvent, issueListPage, type CommentListQuery, type IssueListQuery,
 } from './list-store.ts';
-import { findAccount, usersByLogin } from '../accounts/store.ts';
+import { findAccount, usersByLogin, type UserRow } from '../accounts/store.ts';
 import { repositoriesWithFacts } from '../repositories/facts.ts';
 import { fullRepository } from '../repositories/representations.ts';
-import type { Permissions, Principal, UserPrincipal } from '../access/index.ts';
+import { userRepositoryPermissions, type Permissions, type Principal, type UserPrincipal } from '../access/index.ts';
 
 export const ISSUE_READ: readonly Permissions[] = [{ issues: 'read' }, { pull_requests: 'read' }];
 /** What a client asks of a repository's issue list (GET /repos/{owner}/{repo}/issues), as given. */
@@ -55,6 +56,24 @@ export function rowId(value: string): number {
   const id = /^\d{1,10}$/.test(value) ? Number(value) : NaN;
   if (!isRowId(id)) throw notFound();
   return id;
+}
+
+/**
+ * The users the logins name (each once, by its lowercase login), and those of them with `role` on
+ * the repository: user accounts only (an organization or a bot account never has one). Who may be
+ * assigned (`push`) or asked for a review (`pull`).
+ */
+export async function usersWithRole(db: Executor, repository: ReadableRepository, logins: readonly string[], role: 'pull' | 'push'): Promise<{
+  named: { login: string; user: UserRow | undefined }[];
+  permitted: ReadonlySet<number>;
+}> {
+  const users = await usersByLogin(db, logins);
+  const named = [...new Set(logins.map((l) => l.toLowerCase()))].map((login) => ({ login, user: users.find((u) => u.login_lower === login) }));
+  const permitted = new Set<number>();
+  for (const { user } of named) {
+    if (user?.type === 'User' && (await userRepositoryPermissions(db, user.id, repository))[role]) permitted.add(user.id);
+  }
+  return { named, permitted };
 }
 
 export class IssueService extends Service {

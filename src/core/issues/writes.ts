@@ -16,6 +16,7 @@ import { recordActivity, type ActivityRecorder } from '../../activity/outbox.ts'
 import type { CommentActions, IssueActions, IssueActivities, IssueActivityFacts } from '../activities.ts';
 import { subjectSnapshot } from './snapshot.ts';
 import * as store from './store.ts';
+import { namedRequests, requestChange } from './review-requests.ts';
 import type { CommentFacts, IssueFacts, IssueRow } from './store.ts';
 import * as accounts from '../accounts/store.ts';
 import { assertRepositoryWritable } from '../access/index.ts';
@@ -239,7 +240,7 @@ export class IssueWrites extends Service {
     const author = await this.userById(found.author_id);
     const wanted = await this.reviewers(repository, isPullRequest, author, input.reviewers, input.team_reviewers);
     const addedReviewers = await this.reviewers(repository, isPullRequest, author, input.reviewers_added, input.team_reviewers_added);
-    const removedReviewers = await this.requestedIds(repository, input.reviewers_removed, input.team_reviewers_removed);
+    const removedReviewers = await namedRequests(this.db, { id: repository.owner_id, login: repository.owner.login }, input.reviewers_removed, input.team_reviewers_removed);
 
     // What changes is decided on the issue as it is once locked: concurrent changes of one issue
     // (two closes, two assignments of the same user) run one after the other, and the second finds
@@ -260,12 +261,9 @@ export class IssueWrites extends Service {
       const assigned = without(wantedAssignees, currentAssignees);
       const unassigned = without(currentAssignees, wantedAssignees);
       const current = await store.reviewRequests(trx, issue.id);
-      const target = (given: boolean, wantedIds: number[], currentIds: number[], addedIds: number[], removedIds: number[]) =>
-        unique([...(given ? wantedIds : currentIds), ...addedIds]).filter((id) => !removedIds.includes(id));
-      const users = target(input.reviewers !== undefined, wanted.userIds, current.userIds, addedReviewers.userIds, removedReviewers.userIds);
-      const teams = target(input.team_reviewers !== undefined, wanted.teamIds, current.teamIds, addedReviewers.teamIds, removedReviewers.teamIds);
-      const requested = { userIds: without(users, current.userIds), teamIds: without(teams, current.teamIds) };
-      const removed = { userIds: without(current.userIds, users), teamIds: without(current.teamIds, teams) };
+      const { requested, removed } = requestChange(current, {
+        wanted, users: input.reviewers !== undefined, teams: input.team_reviewers !== undefined, added: addedReviewers, removed: removedReviewers,
+      });
 
       const changes = (edited ? 1 : 0) + (transition ? 1 : 0) + labelChange.added.length + labelChange.removed.length + assigned.length + unassigned.length + requested.userIds.length + requested.teamIds.length + removed.userIds.length + removed.teamIds.length;
       if (changes === 0) return store.loadIssueFacts(trx, issue.id);
@@ -480,18 +478,6 @@ export class IssueWrites extends Service {
       teams.push(team);
     }
     return { userIds: users.map((u) => u.id), teamIds: teams.map((t) => t.id) };
-  }
-
-  /** The ids of the users and teams named (a team by `slug` or `org/slug`); names of no one are passed over, as removing them changes nothing. */
-  private async requestedIds(repository: Repository, logins?: string[], slugs?: string[]): Promise<{ userIds: number[]; teamIds: number[] }> {
-    const users = logins?.length ? await accounts.usersByLogin(this.db, logins) : [];
-    const teamIds: number[] = [];
-    const org = `${repository.owner.login}/`.toLowerCase();
-    for (const name of unique((slugs ?? []).map((s) => s.toLowerCase()))) {
-      const team = await findTeam(this.db, repository.owner_id, name.startsWith(org) ? name.slice(org.length) : name);
-      if (team) teamIds.push(team.id);
-    }
-    return { userIds: users.map((u) => u.id), teamIds };
   }
 
   private async mentions(body: string | undefined): Promise<Mentioned> {
