@@ -69,12 +69,16 @@ const blocksOf = new Map(FILES.map((file) => [file, shellBlocks(readFileSync(joi
 
 /**
  * Blocks run by another test, as their reader runs them, not on a fresh server here: the installs of
- * codehost into a project of one's own (from beside a checkout: `../codehost`).
+ * codehost into a project of one's own (from beside a checkout: `../codehost`), the image's build and runs.
  */
 const RUN_ELSEWHERE: Record<string, string> = {
   'install-path': 'test/testing/another-project.test.ts',
   'install-tarball': 'test/testing/another-project.test.ts',
   'install-git': 'test/testing/another-project.test.ts',
+  'image-build': 'test/deploy/image.test.ts',
+  'image-laptop': 'test/deploy/image.test.ts',
+  'image-production': 'test/deploy/image.test.ts',
+  'image-stop': 'test/deploy/image.test.ts',
 };
 const runHere = (block: Block) => !NOT_RUN.test(block.text) && !(block.tag !== null && block.tag in RUN_ELSEWHERE);
 
