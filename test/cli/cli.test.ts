@@ -7,7 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { startServe } from '../helpers/process.ts';
 
 const run = promisify(execFile);
 const CLI = new URL('../../bin/codehost.js', import.meta.url).pathname;
@@ -106,6 +109,33 @@ describe('migrate and seed', () => {
     const { stdout, stderr } = await cli(['migrate', '--check']);
     assert.equal(stdout.trim(), 'the database is up to date');
     assert.equal(stderr, '');
+  });
+
+  test('a database a newer release migrated (a migration this release does not know) is served as it is: migrate applies nothing, --check exits 0, serve starts ready', async () => {
+    const future = '9999_a_newer_release';
+    const record = async (statement: string) => {
+      if (database.databaseUrl) {
+        const client = new pg.Client({ connectionString: database.databaseUrl });
+        await client.connect();
+        await client.query(statement);
+        await client.end();
+      } else {
+        const file = new DatabaseSync(join(database.dataDir, 'codehost.db'));
+        file.exec(statement);
+        file.close();
+      }
+    };
+    await cli(['migrate']);
+    await record(`INSERT INTO kysely_migration (name, timestamp) VALUES ('${future}', '2027-01-01T00:00:00.000Z')`);
+    try {
+      assert.match((await cli(['migrate'])).stdout, /up to date/);
+      assert.equal((await cli(['migrate', '--check'])).stdout.trim(), 'the database is up to date');
+      const served = await startServe(database, 'a'.repeat(40));
+      assert.equal((await fetch(`${served.url}/readyz`)).status, 200);
+      await served.kill();
+    } finally {
+      await record(`DELETE FROM kysely_migration WHERE name = '${future}'`);
+    }
   });
 
   test('seed loads a file, prints one-time secrets, and a second load leaves what exists alone', async () => {
