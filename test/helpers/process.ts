@@ -36,9 +36,9 @@ function canListen(port: number): Promise<boolean> {
  * Starts `codehost serve` on `port` with the test database. A dead worker's jobs are taken over
  * soon (lease 2 s; PostgreSQL: pg-boss's 10 s minimum heartbeat). `env` adds or overrides settings.
  */
-export function spawnServe(options: { port: number; database: TestDatabase; adminToken: string; env?: Record<string, string> }): ChildProcess {
+export function spawnServe(options: { port: number; database: TestDatabase; adminToken: string; env?: Record<string, string>; root?: string }): ChildProcess {
   return spawn(process.execPath, ['src/main.ts', 'serve'], {
-    cwd: ROOT,
+    cwd: options.root ?? ROOT,
     env: {
       PATH: process.env.PATH,
       CODEHOST_PORT: String(options.port),
@@ -67,10 +67,13 @@ export interface ServeChild {
   kill(): Promise<void>;
 }
 
-/** Starts `codehost serve` on a free port with the test database and waits until it is ready. */
-export async function startServe(database: TestDatabase, adminToken: string): Promise<ServeChild> {
+/**
+ * Starts `codehost serve` on a free port with the test database and waits until it is ready; from
+ * another checkout (`root`: a release checked out from git) and with more settings, when given.
+ */
+export async function startServe(database: TestDatabase, adminToken: string, options: { root?: string; env?: Record<string, string> } = {}): Promise<ServeChild> {
   const port = await freePort();
-  const child = spawnServe({ port, database, adminToken });
+  const child = spawnServe({ port, database, adminToken, ...options });
   const url = `http://127.0.0.1:${port}`;
   const kill = () => {
     if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
